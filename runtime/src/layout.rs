@@ -1,0 +1,277 @@
+//! The contract between a Rust type and the GPU: [`GpuAligned`] marks a type
+//! that one CUDA global-memory instruction can load or store whole, and
+//! [`GpuLayout`] records the facts that make it so (size, alignment, every
+//! field's offset and which bytes are explicit padding) in a form usable in
+//! `const` context, by the CUDA header emitter and by the layout report.
+//! [`GpuData`] is the wider set of types allowed as *fields* of such a type.
+
+use core::mem::{align_of, size_of};
+
+/// A type whose values CUDA moves to or from global memory in exactly one
+/// instruction: its size is 1, 2, 4, 8 or 16 bytes, its alignment equals its
+/// size, and every byte belongs to a field (holes are explicit padding fields).
+///
+/// Implement it with `#[derive(GpuAligned)]` or `#[gpu_aligned::padded]`,
+/// never by hand: the derive proves the rules above at compile time.
+///
+/// # Safety
+///
+/// An implementation promises that `size_of::<Self>()` is 1, 2, 4, 8 or 16,
+/// that `align_of::<Self>() == size_of::<Self>()`, that the type has no
+/// implicit padding, and that [`GpuAligned::LAYOUT`] describes it exactly.
+/// Code that hands out typed views of raw device memory relies on all four.
+pub unsafe trait GpuAligned: GpuData + Copy + bytemuck::Pod + 'static {
+    /// The layout facts of this type.
+    const LAYOUT: GpuLayout;
+}
+
+/// A type allowed as a field of a [`GpuAligned`] type: plain old data whose
+/// every bit pattern is valid on both sides of the bus, with a CUDA
+/// counterpart ([`GpuData::TYPE`]).
+///
+/// Implemented for the fixed-width integers and floats, arrays of `GpuData`,
+/// the CUDA vector types in [`crate::vector`], and every [`GpuAligned`] type.
+/// `bool`, `char`, `usize`, references and pointers are deliberately absent:
+/// their size, validity or meaning differs between host and device.
+///
+/// # Safety
+///
+/// An implementation promises that [`GpuData::TYPE`] describes `Self`
+/// (its size and alignment equal `Self`'s) and that `Self` has no implicit
+/// padding.
+pub unsafe trait GpuData: Copy + bytemuck::Pod + 'static {
+    /// What this type is, in terms CUDA C++ can spell.
+    const TYPE: GpuType;
+}
+
+/// The layout facts of a [`GpuAligned`] or other struct-like [`GpuData`]
+/// type, computed by the compiler.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct GpuLayout {
+    /// The type's name as written in its definition (no module path).
+    pub name: &'static str,
+    /// `size_of::<T>()`.
+    pub size: usize,
+    /// `align_of::<T>()`.
+    pub align: usize,
+    /// Bytes of explicit padding fields.
+    pub padding: usize,
+    /// Every field with a nonzero size, in declaration order (which, for
+    /// `repr(C)`, is offset order).
+    pub fields: &'static [GpuField],
+}
+
+/// One field of a [`GpuLayout`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct GpuField {
+    /// The field's name (`"0"`, `"1"`, ... for tuple structs).
+    pub name: &'static str,
+    /// Byte offset from the start of the struct.
+    pub offset: usize,
+    /// `size_of` the field's type.
+    pub size: usize,
+    /// `align_of` the field's type.
+    pub align: usize,
+    /// Whether the field exists only to fill what would be a hole.
+    pub is_padding: bool,
+    /// The field's type.
+    pub ty: GpuType,
+}
+
+/// A scalar type with the same meaning in Rust and CUDA C++.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum Scalar {
+    /// `u8` / `uint8_t`
+    U8,
+    /// `i8` / `int8_t`
+    I8,
+    /// `u16` / `uint16_t`
+    U16,
+    /// `i16` / `int16_t`
+    I16,
+    /// `u32` / `uint32_t`
+    U32,
+    /// `i32` / `int32_t`
+    I32,
+    /// `u64` / `uint64_t`
+    U64,
+    /// `i64` / `int64_t`
+    I64,
+    /// `u128` / `unsigned __int128`
+    U128,
+    /// `i128` / `__int128`
+    I128,
+    /// `f32` / `float`
+    F32,
+    /// `f64` / `double`
+    F64,
+}
+
+impl Scalar {
+    /// Size in bytes.
+    pub const fn size(self) -> usize {
+        match self {
+            Scalar::U8 | Scalar::I8 => 1,
+            Scalar::U16 | Scalar::I16 => 2,
+            Scalar::U32 | Scalar::I32 | Scalar::F32 => 4,
+            Scalar::U64 | Scalar::I64 | Scalar::F64 => 8,
+            Scalar::U128 | Scalar::I128 => 16,
+        }
+    }
+
+    /// The Rust spelling.
+    pub const fn rust_name(self) -> &'static str {
+        match self {
+            Scalar::U8 => "u8",
+            Scalar::I8 => "i8",
+            Scalar::U16 => "u16",
+            Scalar::I16 => "i16",
+            Scalar::U32 => "u32",
+            Scalar::I32 => "i32",
+            Scalar::U64 => "u64",
+            Scalar::I64 => "i64",
+            Scalar::U128 => "u128",
+            Scalar::I128 => "i128",
+            Scalar::F32 => "f32",
+            Scalar::F64 => "f64",
+        }
+    }
+}
+
+/// What a [`GpuData`] type is, in terms CUDA C++ can spell.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum GpuType {
+    /// A fixed-width integer or float.
+    Scalar(Scalar),
+    /// `[elem; len]`.
+    Array {
+        /// The element type.
+        elem: &'static GpuType,
+        /// The number of elements.
+        len: usize,
+    },
+    /// A CUDA built-in vector type such as `float4` (or `float3`, which is
+    /// legal as a field but not as an element).
+    Vector {
+        /// CUDA's name for it, e.g. `"float4"`.
+        cuda_name: &'static str,
+        /// The lane type.
+        lane: Scalar,
+        /// The number of lanes (2, 3 or 4).
+        lanes: usize,
+        /// `alignof` in CUDA (and in Rust).
+        align: usize,
+    },
+    /// A struct with its own layout (a derived or padded type, or one of the
+    /// padded vector types such as `float3_16_t`).
+    Struct(&'static GpuLayout),
+    /// A zero-sized marker that raises a struct's alignment; never listed in
+    /// [`GpuLayout::fields`].
+    AlignMarker(usize),
+}
+
+impl GpuType {
+    /// Size in bytes.
+    pub const fn size(&self) -> usize {
+        match self {
+            GpuType::Scalar(s) => s.size(),
+            GpuType::Array { elem, len } => elem.size() * *len,
+            GpuType::Vector { lane, lanes, align, .. } => {
+                // CUDA rounds a vector's size up to its alignment (double3: 24/8).
+                let raw = lane.size() * *lanes;
+                raw.div_ceil(*align) * *align
+            }
+            GpuType::Struct(layout) => layout.size,
+            GpuType::AlignMarker(_) => 0,
+        }
+    }
+
+    /// Alignment in bytes.
+    pub const fn align(&self) -> usize {
+        match self {
+            GpuType::Scalar(s) => s.size(),
+            GpuType::Array { elem, .. } => elem.align(),
+            GpuType::Vector { align, .. } => *align,
+            GpuType::Struct(layout) => layout.align,
+            GpuType::AlignMarker(align) => *align,
+        }
+    }
+}
+
+impl GpuLayout {
+    /// Whether one global-memory instruction moves the whole value: size
+    /// 1, 2, 4, 8 or 16, alignment equal to size, no implicit padding. Always
+    /// true for a [`GpuAligned`] type; useful for reporting on others.
+    pub const fn is_one_word(&self) -> bool {
+        matches!(self.size, 1 | 2 | 4 | 8 | 16)
+            && self.align == self.size
+            && self.implicit_padding() == 0
+    }
+
+    /// Bytes not covered by any listed field (holes the compiler left).
+    pub const fn implicit_padding(&self) -> usize {
+        let mut covered = 0;
+        let mut i = 0;
+        while i < self.fields.len() {
+            covered += self.fields[i].size;
+            i += 1;
+        }
+        self.size.saturating_sub(covered)
+    }
+
+    /// Bytes of real (non-padding) data.
+    pub const fn data_bytes(&self) -> usize {
+        self.size - self.padding - self.implicit_padding()
+    }
+
+    /// The field called `name`, if any.
+    pub fn field(&self, name: &str) -> Option<&'static GpuField> {
+        self.fields.iter().find(|f| f.name == name)
+    }
+}
+
+macro_rules! scalars {
+    ($($ty:ty => $scalar:ident),* $(,)?) => {$(
+        // SAFETY: a primitive integer or float has no padding, its size is its
+        // `Scalar::size()`, and (const-asserted below) its alignment equals its
+        // size on every target we build for.
+        unsafe impl GpuData for $ty {
+            const TYPE: GpuType = GpuType::Scalar(Scalar::$scalar);
+        }
+        // SAFETY: as above; the assertion below checks size == align.
+        unsafe impl GpuAligned for $ty {
+            const LAYOUT: GpuLayout = GpuLayout {
+                name: stringify!($ty),
+                size: size_of::<$ty>(),
+                align: align_of::<$ty>(),
+                padding: 0,
+                fields: &[],
+            };
+        }
+        const _: () = assert!(
+            size_of::<$ty>() == Scalar::$scalar.size() && align_of::<$ty>() == size_of::<$ty>()
+        );
+    )*};
+}
+
+scalars!(
+    u8 => U8, i8 => I8, u16 => U16, i16 => I16, u32 => U32, i32 => I32,
+    f32 => F32, u64 => U64, i64 => I64, f64 => F64,
+);
+
+// `u128`/`i128` are 16-aligned on x86_64 and aarch64 since Rust 1.77 (and
+// CUDA's `__int128` is too), but 8-aligned on some other targets and older
+// compilers. The `scalars!` assertion turns a mismatch into a build error
+// rather than a silently misaligned GPU word.
+#[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
+scalars!(u128 => U128, i128 => I128);
+
+// SAFETY: an array of `GpuData` has no padding between elements (size is a
+// multiple of alignment for every Rust type), and `TYPE` describes it.
+unsafe impl<T: GpuData, const N: usize> GpuData for [T; N] {
+    const TYPE: GpuType = GpuType::Array { elem: &T::TYPE, len: N };
+}

@@ -1,0 +1,125 @@
+//! CUDA's built-in vector types (`float4`, `int2`, `char3`, ...) with exactly
+//! CUDA's size and alignment, so a Rust struct can hold the same fields a
+//! `.cu` struct does, plus the padded forms from the CUDA alignment guide
+//! (`float3_16_t`, `int8_3_4_t`) that turn a 12- or 3-byte value into one
+//! GPU word.
+//!
+//! The word-sized ones (1, 2, 4, 8 or 16 bytes, aligned to their size) are
+//! [`GpuAligned`](crate::GpuAligned) elements. The others (`char3` 3/1,
+//! `short3` 6/2, `int3`/`float3` 12/4, `double3` 24/8, ...) are legal only as
+//! fields: an array of `float3` costs three loads per element.
+#![allow(non_camel_case_types)]
+
+use crate::layout::{GpuAligned, GpuData, GpuField, GpuLayout, GpuType, Scalar};
+use core::mem::{align_of, offset_of, size_of};
+
+macro_rules! vector_struct {
+    ($name:ident, $lane:ty, $scalar:ident, $align:literal, $size:literal, [$($f:ident),+]) => {
+        #[doc = concat!(
+            "CUDA's `", stringify!($name), "`: ", stringify!($size), " bytes, aligned to ",
+            stringify!($align), "."
+        )]
+        #[repr(C, align($align))]
+        #[derive(Clone, Copy, Debug, Default, PartialEq)]
+        pub struct $name {
+            $(
+                #[allow(missing_docs)]
+                pub $f: $lane,
+            )+
+        }
+
+        impl $name {
+            /// Builds the vector from its lanes, like CUDA's `make_*` functions.
+            #[allow(clippy::too_many_arguments)]
+            pub const fn new($($f: $lane),+) -> Self {
+                Self { $($f),+ }
+            }
+        }
+
+        // SAFETY: every lane is a `Pod` scalar, and the assertion below checks
+        // that the lanes fill the whole struct (no padding), so any bit pattern
+        // is valid and every byte is initialised.
+        unsafe impl bytemuck::Zeroable for $name {}
+        // SAFETY: as above; the struct is `repr(C)`, `Copy` and `'static`.
+        unsafe impl bytemuck::Pod for $name {}
+
+        // SAFETY: `TYPE` records CUDA's size and alignment, asserted below to be
+        // Rust's too; there is no padding.
+        unsafe impl GpuData for $name {
+            const TYPE: GpuType = GpuType::Vector {
+                cuda_name: stringify!($name),
+                lane: Scalar::$scalar,
+                lanes: [$(stringify!($f)),+].len(),
+                align: $align,
+            };
+        }
+
+        const _: () = {
+            assert!(size_of::<$name>() == $size, concat!("size of ", stringify!($name)));
+            assert!(align_of::<$name>() == $align, concat!("align of ", stringify!($name)));
+            assert!(
+                size_of::<$lane>() * [$(stringify!($f)),+].len() == $size,
+                concat!(stringify!($name), " has padding")
+            );
+            assert!(<$name as GpuData>::TYPE.size() == $size);
+        };
+    };
+}
+
+macro_rules! vector_word {
+    ($name:ident, $lane:ty, $scalar:ident, $size:literal, [$($f:ident),+]) => {
+        vector_struct!($name, $lane, $scalar, $size, $size, [$($f),+]);
+
+        // SAFETY: size == align ∈ {2, 4, 8, 16} and no padding, asserted in
+        // `vector_struct!`; `LAYOUT` lists every lane at its real offset.
+        unsafe impl GpuAligned for $name {
+            const LAYOUT: GpuLayout = GpuLayout {
+                name: stringify!($name),
+                size: size_of::<$name>(),
+                align: align_of::<$name>(),
+                padding: 0,
+                fields: &[$(
+                    GpuField {
+                        name: stringify!($f),
+                        offset: offset_of!($name, $f),
+                        size: size_of::<$lane>(),
+                        align: align_of::<$lane>(),
+                        is_padding: false,
+                        ty: GpuType::Scalar(Scalar::$scalar),
+                    }
+                ),+],
+            };
+        }
+    };
+}
+
+// Word-sized: one load each.
+vector_word!(char2, i8, I8, 2, [x, y]);
+vector_word!(uchar2, u8, U8, 2, [x, y]);
+vector_word!(char4, i8, I8, 4, [x, y, z, w]);
+vector_word!(uchar4, u8, U8, 4, [x, y, z, w]);
+vector_word!(short2, i16, I16, 4, [x, y]);
+vector_word!(ushort2, u16, U16, 4, [x, y]);
+vector_word!(short4, i16, I16, 8, [x, y, z, w]);
+vector_word!(ushort4, u16, U16, 8, [x, y, z, w]);
+vector_word!(int2, i32, I32, 8, [x, y]);
+vector_word!(uint2, u32, U32, 8, [x, y]);
+vector_word!(float2, f32, F32, 8, [x, y]);
+vector_word!(int4, i32, I32, 16, [x, y, z, w]);
+vector_word!(uint4, u32, U32, 16, [x, y, z, w]);
+vector_word!(float4, f32, F32, 16, [x, y, z, w]);
+vector_word!(longlong2, i64, I64, 16, [x, y]);
+vector_word!(ulonglong2, u64, U64, 16, [x, y]);
+vector_word!(double2, f64, F64, 16, [x, y]);
+
+// Not words: legal as fields, never as elements.
+vector_struct!(char3, i8, I8, 1, 3, [x, y, z]);
+vector_struct!(uchar3, u8, U8, 1, 3, [x, y, z]);
+vector_struct!(short3, i16, I16, 2, 6, [x, y, z]);
+vector_struct!(ushort3, u16, U16, 2, 6, [x, y, z]);
+vector_struct!(int3, i32, I32, 4, 12, [x, y, z]);
+vector_struct!(uint3, u32, U32, 4, 12, [x, y, z]);
+vector_struct!(float3, f32, F32, 4, 12, [x, y, z]);
+vector_struct!(longlong3, i64, I64, 8, 24, [x, y, z]);
+vector_struct!(ulonglong3, u64, U64, 8, 24, [x, y, z]);
+vector_struct!(double3, f64, F64, 8, 24, [x, y, z]);

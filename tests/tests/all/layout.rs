@@ -1,0 +1,1 @@
+//! Layout facts of the built-in types.

@@ -1,0 +1,3 @@
+//! One integration-test binary, a module per topic.
+
+mod layout;
