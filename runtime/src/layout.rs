@@ -139,6 +139,26 @@ impl Scalar {
             Scalar::F64 => "f64",
         }
     }
+
+    /// The CUDA C++ spelling: the fixed-width `<cstdint>` name for integers,
+    /// `__int128` for the 128-bit ones (CUDA has no fixed-width name for
+    /// them), `float` and `double`.
+    pub const fn cuda_name(self) -> &'static str {
+        match self {
+            Scalar::U8 => "uint8_t",
+            Scalar::I8 => "int8_t",
+            Scalar::U16 => "uint16_t",
+            Scalar::I16 => "int16_t",
+            Scalar::U32 => "uint32_t",
+            Scalar::I32 => "int32_t",
+            Scalar::U64 => "uint64_t",
+            Scalar::I64 => "int64_t",
+            Scalar::U128 => "unsigned __int128",
+            Scalar::I128 => "__int128",
+            Scalar::F32 => "float",
+            Scalar::F64 => "double",
+        }
+    }
 }
 
 /// What a [`GpuData`] type is, in terms CUDA C++ can spell.
@@ -180,7 +200,9 @@ impl GpuType {
         match self {
             GpuType::Scalar(s) => s.size(),
             GpuType::Array { elem, len } => elem.size() * *len,
-            GpuType::Vector { lane, lanes, align, .. } => {
+            GpuType::Vector {
+                lane, lanes, align, ..
+            } => {
                 // CUDA rounds a vector's size up to its alignment (double3: 24/8).
                 let raw = lane.size() * *lanes;
                 raw.div_ceil(*align) * *align
@@ -273,5 +295,8 @@ scalars!(u128 => U128, i128 => I128);
 // SAFETY: an array of `GpuData` has no padding between elements (size is a
 // multiple of alignment for every Rust type), and `TYPE` describes it.
 unsafe impl<T: GpuData, const N: usize> GpuData for [T; N] {
-    const TYPE: GpuType = GpuType::Array { elem: &T::TYPE, len: N };
+    const TYPE: GpuType = GpuType::Array {
+        elem: &T::TYPE,
+        len: N,
+    };
 }

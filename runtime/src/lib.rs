@@ -12,6 +12,7 @@ extern crate std;
 // Lets the derive's absolute `::gpu_aligned::...` paths resolve inside this crate too.
 extern crate self as gpu_aligned;
 
+pub mod coalesce;
 mod layout;
 pub mod vector;
 

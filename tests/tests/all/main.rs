@@ -1,3 +1,4 @@
 //! One integration-test binary, a module per topic.
 
+mod coalesce;
 mod layout;

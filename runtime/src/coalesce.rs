@@ -1,0 +1,322 @@
+//! A model of how a warp's global-memory access turns into DRAM traffic, so
+//! layout choices can be priced before a kernel exists. Since compute
+//! capability 6.0 a warp's request is served as the distinct 32-byte sectors
+//! its lanes touch; ncu's `l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum`
+//! matched this count exactly on an H100 (see `GPU-FACTS.md`). [`sectors`] is
+//! the primitive; [`WarpAccess`] prices the regular patterns (a base offset,
+//! a stride, an access width) and [`ElementFacts`] the per-type costs that
+//! follow from a [`GpuLayout`].
+
+use crate::layout::{GpuField, GpuLayout, GpuType};
+
+/// Bytes in one sector, the unit DRAM traffic is counted in.
+pub const SECTOR_BYTES: u64 = 32;
+
+/// Lanes in a warp.
+pub const WARP_LANES: usize = 32;
+
+/// The number of distinct 32-byte sectors touched when each lane accesses
+/// `access_bytes` bytes starting at its address: what the memory system
+/// fetches for one warp-wide load instruction.
+///
+/// Lanes may repeat or overlap (a broadcast touches one sector); an access
+/// may straddle sectors (a 4-byte read at offset 30 touches two). Zero lanes
+/// or `access_bytes == 0` touch nothing. Never panics and never overflows,
+/// even for accesses that run past `u64::MAX`.
+///
+/// ```
+/// use gpu_aligned::coalesce::sectors;
+/// let aligned: Vec<u64> = (0..32).map(|lane| 256 + 4 * lane).collect();
+/// let shifted: Vec<u64> = aligned.iter().map(|a| a + 4).collect();
+/// assert_eq!(sectors(&aligned, 4), 4);
+/// assert_eq!(sectors(&shifted, 4), 5);
+/// ```
+pub fn sectors(lane_addresses: &[u64], access_bytes: u64) -> u64 {
+    distinct_units(lane_addresses, access_bytes, SECTOR_BYTES)
+}
+
+/// The number of distinct bytes the lanes ask for: the useful part of what
+/// [`sectors`] fetches. Overlapping lanes count each byte once.
+pub fn useful_bytes(lane_addresses: &[u64], access_bytes: u64) -> u64 {
+    distinct_units(lane_addresses, access_bytes, 1)
+}
+
+/// [`sectors`] and [`useful_bytes`] of one warp-wide access together, from
+/// which its efficiency follows.
+pub fn measure(lane_addresses: &[u64], access_bytes: u64) -> Coalescing {
+    Coalescing {
+        sectors: sectors(lane_addresses, access_bytes),
+        useful_bytes: useful_bytes(lane_addresses, access_bytes),
+    }
+}
+
+/// What one warp-wide access costs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Coalescing {
+    /// Distinct 32-byte sectors fetched.
+    pub sectors: u64,
+    /// Distinct bytes the lanes asked for.
+    pub useful_bytes: u64,
+}
+
+impl Coalescing {
+    /// Bytes the memory system moves: `32 * sectors`.
+    pub const fn fetched_bytes(&self) -> u64 {
+        self.sectors.saturating_mul(SECTOR_BYTES)
+    }
+
+    /// Useful bytes over fetched bytes, in `0.0..=1.0`; 1.0 when nothing is
+    /// fetched (nothing was wasted).
+    pub fn efficiency(&self) -> f64 {
+        if self.sectors == 0 {
+            return 1.0;
+        }
+        self.useful_bytes as f64 / self.fetched_bytes() as f64
+    }
+}
+
+/// Counts the distinct `unit`-sized, `unit`-aligned blocks covered by the
+/// byte ranges `[address, address + access_bytes)`, with no allocation: the
+/// union of the lanes' block intervals is swept in increasing order, each
+/// step finding the lowest uncounted block and extending that run as far
+/// as the intervals chain. Quadratic in the lane count, which is 32 for a
+/// warp.
+fn distinct_units(lane_addresses: &[u64], access_bytes: u64, unit: u64) -> u64 {
+    if access_bytes == 0 || unit == 0 {
+        return 0;
+    }
+    // Block indices of a lane's first and last byte. u128 keeps the last
+    // byte's address exact past u64::MAX; divided by a unit >= 1 it would
+    // not fit u64 only for unit 1, where it is clamped to the last
+    // addressable byte: memory ends there.
+    let span = |address: u64| -> (u64, u64) {
+        let last_byte = u128::from(address) + u128::from(access_bytes) - 1;
+        let last = (last_byte / u128::from(unit)).min(u128::from(u64::MAX / unit)) as u64;
+        (address / unit, last)
+    };
+    let mut counted = 0u64;
+    // Every block <= `covered` that belongs to the union has been counted.
+    let mut covered: Option<u64> = None;
+    loop {
+        // `Option::is_none_or` would read better but needs Rust 1.82.
+        let above = |last: u64| match covered {
+            None => true,
+            Some(c) => last > c,
+        };
+        let Some(run_start) = lane_addresses
+            .iter()
+            .map(|&a| span(a))
+            .filter(|&(_, last)| above(last))
+            .map(|(first, _)| covered.map_or(first, |c| first.max(c + 1)))
+            .min()
+        else {
+            return counted;
+        };
+        let mut run_end = run_start;
+        loop {
+            let reach = lane_addresses
+                .iter()
+                .map(|&a| span(a))
+                .filter(|&(first, last)| first <= run_end.saturating_add(1) && last > run_end)
+                .map(|(_, last)| last)
+                .max();
+            match reach {
+                Some(last) => run_end = last,
+                None => break,
+            }
+        }
+        counted += run_end - run_start + 1;
+        if run_end == u64::MAX {
+            return counted;
+        }
+        covered = Some(run_end);
+    }
+}
+
+/// A regular warp-wide access: lane `i` reads `width` bytes at
+/// `base + i * stride`, for `lanes` lanes (32 for a full warp).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct WarpAccess {
+    /// Address (or offset from a 256-aligned allocation) of lane 0's access.
+    pub base: u64,
+    /// Bytes between consecutive lanes' accesses.
+    pub stride: u64,
+    /// Bytes each lane reads.
+    pub width: u64,
+    /// Active lanes, at most [`WARP_LANES`]; more are treated as 32.
+    pub lanes: usize,
+}
+
+impl WarpAccess {
+    /// A full warp reading consecutive `width`-byte elements from `base`.
+    pub const fn contiguous(base: u64, width: u64) -> Self {
+        Self::strided(base, width, width)
+    }
+
+    /// A full warp reading `width` bytes every `stride` bytes from `base`.
+    pub const fn strided(base: u64, stride: u64, width: u64) -> Self {
+        Self {
+            base,
+            stride,
+            width,
+            lanes: WARP_LANES,
+        }
+    }
+
+    /// A full warp reading one field of consecutive elements of an array of
+    /// structs whose first element starts at `base`: the pattern a kernel
+    /// touching only `field` produces, and the one a structure of arrays
+    /// would turn into [`WarpAccess::contiguous`].
+    pub const fn field_of(base: u64, layout: &GpuLayout, field: &GpuField) -> Self {
+        Self::strided(
+            base.saturating_add(field.offset as u64),
+            layout.size as u64,
+            field.size as u64,
+        )
+    }
+
+    /// The lanes' addresses; only the first `min(lanes, 32)` entries are
+    /// meaningful. Saturates at `u64::MAX` instead of wrapping.
+    pub fn addresses(&self) -> [u64; WARP_LANES] {
+        let mut addresses = [0; WARP_LANES];
+        for (lane, address) in (0u64..).zip(addresses.iter_mut()) {
+            *address = self.base.saturating_add(self.stride.saturating_mul(lane));
+        }
+        addresses
+    }
+
+    /// Sectors and useful bytes of this access.
+    pub fn measure(&self) -> Coalescing {
+        let addresses = self.addresses();
+        measure(&addresses[..self.lanes.min(WARP_LANES)], self.width)
+    }
+
+    /// Distinct sectors one request of this pattern touches.
+    pub fn sectors(&self) -> u64 {
+        self.measure().sectors
+    }
+
+    /// Useful bytes over fetched bytes (see [`Coalescing::efficiency`]).
+    pub fn efficiency(&self) -> f64 {
+        self.measure().efficiency()
+    }
+}
+
+/// The costs that follow from a type's layout alone.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ElementFacts {
+    /// Bytes per element.
+    pub size: u64,
+    /// Bytes of real data per element.
+    pub data_bytes: u64,
+    /// Bytes per element that carry no data: explicit padding fields plus
+    /// holes no field covers.
+    pub padding_bytes: u64,
+    /// Global-memory instructions one element costs when a kernel loads it
+    /// field by field: one per scalar or word-sized vector, one per lane of
+    /// a `float3`-like vector, one per array element, nested structs
+    /// recursively; padding fields are not loaded. This is what a naive copy
+    /// asks for: nvcc may merge neighbours when alignment allows, and it
+    /// may split a struct copy differently (GPU-FACTS.md has examples).
+    pub loads_field_by_field: u64,
+    /// Whether one 1/2/4/8/16-byte instruction moves the whole element
+    /// (true for every `GpuAligned` type).
+    pub one_word: bool,
+}
+
+impl ElementFacts {
+    /// The facts of `layout`. A layout with no fields (the built-in
+    /// scalars') describes one opaque value: all data, one load.
+    pub const fn of(layout: &GpuLayout) -> Self {
+        if layout.fields.is_empty() {
+            return Self {
+                size: layout.size as u64,
+                data_bytes: layout.size as u64,
+                padding_bytes: 0,
+                loads_field_by_field: 1,
+                one_word: matches!(layout.size, 1 | 2 | 4 | 8 | 16) && layout.align == layout.size,
+            };
+        }
+        let padding = layout.padding.saturating_add(layout.implicit_padding());
+        Self {
+            size: layout.size as u64,
+            data_bytes: layout.size.saturating_sub(padding) as u64,
+            padding_bytes: padding as u64,
+            loads_field_by_field: struct_loads(layout),
+            one_word: layout.is_one_word(),
+        }
+    }
+
+    /// Data bytes over element bytes: the efficiency ceiling of any access
+    /// that reads whole elements.
+    pub fn useful_ratio(&self) -> f64 {
+        if self.size == 0 {
+            return 1.0;
+        }
+        self.data_bytes as f64 / self.size as f64
+    }
+
+    /// Global-memory instructions per element through one-word accessors
+    /// (`gpu_load`/`gpu_store` in an emitted header), or `None` when the
+    /// element is not one word.
+    pub const fn loads_as_word(&self) -> Option<u64> {
+        if self.one_word {
+            Some(1)
+        } else {
+            None
+        }
+    }
+
+    /// Extra bytes moved per byte of data, because of padding: 0.33 for a
+    /// 12-byte `float3` padded to 16.
+    pub fn padding_overhead(&self) -> f64 {
+        if self.data_bytes == 0 {
+            return 0.0;
+        }
+        self.padding_bytes as f64 / self.data_bytes as f64
+    }
+
+    /// Cost of a full warp reading 32 consecutive whole elements from a
+    /// 256-byte-aligned base.
+    pub fn warp_of_elements(&self) -> Coalescing {
+        let whole = WarpAccess::contiguous(0, self.size).measure();
+        // Padding bytes are fetched but carry nothing: count them out of
+        // the useful bytes.
+        let lanes = WARP_LANES as u64;
+        Coalescing {
+            sectors: whole.sectors,
+            useful_bytes: whole
+                .useful_bytes
+                .saturating_sub(self.padding_bytes.saturating_mul(lanes)),
+        }
+    }
+}
+
+const fn struct_loads(layout: &GpuLayout) -> u64 {
+    let mut loads = 0u64;
+    let mut i = 0;
+    while i < layout.fields.len() {
+        let field = &layout.fields[i];
+        if !field.is_padding {
+            loads = loads.saturating_add(type_loads(&field.ty));
+        }
+        i += 1;
+    }
+    loads
+}
+
+const fn type_loads(ty: &GpuType) -> u64 {
+    match ty {
+        GpuType::Scalar(_) => 1,
+        GpuType::Array { elem, len } => type_loads(elem).saturating_mul(*len as u64),
+        GpuType::Vector { lanes, align, .. } => {
+            if ty.size() == *align {
+                1
+            } else {
+                *lanes as u64
+            }
+        }
+        GpuType::Struct(inner) => struct_loads(inner),
+        GpuType::AlignMarker(_) => 0,
+    }
+}
