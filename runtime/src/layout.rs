@@ -39,6 +39,12 @@ pub unsafe trait GpuAligned: GpuData + Copy + bytemuck::Pod + 'static {
 /// An implementation promises that [`GpuData::TYPE`] describes `Self`
 /// (its size and alignment equal `Self`'s) and that `Self` has no implicit
 /// padding.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not plain GPU data, so it cannot be a field of a GPU element",
+    label = "not GPU data",
+    note = "GPU fields are u8..u64, i8..i64, f32, f64, arrays of them, `gpu_aligned::vector` types, and other `#[derive(GpuAligned)]` or `#[gpu_aligned::padded]` types",
+    note = "`bool` and `char` have invalid bit patterns (use `u8` / `u32`); `usize`/`isize` change width between host and device (use `u32` / `u64`); references, pointers, `Vec` and `Box` hold host addresses the GPU cannot follow (store an index or a device offset as `u32` / `u64`)"
+)]
 pub unsafe trait GpuData: Copy + bytemuck::Pod + 'static {
     /// What this type is, in terms CUDA C++ can spell.
     const TYPE: GpuType;

@@ -1,4 +1,6 @@
 //! One integration-test binary, a module per topic.
 
 mod coalesce;
+mod derive;
 mod layout;
+mod padded;

@@ -1,0 +1,212 @@
+//! `#[gpu_aligned::padded]`: rewrites a struct into a legal GPU element by
+//! making every hole an explicit, zeroed pad field and raising the alignment
+//! to the element's width.
+//!
+//! The macro sees tokens, not sizes (`vector::float3`, a nested padded type,
+//! a type alias), so it never computes a size itself: every pad length and the
+//! width are `const fn` calls over `(size_of, align_of)` of the field types,
+//! evaluated by the compiler. Alignment must be a literal in `#[repr(align)]`,
+//! so the computed width instead selects a zero-sized marker field type
+//! (`Width<{N}> as AlignMarker>::Marker`, aligned to N). `align = N` given
+//! explicitly is a literal, so it goes straight into the repr.
+
+use crate::ctxt::Ctxt;
+use proc_macro2::TokenStream;
+use quote::{format_ident, quote};
+use syn::ext::IdentExt;
+use syn::{Data, DeriveInput, Fields, LitInt};
+
+pub fn expand(args: TokenStream, input: &DeriveInput) -> syn::Result<TokenStream> {
+    let cx = Ctxt::new();
+    let forced = parse_args(&cx, args);
+    check_input(&cx, input);
+    match cx.check() {
+        // The struct goes out unchanged next to the errors, so code that
+        // names it does not add "cannot find type" errors.
+        Err(error) => {
+            let error = error.into_compile_error();
+            Ok(quote!(#error #input))
+        }
+        Ok(()) => Ok(rewrite(input, forced.unwrap_or(0))),
+    }
+}
+
+/// `align = N`, N one of 1, 2, 4, 8, 16.
+fn parse_args(cx: &Ctxt, args: TokenStream) -> Option<u64> {
+    let mut forced = None;
+    let parser = syn::meta::parser(|meta| {
+        if meta.path.is_ident("align") {
+            let lit: LitInt = meta.value()?.parse()?;
+            let value = lit.base10_parse::<u64>()?;
+            if forced.is_some() {
+                cx.syn_error(meta.error("duplicate `align`"));
+            } else if !matches!(value, 1 | 2 | 4 | 8 | 16) {
+                cx.error_spanned_by(
+                    &lit,
+                    format!(
+                        "`align = {value}`: a GPU element is 1, 2, 4, 8 or 16 bytes, aligned to \
+                         its size"
+                    ),
+                );
+            } else {
+                forced = Some(value);
+            }
+            Ok(())
+        } else {
+            Err(meta.error("unknown argument; expected `align = N` (N = 1, 2, 4, 8 or 16)"))
+        }
+    });
+    if let Err(error) = syn::parse::Parser::parse2(parser, args) {
+        cx.syn_error(error);
+    }
+    forced
+}
+
+// Why each restriction: the rewrite adds named pad fields (so the fields must
+// be named), and chooses the repr itself (so one written by hand would
+// conflict or be overridden); generics are rejected by the derive anyway.
+fn check_input(cx: &Ctxt, input: &DeriveInput) {
+    match &input.data {
+        Data::Struct(data) => match &data.fields {
+            Fields::Named(fields) if fields.named.is_empty() => cx.error_spanned_by(
+                &input.ident,
+                "`#[gpu_aligned::padded]` needs at least one field: a GPU element is 1, 2, 4, \
+                 8 or 16 bytes",
+            ),
+            Fields::Named(_) => {}
+            Fields::Unnamed(fields) => cx.error_spanned_by(
+                fields,
+                "`#[gpu_aligned::padded]` needs named fields (it adds named pad fields); use \
+                 `struct Name { a: T, .. }`",
+            ),
+            Fields::Unit => cx.error_spanned_by(
+                &input.ident,
+                "`#[gpu_aligned::padded]` needs a struct with named fields",
+            ),
+        },
+        Data::Enum(data) => cx.error_spanned_by(
+            &data.enum_token,
+            "`#[gpu_aligned::padded]` goes on a struct with named fields, not an enum",
+        ),
+        Data::Union(data) => cx.error_spanned_by(
+            &data.union_token,
+            "`#[gpu_aligned::padded]` goes on a struct with named fields, not a union",
+        ),
+    }
+    if !input.generics.params.is_empty() || input.generics.where_clause.is_some() {
+        cx.error_spanned_by(
+            &input.generics,
+            "`#[gpu_aligned::padded]` cannot pad a generic struct: the padding depends on the \
+             type arguments; write a concrete struct for each instantiation",
+        );
+    }
+    for attr in input
+        .attrs
+        .iter()
+        .filter(|attr| attr.path().is_ident("repr"))
+    {
+        cx.error_spanned_by(
+            attr,
+            "`#[gpu_aligned::padded]` chooses the repr itself (`repr(C)` plus the width); \
+             remove this `#[repr]`, or force a width with `#[gpu_aligned::padded(align = N)]`",
+        );
+    }
+}
+
+fn rewrite(input: &DeriveInput, forced: u64) -> TokenStream {
+    let Data::Struct(data) = &input.data else {
+        unreachable!("checked in check_input")
+    };
+    let Fields::Named(named) = &data.fields else {
+        unreachable!("checked in check_input")
+    };
+    let fields: Vec<&syn::Field> = named.named.iter().collect();
+    let private = quote!(::gpu_aligned::__private);
+
+    let shapes = fields.iter().map(|field| {
+        let ty = &field.ty;
+        quote!((::core::mem::size_of::<#ty>(), ::core::mem::align_of::<#ty>()))
+    });
+    let shapes = quote!(&[#(#shapes),*]);
+    let forced_usize = forced as usize;
+    let width = quote!(#private::width(#shapes, #forced_usize));
+
+    let (repr, marker) = if forced == 0 {
+        let marker = quote! {
+            #[gpu_aligned(padding)]
+            __align: <#private::Width<{ #width }> as #private::AlignMarker>::Marker,
+        };
+        (quote!(#[repr(C)]), marker)
+    } else {
+        let align = LitInt::new(&forced.to_string(), proc_macro2::Span::call_site());
+        (quote!(#[repr(C, align(#align))]), TokenStream::new())
+    };
+
+    let mut body = Vec::new();
+    let mut pad_names = Vec::new();
+    for (index, field) in fields.iter().enumerate() {
+        if index > 0 {
+            let ident = field.ident.as_ref().expect("named field");
+            let pad = format_ident!("__pad_before_{}", ident.unraw());
+            body.push(quote! {
+                #[gpu_aligned(padding)]
+                #[allow(dead_code)]
+                #pad: [::core::primitive::u8; #private::pad_before(#shapes, #index)],
+            });
+            pad_names.push(pad);
+        }
+        body.push(quote!(#field,));
+    }
+    body.push(quote! {
+        #[gpu_aligned(padding)]
+        #[allow(dead_code)]
+        __pad_tail: [::core::primitive::u8; #private::tail_pad(#shapes, #width)],
+    });
+    pad_names.push(format_ident!("__pad_tail"));
+    if forced == 0 {
+        pad_names.push(format_ident!("__align"));
+    }
+
+    let attrs = &input.attrs;
+    let vis = &input.vis;
+    let ident = &input.ident;
+    let params = fields.iter().map(|field| {
+        let name = &field.ident;
+        let ty = &field.ty;
+        quote!(#name: #ty)
+    });
+    let names = fields.iter().map(|field| &field.ident);
+    let new_doc =
+        format!("Builds a `{ident}` from its fields in declaration order; the padding is zeroed.");
+
+    quote! {
+        #(#attrs)*
+        #repr
+        #[derive(::gpu_aligned::GpuAligned)]
+        #vis struct #ident {
+            #marker
+            #(#body)*
+        }
+
+        #[automatically_derived]
+        impl #ident {
+            #[doc = #new_doc]
+            #[allow(dead_code, clippy::too_many_arguments)]
+            #[must_use]
+            #vis const fn new(#(#params),*) -> Self {
+                Self {
+                    #(#names,)*
+                    #(#pad_names: #private::zeroed(),)*
+                }
+            }
+        }
+
+        #[automatically_derived]
+        impl ::core::default::Default for #ident {
+            /// All fields zero, padding included.
+            fn default() -> Self {
+                #private::zeroed()
+            }
+        }
+    }
+}
