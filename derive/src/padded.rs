@@ -12,7 +12,7 @@
 
 use crate::ctxt::Ctxt;
 use proc_macro2::TokenStream;
-use quote::{format_ident, quote};
+use quote::{format_ident, quote, quote_spanned};
 use syn::ext::IdentExt;
 use syn::{Data, DeriveInput, Fields, LitInt};
 
@@ -27,12 +27,12 @@ pub fn expand(args: TokenStream, input: &DeriveInput) -> syn::Result<TokenStream
             let error = error.into_compile_error();
             Ok(quote!(#error #input))
         }
-        Ok(()) => Ok(rewrite(input, forced.unwrap_or(0))),
+        Ok(()) => Ok(rewrite(input, forced.as_ref())),
     }
 }
 
 /// `align = N`, N one of 1, 2, 4, 8, 16.
-fn parse_args(cx: &Ctxt, args: TokenStream) -> Option<u64> {
+fn parse_args(cx: &Ctxt, args: TokenStream) -> Option<LitInt> {
     let mut forced = None;
     let parser = syn::meta::parser(|meta| {
         if meta.path.is_ident("align") {
@@ -49,7 +49,7 @@ fn parse_args(cx: &Ctxt, args: TokenStream) -> Option<u64> {
                     ),
                 );
             } else {
-                forced = Some(value);
+                forced = Some(lit);
             }
             Ok(())
         } else {
@@ -113,7 +113,7 @@ fn check_input(cx: &Ctxt, input: &DeriveInput) {
     }
 }
 
-fn rewrite(input: &DeriveInput, forced: u64) -> TokenStream {
+fn rewrite(input: &DeriveInput, forced: Option<&LitInt>) -> TokenStream {
     let Data::Struct(data) = &input.data else {
         unreachable!("checked in check_input")
     };
@@ -128,18 +128,29 @@ fn rewrite(input: &DeriveInput, forced: u64) -> TokenStream {
         quote!((::core::mem::size_of::<#ty>(), ::core::mem::align_of::<#ty>()))
     });
     let shapes = quote!(&[#(#shapes),*]);
-    let forced_usize = forced as usize;
+    let forced_usize = match forced {
+        Some(lit) => {
+            let value = LitInt::new(&format!("{}usize", lit.base10_digits()), lit.span());
+            quote!(#value)
+        }
+        None => quote!(0usize),
+    };
     let width = quote!(#private::width(#shapes, #forced_usize));
 
-    let (repr, marker) = if forced == 0 {
-        let marker = quote! {
-            #[gpu_aligned(padding)]
-            __align: <#private::Width<{ #width }> as #private::AlignMarker>::Marker,
-        };
-        (quote!(#[repr(C)]), marker)
-    } else {
-        let align = LitInt::new(&forced.to_string(), proc_macro2::Span::call_site());
-        (quote!(#[repr(C, align(#align))]), TokenStream::new())
+    let (repr, marker) = match forced {
+        None => {
+            let marker = quote! {
+                #[gpu_aligned(padding)]
+                __align: <#private::Width<{ #width }> as #private::AlignMarker>::Marker,
+            };
+            (quote!(#[repr(C)]), marker)
+        }
+        Some(lit) => {
+            // Spanned at the user's `align = N`, so errors about the alignment
+            // point there.
+            let align = quote_spanned!(lit.span()=> align(#lit));
+            (quote!(#[repr(C, #align)]), TokenStream::new())
+        }
     };
 
     let mut body = Vec::new();
@@ -163,7 +174,7 @@ fn rewrite(input: &DeriveInput, forced: u64) -> TokenStream {
         __pad_tail: [::core::primitive::u8; #private::tail_pad(#shapes, #width)],
     });
     pad_names.push(format_ident!("__pad_tail"));
-    if forced == 0 {
+    if forced.is_none() {
         pad_names.push(format_ident!("__align"));
     }
 

@@ -62,10 +62,11 @@ pub fn parse(cx: &Ctxt, attrs: &[Attribute], ident: &Ident) -> Option<Repr> {
                 "C" => note_once(cx, &mut written.c, path, &mut written.failed),
                 "transparent" => note_once(cx, &mut written.transparent, path, &mut written.failed),
                 "align" => {
-                    let content;
-                    syn::parenthesized!(content in meta.input);
-                    let lit: LitInt = content.parse()?;
-                    let tokens = quote::quote!(#path(#lit));
+                    // Kept as a token tree so errors can underline `align(N)`
+                    // with the user's own spans.
+                    let group: proc_macro2::Group = meta.input.parse()?;
+                    let lit: LitInt = syn::parse2(group.stream())?;
+                    let tokens = quote::quote!(#path #group);
                     parse_align(cx, &mut written, &lit, tokens);
                 }
                 "packed" => {

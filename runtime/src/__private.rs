@@ -222,7 +222,7 @@ impl<T: ?Sized, const SIZE: usize> AtMostSixteenBytes<T, SIZE, true> for () {}
 /// Rule 2: the size is a GPU word size.
 #[diagnostic::on_unimplemented(
     message = "`{T}` is {SIZE} bytes (align {ALIGN}): a GPU element must be 1, 2, 4, 8 or 16 bytes",
-    label = "{SIZE} bytes is not a GPU word size, so each access takes several instructions",
+    label = "{SIZE} bytes is not one of the GPU word sizes",
     note = "CUDA loads or stores an element in one instruction only when it is 1, 2, 4, 8 or 16 bytes, aligned to its size, with no holes",
     note = "fix: put `#[gpu_aligned::padded]` on the struct (above its derives) to round it up to the next word with explicit zeroed padding, or use `#[repr(C, align(N))]` plus a pad field marked `#[gpu_aligned(padding)]`"
 )]

@@ -20,6 +20,11 @@ use core::mem::{align_of, size_of};
 /// that `align_of::<Self>() == size_of::<Self>()`, that the type has no
 /// implicit padding, and that [`GpuAligned::LAYOUT`] describes it exactly.
 /// Code that hands out typed views of raw device memory relies on all four.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not a GPU element (`GpuAligned`)",
+    label = "not `GpuAligned`",
+    note = "a GPU element is a `#[repr(C)]` struct with `#[derive(Clone, Copy, GpuAligned)]` (or `#[gpu_aligned::padded]`), or one of u8..u64, i8..i64, f32, f64 and the word-sized `gpu_aligned::vector` types"
+)]
 pub unsafe trait GpuAligned: GpuData + Copy + bytemuck::Pod + 'static {
     /// The layout facts of this type.
     const LAYOUT: GpuLayout;
