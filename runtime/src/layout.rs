@@ -245,8 +245,13 @@ impl GpuLayout {
             && self.implicit_padding() == 0
     }
 
-    /// Bytes not covered by any listed field (holes the compiler left).
+    /// Bytes not covered by any listed field (holes the compiler left). A
+    /// layout with no fields (a built-in scalar's) is one opaque value, all
+    /// data.
     pub const fn implicit_padding(&self) -> usize {
+        if self.fields.is_empty() {
+            return 0;
+        }
         let mut covered = 0;
         let mut i = 0;
         while i < self.fields.len() {

@@ -123,3 +123,62 @@ vector_struct!(float3, f32, F32, 4, 12, [x, y, z]);
 vector_struct!(longlong3, i64, I64, 8, 24, [x, y, z]);
 vector_struct!(ulonglong3, u64, U64, 8, 24, [x, y, z]);
 vector_struct!(double3, f64, F64, 8, 24, [x, y, z]);
+
+/// CUDA's `struct __align__(16) float3_16_t { float x, y, z; }` from the
+/// alignment guide: a float3 that one `LDG.E.128` moves, at the price of 4
+/// pad bytes (zeroed, and listed in its layout) per element.
+#[crate::padded(align = 16)]
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct float3_16_t {
+    /// First lane.
+    pub x: f32,
+    /// Second lane.
+    pub y: f32,
+    /// Third lane.
+    pub z: f32,
+}
+
+/// CUDA's `struct __align__(4) int8_3_4_t { int8_t x, y, z; }` from the
+/// alignment guide: three bytes that one 4-byte `LDG.E` moves, with one
+/// zeroed pad byte.
+#[crate::padded(align = 4)]
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct int8_3_4_t {
+    /// First lane.
+    pub x: i8,
+    /// Second lane.
+    pub y: i8,
+    /// Third lane.
+    pub z: i8,
+}
+
+impl From<float3> for float3_16_t {
+    fn from(v: float3) -> Self {
+        float3_16_t::new(v.x, v.y, v.z)
+    }
+}
+
+impl From<float3_16_t> for float3 {
+    fn from(v: float3_16_t) -> Self {
+        float3::new(v.x, v.y, v.z)
+    }
+}
+
+impl From<char3> for int8_3_4_t {
+    fn from(v: char3) -> Self {
+        int8_3_4_t::new(v.x, v.y, v.z)
+    }
+}
+
+impl From<int8_3_4_t> for char3 {
+    fn from(v: int8_3_4_t) -> Self {
+        char3::new(v.x, v.y, v.z)
+    }
+}
+
+const _: () = {
+    assert!(size_of::<float3_16_t>() == 16 && align_of::<float3_16_t>() == 16);
+    assert!(<float3_16_t as GpuAligned>::LAYOUT.padding == 4);
+    assert!(size_of::<int8_3_4_t>() == 4 && align_of::<int8_3_4_t>() == 4);
+    assert!(<int8_3_4_t as GpuAligned>::LAYOUT.padding == 1);
+};

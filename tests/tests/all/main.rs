@@ -2,5 +2,8 @@
 
 mod coalesce;
 mod derive;
+mod hygiene;
 mod layout;
+mod lints;
 mod padded;
+mod vector;
