@@ -13,7 +13,10 @@ extern crate std;
 extern crate self as gpu_aligned;
 
 pub mod coalesce;
+#[cfg(feature = "alloc")]
+pub mod header;
 mod layout;
+pub mod report;
 pub mod vector;
 
 pub use layout::{GpuAligned, GpuData, GpuField, GpuLayout, GpuType, Scalar};

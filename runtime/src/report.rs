@@ -1,0 +1,358 @@
+//! A layout report meant to be looked at: a type's fields with their offsets
+//! and CUDA spellings, a byte map that shows where the data and the padding
+//! sit, and what the layout costs on the GPU (instructions per element,
+//! padding overhead, sectors a warp fetches). It is `Display`, so it works
+//! in `no_std` code and prints with `println!("{}", LayoutReport::of::<T>())`.
+//!
+//! ```
+//! use gpu_aligned::report::LayoutReport;
+//! use gpu_aligned::vector::float4;
+//!
+//! let text = LayoutReport::of::<float4>().to_string();
+//! assert!(text.contains("one GPU word"));
+//! ```
+
+use crate::coalesce::{ElementFacts, WarpAccess, WARP_LANES};
+use crate::layout::{GpuAligned, GpuField, GpuLayout, GpuType};
+use core::fmt::{self, Write};
+
+/// Bytes shown per row of the byte map.
+const ROW_BYTES: usize = 16;
+/// Rows shown before the byte map is cut short.
+const MAX_ROWS: usize = 16;
+/// What marks a padding byte in the byte map.
+const PAD: char = '_';
+/// What marks a byte no field covers.
+const HOLE: char = '.';
+
+/// The report of one layout; see the module docs.
+#[derive(Clone, Copy, Debug)]
+pub struct LayoutReport<'a> {
+    layout: &'a GpuLayout,
+}
+
+impl LayoutReport<'static> {
+    /// The report of the element type `T`.
+    pub fn of<T: GpuAligned>() -> Self {
+        Self::new(&T::LAYOUT)
+    }
+}
+
+impl<'a> LayoutReport<'a> {
+    /// The report of any layout, a nested field type's included.
+    pub fn new(layout: &'a GpuLayout) -> Self {
+        Self { layout }
+    }
+
+    /// The facts the report prints.
+    pub fn facts(&self) -> ElementFacts {
+        ElementFacts::of(self.layout)
+    }
+}
+
+/// The byte-map mark of the `index`-th data field: a-z, A-Z, 0-9, then `*`.
+fn mark(index: usize) -> char {
+    const MARKS: &[u8] = b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
+    MARKS.get(index).map_or('*', |&b| char::from(b))
+}
+
+/// The mark of every listed field, in order: padding fields share one.
+fn marks(fields: &[GpuField]) -> impl Iterator<Item = (char, &GpuField)> {
+    let mut data_index = 0;
+    fields.iter().map(move |field| {
+        if field.is_padding {
+            (PAD, field)
+        } else {
+            data_index += 1;
+            (mark(data_index - 1), field)
+        }
+    })
+}
+
+/// Counts the characters written, to size table columns without allocating.
+#[derive(Default)]
+struct Width(usize);
+
+impl Write for Width {
+    fn write_str(&mut self, s: &str) -> fmt::Result {
+        self.0 += s.chars().count();
+        Ok(())
+    }
+}
+
+fn width_of(show: impl Fn(&mut Width) -> fmt::Result) -> usize {
+    let mut width = Width::default();
+    // A `Width` never fails.
+    let _ = show(&mut width);
+    width.0
+}
+
+fn pad(f: &mut fmt::Formatter<'_>, written: usize, column: usize) -> fmt::Result {
+    for _ in written..column {
+        f.write_char(' ')?;
+    }
+    Ok(())
+}
+
+fn rust_type(ty: &GpuType, out: &mut impl Write) -> fmt::Result {
+    match ty {
+        GpuType::Scalar(scalar) => out.write_str(scalar.rust_name()),
+        GpuType::Array { elem, len } => {
+            out.write_char('[')?;
+            rust_type(elem, out)?;
+            write!(out, "; {len}]")
+        }
+        GpuType::Vector { cuda_name, .. } => out.write_str(cuda_name),
+        GpuType::Struct(layout) => out.write_str(layout.name),
+        GpuType::AlignMarker(align) => write!(out, "AlignMarker({align})"),
+    }
+}
+
+fn cuda_type(ty: &GpuType, out: &mut impl Write) -> fmt::Result {
+    let mut elem = ty;
+    while let GpuType::Array { elem: inner, .. } = elem {
+        elem = inner;
+    }
+    match elem {
+        GpuType::Scalar(scalar) => out.write_str(scalar.cuda_name())?,
+        GpuType::Vector { cuda_name, .. } => out.write_str(cuda_name)?,
+        GpuType::Struct(layout) => out.write_str(layout.name)?,
+        GpuType::AlignMarker(_) | GpuType::Array { .. } => out.write_str("(none)")?,
+    }
+    let mut dims = ty;
+    while let GpuType::Array { elem: inner, len } = dims {
+        write!(out, "[{len}]")?;
+        dims = inner;
+    }
+    Ok(())
+}
+
+/// The instruction nvcc emits for one word of `size` bytes.
+fn load_instruction(size: u64) -> &'static str {
+    match size {
+        1 => "LDG.E.U8",
+        2 => "LDG.E.U16",
+        4 => "LDG.E",
+        8 => "LDG.E.64",
+        _ => "LDG.E.128",
+    }
+}
+
+fn percent(ratio: f64) -> Percent {
+    Percent(ratio)
+}
+
+/// A ratio printed as a whole percentage, or with one decimal when that
+/// would hide a fraction (12.5%).
+struct Percent(f64);
+
+impl fmt::Display for Percent {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let tenths = (self.0 * 1000.0 + 0.5) as u64;
+        if tenths % 10 == 0 {
+            write!(f, "{}%", tenths / 10)
+        } else {
+            write!(f, "{}.{}%", tenths / 10, tenths % 10)
+        }
+    }
+}
+
+impl fmt::Display for LayoutReport<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let layout = self.layout;
+        let facts = self.facts();
+        self.headline(f, &facts)?;
+        if !layout.fields.is_empty() {
+            self.field_table(f)?;
+            self.byte_map(f)?;
+        }
+        self.costs(f, &facts)
+    }
+}
+
+impl LayoutReport<'_> {
+    fn headline(&self, f: &mut fmt::Formatter<'_>, facts: &ElementFacts) -> fmt::Result {
+        let layout = self.layout;
+        write!(
+            f,
+            "{}: {} bytes, align {}",
+            layout.name, layout.size, layout.align
+        )?;
+        if facts.one_word {
+            return writeln!(
+                f,
+                ": one GPU word, moved by one {} (gpu_load/gpu_store in a generated header)",
+                load_instruction(facts.size)
+            );
+        }
+        f.write_str(": not one GPU word (")?;
+        let mut reasons = 0;
+        let mut reason = |f: &mut fmt::Formatter<'_>, text: fmt::Arguments<'_>| {
+            if reasons > 0 {
+                f.write_str(", ")?;
+            }
+            reasons += 1;
+            f.write_fmt(text)
+        };
+        if !matches!(layout.size, 1 | 2 | 4 | 8 | 16) {
+            reason(
+                f,
+                format_args!("size {} is not 1, 2, 4, 8 or 16", layout.size),
+            )?;
+        }
+        if layout.align != layout.size {
+            reason(f, format_args!("align {} differs from size", layout.align))?;
+        }
+        if layout.implicit_padding() > 0 && !layout.fields.is_empty() {
+            reason(
+                f,
+                format_args!("{} bytes of holes", layout.implicit_padding()),
+            )?;
+        }
+        f.write_str(")\n")
+    }
+
+    fn field_table(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let fields = self.layout.fields;
+        let name_width = |field: &GpuField| {
+            width_of(|w| {
+                w.write_str(field.name)?;
+                if field.is_padding {
+                    w.write_str(" (padding)")?;
+                }
+                Ok(())
+            })
+        };
+        let names = fields
+            .iter()
+            .map(name_width)
+            .max()
+            .unwrap_or(0)
+            .max("field".len());
+        let rusts = fields
+            .iter()
+            .map(|field| width_of(|w| rust_type(&field.ty, w)))
+            .max()
+            .unwrap_or(0)
+            .max("Rust".len());
+        writeln!(
+            f,
+            "\n  offset  size  map  {:<names$}  {:<rusts$}  CUDA",
+            "field", "Rust"
+        )?;
+        for (mark, field) in marks(fields) {
+            write!(
+                f,
+                "  {:>6}  {:>4}   {mark}   {}",
+                field.offset, field.size, field.name
+            )?;
+            if field.is_padding {
+                f.write_str(" (padding)")?;
+            }
+            pad(f, name_width(field), names + 2)?;
+            rust_type(&field.ty, f)?;
+            pad(f, width_of(|w| rust_type(&field.ty, w)), rusts + 2)?;
+            cuda_type(&field.ty, f)?;
+            f.write_char('\n')?;
+        }
+        Ok(())
+    }
+
+    fn byte_map(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let layout = self.layout;
+        write!(f, "\n  byte map, {ROW_BYTES} bytes a row")?;
+        let has_padding = layout.fields.iter().any(|field| field.is_padding);
+        match (has_padding, layout.implicit_padding() > 0) {
+            (true, true) => writeln!(f, " ({PAD} = padding, {HOLE} = hole nobody owns):")?,
+            (true, false) => writeln!(f, " ({PAD} = padding):")?,
+            (false, true) => writeln!(f, " ({HOLE} = hole nobody owns):")?,
+            (false, false) => writeln!(f, ":")?,
+        }
+        let shown = layout.size.min(ROW_BYTES * MAX_ROWS);
+        for row in (0..shown).step_by(ROW_BYTES) {
+            write!(f, "  {row:>6}  ")?;
+            for byte in row..(row + ROW_BYTES).min(shown) {
+                if byte > row && byte % 4 == 0 {
+                    f.write_char(' ')?;
+                }
+                f.write_char(self.owner(byte))?;
+            }
+            f.write_char('\n')?;
+        }
+        if shown < layout.size {
+            writeln!(f, "          ... {} more bytes", layout.size - shown)?;
+        }
+        Ok(())
+    }
+
+    /// The mark of the field that owns `byte`, or [`HOLE`].
+    fn owner(&self, byte: usize) -> char {
+        marks(self.layout.fields)
+            .find(|(_, field)| field.offset <= byte && byte - field.offset < field.size)
+            .map_or(HOLE, |(mark, _)| mark)
+    }
+
+    fn costs(&self, f: &mut fmt::Formatter<'_>, facts: &ElementFacts) -> fmt::Result {
+        let layout = self.layout;
+        writeln!(
+            f,
+            "\n  {} data bytes, {} padding bytes: {} of each element is data",
+            facts.data_bytes,
+            facts.padding_bytes,
+            percent(facts.useful_ratio()),
+        )?;
+        if facts.padding_bytes > 0 {
+            writeln!(
+                f,
+                "    (streaming whole elements moves {} more bytes than the data alone)",
+                percent(facts.padding_overhead())
+            )?;
+        }
+        match facts.loads_as_word() {
+            Some(loads) => writeln!(
+                f,
+                "  loads per element: {loads} as one word, {} field by field",
+                facts.loads_field_by_field
+            )?,
+            None => writeln!(
+                f,
+                "  loads per element: {} field by field",
+                facts.loads_field_by_field
+            )?,
+        }
+        let warp = facts.warp_of_elements();
+        writeln!(
+            f,
+            "  a warp reading {WARP_LANES} consecutive elements: {} sectors, {} efficient",
+            warp.sectors,
+            percent(warp.efficiency())
+        )?;
+        let data_fields = layout.fields.iter().filter(|field| !field.is_padding);
+        if data_fields.clone().count() < 2 {
+            return Ok(());
+        }
+        writeln!(
+            f,
+            "  a warp reading one field of {WARP_LANES} consecutive elements:"
+        )?;
+        let names = data_fields
+            .clone()
+            .map(|field| field.name.len())
+            .max()
+            .unwrap_or(0);
+        for field in data_fields {
+            let strided = WarpAccess::field_of(0, layout, field).measure();
+            let alone = WarpAccess::contiguous(0, field.size as u64).measure();
+            writeln!(
+                f,
+                "    {:<names$}  {} sectors, {} efficient ({} sectors, {} as its own array)",
+                field.name,
+                strided.sectors,
+                percent(strided.efficiency()),
+                alone.sectors,
+                percent(alone.efficiency()),
+            )?;
+        }
+        Ok(())
+    }
+}
