@@ -1,13 +1,15 @@
-//! Layouts of real `repr(C)` Rust structs, measured with `size_of`,
-//! `align_of` and `offset_of!` exactly as the derive measures them, for the
-//! header, report and coalescing tests: one element per word size
-//! (1, 2, 4, 8, 16), the `{f32; pad; f64}` shape, nesting, arrays, vector
-//! fields, tuple and keyword field names, and a field-only (non-word) type.
+//! Types for the header, report and coalescing tests: derived elements of
+//! every word size (1, 2, 4, 8, 16), the `{f32; pad; f64}` shape padded by
+//! hand and by `#[gpu_aligned::padded]`, nesting, arrays, vector fields,
+//! tuple and keyword field names; and one field-only (non-word) struct whose
+//! layout is measured with `size_of`, `align_of` and `offset_of!` the way the
+//! derive measures, since the derive only accepts elements.
 #![allow(dead_code)]
 
 use gpu_aligned::__private::{field, layout};
+use gpu_aligned::header::CudaHeader;
 use gpu_aligned::vector::{double3, float2, float3, int2};
-use gpu_aligned::{GpuData, GpuField, GpuLayout, GpuType};
+use gpu_aligned::{GpuAligned, GpuData, GpuField, GpuLayout, GpuType};
 use std::mem::{align_of, offset_of, size_of};
 
 const fn padding_of(fields: &[GpuField]) -> usize {
@@ -48,92 +50,110 @@ const fn ty<T: GpuData>() -> GpuType {
 
 /// The GPU-FACTS.md shape: nvcc loads it with two 8-byte loads unless made to
 /// read one 16-byte word.
+#[derive(Clone, Copy, GpuAligned)]
 #[repr(C, align(16))]
-#[derive(Clone, Copy)]
 pub struct Mixed {
     pub x: f32,
-    pub pad: [u8; 4],
+    #[gpu_aligned(padding)]
+    pub pad: u32,
     pub y: f64,
 }
-gpu_layout!(MIXED = Mixed { x: f32 => ty::<f32>(), false; pad: [u8; 4] => ty::<[u8; 4]>(), true; y: f64 => ty::<f64>(), false });
+pub const MIXED: GpuLayout = Mixed::LAYOUT;
 
-#[repr(C)]
+/// The same shape, padded by the attribute macro instead of by hand.
+#[gpu_aligned::padded]
 #[derive(Clone, Copy)]
+pub struct FloatThenDouble {
+    pub x: f32,
+    pub y: f64,
+}
+pub const FLOAT_THEN_DOUBLE: GpuLayout = FloatThenDouble::LAYOUT;
+
+/// A `float3` padded to one 16-byte word (CUDA's `float3_16_t`).
+#[gpu_aligned::padded]
+#[derive(Clone, Copy)]
+pub struct Position {
+    pub p: float3,
+}
+pub const POSITION: GpuLayout = Position::LAYOUT;
+
+#[derive(Clone, Copy, GpuAligned)]
+#[repr(C)]
 pub struct Byte {
     pub v: u8,
 }
-gpu_layout!(BYTE = Byte { v: u8 => ty::<u8>(), false });
+pub const BYTE: GpuLayout = Byte::LAYOUT;
 
+#[derive(Clone, Copy, GpuAligned)]
 #[repr(C, align(2))]
-#[derive(Clone, Copy)]
 pub struct Half {
     pub lo: u8,
     pub hi: i8,
 }
-gpu_layout!(HALF = Half { lo: u8 => ty::<u8>(), false; hi: i8 => ty::<i8>(), false });
+pub const HALF: GpuLayout = Half::LAYOUT;
 
+#[derive(Clone, Copy, GpuAligned)]
 #[repr(C, align(4))]
-#[derive(Clone, Copy)]
 pub struct Rgba {
     pub c: [u8; 4],
 }
-gpu_layout!(RGBA = Rgba { c: [u8; 4] => ty::<[u8; 4]>(), false });
+pub const RGBA: GpuLayout = Rgba::LAYOUT;
 
+#[derive(Clone, Copy, GpuAligned)]
 #[repr(C, align(8))]
-#[derive(Clone, Copy)]
 pub struct Pair {
     pub id: u32,
     pub w: f32,
 }
-gpu_layout!(PAIR = Pair { id: u32 => ty::<u32>(), false; w: f32 => ty::<f32>(), false });
+pub const PAIR: GpuLayout = Pair::LAYOUT;
 
 /// A struct field and a vector field.
+#[derive(Clone, Copy, GpuAligned)]
 #[repr(C, align(16))]
-#[derive(Clone, Copy)]
 pub struct Nested {
     pub pair: Pair,
     pub v: float2,
 }
-gpu_layout!(NESTED = Nested { pair: Pair => GpuType::Struct(&PAIR), false; v: float2 => ty::<float2>(), false });
+pub const NESTED: GpuLayout = Nested::LAYOUT;
 
 /// A two-dimensional array field and a vector field.
+#[derive(Clone, Copy, GpuAligned)]
 #[repr(C, align(16))]
-#[derive(Clone, Copy)]
 pub struct Grid {
     pub m: [[u16; 2]; 2],
     pub k: int2,
 }
-gpu_layout!(GRID = Grid { m: [[u16; 2]; 2] => ty::<[[u16; 2]; 2]>(), false; k: int2 => ty::<int2>(), false });
+pub const GRID: GpuLayout = Grid::LAYOUT;
 
 /// An array of structs as a field.
+#[derive(Clone, Copy, GpuAligned)]
 #[repr(C, align(16))]
-#[derive(Clone, Copy)]
 pub struct Pairs {
     pub pairs: [Pair; 2],
 }
-gpu_layout!(PAIRS = Pairs { pairs: [Pair; 2] => GpuType::Array { elem: &GpuType::Struct(&PAIR), len: 2 }, false });
+pub const PAIRS: GpuLayout = Pairs::LAYOUT;
 
 /// Tuple fields are `0`, `1`.
+#[derive(Clone, Copy, GpuAligned)]
 #[repr(C, align(8))]
-#[derive(Clone, Copy)]
 pub struct Tuple(pub f32, pub i32);
-gpu_layout!(TUPLE = Tuple { 0: f32 => ty::<f32>(), false; 1: i32 => ty::<i32>(), false });
+pub const TUPLE: GpuLayout = Tuple::LAYOUT;
 
 /// Field names that are C++ keywords.
+#[derive(Clone, Copy, GpuAligned)]
 #[repr(C, align(8))]
-#[derive(Clone, Copy)]
 pub struct Keywords {
     pub class: u32,
     pub float: f32,
 }
-gpu_layout!(KEYWORDS = Keywords { class: u32 => ty::<u32>(), false; float: f32 => ty::<f32>(), false });
+pub const KEYWORDS: GpuLayout = Keywords::LAYOUT;
 
-#[repr(C, align(16))]
-#[derive(Clone, Copy)]
+#[derive(Clone, Copy, GpuAligned)]
+#[repr(C)]
 pub struct Wide {
     pub v: u128,
 }
-gpu_layout!(WIDE = Wide { v: u128 => ty::<u128>(), false });
+pub const WIDE: GpuLayout = Wide::LAYOUT;
 
 /// Legal as a field, not as an element: 40 bytes, align 8.
 #[repr(C)]
@@ -146,6 +166,41 @@ pub struct Frame {
 gpu_layout!(FRAME = Frame { p: float3 => ty::<float3>(), false; m: f32 => ty::<f32>(), false; d: double3 => ty::<double3>(), false });
 
 /// Every element type above, smallest first.
-pub const ELEMENTS: [&GpuLayout; 10] = [
-    &BYTE, &HALF, &RGBA, &PAIR, &TUPLE, &KEYWORDS, &MIXED, &NESTED, &GRID, &PAIRS,
+pub const ELEMENTS: [&GpuLayout; 13] = [
+    &BYTE,
+    &HALF,
+    &RGBA,
+    &PAIR,
+    &TUPLE,
+    &KEYWORDS,
+    &MIXED,
+    &FLOAT_THEN_DOUBLE,
+    &POSITION,
+    &NESTED,
+    &GRID,
+    &PAIRS,
+    &WIDE,
 ];
+
+/// A header with every element type above, added the way users add them,
+/// and the field-only `Frame`.
+pub fn full_header() -> CudaHeader {
+    let mut header = CudaHeader::new();
+    header
+        .add::<Byte>()
+        .and_then(|h| h.add::<Half>())
+        .and_then(|h| h.add::<Rgba>())
+        .and_then(|h| h.add::<Pair>())
+        .and_then(|h| h.add::<Tuple>())
+        .and_then(|h| h.add::<Keywords>())
+        .and_then(|h| h.add::<Mixed>())
+        .and_then(|h| h.add::<FloatThenDouble>())
+        .and_then(|h| h.add::<Position>())
+        .and_then(|h| h.add::<Nested>())
+        .and_then(|h| h.add::<Grid>())
+        .and_then(|h| h.add::<Pairs>())
+        .and_then(|h| h.add::<Wide>())
+        .and_then(|h| h.add_layout(&FRAME, false))
+        .expect("every test type is legal");
+    header
+}
