@@ -12,6 +12,11 @@ extern crate std;
 // Lets the derive's absolute `::gpu_aligned::...` paths resolve inside this crate too.
 extern crate self as gpu_aligned;
 
+#[cfg(feature = "alloc")]
+pub mod alloc;
+#[cfg(feature = "alloc")]
+pub mod arena;
+pub mod backend;
 pub mod coalesce;
 #[cfg(feature = "alloc")]
 pub mod header;

@@ -1,0 +1,232 @@
+//! The size classes of the two-level segregated fit: which free list a block
+//! of a given size lives in, and which list a request must start searching
+//! from so that every block found there is big enough without looking at it.
+
+/// log2 of the number of second-level lists per power of two: 32 lists split
+/// each doubling into steps of 1/32, so a request rounded up to its list
+/// overshoots by less than 3.2%.
+const SECOND_LEVEL_LOG2: u32 = 5;
+/// Lists per first level.
+pub(super) const SECOND_LEVEL_COUNT: usize = 1 << SECOND_LEVEL_LOG2;
+/// Sizes below this get one exact list each (first level 0).
+const LINEAR_LIMIT: u64 = SECOND_LEVEL_COUNT as u64;
+/// First level 0 holds the linear sizes; levels 1..=59 hold sizes with
+/// log2 = 5..=63, so every `u64` size has a list.
+pub(super) const FIRST_LEVEL_COUNT: usize = 64 - SECOND_LEVEL_LOG2 as usize + 1;
+/// Total number of free lists.
+pub(super) const BIN_COUNT: usize = FIRST_LEVEL_COUNT * SECOND_LEVEL_COUNT;
+
+/// A free list, named by its two levels.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub(super) struct Bin {
+    pub(super) first: u32,
+    pub(super) second: u32,
+}
+
+impl Bin {
+    /// The flat index into the list heads.
+    #[inline]
+    pub(super) fn index(self) -> usize {
+        self.first as usize * SECOND_LEVEL_COUNT + self.second as usize
+    }
+
+    /// The inverse of [`Bin::index`].
+    pub(super) fn from_index(index: usize) -> Bin {
+        Bin {
+            first: (index / SECOND_LEVEL_COUNT) as u32,
+            second: (index % SECOND_LEVEL_COUNT) as u32,
+        }
+    }
+
+    /// The list a free block of `size` bytes is filed under: its size lies in
+    /// `[lower_bound(bin), lower_bound(next bin))`.
+    #[inline]
+    pub(super) fn containing(size: u64) -> Bin {
+        if size < LINEAR_LIMIT {
+            return Bin {
+                first: 0,
+                second: size as u32,
+            };
+        }
+        let log2 = 63 - size.leading_zeros();
+        let shift = log2 - SECOND_LEVEL_LOG2;
+        Bin {
+            first: shift + 1,
+            // The top bit is implied by the first level; the next five bits
+            // pick the step within the doubling.
+            second: ((size >> shift) as u32) & (SECOND_LEVEL_COUNT as u32 - 1),
+        }
+    }
+
+    /// The first list whose every block holds at least `size` bytes, or `None`
+    /// when no list can (the rounded size overflows `u64`).
+    #[inline]
+    pub(super) fn first_fitting(size: u64) -> Option<Bin> {
+        if size < LINEAR_LIMIT {
+            return Some(Bin::containing(size));
+        }
+        let log2 = 63 - size.leading_zeros();
+        let step = 1u64 << (log2 - SECOND_LEVEL_LOG2);
+        // Rounding up to the next list boundary: blocks in the list that
+        // merely contains `size` may be smaller than `size`.
+        size.checked_add(step - 1).map(Bin::containing)
+    }
+
+    /// The list after this one in size order, if any.
+    #[inline]
+    pub(super) fn next(self) -> Option<Bin> {
+        if self.second + 1 < SECOND_LEVEL_COUNT as u32 {
+            Some(Bin {
+                first: self.first,
+                second: self.second + 1,
+            })
+        } else if self.first + 1 < FIRST_LEVEL_COUNT as u32 {
+            Some(Bin {
+                first: self.first + 1,
+                second: 0,
+            })
+        } else {
+            None
+        }
+    }
+}
+
+/// Which lists are non-empty, so the first non-empty list at or above a
+/// given one is found with two bit scans instead of a walk.
+#[derive(Clone, Debug)]
+pub(super) struct Bitmaps {
+    first: u64,
+    second: [u32; FIRST_LEVEL_COUNT],
+}
+
+impl Bitmaps {
+    pub(super) const fn new() -> Self {
+        Bitmaps {
+            first: 0,
+            second: [0; FIRST_LEVEL_COUNT],
+        }
+    }
+
+    #[inline]
+    pub(super) fn set(&mut self, bin: Bin) {
+        self.second[bin.first as usize] |= 1 << bin.second;
+        self.first |= 1 << bin.first;
+    }
+
+    #[inline]
+    pub(super) fn clear(&mut self, bin: Bin) {
+        let row = &mut self.second[bin.first as usize];
+        *row &= !(1 << bin.second);
+        if *row == 0 {
+            self.first &= !(1 << bin.first);
+        }
+    }
+
+    #[inline]
+    pub(super) fn is_set(&self, bin: Bin) -> bool {
+        self.second[bin.first as usize] & (1 << bin.second) != 0
+    }
+
+    /// The first non-empty list at or after `from`, in size order.
+    #[inline]
+    pub(super) fn first_at_or_after(&self, from: Bin) -> Option<Bin> {
+        let same_level = self.second[from.first as usize] & (u32::MAX << from.second);
+        if same_level != 0 {
+            return Some(Bin {
+                first: from.first,
+                second: same_level.trailing_zeros(),
+            });
+        }
+        // `from.first + 1 <= 60 < 64`, so the shift is in range.
+        let higher_levels = self.first & (u64::MAX << (from.first + 1));
+        if higher_levels == 0 {
+            return None;
+        }
+        let first = higher_levels.trailing_zeros();
+        Some(Bin {
+            first,
+            second: self.second[first as usize].trailing_zeros(),
+        })
+    }
+
+    /// The last non-empty list (the one holding the largest blocks).
+    #[inline]
+    pub(super) fn last(&self) -> Option<Bin> {
+        if self.first == 0 {
+            return None;
+        }
+        let first = 63 - self.first.leading_zeros();
+        Some(Bin {
+            first,
+            second: 31 - self.second[first as usize].leading_zeros(),
+        })
+    }
+
+    pub(super) fn reset(&mut self) {
+        *self = Bitmaps::new();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use alloc_crate::vec;
+
+    /// The smallest size filed under `bin`.
+    fn lower_bound(bin: Bin) -> u64 {
+        if bin.first == 0 {
+            return u64::from(bin.second);
+        }
+        let shift = bin.first - 1;
+        (LINEAR_LIMIT | u64::from(bin.second)) << shift
+    }
+
+    #[test]
+    fn every_size_lies_in_its_bin() {
+        let mut sizes = vec![0, 1, 31, 32, 33, 63, 64, 65, 1000, u64::MAX, u64::MAX - 1];
+        for shift in 0..64 {
+            let p = 1u64 << shift;
+            sizes.extend([p - 1, p, p + 1, p | (p >> 1), p | (p >> 3) | 7]);
+        }
+        for size in sizes {
+            let bin = Bin::containing(size);
+            assert!(
+                bin.index() < BIN_COUNT,
+                "size {size}: bin {bin:?} out of range"
+            );
+            assert!(
+                lower_bound(bin) <= size,
+                "size {size}: bin {bin:?} starts above it"
+            );
+            let next = Bin::containing(size.saturating_add(1));
+            if size < u64::MAX && next != bin {
+                assert_eq!(lower_bound(next), size + 1, "size {size}: bins leave a gap");
+            }
+            if let Some(fit) = Bin::first_fitting(size) {
+                assert!(
+                    lower_bound(fit) >= size,
+                    "size {size}: bin {fit:?} may hold smaller blocks"
+                );
+                assert!(fit >= bin, "size {size}: search starts below its own bin");
+            }
+        }
+    }
+
+    #[test]
+    fn first_at_or_after_finds_the_next_set_bin() {
+        let mut maps = Bitmaps::new();
+        let small = Bin::containing(40);
+        let large = Bin::containing(1 << 40);
+        maps.set(small);
+        maps.set(large);
+        assert_eq!(maps.first_at_or_after(Bin::containing(0)), Some(small));
+        assert_eq!(maps.first_at_or_after(small), Some(small));
+        assert_eq!(maps.first_at_or_after(Bin::containing(41 + 8)), Some(large));
+        assert_eq!(maps.last(), Some(large));
+        maps.clear(large);
+        assert_eq!(maps.first_at_or_after(Bin::containing(1 << 20)), None);
+        assert_eq!(maps.last(), Some(small));
+        maps.clear(small);
+        assert_eq!(maps.last(), None);
+    }
+}

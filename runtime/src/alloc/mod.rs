@@ -1,0 +1,774 @@
+//! The offsets-only sub-allocator: hands out aligned byte ranges of a buffer
+//! it never touches, so the same bookkeeping serves host memory and device
+//! memory alike (the [`arena`](crate::arena) puts it over a real buffer).
+//!
+//! It is a two-level segregated fit (TLSF): free blocks sit in one of 1,920
+//! size-class lists, two bitmaps say which lists are non-empty, so finding a
+//! block and freeing one (merging it with free neighbours) take a constant
+//! number of steps. Any power-of-two alignment can be asked for per
+//! allocation; the bytes skipped to reach the aligned start go back to the
+//! free list as a block of their own instead of being hidden inside the
+//! allocation, so [`Stats::alignment_waste`] stays 0.
+//!
+//! Misuse is a typed error, never a panic or silent corruption: every
+//! [`Allocation`] carries the id of its allocator and a slot index with a
+//! **generation counter**, so a double free, a stale handle (freed, then its
+//! slot reused) and a handle from another allocator are all detected in O(1).
+//!
+//! ```
+//! use gpu_aligned::alloc::Allocator;
+//!
+//! let mut allocator = Allocator::new(1 << 20);
+//! let a = allocator.alloc(100, 1)?;
+//! let b = allocator.alloc(1000, 256)?;
+//! assert_eq!(b.offset() % 256, 0);
+//! // The 156 bytes between `a` and `b` were skipped for alignment and are free.
+//! assert_eq!(allocator.stats().alignment_waste, 0);
+//! allocator.free(a)?;
+//! assert!(allocator.free(a).is_err()); // double free
+//! allocator.free(b)?;
+//! assert_eq!(allocator.stats().largest_free_block, 1 << 20);
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+#![deny(unsafe_code)]
+
+mod bins;
+mod error;
+mod stats;
+#[cfg(feature = "std")]
+mod sync;
+
+pub use error::{AllocError, FreeError, InvariantError};
+pub use stats::Stats;
+#[cfg(feature = "std")]
+pub use sync::SyncAllocator;
+
+use alloc_crate::vec;
+use alloc_crate::vec::Vec;
+use core::fmt;
+use core::sync::atomic::{AtomicU64, Ordering};
+
+use bins::{Bin, Bitmaps, BIN_COUNT};
+
+/// "No block" in the intrusive links and list heads.
+const NONE: u32 = u32::MAX;
+
+/// Every allocator gets a distinct id so a handle presented to the wrong one
+/// is recognised.
+fn next_allocator_id() -> u64 {
+    static NEXT: AtomicU64 = AtomicU64::new(1);
+    NEXT.fetch_add(1, Ordering::Relaxed)
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum State {
+    Free,
+    Used,
+    /// The slot holds no block; it waits on the vacant list for reuse.
+    Vacant,
+}
+
+/// One block of the buffer, free or used, in a slot of the block table.
+/// Blocks link to their physical neighbours (to merge on free) and, while
+/// free, to the other blocks of their size class.
+#[derive(Clone, Debug)]
+struct Block {
+    offset: u64,
+    size: u64,
+    prev_phys: u32,
+    next_phys: u32,
+    /// Free list links; `next_free` also links the vacant list.
+    prev_free: u32,
+    next_free: u32,
+    /// Bumped each time an allocation in this slot is freed, so older
+    /// handles to the slot no longer match.
+    generation: u32,
+    state: State,
+}
+
+impl Block {
+    const VACANT: Block = Block {
+        offset: 0,
+        size: 0,
+        prev_phys: NONE,
+        next_phys: NONE,
+        prev_free: NONE,
+        next_free: NONE,
+        generation: 0,
+        state: State::Vacant,
+    };
+
+    fn end(&self) -> u64 {
+        // Blocks lie within `[0, capacity)`, so this cannot overflow.
+        self.offset + self.size
+    }
+}
+
+/// A live allocation: a byte range of the allocator's buffer. Give it back
+/// with [`Allocator::free`].
+///
+/// The handle is `Copy` because it is only a name: the allocator checks it
+/// on every use (allocator id, slot, generation), so a copy that outlives its
+/// allocation is caught as a [`FreeError`] instead of freeing someone else's
+/// bytes. The typed [`ArenaSlice`](crate::arena::ArenaSlice) built on it is
+/// move-only.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Allocation {
+    offset: u64,
+    size: u64,
+    allocator: u64,
+    epoch: u32,
+    slot: u32,
+    generation: u32,
+}
+
+impl Allocation {
+    /// Byte offset of the first byte, from the start of the buffer.
+    pub fn offset(&self) -> u64 {
+        self.offset
+    }
+
+    /// Size in bytes, exactly as requested.
+    pub fn size(&self) -> u64 {
+        self.size
+    }
+
+    /// Byte offset one past the last byte.
+    pub fn end(&self) -> u64 {
+        // An allocation lies within the capacity, a `u64`.
+        self.offset + self.size
+    }
+}
+
+/// The sub-allocator. See the [module docs](self).
+pub struct Allocator {
+    id: u64,
+    /// Bumped by [`Allocator::reset`], which frees every allocation at once:
+    /// handles from an older epoch are stale.
+    epoch: u32,
+    capacity: u64,
+    blocks: Vec<Block>,
+    /// First block of each size class's free list.
+    heads: Vec<u32>,
+    bitmaps: Bitmaps,
+    /// First slot of the vacant list, and its length.
+    vacant: u32,
+    vacant_count: u32,
+    used: u64,
+    free: u64,
+    allocations: u64,
+    free_blocks: u64,
+}
+
+impl fmt::Debug for Allocator {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Allocator")
+            .field("id", &self.id)
+            .field("capacity", &self.capacity)
+            .field("used", &self.used)
+            .field("free", &self.free)
+            .field("allocations", &self.allocations)
+            .field("free_blocks", &self.free_blocks)
+            .finish_non_exhaustive()
+    }
+}
+
+/// `offset` rounded up to a multiple of `align` (a power of two), or `None`
+/// on overflow.
+#[inline]
+fn align_up(offset: u64, align: u64) -> Option<u64> {
+    let mask = align - 1;
+    offset.checked_add(mask).map(|bumped| bumped & !mask)
+}
+
+impl Allocator {
+    /// An allocator for a buffer of `capacity` bytes, all free. A capacity of
+    /// zero is allowed; every allocation from it fails.
+    pub fn new(capacity: u64) -> Allocator {
+        let mut allocator = Allocator {
+            id: next_allocator_id(),
+            epoch: 0,
+            capacity,
+            blocks: Vec::with_capacity(16),
+            heads: vec![NONE; BIN_COUNT],
+            bitmaps: Bitmaps::new(),
+            vacant: NONE,
+            vacant_count: 0,
+            used: 0,
+            free: 0,
+            allocations: 0,
+            free_blocks: 0,
+        };
+        allocator.rebuild_empty();
+        allocator
+    }
+
+    /// The size of the managed buffer in bytes.
+    pub fn capacity(&self) -> u64 {
+        self.capacity
+    }
+
+    /// Frees every allocation at once. Handles made before the reset become
+    /// stale: freeing one returns [`FreeError::StaleHandle`].
+    ///
+    /// This takes time proportional to the number of size classes, not to
+    /// the number of allocations.
+    pub fn reset(&mut self) {
+        // The epoch is 32 bits: a handle kept across exactly 2^32 resets
+        // would be taken for a live one. Nothing keeps handles that long.
+        self.epoch = self.epoch.wrapping_add(1);
+        self.rebuild_empty();
+    }
+
+    fn rebuild_empty(&mut self) {
+        self.blocks.clear();
+        self.heads.fill(NONE);
+        self.bitmaps.reset();
+        self.vacant = NONE;
+        self.vacant_count = 0;
+        self.used = 0;
+        self.free = 0;
+        self.allocations = 0;
+        self.free_blocks = 0;
+        if self.capacity > 0 {
+            self.blocks.push(Block {
+                size: self.capacity,
+                ..Block::VACANT
+            });
+            self.insert_free(0);
+        }
+    }
+
+    /// Allocates `size` bytes whose offset is a multiple of `align`.
+    ///
+    /// # Errors
+    ///
+    /// [`AllocError::ZeroSize`], [`AllocError::AlignNotPowerOfTwo`],
+    /// [`AllocError::AlignExceedsCapacity`],
+    /// [`AllocError::SizeExceedsCapacity`] for requests that can never
+    /// succeed; [`AllocError::OutOfMemory`] (with the free total and the
+    /// largest size that would fit) when no free block holds the request now;
+    /// [`AllocError::TooManyBlocks`] when the block table cannot grow.
+    ///
+    /// Out of memory is only reported when no free block can hold the
+    /// request: the constant-time search is followed, when it finds nothing,
+    /// by a walk of the size classes that might still hold a fitting block.
+    pub fn alloc(&mut self, size: u64, align: u64) -> Result<Allocation, AllocError> {
+        if size == 0 {
+            return Err(AllocError::ZeroSize);
+        }
+        if !align.is_power_of_two() {
+            return Err(AllocError::AlignNotPowerOfTwo { align });
+        }
+        if size > self.capacity {
+            return Err(AllocError::SizeExceedsCapacity {
+                size,
+                capacity: self.capacity,
+            });
+        }
+        if align > self.capacity {
+            return Err(AllocError::AlignExceedsCapacity {
+                align,
+                capacity: self.capacity,
+            });
+        }
+        let Some((slot, start)) = self.find_block(size, align) else {
+            return Err(AllocError::OutOfMemory {
+                size,
+                align,
+                free: self.free,
+                largest_fit: self.largest_fit(align),
+            });
+        };
+        // Splitting needs up to two more slots; get them before changing
+        // anything so a failure leaves the allocator as it was.
+        self.reserve_slots(2)?;
+        Ok(self.split_and_use(slot, start, size))
+    }
+
+    /// Frees an allocation, merging it with free neighbours.
+    ///
+    /// # Errors
+    ///
+    /// [`FreeError::ForeignHandle`] for a handle from another allocator,
+    /// [`FreeError::DoubleFree`] or [`FreeError::StaleHandle`] for one whose
+    /// allocation was already freed. The allocator is unchanged on error.
+    pub fn free(&mut self, allocation: Allocation) -> Result<(), FreeError> {
+        let slot = self.resolve(&allocation)?;
+        let index = slot as usize;
+        let block = &mut self.blocks[index];
+        block.generation = block.generation.wrapping_add(1);
+        self.used -= block.size;
+        self.allocations -= 1;
+
+        let prev = block.prev_phys;
+        if prev != NONE && self.blocks[prev as usize].state == State::Free {
+            self.remove_free(prev);
+            let absorbed = self.blocks[prev as usize].clone();
+            let block = &mut self.blocks[index];
+            block.offset = absorbed.offset;
+            block.size += absorbed.size;
+            block.prev_phys = absorbed.prev_phys;
+            if absorbed.prev_phys != NONE {
+                self.blocks[absorbed.prev_phys as usize].next_phys = slot;
+            }
+            self.release_slot(prev);
+        }
+        let next = self.blocks[index].next_phys;
+        if next != NONE && self.blocks[next as usize].state == State::Free {
+            self.remove_free(next);
+            let absorbed = self.blocks[next as usize].clone();
+            let block = &mut self.blocks[index];
+            block.size += absorbed.size;
+            block.next_phys = absorbed.next_phys;
+            if absorbed.next_phys != NONE {
+                self.blocks[absorbed.next_phys as usize].prev_phys = slot;
+            }
+            self.release_slot(next);
+        }
+        self.insert_free(slot);
+        Ok(())
+    }
+
+    /// Checks that `allocation` is live in this allocator, as
+    /// [`free`](Allocator::free) would, without freeing it.
+    ///
+    /// # Errors
+    ///
+    /// The same as [`free`](Allocator::free).
+    pub fn check_handle(&self, allocation: &Allocation) -> Result<(), FreeError> {
+        self.resolve(allocation).map(|_| ())
+    }
+
+    /// A snapshot of the counters; see [`Stats`].
+    pub fn stats(&self) -> Stats {
+        Stats {
+            capacity: self.capacity,
+            used: self.used,
+            free: self.free,
+            allocations: self.allocations,
+            free_blocks: self.free_blocks,
+            largest_free_block: self.largest_free_block(),
+            alignment_waste: self
+                .capacity
+                .saturating_sub(self.used)
+                .saturating_sub(self.free),
+        }
+    }
+
+    /// The largest size that [`alloc`](Allocator::alloc) would grant right
+    /// now at alignment `align` (0 when nothing fits).
+    ///
+    /// This walks every free block: it is meant for reports and tests, not
+    /// for the allocation path.
+    ///
+    /// # Errors
+    ///
+    /// [`AllocError::AlignNotPowerOfTwo`] for a bad alignment.
+    pub fn largest_allocatable(&self, align: u64) -> Result<u64, AllocError> {
+        if !align.is_power_of_two() {
+            return Err(AllocError::AlignNotPowerOfTwo { align });
+        }
+        Ok(self.largest_fit(align))
+    }
+
+    fn largest_fit(&self, align: u64) -> u64 {
+        self.blocks
+            .iter()
+            .filter(|block| block.state == State::Free)
+            .filter_map(|block| {
+                let start = align_up(block.offset, align)?;
+                block.end().checked_sub(start)
+            })
+            .max()
+            .unwrap_or(0)
+    }
+
+    /// The largest free block: the longest list of the largest non-empty
+    /// size class is walked, nothing else.
+    fn largest_free_block(&self) -> u64 {
+        let Some(bin) = self.bitmaps.last() else {
+            return 0;
+        };
+        let mut largest = 0;
+        let mut cursor = self.heads[bin.index()];
+        while cursor != NONE {
+            let block = &self.blocks[cursor as usize];
+            largest = largest.max(block.size);
+            cursor = block.next_free;
+        }
+        largest
+    }
+
+    /// Where `size` bytes at `align` can go: a free block's slot and the
+    /// aligned start inside it.
+    fn find_block(&self, size: u64, align: u64) -> Option<(u32, u64)> {
+        // 1. Good fit: the head of the first size class whose blocks all hold
+        //    `size`. It fits unless its start needs padding it cannot spare.
+        if let Some(bin) = Bin::first_fitting(size).and_then(|b| self.bitmaps.first_at_or_after(b))
+        {
+            let slot = self.heads[bin.index()];
+            if let Some(start) = self.fit_start(slot, size, align) {
+                return Some((slot, start));
+            }
+        }
+        // 2. A class whose blocks hold `size + align - 1` bytes fits at any
+        //    start, so its head always does.
+        let padded = size.checked_add(align - 1);
+        if align > 1 {
+            if let Some(bin) = padded
+                .and_then(Bin::first_fitting)
+                .and_then(|b| self.bitmaps.first_at_or_after(b))
+            {
+                let slot = self.heads[bin.index()];
+                if let Some(start) = self.fit_start(slot, size, align) {
+                    return Some((slot, start));
+                }
+            }
+        }
+        // 3. Nearly full or fragmented: walk the classes that may hold a
+        //    fitting block. Only blocks of `size ..= size + align - 2` bytes
+        //    get here, since larger ones were found above.
+        let mut from = Some(Bin::containing(size));
+        while let Some(bin) = from.and_then(|b| self.bitmaps.first_at_or_after(b)) {
+            let mut cursor = self.heads[bin.index()];
+            while cursor != NONE {
+                if let Some(start) = self.fit_start(cursor, size, align) {
+                    return Some((cursor, start));
+                }
+                cursor = self.blocks[cursor as usize].next_free;
+            }
+            from = bin.next();
+        }
+        None
+    }
+
+    /// The aligned start of `size` bytes inside free block `slot`, if they fit.
+    #[inline]
+    fn fit_start(&self, slot: u32, size: u64, align: u64) -> Option<u64> {
+        let block = &self.blocks[slot as usize];
+        let start = align_up(block.offset, align)?;
+        let end = start.checked_add(size)?;
+        (end <= block.end()).then_some(start)
+    }
+
+    fn reserve_slots(&mut self, needed: u32) -> Result<(), AllocError> {
+        if self.vacant_count >= needed {
+            return Ok(());
+        }
+        let missing = (needed - self.vacant_count) as usize;
+        if self.blocks.len() + missing > NONE as usize {
+            return Err(AllocError::TooManyBlocks);
+        }
+        self.blocks
+            .try_reserve(missing)
+            .map_err(|_| AllocError::TooManyBlocks)
+    }
+
+    /// Takes a slot for a new block; [`reserve_slots`](Self::reserve_slots)
+    /// has made sure one is there without reallocating.
+    fn take_slot(&mut self) -> u32 {
+        if self.vacant != NONE {
+            let slot = self.vacant;
+            self.vacant = self.blocks[slot as usize].next_free;
+            self.vacant_count -= 1;
+            slot
+        } else {
+            self.blocks.push(Block::VACANT);
+            (self.blocks.len() - 1) as u32
+        }
+    }
+
+    fn release_slot(&mut self, slot: u32) {
+        let block = &mut self.blocks[slot as usize];
+        // The generation survives: the slot's next allocation continues it.
+        block.state = State::Vacant;
+        block.prev_phys = NONE;
+        block.next_phys = NONE;
+        block.prev_free = NONE;
+        block.next_free = self.vacant;
+        self.vacant = slot;
+        self.vacant_count += 1;
+    }
+
+    /// Turns free block `slot` into an allocation of `size` bytes at `start`,
+    /// returning the bytes before and after it to the free lists.
+    fn split_and_use(&mut self, slot: u32, start: u64, size: u64) -> Allocation {
+        self.remove_free(slot);
+        let Block {
+            offset,
+            prev_phys,
+            next_phys,
+            ..
+        } = self.blocks[slot as usize];
+        let end = self.blocks[slot as usize].end();
+        debug_assert!(
+            offset <= start && start + size <= end,
+            "allocation {start}+{size} outside its block {offset}..{end}"
+        );
+
+        let front = start - offset;
+        if front > 0 {
+            let pad = self.take_slot();
+            self.blocks[pad as usize] = Block {
+                offset,
+                size: front,
+                prev_phys,
+                next_phys: slot,
+                ..Block::VACANT
+            };
+            if prev_phys != NONE {
+                self.blocks[prev_phys as usize].next_phys = pad;
+            }
+            self.blocks[slot as usize].prev_phys = pad;
+            self.insert_free(pad);
+        }
+        let back = end - (start + size);
+        if back > 0 {
+            let tail = self.take_slot();
+            self.blocks[tail as usize] = Block {
+                offset: start + size,
+                size: back,
+                prev_phys: slot,
+                next_phys,
+                ..Block::VACANT
+            };
+            if next_phys != NONE {
+                self.blocks[next_phys as usize].prev_phys = tail;
+            }
+            self.blocks[slot as usize].next_phys = tail;
+            self.insert_free(tail);
+        }
+
+        let block = &mut self.blocks[slot as usize];
+        block.offset = start;
+        block.size = size;
+        block.state = State::Used;
+        self.used += size;
+        self.allocations += 1;
+        Allocation {
+            offset: start,
+            size,
+            allocator: self.id,
+            epoch: self.epoch,
+            slot,
+            generation: block.generation,
+        }
+    }
+
+    fn insert_free(&mut self, slot: u32) {
+        let size = self.blocks[slot as usize].size;
+        let bin = Bin::containing(size);
+        let head = self.heads[bin.index()];
+        if head != NONE {
+            self.blocks[head as usize].prev_free = slot;
+        }
+        let block = &mut self.blocks[slot as usize];
+        block.state = State::Free;
+        block.prev_free = NONE;
+        block.next_free = head;
+        self.heads[bin.index()] = slot;
+        self.bitmaps.set(bin);
+        self.free += size;
+        self.free_blocks += 1;
+    }
+
+    fn remove_free(&mut self, slot: u32) {
+        let Block {
+            size,
+            prev_free,
+            next_free,
+            ..
+        } = self.blocks[slot as usize];
+        let bin = Bin::containing(size);
+        if prev_free != NONE {
+            self.blocks[prev_free as usize].next_free = next_free;
+        } else {
+            self.heads[bin.index()] = next_free;
+            if next_free == NONE {
+                self.bitmaps.clear(bin);
+            }
+        }
+        if next_free != NONE {
+            self.blocks[next_free as usize].prev_free = prev_free;
+        }
+        self.free -= size;
+        self.free_blocks -= 1;
+    }
+
+    /// The slot of a live allocation, or why the handle is not one.
+    fn resolve(&self, allocation: &Allocation) -> Result<u32, FreeError> {
+        if allocation.allocator != self.id {
+            return Err(FreeError::ForeignHandle);
+        }
+        if allocation.epoch != self.epoch {
+            return Err(FreeError::StaleHandle);
+        }
+        let block = self
+            .blocks
+            .get(allocation.slot as usize)
+            .ok_or(FreeError::StaleHandle)?;
+        match block.state {
+            State::Used
+                if block.generation == allocation.generation
+                    && block.offset == allocation.offset
+                    && block.size == allocation.size =>
+            {
+                Ok(allocation.slot)
+            }
+            State::Used => Err(FreeError::StaleHandle),
+            State::Free | State::Vacant => Err(FreeError::DoubleFree),
+        }
+    }
+
+    /// Walks every block and every free list and checks the allocator's
+    /// invariants: the blocks tile `[0, capacity)` exactly, no two free
+    /// blocks touch (they would have been merged), every free block sits in
+    /// the list of its size class and the bitmaps agree, and the counters
+    /// behind [`stats`](Allocator::stats) equal what the walk finds.
+    ///
+    /// Takes time proportional to the number of blocks; meant for tests.
+    ///
+    /// # Errors
+    ///
+    /// The first broken invariant found (which would be a bug in the
+    /// allocator).
+    pub fn check_invariants(&self) -> Result<(), InvariantError> {
+        fn expect(what: &'static str, expected: u64, found: u64) -> Result<(), InvariantError> {
+            if expected == found {
+                Ok(())
+            } else {
+                Err(InvariantError {
+                    what,
+                    expected,
+                    found,
+                })
+            }
+        }
+
+        let mut occupied = 0u64;
+        let mut first = NONE;
+        for (slot, block) in self.blocks.iter().enumerate() {
+            if block.state != State::Vacant {
+                occupied += 1;
+                if block.prev_phys == NONE {
+                    expect("blocks with no predecessor", NONE as u64, first as u64)?;
+                    first = slot as u32;
+                }
+            }
+        }
+        expect(
+            "occupied plus vacant slots",
+            self.blocks.len() as u64,
+            occupied + u64::from(self.vacant_count),
+        )?;
+
+        // Physical order: contiguous, in bounds, merged.
+        let (mut cursor, mut offset, mut walked) = (first, 0u64, 0u64);
+        let (mut used, mut free, mut allocations, mut free_blocks) = (0u64, 0u64, 0u64, 0u64);
+        let mut previous_free = false;
+        let mut previous = NONE;
+        while cursor != NONE {
+            let block = &self.blocks[cursor as usize];
+            expect(
+                "block offset (blocks must tile the buffer)",
+                offset,
+                block.offset,
+            )?;
+            expect(
+                "back link of the physical list",
+                previous as u64,
+                block.prev_phys as u64,
+            )?;
+            expect("blocks of zero size", 1, u64::from(block.size > 0))?;
+            let is_free = block.state == State::Free;
+            expect(
+                "adjacent free blocks",
+                0,
+                u64::from(is_free && previous_free),
+            )?;
+            if is_free {
+                free += block.size;
+                free_blocks += 1;
+            } else {
+                used += block.size;
+                allocations += 1;
+            }
+            walked += 1;
+            expect(
+                "physical list longer than the table",
+                1,
+                u64::from(walked <= occupied),
+            )?;
+            offset = block.end();
+            previous_free = is_free;
+            previous = cursor;
+            cursor = block.next_phys;
+        }
+        expect("end of the last block", self.capacity, offset)?;
+        expect("blocks reachable in physical order", occupied, walked)?;
+        expect("used bytes", used, self.used)?;
+        expect("free bytes", free, self.free)?;
+        expect("allocations", allocations, self.allocations)?;
+        expect("free blocks", free_blocks, self.free_blocks)?;
+
+        // Free lists: right class, consistent links, bitmaps agree.
+        let mut listed = 0u64;
+        for index in 0..BIN_COUNT {
+            let bin = Bin::from_index(index);
+            let head = self.heads[index];
+            expect(
+                "bitmap bit of a list",
+                u64::from(head != NONE),
+                u64::from(self.bitmaps.is_set(bin)),
+            )?;
+            let (mut cursor, mut previous) = (head, NONE);
+            while cursor != NONE {
+                let block = &self.blocks[cursor as usize];
+                expect(
+                    "state of a listed block (1 = free)",
+                    1,
+                    u64::from(block.state == State::Free),
+                )?;
+                expect(
+                    "size class of a listed block",
+                    index as u64,
+                    Bin::containing(block.size).index() as u64,
+                )?;
+                expect(
+                    "back link of a free list",
+                    previous as u64,
+                    block.prev_free as u64,
+                )?;
+                listed += 1;
+                expect(
+                    "free lists longer than the free blocks",
+                    1,
+                    u64::from(listed <= free_blocks),
+                )?;
+                previous = cursor;
+                cursor = block.next_free;
+            }
+        }
+        expect("blocks on free lists", free_blocks, listed)?;
+
+        let (mut cursor, mut vacant) = (self.vacant, 0u64);
+        while cursor != NONE {
+            let block = &self.blocks[cursor as usize];
+            expect(
+                "state of a vacant slot (1 = vacant)",
+                1,
+                u64::from(block.state == State::Vacant),
+            )?;
+            vacant += 1;
+            expect(
+                "vacant list longer than the table",
+                1,
+                u64::from(vacant <= self.blocks.len() as u64),
+            )?;
+            cursor = block.next_free;
+        }
+        expect("vacant slots", u64::from(self.vacant_count), vacant)?;
+        self.stats().check()
+    }
+}

@@ -1,0 +1,65 @@
+//! A thread-safe [`Arena`]: the arena behind a mutex, so several threads can
+//! carve arrays out of one buffer.
+
+use std::sync::{Mutex, MutexGuard, PoisonError};
+
+use super::{Arena, ArenaError, ArenaSlice};
+use crate::alloc::Stats;
+use crate::backend::Backend;
+use crate::GpuAligned;
+
+/// An [`Arena`] that can be shared between threads (`Sync` when the backend
+/// is `Send`). Allocation and freeing take the lock for one operation;
+/// reading or writing an array's elements goes through [`lock`](SyncArena::lock).
+#[derive(Debug)]
+pub struct SyncArena<B: Backend> {
+    inner: Mutex<Arena<B>>,
+}
+
+impl<B: Backend> SyncArena<B> {
+    /// Shares `arena` between threads.
+    pub fn new(arena: Arena<B>) -> Self {
+        SyncArena {
+            inner: Mutex::new(arena),
+        }
+    }
+
+    /// Locks the arena for a sequence of operations.
+    ///
+    /// A panic in another thread while it held the lock does not poison it
+    /// for good: no arena method can panic halfway through a change, so the
+    /// arena is consistent whenever the lock is free.
+    pub fn lock(&self) -> MutexGuard<'_, Arena<B>> {
+        self.inner.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// [`Arena::alloc`] under the lock.
+    ///
+    /// # Errors
+    ///
+    /// As [`Arena::alloc`].
+    pub fn alloc<T: GpuAligned>(&self, len: u64) -> Result<ArenaSlice<T>, ArenaError> {
+        self.lock().alloc(len)
+    }
+
+    /// [`Arena::free`] under the lock.
+    ///
+    /// # Errors
+    ///
+    /// As [`Arena::free`].
+    pub fn free<T>(&self, slice: ArenaSlice<T>) -> Result<(), ArenaError> {
+        self.lock().free(slice)
+    }
+
+    /// [`Arena::stats`] under the lock.
+    pub fn stats(&self) -> Stats {
+        self.lock().stats()
+    }
+
+    /// The arena, no longer shared.
+    pub fn into_inner(self) -> Arena<B> {
+        self.inner
+            .into_inner()
+            .unwrap_or_else(PoisonError::into_inner)
+    }
+}

@@ -1,0 +1,141 @@
+//! The typed arena over host memory: aligned starts, safe views, no overlap.
+
+use gpu_aligned::arena::{Arena, DEFAULT_MIN_ALIGN};
+use gpu_aligned::backend::{Backend, HostAccess};
+use gpu_aligned::vector::{double2, float4};
+
+use crate::assert_consistent;
+
+#[test]
+fn arrays_start_on_the_minimum_alignment() {
+    let mut arena = Arena::host(1 << 16).unwrap();
+    let a = arena.alloc::<u8>(3).unwrap();
+    let b = arena.alloc::<f64>(5).unwrap();
+    let c = arena.alloc::<float4>(7).unwrap();
+    let d = arena.alloc::<u16>(1).unwrap();
+    let base = arena.backend().base_address();
+    assert_eq!(base % DEFAULT_MIN_ALIGN, 0);
+    for (offset, address) in [
+        (arena.offset(&a).unwrap(), arena.address(&a).unwrap()),
+        (arena.offset(&b).unwrap(), arena.address(&b).unwrap()),
+        (arena.offset(&c).unwrap(), arena.address(&c).unwrap()),
+        (arena.offset(&d).unwrap(), arena.address(&d).unwrap()),
+    ] {
+        assert_eq!(offset % 256, 0, "offset {offset}");
+        assert_eq!(address, base + offset);
+        assert_eq!(address % 256, 0, "address {address:#x}");
+    }
+    assert_eq!(arena.stats().used, 3 + 5 * 8 + 7 * 16 + 2);
+    assert_consistent(arena.allocator());
+}
+
+#[test]
+fn minimum_alignment_is_configurable() {
+    for min_align in [1, 2, 64, 512, 4096] {
+        let mut arena = Arena::host_with_alignment(1 << 18, min_align, 512).unwrap();
+        assert_eq!(arena.backend().base_address() % min_align.max(256), 0);
+        let mut handles = Vec::new();
+        for len in 1..20 {
+            handles.push(arena.alloc::<u8>(len).unwrap());
+        }
+        let wide = arena.alloc::<double2>(3).unwrap();
+        for handle in &handles {
+            assert_eq!(arena.address(handle).unwrap() % min_align, 0);
+        }
+        // The element's own alignment wins when it is larger.
+        assert_eq!(arena.address(&wide).unwrap() % min_align.max(16), 0);
+        assert_consistent(arena.allocator());
+    }
+}
+
+#[test]
+fn fresh_arrays_are_zeroed_and_views_round_trip() {
+    let mut arena = Arena::host(1 << 14).unwrap();
+    let points = arena.alloc::<float4>(10).unwrap();
+    assert!(arena
+        .get(&points)
+        .unwrap()
+        .iter()
+        .all(|p| *p == float4::default()));
+    for (i, point) in arena.get_mut(&points).unwrap().iter_mut().enumerate() {
+        let i = i as f32;
+        *point = float4 {
+            x: i,
+            y: i + 0.5,
+            z: -i,
+            w: 1.0,
+        };
+    }
+    let view = arena.get(&points).unwrap();
+    assert_eq!(view.len(), 10);
+    assert_eq!(
+        view[9],
+        float4 {
+            x: 9.0,
+            y: 9.5,
+            z: -9.0,
+            w: 1.0
+        }
+    );
+    // The bytes sit where the offset says.
+    let offset = arena.offset(&points).unwrap() as usize;
+    let raw = &arena.backend().bytes()[offset + 9 * 16..offset + 10 * 16];
+    assert_eq!(raw, bytemuck::bytes_of(&view[9]));
+}
+
+#[test]
+fn arrays_do_not_overlap() {
+    let mut arena = Arena::host(1 << 14).unwrap();
+    let mut arrays = Vec::new();
+    for i in 0..20u32 {
+        let len = u64::from(i % 7 + 1) * 9;
+        let array = arena.alloc::<u32>(len).unwrap();
+        arena.get_mut(&array).unwrap().fill(i);
+        arrays.push((i, array));
+    }
+    // Free every third and allocate into the holes.
+    let mut kept = Vec::new();
+    for (i, array) in arrays {
+        if i % 3 == 0 {
+            arena.free(array).unwrap();
+        } else {
+            kept.push((i, array));
+        }
+    }
+    for i in 100..110u32 {
+        let array = arena.alloc::<u32>(5).unwrap();
+        arena.get_mut(&array).unwrap().fill(i);
+        kept.push((i, array));
+    }
+    for (i, array) in &kept {
+        assert!(
+            arena.get(array).unwrap().iter().all(|v| v == i),
+            "array {i} was overwritten"
+        );
+    }
+    for (_, array) in kept {
+        arena.free(array).unwrap();
+    }
+    let stats = arena.stats();
+    assert_eq!((stats.allocations, stats.free_blocks), (0, 1));
+    assert_eq!(stats.largest_free_block, 1 << 14);
+    assert_consistent(arena.allocator());
+}
+
+#[test]
+fn out_of_memory_in_the_arena_reports_the_allocators_numbers() {
+    let mut arena = Arena::host(1024).unwrap();
+    let a = arena.alloc::<u8>(600).unwrap();
+    let error = arena.alloc::<u8>(300).unwrap_err();
+    // [600, 1024) is free, but from 768 on only 256 bytes are aligned.
+    assert_eq!(
+        error,
+        gpu_aligned::arena::ArenaError::Alloc(gpu_aligned::alloc::AllocError::OutOfMemory {
+            size: 300,
+            align: 256,
+            free: 424,
+            largest_fit: 256
+        })
+    );
+    arena.free(a).unwrap();
+}

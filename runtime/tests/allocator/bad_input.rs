@@ -1,0 +1,365 @@
+//! Every bad input has its own named test and its own error; none panics,
+//! and none changes the allocator.
+
+use gpu_aligned::alloc::{AllocError, Allocator, FreeError};
+use gpu_aligned::arena::{Arena, ArenaError};
+use gpu_aligned::backend::{HostBuffer, HostBufferError};
+
+use crate::assert_consistent;
+
+/// Runs `request` on an allocator holding one allocation and checks that
+/// it fails with `expected` and leaves everything as it was.
+fn refused(capacity: u64, request: (u64, u64), expected: AllocError) {
+    let mut allocator = Allocator::new(capacity);
+    let kept = allocator.alloc(1, 1).expect("room for one byte");
+    let before = allocator.stats();
+    assert_eq!(allocator.alloc(request.0, request.1), Err(expected));
+    assert_eq!(
+        allocator.stats(),
+        before,
+        "a refused request changed the allocator"
+    );
+    assert_consistent(&allocator);
+    allocator.free(kept).expect("still live");
+}
+
+#[test]
+fn zero_size_is_an_error() {
+    refused(1024, (0, 1), AllocError::ZeroSize);
+}
+
+#[test]
+fn non_power_of_two_align_is_an_error() {
+    refused(1024, (8, 3), AllocError::AlignNotPowerOfTwo { align: 3 });
+    refused(
+        1024,
+        (8, 257),
+        AllocError::AlignNotPowerOfTwo { align: 257 },
+    );
+}
+
+#[test]
+fn zero_align_is_an_error() {
+    refused(1024, (8, 0), AllocError::AlignNotPowerOfTwo { align: 0 });
+}
+
+#[test]
+fn align_larger_than_capacity_is_an_error() {
+    refused(
+        1000,
+        (8, 1024),
+        AllocError::AlignExceedsCapacity {
+            align: 1024,
+            capacity: 1000,
+        },
+    );
+}
+
+#[test]
+fn size_larger_than_capacity_is_an_error() {
+    refused(
+        1000,
+        (1001, 1),
+        AllocError::SizeExceedsCapacity {
+            size: 1001,
+            capacity: 1000,
+        },
+    );
+}
+
+#[test]
+fn sizes_and_aligns_near_u64_max_do_not_overflow() {
+    let mut allocator = Allocator::new(u64::MAX);
+    let first = allocator.alloc(1, 1).unwrap();
+    // The only free block is [1, u64::MAX): an aligned start near the top
+    // leaves no room, and padding arithmetic must not wrap.
+    assert!(matches!(
+        allocator.alloc(u64::MAX - 1, 1 << 63),
+        Err(AllocError::OutOfMemory { .. })
+    ));
+    assert!(matches!(
+        allocator.alloc(u64::MAX, 1),
+        Err(AllocError::OutOfMemory { .. })
+    ));
+    let rest = allocator.alloc(u64::MAX - 1, 1).unwrap();
+    assert_eq!((rest.offset(), rest.end()), (1, u64::MAX));
+    assert_consistent(&allocator);
+    allocator.free(first).unwrap();
+    allocator.free(rest).unwrap();
+    assert_eq!(allocator.stats().largest_free_block, u64::MAX);
+}
+
+#[test]
+fn size_overflow_is_an_error() {
+    let mut arena = Arena::host(4096).unwrap();
+    assert_eq!(
+        arena.alloc::<u64>(u64::MAX / 4).unwrap_err(),
+        ArenaError::Alloc(AllocError::SizeOverflow)
+    );
+    assert_eq!(
+        arena.alloc_pitched::<f32>(u64::MAX / 2, 2).unwrap_err(),
+        ArenaError::Alloc(AllocError::SizeOverflow)
+    );
+    // The row itself fits in u64 but rounding it up to the pitch does not.
+    assert_eq!(
+        arena.alloc_pitched::<u8>(u64::MAX, 1).unwrap_err(),
+        ArenaError::Alloc(AllocError::SizeOverflow)
+    );
+    assert_eq!(arena.stats().allocations, 0);
+    assert_consistent(arena.allocator());
+}
+
+#[test]
+fn out_of_memory_says_how_much_is_free_and_what_fits() {
+    let mut allocator = Allocator::new(1024);
+    let a = allocator.alloc(100, 1).unwrap();
+    let b = allocator.alloc(500, 512).unwrap();
+    assert_eq!((a.offset(), b.offset()), (0, 512));
+    // Free now: [100, 512) and [1012, 1024): 424 bytes; at alignment 256 the
+    // first holds [256, 512), the second nothing.
+    let error = allocator.alloc(300, 256).unwrap_err();
+    assert_eq!(
+        error,
+        AllocError::OutOfMemory {
+            size: 300,
+            align: 256,
+            free: 424,
+            largest_fit: 256
+        }
+    );
+    let message = error.to_string();
+    assert!(
+        message.contains("424") && message.contains("256"),
+        "{message}"
+    );
+    assert_eq!(allocator.largest_allocatable(1), Ok(412));
+    assert_eq!(allocator.largest_allocatable(256), Ok(256));
+    // What it says fits does fit.
+    let c = allocator.alloc(256, 256).unwrap();
+    assert_eq!(c.offset(), 256);
+    assert_consistent(&allocator);
+}
+
+#[test]
+fn zero_capacity_refuses_everything() {
+    let mut allocator = Allocator::new(0);
+    assert_eq!(
+        allocator.alloc(1, 1),
+        Err(AllocError::SizeExceedsCapacity {
+            size: 1,
+            capacity: 0
+        })
+    );
+    assert_eq!(allocator.stats().free_blocks, 0);
+    assert_consistent(&allocator);
+}
+
+#[test]
+fn double_free_is_an_error() {
+    let mut allocator = Allocator::new(1024);
+    let a = allocator.alloc(64, 16).unwrap();
+    let keep = allocator.alloc(64, 16).unwrap();
+    allocator.free(a).unwrap();
+    let before = allocator.stats();
+    assert_eq!(allocator.free(a), Err(FreeError::DoubleFree));
+    assert_eq!(allocator.stats(), before);
+    assert_consistent(&allocator);
+    allocator.free(keep).unwrap();
+}
+
+#[test]
+fn stale_handle_is_an_error() {
+    let mut allocator = Allocator::new(1024);
+    // Taking the whole buffer reuses the one block's slot: the new
+    // allocation sits where the old handle points, with a newer generation.
+    let old = allocator.alloc(1024, 1).unwrap();
+    allocator.free(old).unwrap();
+    let new = allocator.alloc(1024, 1).unwrap();
+    assert_eq!(new.offset(), old.offset());
+    assert_eq!(allocator.free(old), Err(FreeError::StaleHandle));
+    assert_eq!(allocator.check_handle(&old), Err(FreeError::StaleHandle));
+    assert_eq!(
+        allocator.stats().allocations,
+        1,
+        "the stale free touched the new allocation"
+    );
+    allocator.free(new).unwrap();
+    assert_consistent(&allocator);
+}
+
+#[test]
+fn handle_from_before_reset_is_stale() {
+    let mut allocator = Allocator::new(1024);
+    let a = allocator.alloc(100, 4).unwrap();
+    allocator.reset();
+    assert_eq!(allocator.stats().allocations, 0);
+    assert_eq!(allocator.free(a), Err(FreeError::StaleHandle));
+    let b = allocator.alloc(100, 4).unwrap();
+    assert_eq!(allocator.free(a), Err(FreeError::StaleHandle));
+    allocator.free(b).unwrap();
+    assert_consistent(&allocator);
+}
+
+#[test]
+fn foreign_handle_is_an_error() {
+    let mut mine = Allocator::new(1024);
+    let mut theirs = Allocator::new(1024);
+    let a = mine.alloc(64, 1).unwrap();
+    let b = theirs.alloc(64, 1).unwrap();
+    assert_eq!(mine.free(b), Err(FreeError::ForeignHandle));
+    assert_eq!(theirs.free(a), Err(FreeError::ForeignHandle));
+    mine.free(a).unwrap();
+    theirs.free(b).unwrap();
+}
+
+#[test]
+fn foreign_arena_handle_is_an_error() {
+    let mut mine = Arena::host(4096).unwrap();
+    let mut theirs = Arena::host(4096).unwrap();
+    let a = mine.alloc::<f32>(4).unwrap();
+    assert_eq!(
+        theirs.get(&a).unwrap_err(),
+        ArenaError::Handle(FreeError::ForeignHandle)
+    );
+    assert_eq!(
+        theirs.free(a).unwrap_err(),
+        ArenaError::Handle(FreeError::ForeignHandle)
+    );
+    assert_eq!(mine.stats().allocations, 1);
+}
+
+#[test]
+fn stale_arena_handle_is_an_error() {
+    let mut arena = Arena::host(4096).unwrap();
+    let a = arena.alloc::<u32>(4).unwrap();
+    arena.reset();
+    assert_eq!(
+        arena.get_mut(&a).unwrap_err(),
+        ArenaError::Handle(FreeError::StaleHandle)
+    );
+    assert_eq!(
+        arena.offset(&a).unwrap_err(),
+        ArenaError::Handle(FreeError::StaleHandle)
+    );
+}
+
+#[test]
+fn zero_length_array_is_an_error() {
+    let mut arena = Arena::host(4096).unwrap();
+    assert_eq!(
+        arena.alloc::<f32>(0).unwrap_err(),
+        ArenaError::Alloc(AllocError::ZeroSize)
+    );
+    assert_eq!(
+        arena.alloc_pitched::<f32>(0, 4).unwrap_err(),
+        ArenaError::Alloc(AllocError::ZeroSize)
+    );
+    assert_eq!(
+        arena.alloc_pitched::<f32>(4, 0).unwrap_err(),
+        ArenaError::Alloc(AllocError::ZeroSize)
+    );
+}
+
+#[test]
+fn non_power_of_two_min_align_is_an_error() {
+    assert_eq!(
+        Arena::host_with_alignment(4096, 384, 512).unwrap_err(),
+        ArenaError::AlignNotPowerOfTwo { align: 384 }
+    );
+    assert_eq!(
+        Arena::host_with_alignment(4096, 256, 0).unwrap_err(),
+        ArenaError::AlignNotPowerOfTwo { align: 0 }
+    );
+}
+
+#[test]
+fn zero_length_host_buffer_is_an_error() {
+    assert_eq!(
+        HostBuffer::new(0, 256).unwrap_err(),
+        HostBufferError::ZeroLength
+    );
+    assert_eq!(
+        Arena::host(0).unwrap_err(),
+        ArenaError::Host(HostBufferError::ZeroLength)
+    );
+}
+
+#[test]
+fn non_power_of_two_host_alignment_is_an_error() {
+    assert_eq!(
+        HostBuffer::new(64, 48).unwrap_err(),
+        HostBufferError::AlignNotPowerOfTwo { align: 48 }
+    );
+}
+
+#[test]
+fn host_buffer_beyond_the_address_space_is_an_error() {
+    assert_eq!(
+        HostBuffer::new(u64::MAX, 256).unwrap_err(),
+        HostBufferError::TooLarge { len: u64::MAX }
+    );
+}
+
+// Miri stops the whole run when a program asks for more memory than the
+// machine has, instead of returning null, so this one only runs natively.
+#[test]
+#[cfg_attr(miri, ignore)]
+fn host_allocation_failure_is_an_error() {
+    let len = (isize::MAX as u64) - 4096;
+    assert_eq!(
+        HostBuffer::new(len, 256).unwrap_err(),
+        HostBufferError::OutOfHostMemory { len }
+    );
+}
+
+#[test]
+fn row_out_of_range_is_an_error() {
+    let mut arena = Arena::host(1 << 16).unwrap();
+    let image = arena.alloc_pitched::<f32>(10, 3).unwrap();
+    assert!(arena.row(&image, 2).is_ok());
+    assert_eq!(
+        arena.row(&image, 3).unwrap_err(),
+        ArenaError::RowOutOfRange { row: 3, height: 3 }
+    );
+    assert_eq!(
+        arena.row_mut(&image, u64::MAX).unwrap_err(),
+        ArenaError::RowOutOfRange {
+            row: u64::MAX,
+            height: 3
+        }
+    );
+}
+
+#[test]
+fn packed_length_mismatch_is_an_error() {
+    let mut arena = Arena::host(1 << 16).unwrap();
+    let image = arena.alloc_pitched::<u16>(10, 3).unwrap();
+    assert_eq!(
+        arena.write_rows(&image, &[0u16; 29]).unwrap_err(),
+        ArenaError::LengthMismatch {
+            expected: 30,
+            found: 29
+        }
+    );
+    assert_eq!(
+        arena.read_rows(&image, &mut [0u16; 31]).unwrap_err(),
+        ArenaError::LengthMismatch {
+            expected: 30,
+            found: 31
+        }
+    );
+}
+
+#[test]
+fn every_error_has_a_message() {
+    let errors: [&dyn std::error::Error; 5] = [
+        &AllocError::ZeroSize,
+        &AllocError::TooManyBlocks,
+        &FreeError::DoubleFree,
+        &HostBufferError::ZeroLength,
+        &ArenaError::AddressOverflow,
+    ];
+    for error in errors {
+        assert!(!error.to_string().is_empty(), "{error:?}");
+    }
+}

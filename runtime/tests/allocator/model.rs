@@ -1,0 +1,186 @@
+//! The allocator against a model: random programs of alloc / free / reset
+//! (and frees of dead handles), checked after every step.
+//!
+//! `ALLOC_MODEL_CASES` sets the number of 1,000-op programs: 100 by default
+//! (10^5 ops, what CI runs), 2 of 100 ops under Miri. The 10^7-op run is
+//! `ALLOC_MODEL_CASES=10000 cargo test --release -p gpu-aligned --test
+//! allocator model`.
+
+use gpu_aligned::alloc::{AllocError, Allocation, Allocator, FreeError};
+use proptest::prelude::*;
+use proptest::test_runner::{Config, TestRunner};
+
+use crate::assert_consistent;
+
+#[derive(Clone, Copy, Debug)]
+enum Op {
+    Alloc {
+        size: u64,
+        align: u64,
+    },
+    /// Frees the live allocation at `pick % live.len()`.
+    Free {
+        pick: usize,
+    },
+    /// Frees a dead (freed or reset) handle again: must be refused.
+    FreeDead {
+        pick: usize,
+    },
+    Reset,
+}
+
+fn op() -> impl Strategy<Value = Op> {
+    prop_oneof![
+        50 => (1..=4096u64, 0..=12u32).prop_map(|(size, log2)| Op::Alloc { size, align: 1 << log2 }),
+        40 => any::<usize>().prop_map(|pick| Op::Free { pick }),
+        6 => any::<usize>().prop_map(|pick| Op::FreeDead { pick }),
+        1 => Just(Op::Reset),
+    ]
+}
+
+fn capacity() -> impl Strategy<Value = u64> {
+    // Small buffers run out of memory often (the error path and the
+    // exhaustive search); large ones build long free lists.
+    prop_oneof![Just(4096u64), Just(1 << 16), Just(1 << 20), 1..200_000u64]
+}
+
+/// What the allocator should hold.
+struct Model {
+    capacity: u64,
+    live: Vec<Allocation>,
+    dead: Vec<Allocation>,
+}
+
+impl Model {
+    fn used(&self) -> u64 {
+        self.live.iter().map(Allocation::size).sum()
+    }
+
+    fn bury(&mut self, allocation: Allocation) {
+        // A bounded graveyard keeps the dead-handle checks cheap.
+        if self.dead.len() == 64 {
+            self.dead.swap_remove(0);
+        }
+        self.dead.push(allocation);
+    }
+}
+
+fn run_program(capacity: u64, ops: &[Op]) -> Result<(), TestCaseError> {
+    let mut allocator = Allocator::new(capacity);
+    let mut model = Model {
+        capacity,
+        live: Vec::new(),
+        dead: Vec::new(),
+    };
+    for &op in ops {
+        match op {
+            Op::Alloc { size, align } => match allocator.alloc(size, align) {
+                Ok(a) => {
+                    prop_assert_eq!(a.size(), size);
+                    prop_assert_eq!(a.offset() % align, 0, "misaligned {:?}", a);
+                    prop_assert!(a.end() <= capacity, "{:?} past the end", a);
+                    for other in &model.live {
+                        prop_assert!(
+                            a.end() <= other.offset() || other.end() <= a.offset(),
+                            "{:?} overlaps {:?}",
+                            a,
+                            other
+                        );
+                    }
+                    model.live.push(a);
+                }
+                Err(AllocError::OutOfMemory {
+                    size: s,
+                    align: al,
+                    free,
+                    largest_fit,
+                }) => {
+                    prop_assert_eq!((s, al), (size, align));
+                    prop_assert_eq!(free, model.capacity - model.used());
+                    // Refused only when nothing fits: no false out-of-memory.
+                    prop_assert!(
+                        largest_fit < size,
+                        "{} fit but {} was refused",
+                        largest_fit,
+                        size
+                    );
+                    prop_assert_eq!(Ok(largest_fit), allocator.largest_allocatable(align));
+                }
+                Err(AllocError::SizeExceedsCapacity { .. }) => prop_assert!(size > capacity),
+                Err(AllocError::AlignExceedsCapacity { .. }) => prop_assert!(align > capacity),
+                Err(other) => prop_assert!(false, "unexpected {:?}", other),
+            },
+            Op::Free { pick } => {
+                if !model.live.is_empty() {
+                    let a = model.live.swap_remove(pick % model.live.len());
+                    prop_assert_eq!(allocator.free(a), Ok(()));
+                    model.bury(a);
+                }
+            }
+            Op::FreeDead { pick } => {
+                if !model.dead.is_empty() {
+                    let a = model.dead[pick % model.dead.len()];
+                    let before = allocator.stats();
+                    let outcome = allocator.free(a);
+                    prop_assert!(
+                        matches!(outcome, Err(FreeError::DoubleFree | FreeError::StaleHandle)),
+                        "freeing dead {:?} gave {:?}",
+                        a,
+                        outcome
+                    );
+                    prop_assert_eq!(allocator.stats(), before);
+                }
+            }
+            Op::Reset => {
+                allocator.reset();
+                for a in std::mem::take(&mut model.live) {
+                    model.bury(a);
+                }
+            }
+        }
+        let stats = allocator.stats();
+        prop_assert_eq!(stats.used, model.used());
+        prop_assert_eq!(stats.allocations, model.live.len() as u64);
+        prop_assert_eq!(stats.free, capacity - model.used());
+        prop_assert_eq!(stats.alignment_waste, 0);
+        if let Err(error) = allocator.check_invariants() {
+            prop_assert!(false, "{}", error);
+        }
+    }
+    // Freeing everything leaves one block of the whole capacity.
+    for a in model.live.drain(..) {
+        prop_assert_eq!(allocator.free(a), Ok(()));
+    }
+    let stats = allocator.stats();
+    prop_assert_eq!(stats.free_blocks, 1);
+    prop_assert_eq!(stats.largest_free_block, capacity);
+    prop_assert_eq!(allocator.largest_allocatable(1), Ok(capacity));
+    assert_consistent(&allocator);
+    Ok(())
+}
+
+#[test]
+fn allocator_matches_the_model() {
+    let (default_cases, ops) = if cfg!(miri) { (2, 100) } else { (100, 1000) };
+    let cases = std::env::var("ALLOC_MODEL_CASES")
+        .ok()
+        .and_then(|value| value.parse().ok())
+        .unwrap_or(default_cases);
+    let config = Config {
+        cases,
+        // Under Miri nothing may touch the file system; natively a failure
+        // prints the minimal program, which is what matters.
+        failure_persistence: None,
+        ..Config::default()
+    };
+    let mut runner = TestRunner::new(config);
+    let program = (capacity(), prop::collection::vec(op(), ops));
+    let result = runner.run(&program, |(capacity, ops)| run_program(capacity, &ops));
+    if let Err(failure) = result {
+        panic!("{failure}");
+    }
+    eprintln!(
+        "allocator_matches_the_model: {} programs of {ops} ops passed",
+        cases
+    );
+}

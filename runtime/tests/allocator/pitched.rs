@@ -1,0 +1,157 @@
+//! Pitched 2D arrays: row pitch, row access, copy parameters, padding.
+
+use gpu_aligned::arena::{Arena, Copy2d, DEFAULT_PITCH_ALIGN};
+use gpu_aligned::backend::{Backend, HostAccess};
+
+use crate::{align_up, assert_consistent};
+
+/// A "device" buffer at a fixed made-up address, for checking the numbers
+/// the arena computes for a buffer it cannot read.
+struct FakeDevice {
+    base: u64,
+    len: u64,
+}
+
+// SAFETY: nothing dereferences these addresses: the tests below only ask the
+// arena for offsets, addresses and copy parameters.
+unsafe impl Backend for FakeDevice {
+    fn len(&self) -> u64 {
+        self.len
+    }
+
+    fn base_address(&self) -> u64 {
+        self.base
+    }
+}
+
+#[test]
+fn seed_waste_formula_holds() {
+    // Seed 003: X rows of Y one-byte elements, rows aligned to 64 bytes,
+    // waste X * (64 - Y % 64) bytes when Y is not already a multiple of 64.
+    let mut arena = Arena::host_with_alignment(1 << 20, 64, 64).unwrap();
+    for (x, y) in [
+        (1u64, 1u64),
+        (3, 63),
+        (10, 65),
+        (7, 100),
+        (760, 760),
+        (2, 1000),
+    ] {
+        let image = arena.alloc_pitched::<u8>(y, x).unwrap();
+        assert_eq!(image.padding_bytes(), x * (64 - y % 64), "X = {x}, Y = {y}");
+        assert_eq!(image.pitch() % 64, 0);
+        assert_eq!(image.size_bytes(), image.pitch() * x);
+        arena.free_pitched(image).unwrap();
+    }
+    // The case the formula leaves out: rows already aligned waste nothing.
+    let aligned = arena.alloc_pitched::<u8>(128, 5).unwrap();
+    assert_eq!(aligned.padding_bytes(), 0);
+    arena.free_pitched(aligned).unwrap();
+    assert_consistent(arena.allocator());
+}
+
+#[test]
+fn every_row_starts_on_the_pitch_alignment() {
+    let mut arena = Arena::host(1 << 20).unwrap();
+    let _skew = arena.alloc::<u8>(1).unwrap();
+    let image = arena.alloc_pitched::<f32>(100, 7).unwrap();
+    assert_eq!(image.pitch(), align_up(400, DEFAULT_PITCH_ALIGN));
+    assert_eq!(image.padding_bytes(), (512 - 400) * 7);
+    let base = arena.backend().base_address();
+    let offset = arena.pitched_offset(&image).unwrap();
+    for row in 0..7 {
+        let address = arena.row(&image, row).unwrap().as_ptr() as u64;
+        assert_eq!(address, base + offset + row * image.pitch());
+        assert_eq!(address % DEFAULT_PITCH_ALIGN, 0, "row {row}");
+    }
+}
+
+#[test]
+fn rows_round_trip_and_padding_stays_untouched() {
+    let mut arena = Arena::host(1 << 16).unwrap();
+    let image = arena.alloc_pitched::<u16>(5, 4).unwrap();
+    let packed: Vec<u16> = (1..=20).collect();
+    arena.write_rows(&image, &packed).unwrap();
+    assert_eq!(arena.row(&image, 2).unwrap(), &[11, 12, 13, 14, 15]);
+    arena.row_mut(&image, 3).unwrap()[0] = 99;
+    let mut back = vec![0u16; 20];
+    arena.read_rows(&image, &mut back).unwrap();
+    let mut expected = packed.clone();
+    expected[15] = 99;
+    assert_eq!(back, expected);
+    // The padding after each row is still zero.
+    let offset = arena.pitched_offset(&image).unwrap() as usize;
+    let pitch = image.pitch() as usize;
+    for row in 0..4 {
+        let padding =
+            &arena.backend().bytes()[offset + row * pitch + 10..offset + (row + 1) * pitch];
+        assert!(padding.iter().all(|&b| b == 0), "row {row} padding written");
+    }
+}
+
+#[test]
+fn copy_parameters_match_cuda_memcpy_2d() {
+    let device = FakeDevice {
+        base: 0x7f00_0000_0000,
+        len: 1 << 22,
+    };
+    let mut arena = Arena::new(device).unwrap();
+    let _first = arena.alloc::<u8>(10).unwrap();
+    let image = arena.alloc_pitched::<f32>(760, 760).unwrap();
+    let offset = arena.pitched_offset(&image).unwrap();
+    assert_eq!(offset % 512, 0);
+    assert_eq!(image.pitch(), 3072);
+    let host = 0x5555_0000;
+    assert_eq!(
+        arena.copy_in_params(&image, host).unwrap(),
+        Copy2d {
+            dst: 0x7f00_0000_0000 + offset,
+            dpitch: 3072,
+            src: host,
+            spitch: 760 * 4,
+            width: 760 * 4,
+            height: 760,
+        }
+    );
+    assert_eq!(
+        arena.copy_out_params(&image, host).unwrap(),
+        Copy2d {
+            dst: host,
+            dpitch: 760 * 4,
+            src: 0x7f00_0000_0000 + offset,
+            spitch: 3072,
+            width: 760 * 4,
+            height: 760,
+        }
+    );
+}
+
+#[test]
+fn misaligned_base_is_an_error() {
+    use gpu_aligned::arena::ArenaError;
+    let odd = FakeDevice {
+        base: 0x1000 + 128,
+        len: 4096,
+    };
+    assert_eq!(
+        Arena::new(odd).unwrap_err(),
+        ArenaError::MisalignedBase {
+            base: 0x1080,
+            align: 256
+        }
+    );
+    // Aligned for array starts but not for the pitch alignment.
+    let device = FakeDevice {
+        base: 0x1000 + 256,
+        len: 1 << 16,
+    };
+    let mut arena = Arena::new(device).unwrap();
+    assert!(arena.alloc::<f32>(4).is_ok());
+    assert_eq!(
+        arena.alloc_pitched::<f32>(4, 4).unwrap_err(),
+        ArenaError::MisalignedBase {
+            base: 0x1100,
+            align: 512
+        }
+    );
+}

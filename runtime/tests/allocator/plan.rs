@@ -1,0 +1,139 @@
+//! Plan then carve: all arrays or none, with their offsets and byte counts.
+
+use gpu_aligned::alloc::AllocError;
+use gpu_aligned::arena::{Arena, ArenaError, Plan};
+use gpu_aligned::vector::float4;
+
+use crate::{align_up, assert_consistent};
+
+#[test]
+fn carve_reserves_every_array_aligned_and_back_to_back() {
+    let mut arena = Arena::host(1 << 16).unwrap();
+    let mut plan = Plan::new();
+    let bytes = plan.array::<u8>(10);
+    let doubles = plan.array::<f64>(3);
+    let points = plan.array::<float4>(7);
+    let counts = plan.array::<u32>(1000);
+    let mut carving = arena.carve(&plan).unwrap();
+
+    let arrays = carving.arrays().to_vec();
+    assert_eq!(arrays.len(), 4);
+    let sizes = [10, 24, 112, 4000];
+    for (array, size) in arrays.iter().zip(sizes) {
+        assert_eq!(array.bytes, size);
+        assert_eq!(array.offset % 256, 0);
+        assert_eq!(array.align, 256);
+    }
+    assert_eq!(carving.total_bytes(), sizes.iter().sum::<u64>());
+    // In a fresh arena the arrays follow each other, each at the next
+    // aligned offset, and the gaps plus the last tail are the alignment cost.
+    let mut sorted = arrays.clone();
+    sorted.sort_by_key(|array| array.offset);
+    let mut skipped = 0;
+    for pair in sorted.windows(2) {
+        let end = pair[0].offset + pair[0].bytes;
+        assert_eq!(pair[1].offset, align_up(end, 256));
+        skipped += pair[1].offset - end;
+    }
+    let last = sorted.last().unwrap();
+    skipped += align_up(last.offset + last.bytes, 256) - (last.offset + last.bytes);
+    assert_eq!(carving.alignment_bytes(), skipped);
+    assert_eq!(
+        carving.alignment_bytes(),
+        (256 - 10) + (256 - 24) + (256 - 112) + (4096 - 4000)
+    );
+
+    let bytes = carving.take(bytes).unwrap();
+    let doubles = carving.take(doubles).unwrap();
+    let points = carving.take(points).unwrap();
+    let counts = carving.take(counts).unwrap();
+    assert_eq!(arena.offset(&counts).unwrap(), arrays[3].offset);
+    arena
+        .get_mut(&doubles)
+        .unwrap()
+        .copy_from_slice(&[1.0, 2.0, 3.0]);
+    assert_eq!(arena.get(&doubles).unwrap(), &[1.0, 2.0, 3.0]);
+    assert_eq!(arena.get(&points).unwrap().len(), 7);
+    for handle in [bytes.size_bytes(), counts.size_bytes()] {
+        assert!(handle > 0);
+    }
+    arena.free(bytes).unwrap();
+    arena.free(doubles).unwrap();
+    arena.free(points).unwrap();
+    arena.free(counts).unwrap();
+    arena.free_carving(carving).unwrap();
+    assert_eq!(arena.stats().free_blocks, 1);
+    assert_consistent(arena.allocator());
+}
+
+#[test]
+fn carve_is_all_or_nothing() {
+    let mut arena = Arena::host(4096).unwrap();
+    let resident = arena.alloc::<u8>(100).unwrap();
+    let before = arena.stats();
+    let mut plan = Plan::new();
+    plan.array::<f32>(200);
+    plan.pitched::<u8>(100, 3);
+    plan.array::<f32>(1000); // 4000 bytes: no longer fits
+    let error = arena.carve(&plan).unwrap_err();
+    assert!(
+        matches!(error, ArenaError::Alloc(AllocError::OutOfMemory { .. })),
+        "{error}"
+    );
+    assert_eq!(arena.stats(), before, "a failed carve kept some arrays");
+    assert_consistent(arena.allocator());
+    arena.free(resident).unwrap();
+}
+
+#[test]
+fn a_bad_entry_fails_the_carve_before_anything_is_reserved() {
+    let mut arena = Arena::host(4096).unwrap();
+    let mut plan = Plan::new();
+    plan.array::<f32>(10);
+    plan.array::<u64>(u64::MAX / 2);
+    assert_eq!(
+        arena.carve(&plan).unwrap_err(),
+        ArenaError::Alloc(AllocError::SizeOverflow)
+    );
+    let mut empty = Plan::new();
+    empty.array::<f32>(0);
+    assert_eq!(
+        arena.carve(&empty).unwrap_err(),
+        ArenaError::Alloc(AllocError::ZeroSize)
+    );
+    assert_eq!(arena.stats().allocations, 0);
+}
+
+#[test]
+fn carving_reports_pitched_padding() {
+    let mut arena = Arena::host(1 << 16).unwrap();
+    let mut plan = Plan::new();
+    let image = plan.pitched::<f32>(100, 10);
+    let mut carving = arena.carve(&plan).unwrap();
+    assert_eq!(carving.padding_bytes(), (512 - 400) * 10);
+    assert_eq!(carving.total_bytes(), 512 * 10);
+    let image = carving.take_pitched(image).unwrap();
+    assert_eq!(image.pitch(), 512);
+    assert_eq!(image.padding_bytes(), carving.padding_bytes());
+    arena.free_pitched(image).unwrap();
+}
+
+#[test]
+fn keys_are_redeemed_once_and_only_in_their_own_carving() {
+    let mut arena = Arena::host(1 << 16).unwrap();
+    let mut plan = Plan::new();
+    let key = plan.array::<u32>(4);
+    let image_key = plan.pitched::<u32>(4, 4);
+    let mut other = Plan::new();
+    let other_key = other.array::<u32>(4);
+    let mut carving = arena.carve(&plan).unwrap();
+    assert!(carving.take(other_key).is_none());
+    let first = carving.take(key).unwrap();
+    assert!(carving.take(key).is_none());
+    arena.free(first).unwrap();
+    // The pitched array was never taken: `free_carving` gives it back.
+    assert_eq!(arena.stats().allocations, 1);
+    arena.free_carving(carving).unwrap();
+    assert_eq!(arena.stats().allocations, 0);
+    let _ = image_key;
+}

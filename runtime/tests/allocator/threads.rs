@@ -1,0 +1,124 @@
+//! The shared allocator and arena under several threads at once.
+
+use std::sync::Arc;
+use std::thread;
+
+use gpu_aligned::alloc::SyncAllocator;
+use gpu_aligned::arena::{Arena, SyncArena};
+use gpu_aligned::backend::HostBuffer;
+
+use crate::assert_consistent;
+
+const THREADS: u64 = 4;
+
+fn steps() -> u64 {
+    if cfg!(miri) {
+        40
+    } else {
+        5_000
+    }
+}
+
+/// A small deterministic generator, one per thread.
+fn next(state: &mut u64) -> u64 {
+    *state = state
+        .wrapping_mul(6364136223846793005)
+        .wrapping_add(1442695040888963407);
+    *state >> 33
+}
+
+fn assert_sync<T: Sync + Send>() {}
+
+#[test]
+fn shared_types_are_sync() {
+    assert_sync::<SyncAllocator>();
+    assert_sync::<SyncArena<HostBuffer>>();
+}
+
+#[test]
+fn threads_share_an_allocator() {
+    let shared = Arc::new(SyncAllocator::new(1 << 20));
+    let workers: Vec<_> = (0..THREADS)
+        .map(|id| {
+            let shared = Arc::clone(&shared);
+            thread::spawn(move || {
+                let mut rng = id + 1;
+                let mut live = Vec::new();
+                for _ in 0..steps() {
+                    if live.len() < 16 && next(&mut rng) % 3 != 0 {
+                        let size = next(&mut rng) % 2048 + 1;
+                        let align = 1 << (next(&mut rng) % 10);
+                        if let Ok(a) = shared.alloc(size, align) {
+                            assert_eq!(a.offset() % align, 0);
+                            live.push(a);
+                        }
+                    } else if !live.is_empty() {
+                        let pick = next(&mut rng) as usize % live.len();
+                        shared.free(live.swap_remove(pick)).unwrap();
+                    }
+                }
+                live
+            })
+        })
+        .collect();
+    let mut survivors = Vec::new();
+    for worker in workers {
+        survivors.extend(worker.join().unwrap());
+    }
+    // Whatever the interleaving, the survivors are disjoint.
+    survivors.sort_by_key(|a| a.offset());
+    for pair in survivors.windows(2) {
+        assert!(
+            pair[0].end() <= pair[1].offset(),
+            "{:?} overlaps {:?}",
+            pair[0],
+            pair[1]
+        );
+    }
+    let allocator = Arc::try_unwrap(shared).unwrap().into_inner();
+    assert_consistent(&allocator);
+    assert_eq!(allocator.stats().allocations, survivors.len() as u64);
+}
+
+#[test]
+fn threads_write_their_own_arrays_in_a_shared_arena() {
+    let shared = Arc::new(SyncArena::new(Arena::host(1 << 20).unwrap()));
+    let workers: Vec<_> = (0..THREADS)
+        .map(|id| {
+            let shared = Arc::clone(&shared);
+            thread::spawn(move || {
+                let mut rng = id * 77 + 5;
+                let mut live = Vec::new();
+                for step in 0..steps() {
+                    if live.len() < 8 && next(&mut rng) % 2 == 0 {
+                        let len = next(&mut rng) % 64 + 1;
+                        let Ok(array) = shared.alloc::<u64>(len) else {
+                            continue;
+                        };
+                        let stamp = (id << 32) | step;
+                        shared.lock().get_mut(&array).unwrap().fill(stamp);
+                        live.push((stamp, array));
+                    } else if !live.is_empty() {
+                        let pick = next(&mut rng) as usize % live.len();
+                        let (stamp, array) = live.swap_remove(pick);
+                        // Another thread writing into this array would have
+                        // left its own stamp.
+                        let arena = shared.lock();
+                        assert!(arena.get(&array).unwrap().iter().all(|&v| v == stamp));
+                        drop(arena);
+                        shared.free(array).unwrap();
+                    }
+                }
+                for (_, array) in live {
+                    shared.free(array).unwrap();
+                }
+            })
+        })
+        .collect();
+    for worker in workers {
+        worker.join().unwrap();
+    }
+    let arena = Arc::try_unwrap(shared).unwrap().into_inner();
+    assert_consistent(arena.allocator());
+    assert_eq!(arena.stats().free_blocks, 1);
+}
