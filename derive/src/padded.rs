@@ -85,11 +85,11 @@ fn check_input(cx: &Ctxt, input: &DeriveInput) {
             ),
         },
         Data::Enum(data) => cx.error_spanned_by(
-            &data.enum_token,
+            data.enum_token,
             "`#[gpu_aligned::padded]` goes on a struct with named fields, not an enum",
         ),
         Data::Union(data) => cx.error_spanned_by(
-            &data.union_token,
+            data.union_token,
             "`#[gpu_aligned::padded]` goes on a struct with named fields, not a union",
         ),
     }

@@ -19,13 +19,13 @@ fn check_is_struct(cx: &Ctxt, input: &Input) {
     match &input.original.data {
         Data::Struct(_) => {}
         Data::Enum(data) => cx.error_spanned_by(
-            &data.enum_token,
+            data.enum_token,
             "`GpuAligned` cannot be derived for an enum: not every bit pattern is a valid \
              variant, and CUDA has no matching layout; use a `#[repr(C)]` struct with an integer \
              tag field (e.g. `kind: u32`)",
         ),
         Data::Union(data) => cx.error_spanned_by(
-            &data.union_token,
+            data.union_token,
             "`GpuAligned` cannot be derived for a union: its fields overlap, so there is no field \
              list whose offsets and padding could be checked; use a `#[repr(C)]` struct, or one \
              word-sized field (e.g. `bits: u32`) that kernels reinterpret",

@@ -1,1 +1,2 @@
+//! Criterion benchmark of the sub-allocator against offset-allocator (being written).
 fn main() {}
