@@ -1,0 +1,104 @@
+#!/usr/bin/env bash
+# Compile-time cost of #[derive(GpuAligned)] against bytemuck's derive.
+#
+# Generates a throwaway workspace under target/compile-time-bench/ with two
+# library crates holding the same 1,000 structs: `ours` derives
+# `Clone, Copy, GpuAligned`, `peer` derives `Clone, Copy, bytemuck::Pod,
+# bytemuck::Zeroable`. After a warm-up build it edits one line of each
+# crate's lib.rs (so cargo must recompile it, re-running every derive) and
+# times `cargo build` of that crate alone, alternating ours/peer ROUNDS times
+# so that load from other processes hits both alike. Two modes:
+#   incremental  the default dev profile (what an edit-compile loop sees)
+#   full         CARGO_INCREMENTAL=0 (the whole crate type-checked again)
+# Prints the median of each and the ratio ours / peer. Target: <= 1.2x.
+#
+# Usage: benches/compile-time/run.sh [ROUNDS] [STRUCTS]   (defaults 7, 1000)
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+ROOT=$PWD
+ROUNDS=${1:-7}
+STRUCTS=${2:-1000}
+DIR=$ROOT/target/compile-time-bench
+mkdir -p "$DIR/ours/src" "$DIR/peer/src"
+
+cat > "$DIR/Cargo.toml" <<TOML
+[workspace]
+resolver = "2"
+members = ["ours", "peer"]
+TOML
+cat > "$DIR/ours/Cargo.toml" <<TOML
+[package]
+name = "ours"
+version = "0.0.0"
+edition = "2021"
+publish = false
+[dependencies]
+gpu-aligned = { path = "$ROOT/runtime" }
+bytemuck = { version = "1.16", features = ["derive", "min_const_generics"] }
+TOML
+sed 's/^name = "ours"/name = "peer"/' "$DIR/ours/Cargo.toml" > "$DIR/peer/Cargo.toml"
+# Same dependency versions as the workspace, without touching the network.
+[ -f "$DIR/Cargo.lock" ] || cp "$ROOT/Cargo.lock" "$DIR/Cargo.lock"
+
+# The generated structs cycle through shapes both derives accept: 1 to 16
+# bytes, aligned to their size, no holes, scalar, array and nested fields.
+generate() { # $1 = crate, $2 = generation (the edited line)
+    local derives
+    if [ "$1" = ours ]; then
+        derives="Clone, Copy, gpu_aligned::GpuAligned"
+    else
+        derives="Clone, Copy, bytemuck::Pod, bytemuck::Zeroable"
+    fi
+    python3 - "$STRUCTS" "$derives" "$2" > "$DIR/$1/src/lib.rs" <<'PY'
+import sys
+count, derives, generation = int(sys.argv[1]), sys.argv[2], sys.argv[3]
+shapes = [
+    ("C, align(8)", "a: f32, b: f32"),
+    ("C", "value: u32"),
+    ("C, align(4)", "lo: u16, hi: u16"),
+    ("C, align(16)", "x: f32, y: f32, z: f32, w: f32"),
+    ("C, align(16)", "a: u64, b: [u32; 2]"),
+    ("C, align(2)", "a: u8, b: i8"),
+    ("C", "wide: f64"),
+    ("C, align(8)", "rgba: [u8; 4], count: i32"),
+]
+print("#![allow(dead_code)]")
+print(f"pub const GENERATION: u32 = {generation};")
+for i in range(count):
+    repr, fields = shapes[i % len(shapes)]
+    print(f"#[derive({derives})]\n#[repr({repr})]\npub struct S{i} {{ {fields} }}")
+PY
+}
+
+now() { date +%s.%N; }
+build() { # $1 = crate; prints seconds
+    local start end
+    start=$(now)
+    (cd "$DIR" && cargo build -q -p "$1")
+    end=$(now)
+    python3 -c "print(f'{$end - $start:.3f}')"
+}
+median() { python3 -c "import sys, statistics; print(f'{statistics.median(map(float, sys.argv[1:])):.3f}')" "$@"; }
+
+echo "compile-time benchmark: $STRUCTS structs per crate, $ROUNDS rounds, $(rustc --version)"
+for mode in incremental full; do
+    if [ "$mode" = full ]; then export CARGO_INCREMENTAL=0; else unset CARGO_INCREMENTAL; fi
+    generate ours 0
+    generate peer 0
+    build ours > /dev/null
+    build peer > /dev/null
+    ours_times=()
+    peer_times=()
+    for round in $(seq 1 "$ROUNDS"); do
+        generate ours "$round"
+        ours_times+=("$(build ours)")
+        generate peer "$round"
+        peer_times+=("$(build peer)")
+    done
+    ours_median=$(median "${ours_times[@]}")
+    peer_median=$(median "${peer_times[@]}")
+    ratio=$(python3 -c "print(f'{$ours_median / $peer_median:.2f}')")
+    echo "$mode rebuild: GpuAligned median ${ours_median}s [${ours_times[*]}]"
+    echo "$mode rebuild: bytemuck  median ${peer_median}s [${peer_times[*]}]"
+    echo "$mode rebuild: ratio GpuAligned / bytemuck = ${ratio}x (target <= 1.2x)"
+done
