@@ -670,6 +670,18 @@ const PREAMBLE: &str = concat!(
     "#else\n",
     "#include <cstdint>\n",
     "#endif\n",
+    "\n",
+    "#ifndef GPU_ALIGNED_OFFSETOF\n",
+    "#if defined(__CUDACC_RTC__)\n",
+    "// NVRTC before 13.4 has no __builtin_offsetof; EDG's __INTADDR__ keeps the\n",
+    "// null-pointer form a constant expression. Define GPU_ALIGNED_OFFSETOF\n",
+    "// before including this header to choose another spelling.\n",
+    "#define GPU_ALIGNED_OFFSETOF(type, member) \\\n",
+    "    ((unsigned long long)__INTADDR__(&(((type*)0)->member)))\n",
+    "#else\n",
+    "#define GPU_ALIGNED_OFFSETOF(type, member) __builtin_offsetof(type, member)\n",
+    "#endif\n",
+    "#endif\n",
 );
 
 fn write_struct(f: &mut fmt::Formatter<'_>, layout: &GpuLayout) -> fmt::Result {
@@ -717,8 +729,8 @@ fn write_struct(f: &mut fmt::Formatter<'_>, layout: &GpuLayout) -> fmt::Result {
     f.write_str("};\n")?;
     writeln!(
         f,
-        "static_assert(sizeof({name}) == {size}, \"gpu-aligned: {name} must be {size} bytes, as in Rust\");\n\
-         static_assert(alignof({name}) == {align}, \"gpu-aligned: {name} must be aligned to {align}, as in Rust\");",
+        "static_assert(sizeof({name}) == {size}, \"gpu-aligned: sizeof({name}) must be {size}, as in Rust\");\n\
+         static_assert(alignof({name}) == {align}, \"gpu-aligned: alignof({name}) must be {align}, as in Rust\");",
         size = layout.size,
         align = layout.align,
     )?;
@@ -726,7 +738,7 @@ fn write_struct(f: &mut fmt::Formatter<'_>, layout: &GpuLayout) -> fmt::Result {
         let member = spell_member(field.name);
         writeln!(
             f,
-            "static_assert(__builtin_offsetof({name}, {member}) == {offset}, \"gpu-aligned: {name}::{member} must be at offset {offset}, as in Rust\");",
+            "static_assert(GPU_ALIGNED_OFFSETOF({name}, {member}) == {offset}, \"gpu-aligned: {name}::{member} must be at offset {offset}, as in Rust\");",
             offset = field.offset,
         )?;
     }

@@ -105,9 +105,9 @@ fn gpu_load_reads_the_fields_where_rust_put_them() {
 #[test]
 fn a_tampered_offset_fails_to_compile() {
     let text = full_header().render();
-    let honest = "__builtin_offsetof(Mixed, y) == 8";
+    let honest = "GPU_ALIGNED_OFFSETOF(Mixed, y) == 8";
     assert!(text.contains(honest), "{text}");
-    let tampered = text.replace(honest, "__builtin_offsetof(Mixed, y) == 12");
+    let tampered = text.replace(honest, "GPU_ALIGNED_OFFSETOF(Mixed, y) == 12");
     let (compiled, _) = gpp("tampered-offset", &tampered, "    return 0;");
     assert!(!compiled.status.success(), "g++ accepted a wrong offset");
     let errors = stderr(&compiled);
@@ -125,7 +125,7 @@ fn a_drifted_declaration_fails_to_compile() {
     let (compiled, _) = gpp("drifted-declaration", &drifted, "    return 0;");
     assert!(!compiled.status.success(), "g++ accepted a drifted struct");
     let errors = stderr(&compiled);
-    assert!(errors.contains("Mixed must be 16 bytes"), "{errors}");
+    assert!(errors.contains("sizeof(Mixed) must be 16"), "{errors}");
     assert!(errors.contains("Mixed::y must be at offset 8"), "{errors}");
 }
 
@@ -193,7 +193,7 @@ fn every_field_offset_is_asserted() {
         )));
         for field in element.fields {
             let member = member_name(field.name).expect("legal name");
-            let check = format!("__builtin_offsetof({name}, {member}) == {}", field.offset);
+            let check = format!("GPU_ALIGNED_OFFSETOF({name}, {member}) == {}", field.offset);
             assert!(text.contains(&check), "missing {check}");
         }
     }
