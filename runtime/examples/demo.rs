@@ -2,6 +2,7 @@
 //! their layouts and bytes, and the rules (with the compiler's own words for
 //! a rejected type).
 
+use gpu_aligned::report::LayoutReport;
 use gpu_aligned::vector::{float3, float3_16_t};
 use gpu_aligned::{GpuAligned, GpuLayout, GpuType};
 
@@ -114,6 +115,10 @@ fn main() {
     );
     println!("  the same as the built-in float3_16_t:");
     print_layout(&float3_16_t::LAYOUT);
+
+    println!();
+    println!("== The layout report of Float3 (gpu_aligned::report::LayoutReport): map and costs");
+    print!("{}", LayoutReport::of::<Float3>());
 
     println!();
     println!("== The rules, checked at compile time by #[derive(GpuAligned)]");
