@@ -1,0 +1,378 @@
+//! The device benchmark of issue 4: what the arena's 256-byte starts buy on a
+//! real GPU, what padding costs, and how fast the arena allocates compared to
+//! the driver. Runs on an NVIDIA GPU (build here, carry the binary there);
+//! prints a table and writes `gpu_bench.csv` into the folder named by
+//! `GPU_BENCH_OUT` (default: the current directory). `plot_gpu_bench.py`
+//! beside this file turns the CSV into the README's PNG.
+//!
+//! Every kernel handles 8 elements per thread, every array is 256 MiB (far
+//! larger than the H100's 50 MB L2), and every figure is the median of
+//! repeated launches timed with CUDA events after warm-up launches.
+
+use std::fmt::Write as _;
+use std::sync::Arc;
+use std::time::Instant;
+
+use cudarc::driver::{sys, CudaContext, CudaFunction, CudaStream, LaunchConfig, PushKernelArg};
+
+const ELEMS_PER_THREAD: u32 = 8;
+const BLOCK: u32 = 256;
+const ARRAY_BYTES: usize = 256 << 20;
+const WARMUP: usize = 3;
+const REPEATS: usize = 21;
+
+const KERNELS: &str = r#"
+#define EPT 8
+struct __align__(16) f3_padded { float x, y, z, pad; };
+struct f3_packed { float x, y, z; };
+struct __align__(16) f3_hole { float x, y, z; };
+
+__device__ __forceinline__ float bump(float v) { return v * 0.5f + 1.0f; }
+__device__ __forceinline__ float  rmw(float v)  { return bump(v); }
+__device__ __forceinline__ float4 rmw(float4 v) { v.x = bump(v.x); v.y = bump(v.y); v.z = bump(v.z); v.w = bump(v.w); return v; }
+__device__ __forceinline__ f3_padded rmw(f3_padded v) { v.x = bump(v.x); v.y = bump(v.y); v.z = bump(v.z); return v; }
+__device__ __forceinline__ f3_packed rmw(f3_packed v) { v.x = bump(v.x); v.y = bump(v.y); v.z = bump(v.z); return v; }
+__device__ __forceinline__ f3_hole   rmw(f3_hole v)   { v.x = bump(v.x); v.y = bump(v.y); v.z = bump(v.z); return v; }
+__device__ __forceinline__ float total(float v)     { return v; }
+__device__ __forceinline__ float total(float4 v)    { return v.x + v.y + v.z + v.w; }
+__device__ __forceinline__ float total(f3_padded v) { return v.x + v.y + v.z; }
+__device__ __forceinline__ float total(f3_packed v) { return v.x + v.y + v.z; }
+__device__ __forceinline__ float total(f3_hole v)   { return v.x + v.y + v.z; }
+
+template <typename T>
+__device__ __forceinline__ void rmw_body(T* __restrict__ a, unsigned long long n) {
+    unsigned long long base = (unsigned long long)blockIdx.x * blockDim.x * EPT + threadIdx.x;
+    T v[EPT];
+#pragma unroll
+    for (int k = 0; k < EPT; ++k) { unsigned long long i = base + (unsigned long long)k * blockDim.x; if (i < n) v[k] = a[i]; }
+#pragma unroll
+    for (int k = 0; k < EPT; ++k) { unsigned long long i = base + (unsigned long long)k * blockDim.x; if (i < n) a[i] = rmw(v[k]); }
+}
+
+// Writes the three lanes one by one, as `a[i].x = ...` code does: whatever
+// the pad or hole holds is left alone, so each element's store covers 12 of
+// its 16 bytes.
+template <typename T>
+__device__ __forceinline__ void rmw_fields_body(T* __restrict__ a, unsigned long long n) {
+    unsigned long long base = (unsigned long long)blockIdx.x * blockDim.x * EPT + threadIdx.x;
+    T v[EPT];
+#pragma unroll
+    for (int k = 0; k < EPT; ++k) { unsigned long long i = base + (unsigned long long)k * blockDim.x; if (i < n) v[k] = a[i]; }
+#pragma unroll
+    for (int k = 0; k < EPT; ++k) {
+        unsigned long long i = base + (unsigned long long)k * blockDim.x;
+        if (i < n) { a[i].x = bump(v[k].x); a[i].y = bump(v[k].y); a[i].z = bump(v[k].z); }
+    }
+}
+
+template <typename T>
+__device__ __forceinline__ void read_body(const T* __restrict__ a, unsigned long long n, float* sink) {
+    unsigned long long base = (unsigned long long)blockIdx.x * blockDim.x * EPT + threadIdx.x;
+    float acc = 0.0f;
+#pragma unroll
+    for (int k = 0; k < EPT; ++k) { unsigned long long i = base + (unsigned long long)k * blockDim.x; if (i < n) acc += total(a[i]); }
+    // Never true for the benchmark's data; keeps the loads alive.
+    if (acc == -1.0f) sink[0] = acc;
+}
+
+extern "C" __global__ void copy_float4(const float4* __restrict__ src, float4* __restrict__ dst, unsigned long long n) {
+    unsigned long long base = (unsigned long long)blockIdx.x * blockDim.x * EPT + threadIdx.x;
+    float4 v[EPT];
+#pragma unroll
+    for (int k = 0; k < EPT; ++k) { unsigned long long i = base + (unsigned long long)k * blockDim.x; if (i < n) v[k] = src[i]; }
+#pragma unroll
+    for (int k = 0; k < EPT; ++k) { unsigned long long i = base + (unsigned long long)k * blockDim.x; if (i < n) dst[i] = v[k]; }
+}
+extern "C" __global__ void rmw_float(float* a, unsigned long long n) { rmw_body(a, n); }
+extern "C" __global__ void rmw_float4(float4* a, unsigned long long n) { rmw_body(a, n); }
+extern "C" __global__ void rmw_f3_padded(f3_padded* a, unsigned long long n) { rmw_body(a, n); }
+extern "C" __global__ void rmw_f3_packed(f3_packed* a, unsigned long long n) { rmw_body(a, n); }
+extern "C" __global__ void rmw_f3_hole(f3_hole* a, unsigned long long n) { rmw_body(a, n); }
+extern "C" __global__ void fields_f3_padded(f3_padded* a, unsigned long long n) { rmw_fields_body(a, n); }
+extern "C" __global__ void fields_f3_packed(f3_packed* a, unsigned long long n) { rmw_fields_body(a, n); }
+extern "C" __global__ void fields_f3_hole(f3_hole* a, unsigned long long n) { rmw_fields_body(a, n); }
+extern "C" __global__ void read_f3_padded(const f3_padded* a, unsigned long long n, float* sink) { read_body(a, n, sink); }
+extern "C" __global__ void read_f3_packed(const f3_packed* a, unsigned long long n, float* sink) { read_body(a, n, sink); }
+extern "C" __global__ void read_f3_hole(const f3_hole* a, unsigned long long n, float* sink) { read_body(a, n, sink); }
+extern "C" __global__ void fill_float(float* a, unsigned long long n_floats) {
+    unsigned long long i = (unsigned long long)blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n_floats) a[i] = (float)(i % 1000) * 0.001f + 0.25f;
+}
+"#;
+
+type Res<T> = Result<T, Box<dyn std::error::Error>>;
+
+struct Bench {
+    ctx: Arc<CudaContext>,
+    stream: Arc<CudaStream>,
+    module: Arc<cudarc::driver::CudaModule>,
+    csv: String,
+}
+
+fn launch_config(n: u64) -> LaunchConfig {
+    let per_block = u64::from(BLOCK * ELEMS_PER_THREAD);
+    LaunchConfig {
+        grid_dim: (u32::try_from(n.div_ceil(per_block)).expect("grid fits u32"), 1, 1),
+        block_dim: (BLOCK, 1, 1),
+        shared_mem_bytes: 0,
+    }
+}
+
+impl Bench {
+    fn func(&self, name: &str) -> Res<CudaFunction> {
+        Ok(self.module.load_function(name)?)
+    }
+
+    /// Median milliseconds of one launch of `kernel` with raw device-pointer
+    /// arguments: `arrays`, then `n`, then `sink` if given.
+    fn time(&self, kernel: &str, arrays: &[u64], n: u64, sink: Option<&u64>) -> Res<f64> {
+        let func = self.func(kernel)?;
+        let start = self.ctx.new_event(Some(sys::CUevent_flags::CU_EVENT_DEFAULT))?;
+        let end = self.ctx.new_event(Some(sys::CUevent_flags::CU_EVENT_DEFAULT))?;
+        let mut samples = Vec::with_capacity(REPEATS);
+        for rep in 0..WARMUP + REPEATS {
+            let mut args = self.stream.launch_builder(&func);
+            for p in arrays {
+                args.arg(p);
+            }
+            args.arg(&n);
+            if let Some(sink) = sink {
+                args.arg(sink);
+            }
+            start.record(&self.stream)?;
+            // SAFETY: every kernel above takes its arrays, then `n`, then an
+            // optional sink, and touches elements `[0, n)` only; the caller
+            // passes pointers to at least `n` elements of the kernel's type.
+            unsafe { args.launch(launch_config(n)) }?;
+            end.record(&self.stream)?;
+            end.synchronize()?;
+            if rep >= WARMUP {
+                samples.push(f64::from(start.elapsed_ms(&end)?));
+            }
+        }
+        samples.sort_by(f64::total_cmp);
+        Ok(samples[samples.len() / 2])
+    }
+
+    fn fill(&self, ptr: u64, bytes: usize) -> Res<()> {
+        let func = self.func("fill_float")?;
+        let n = (bytes / 4) as u64;
+        let mut args = self.stream.launch_builder(&func);
+        args.arg(&ptr).arg(&n);
+        let cfg = LaunchConfig {
+            grid_dim: (u32::try_from(n.div_ceil(256))?, 1, 1),
+            block_dim: (256, 1, 1),
+            shared_mem_bytes: 0,
+        };
+        // SAFETY: `fill_float` writes floats `[0, n)`; `ptr` points to `bytes`
+        // bytes of device memory, 4-aligned.
+        unsafe { args.launch(cfg) }?;
+        self.stream.synchronize()?;
+        Ok(())
+    }
+
+    fn row(&mut self, section: &str, case: &str, value: f64, unit: &str, pct_peak: f64, note: &str) {
+        let _ = writeln!(self.csv, "{section},{case},{value:.4},{unit},{pct_peak:.2},{note}");
+    }
+}
+
+fn gbps(bytes: f64, ms: f64) -> f64 {
+    bytes / (ms * 1e-3) / 1e9
+}
+
+fn raw_alloc(bytes: usize) -> Res<u64> {
+    let mut ptr = 0;
+    // SAFETY: `cuMemAlloc` writes one device pointer into `ptr`.
+    unsafe { sys::cuMemAlloc_v2(&mut ptr, bytes) }.result()?;
+    Ok(ptr)
+}
+
+fn raw_free(ptr: u64) -> Res<()> {
+    // SAFETY: `ptr` came from `cuMemAlloc` and is freed once.
+    unsafe { sys::cuMemFree_v2(ptr) }.result()?;
+    Ok(())
+}
+
+fn civil_date() -> String {
+    let secs = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or(0);
+    // Howard Hinnant's days-to-civil conversion.
+    let z = (secs / 86_400) as i64 + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    format!("{year:04}-{month:02}-{day:02}")
+}
+
+fn main() -> Res<()> {
+    let out_dir = std::env::var("GPU_BENCH_OUT").unwrap_or_else(|_| ".".into());
+    // NVRTC needs no GPU: `--compile-only` checks the kernels on any machine
+    // that has libnvrtc, and prints their PTX.
+    let opts = cudarc::nvrtc::CompileOptions { arch: Some("compute_90"), ..Default::default() };
+    let ptx = cudarc::nvrtc::compile_ptx_with_opts(KERNELS, opts)?;
+    if std::env::args().any(|a| a == "--compile-only") {
+        println!("{}", ptx.to_src());
+        return Ok(());
+    }
+    let ctx = CudaContext::new(0)?;
+    let stream = ctx.default_stream();
+    let module = ctx.load_module(ptx)?;
+    let mut driver = 0;
+    // SAFETY: writes one int.
+    unsafe { sys::cuDriverGetVersion(&mut driver) }.result()?;
+    let name = ctx.name()?;
+    let sms = ctx.attribute(sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)?;
+    let l2 = ctx.attribute(sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE)?;
+    let pitch_align = ctx.attribute(sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_TEXTURE_PITCH_ALIGNMENT)?;
+    let date = civil_date();
+    println!("device: {name}, {sms} SMs, L2 {} MB, CUDA driver API {driver}, date {date}", l2 >> 20);
+    let mut b = Bench { ctx: ctx.clone(), stream: stream.clone(), module, csv: String::new() };
+    b.csv.push_str("section,case,value,unit,pct_of_copy_peak,note\n");
+    b.row("meta", "device", 0.0, "", 0.0, &name.replace(',', " "));
+    b.row("meta", "driver_api", f64::from(driver), "", 0.0, &date);
+
+    // ---- pitches: what cuMemAllocPitch picks
+    println!("\n## cuMemAllocPitch (height 16); CU_DEVICE_ATTRIBUTE_TEXTURE_PITCH_ALIGNMENT = {pitch_align}");
+    println!("{:>10} {:>6} {:>8}", "width B", "elem", "pitch");
+    for &elem in &[4u32, 8, 16] {
+        for &width in &[1usize, 12, 16, 100, 256, 500, 511, 512, 513, 1000, 1024, 1500, 2048, 4097, 7680, 65_536] {
+            let mut ptr = 0;
+            let mut pitch = 0;
+            // SAFETY: writes one pointer and one pitch.
+            unsafe { sys::cuMemAllocPitch_v2(&mut ptr, &mut pitch, width, 16, elem) }.result()?;
+            raw_free(ptr)?;
+            println!("{width:>10} {elem:>6} {pitch:>8}");
+            b.row("pitch", &format!("w{width}_e{elem}"), pitch as f64, "bytes", 0.0, "");
+        }
+    }
+
+    // ---- base alignment of driver allocations
+    let mut min_tz = 64;
+    for &bytes in &[1usize, 100, 4096, 1 << 20] {
+        let p = raw_alloc(bytes)?;
+        min_tz = min_tz.min(p.trailing_zeros());
+        raw_free(p)?;
+    }
+    println!("\ncuMemAlloc base alignment: every pointer a multiple of {}", 1u64 << min_tz);
+
+    // ---- 1. peak
+    let n4 = (ARRAY_BYTES / 16) as u64;
+    let src = raw_alloc(ARRAY_BYTES)?;
+    let dst = raw_alloc(ARRAY_BYTES)?;
+    b.fill(src, ARRAY_BYTES)?;
+    b.fill(dst, ARRAY_BYTES)?;
+    let ms = b.time("copy_float4", &[src, dst], n4, None)?;
+    let peak = gbps(2.0 * ARRAY_BYTES as f64, ms);
+    println!("\n## 1. peak: float4 copy, {} MiB -> {} MiB: {ms:.3} ms, {peak:.1} GB/s (read + written)", ARRAY_BYTES >> 20, ARRAY_BYTES >> 20);
+    b.row("peak", "copy_float4", peak, "GB/s", 100.0, "read+written");
+    raw_free(src)?;
+    raw_free(dst)?;
+
+    // ---- 2. RMW: carved (256) vs separate vs naive offsets
+    println!("\n## 2. in-place read-modify-write, {} MiB per array", ARRAY_BYTES >> 20);
+    println!("{:<8} {:<26} {:>9} {:>9} {:>8}", "type", "placement", "ms", "GB/s", "% peak");
+    let mut separate_gbps = [0.0f64; 2];
+    for (ti, (ty, kernel, size)) in [("float", "rmw_float", 4usize), ("float4", "rmw_float4", 16)].into_iter().enumerate() {
+        let n = (ARRAY_BYTES / size) as u64;
+        // Separate: one driver allocation for the array alone.
+        let sep = raw_alloc(ARRAY_BYTES)?;
+        b.fill(sep, ARRAY_BYTES)?;
+        let ms = b.time(kernel, &[sep], n, None)?;
+        raw_free(sep)?;
+        let g = gbps(2.0 * ARRAY_BYTES as f64, ms);
+        separate_gbps[ti] = g;
+        println!("{ty:<8} {:<26} {ms:>9.3} {g:>9.1} {:>7.1}%", "separate allocation", 100.0 * g / peak);
+        b.row("rmw", &format!("{ty}_separate"), g, "GB/s", 100.0 * g / peak, "");
+        // One buffer holding two arrays of this type; the second is measured.
+        let mut offsets: Vec<(String, u64)> = vec![("carved 256 (arena)".into(), ARRAY_BYTES as u64)];
+        for &off in &[4u64, 16, 64] {
+            if off as usize % size == 0 {
+                offsets.push((format!("naive carve +{off}"), ARRAY_BYTES as u64 + off));
+            }
+        }
+        let buf = raw_alloc(2 * ARRAY_BYTES + 256)?;
+        b.fill(buf, 2 * ARRAY_BYTES + 256)?;
+        for (label, off) in offsets {
+            let ms = b.time(kernel, &[buf + off], n, None)?;
+            let g = gbps(2.0 * ARRAY_BYTES as f64, ms);
+            println!(
+                "{ty:<8} {label:<26} {ms:>9.3} {g:>9.1} {:>7.1}%  ({:.3}x separate)",
+                100.0 * g / peak,
+                g / separate_gbps[ti]
+            );
+            b.row("rmw", &format!("{ty}_{}", label.replace(' ', "_")), g, "GB/s", 100.0 * g / peak, &format!("{:.4}x separate", g / separate_gbps[ti]));
+        }
+        raw_free(buf)?;
+    }
+
+    // ---- 3. padded float3 vs packed vs implicit hole
+    println!("\n## 3. float3 layouts, {} M elements each", (ARRAY_BYTES / 16) >> 20);
+    println!("{:<26} {:>5} {:>9} {:>12} {:>12} {:>8}", "layout / op", "B/el", "ms", "GB/s moved", "Gelem/s", "% peak");
+    let n3 = (ARRAY_BYTES / 16) as u64;
+    let buf = raw_alloc(ARRAY_BYTES)?;
+    let sink = raw_alloc(256)?;
+    b.fill(buf, ARRAY_BYTES)?;
+    for (label, suffix, size) in [("padded (explicit pad)", "f3_padded", 16u64), ("packed 12-byte", "f3_packed", 12), ("implicit hole 16-byte", "f3_hole", 16)] {
+        for op in ["read", "rmw", "fields"] {
+            let ms = match op {
+                "read" => b.time(&format!("read_{suffix}"), &[buf], n3, Some(&sink))?,
+                _ => b.time(&format!("{op}_{suffix}"), &[buf], n3, None)?,
+            };
+            let passes = if op == "read" { 1.0 } else { 2.0 };
+            let g = gbps(passes * (n3 * size) as f64, ms);
+            let gel = n3 as f64 / (ms * 1e-3) / 1e9;
+            println!("{:<26} {size:>5} {ms:>9.3} {g:>12.1} {gel:>12.2} {:>7.1}%", format!("{label} {op}"), 100.0 * g / peak);
+            b.row("float3", &format!("{suffix}_{op}"), gel, "Gelem/s", 100.0 * g / peak, &format!("{g:.1} GB/s moved"));
+        }
+    }
+    raw_free(buf)?;
+    raw_free(sink)?;
+
+    // ---- 4. allocation speed
+    println!("\n## 4. allocation speed: ns per alloc+free pair (mean of 2000 pairs)");
+    println!("{:>10} {:>14} {:>16} {:>16}", "bytes", "cuMemAlloc", "cuMemAllocAsync", "cudarc alloc");
+    const PAIRS: usize = 2000;
+    for &bytes in &[256usize, 4096, 65_536, 1 << 20, 16 << 20] {
+        let t = Instant::now();
+        for _ in 0..PAIRS {
+            let p = raw_alloc(bytes)?;
+            raw_free(p)?;
+        }
+        let sync_ns = t.elapsed().as_nanos() as f64 / PAIRS as f64;
+        let cu_stream = stream.cu_stream();
+        let t = Instant::now();
+        for _ in 0..PAIRS {
+            let mut p = 0;
+            // SAFETY: writes one pointer; freed below on the same stream.
+            unsafe { sys::cuMemAllocAsync(&mut p, bytes, cu_stream) }.result()?;
+            // SAFETY: `p` came from `cuMemAllocAsync` on this stream.
+            unsafe { sys::cuMemFreeAsync(p, cu_stream) }.result()?;
+        }
+        stream.synchronize()?;
+        let async_ns = t.elapsed().as_nanos() as f64 / PAIRS as f64;
+        let t = Instant::now();
+        for _ in 0..PAIRS {
+            // SAFETY: the memory is never read.
+            let s = unsafe { stream.alloc::<u8>(bytes) }?;
+            drop(s);
+        }
+        stream.synchronize()?;
+        let cudarc_ns = t.elapsed().as_nanos() as f64 / PAIRS as f64;
+        println!("{bytes:>10} {sync_ns:>14.0} {async_ns:>16.0} {cudarc_ns:>16.0}");
+        b.row("alloc", &format!("cuMemAlloc_{bytes}"), sync_ns, "ns", 0.0, "");
+        b.row("alloc", &format!("cuMemAllocAsync_{bytes}"), async_ns, "ns", 0.0, "");
+        b.row("alloc", &format!("cudarc_{bytes}"), cudarc_ns, "ns", 0.0, "");
+    }
+
+    let path = std::path::Path::new(&out_dir).join("gpu_bench.csv");
+    std::fs::write(&path, &b.csv)?;
+    println!("\nwrote {}", path.display());
+    Ok(())
+}

@@ -1,0 +1,347 @@
+//! The CUDA backend: an arena whose memory is ONE device allocation, so every
+//! typed sub-array the allocator core carves out of it starts where the core
+//! put it (a multiple of 256 bytes by default) on the GPU too. It adds what
+//! only the device needs: typed views usable as kernel arguments with
+//! cudarc's launch API, typed host<->device copies of a whole sub-array or a
+//! sub-range of it, zero-fill, pitched 2D copies (`cuMemcpy2D`), and driver
+//! errors as typed [`CudaError`]s.
+//!
+//! # After a sticky fault
+//!
+//! Some device faults (misaligned or illegal address, a trap, an illegal
+//! instruction, ...) destroy the CUDA context: every later call in that
+//! context fails, whatever it is. When the backend sees one, it records it,
+//! and from then on every device operation of the arena returns
+//! [`CudaError::Poisoned`] with that first fault instead of touching the
+//! driver; bookkeeping (freeing handles, [`Arena::stats`](crate::arena::Arena))
+//! still works, and dropping the arena does not panic (cudarc records the
+//! failed free). To recover, drop the arena and every other user of the
+//! context, then create a new context. The safe API of this module cannot
+//! cause such a fault: views and kernel pointers are always aligned for their
+//! element type; only a kernel that indexes out of bounds or reinterprets
+//! memory can.
+
+use std::sync::{Arc, OnceLock};
+
+use cudarc::driver::{sys, CudaSlice, CudaStream, CudaView, CudaViewMut, DeviceRepr, DriverError};
+
+pub use cudarc;
+
+/// The start alignment `cudaMalloc`/`cuMemAlloc` documents for every
+/// allocation, and the smallest base alignment the backend accepts.
+pub const DRIVER_BASE_ALIGN: u64 = 256;
+
+/// The row-pitch alignment `cuMemAllocPitch` used on an H100 (driver
+/// 580.159.04): for every width tried (1 to 65,536 bytes) and element size (4,
+/// 8 and 16 bytes) the pitch it returned was the width rounded up to a
+/// multiple of 512. Pitched arrays of a device arena use the same rule.
+pub const DRIVER_PITCH_ALIGN: u64 = 512;
+
+/// Driver errors after which the context is unusable: CUDA documents each as
+/// leaving "the process in an inconsistent state" so that "any further CUDA
+/// work will return the same error".
+fn is_sticky(error: DriverError) -> bool {
+    use sys::CUresult::*;
+    matches!(
+        error.0,
+        CUDA_ERROR_ECC_UNCORRECTABLE
+            | CUDA_ERROR_ILLEGAL_ADDRESS
+            | CUDA_ERROR_LAUNCH_TIMEOUT
+            | CUDA_ERROR_ASSERT
+            | CUDA_ERROR_HARDWARE_STACK_ERROR
+            | CUDA_ERROR_ILLEGAL_INSTRUCTION
+            | CUDA_ERROR_MISALIGNED_ADDRESS
+            | CUDA_ERROR_INVALID_ADDRESS_SPACE
+            | CUDA_ERROR_INVALID_PC
+            | CUDA_ERROR_LAUNCH_FAILED
+            | CUDA_ERROR_CONTEXT_IS_DESTROYED
+    )
+}
+
+/// Why a device operation failed.
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum CudaError {
+    /// The driver refused an operation.
+    Driver {
+        /// What the backend was doing.
+        op: &'static str,
+        /// The driver's error code.
+        error: DriverError,
+    },
+    /// An earlier sticky fault destroyed the context; the arena does no more
+    /// device work (see the module docs).
+    Poisoned {
+        /// The fault that destroyed the context.
+        first: DriverError,
+    },
+    /// The device buffer's start is not aligned to what the arena needs.
+    BaseMisaligned {
+        /// The buffer's device address.
+        base: u64,
+        /// The alignment required.
+        required: u64,
+    },
+    /// A device arena of zero bytes was asked for.
+    ZeroLength,
+    /// A host slice's length differs from the device range it is copied to
+    /// or from.
+    LengthMismatch {
+        /// Elements on the device side.
+        device: usize,
+        /// Elements on the host side.
+        host: usize,
+    },
+    /// A sub-range does not lie inside its array.
+    OutOfRange {
+        /// First element of the range.
+        start: usize,
+        /// Elements in the range.
+        len: usize,
+        /// Elements in the array.
+        array_len: usize,
+    },
+    /// The arena refused: a handle it does not hold, out of memory, a bad
+    /// alignment, ...
+    Arena(crate::arena::ArenaError),
+}
+
+impl core::fmt::Display for CudaError {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        match self {
+            CudaError::Driver { op, error } => write!(f, "CUDA driver error in {op}: {error:?}"),
+            CudaError::Poisoned { first } => write!(
+                f,
+                "the CUDA context was destroyed by an earlier fault ({first:?}); \
+                 drop the arena and create a new context"
+            ),
+            CudaError::BaseMisaligned { base, required } => write!(
+                f,
+                "device buffer at {base:#x} is not aligned to {required} bytes"
+            ),
+            CudaError::ZeroLength => f.write_str("a device arena needs at least one byte"),
+            CudaError::LengthMismatch { device, host } => write!(
+                f,
+                "host slice has {host} elements but the device range has {device}"
+            ),
+            CudaError::OutOfRange { start, len, array_len } => write!(
+                f,
+                "elements {start}..{start}+{len} are not inside an array of {array_len}"
+            ),
+            CudaError::Arena(e) => write!(f, "{e}"),
+        }
+    }
+}
+
+impl std::error::Error for CudaError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            CudaError::Arena(e) => Some(e),
+            _ => None,
+        }
+    }
+}
+
+impl From<crate::arena::ArenaError> for CudaError {
+    fn from(e: crate::arena::ArenaError) -> Self {
+        CudaError::Arena(e)
+    }
+}
+
+/// Checks that a device buffer starting at `base` can hold sub-arrays whose
+/// offsets are multiples of `min_align`: the base must be aligned to both
+/// `min_align` and [`DRIVER_BASE_ALIGN`]. Returns the base's own alignment
+/// (its largest power-of-two divisor), which the backend records.
+///
+/// # Errors
+///
+/// [`CudaError::BaseMisaligned`] if it is not.
+pub fn check_base(base: u64, min_align: u64) -> Result<u64, CudaError> {
+    let required = min_align.max(DRIVER_BASE_ALIGN);
+    if base == 0 || base % required != 0 {
+        return Err(CudaError::BaseMisaligned { base, required });
+    }
+    Ok(1u64 << base.trailing_zeros())
+}
+
+/// Memory for an [`Arena`](crate::arena::Arena) that lives on a CUDA device:
+/// one `cuMemAlloc`-class allocation, owned as one `CudaSlice<u8>`, zeroed at
+/// creation.
+#[derive(Debug)]
+pub struct CudaBackend {
+    buf: CudaSlice<u8>,
+    stream: Arc<CudaStream>,
+    base: u64,
+    base_align: u64,
+    fault: OnceLock<DriverError>,
+}
+
+impl CudaBackend {
+    /// Allocates `len` bytes on `stream`'s device, zeroes them, and checks
+    /// that the start is at least [`DRIVER_BASE_ALIGN`]-aligned.
+    ///
+    /// # Errors
+    ///
+    /// [`CudaError::ZeroLength`], [`CudaError::Driver`] if the allocation
+    /// fails (out of device memory, say), [`CudaError::BaseMisaligned`] if the
+    /// driver broke its alignment promise.
+    pub fn new(stream: &Arc<CudaStream>, len: u64) -> Result<Self, CudaError> {
+        if len == 0 {
+            return Err(CudaError::ZeroLength);
+        }
+        let bytes = usize::try_from(len).map_err(|_| CudaError::Driver {
+            op: "cuMemAlloc",
+            error: DriverError(sys::CUresult::CUDA_ERROR_OUT_OF_MEMORY),
+        })?;
+        let buf = stream
+            .alloc_zeros::<u8>(bytes)
+            .map_err(|error| CudaError::Driver { op: "cuMemAlloc", error })?;
+        let base = {
+            let (ptr, _sync) = cudarc::driver::DevicePtr::device_ptr(&buf, stream);
+            ptr
+        };
+        let base_align = check_base(base, DRIVER_BASE_ALIGN)?;
+        stream
+            .synchronize()
+            .map_err(|error| CudaError::Driver { op: "zero-fill", error })?;
+        Ok(CudaBackend { buf, stream: Arc::clone(stream), base, base_align, fault: OnceLock::new() })
+    }
+
+    /// The stream every operation of this backend is ordered on.
+    pub fn stream(&self) -> &Arc<CudaStream> {
+        &self.stream
+    }
+
+    /// The largest power of two dividing the device base address, recorded
+    /// at creation (at least [`DRIVER_BASE_ALIGN`]; 2 MiB was seen on an H100).
+    pub fn base_alignment(&self) -> u64 {
+        self.base_align
+    }
+
+    /// The device address of byte 0 of the buffer.
+    pub fn device_base(&self) -> u64 {
+        self.base
+    }
+
+    /// The sticky fault that destroyed the context, if one was seen.
+    pub fn fault(&self) -> Option<DriverError> {
+        self.fault.get().copied()
+    }
+
+    /// Fails with [`CudaError::Poisoned`] once a sticky fault was seen.
+    fn healthy(&self) -> Result<(), CudaError> {
+        match self.fault() {
+            Some(first) => Err(CudaError::Poisoned { first }),
+            None => Ok(()),
+        }
+    }
+
+    /// Turns a driver result into ours, remembering a sticky fault.
+    fn driver<T>(&self, op: &'static str, r: Result<T, DriverError>) -> Result<T, CudaError> {
+        r.map_err(|error| {
+            if is_sticky(error) {
+                let first = *self.fault.get_or_init(|| error);
+                if first != error {
+                    return CudaError::Poisoned { first };
+                }
+            }
+            CudaError::Driver { op, error }
+        })
+    }
+
+    /// Waits for all work queued on the backend's stream: kernel faults
+    /// surface here (a launch itself returns success).
+    ///
+    /// # Errors
+    ///
+    /// The driver's error; a sticky one also poisons the backend.
+    pub fn synchronize(&self) -> Result<(), CudaError> {
+        self.healthy()?;
+        let r = self.stream.synchronize();
+        self.driver("synchronize", r)
+    }
+
+    fn byte_range(&self, offset: u64, len: usize) -> Result<core::ops::Range<usize>, CudaError> {
+        let start = usize::try_from(offset).ok();
+        let end = start.and_then(|s| s.checked_add(len));
+        match (start, end) {
+            (Some(s), Some(e)) if e <= self.buf.len() => Ok(s..e),
+            _ => Err(CudaError::OutOfRange {
+                start: start.unwrap_or(usize::MAX),
+                len,
+                array_len: self.buf.len(),
+            }),
+        }
+    }
+
+    fn bytes(&self, offset: u64, len: usize) -> Result<CudaView<'_, u8>, CudaError> {
+        let range = self.byte_range(offset, len)?;
+        let array_len = self.buf.len();
+        self.buf
+            .try_slice(range)
+            .ok_or(CudaError::OutOfRange { start: offset as usize, len, array_len })
+    }
+
+    fn bytes_mut(&mut self, offset: u64, len: usize) -> Result<CudaViewMut<'_, u8>, CudaError> {
+        let range = self.byte_range(offset, len)?;
+        let array_len = self.buf.len();
+        self.buf
+            .try_slice_mut(range)
+            .ok_or(CudaError::OutOfRange { start: offset as usize, len, array_len })
+    }
+
+    /// Copies `src` to the device bytes starting at `offset`.
+    pub(crate) fn write_bytes(&mut self, offset: u64, src: &[u8]) -> Result<(), CudaError> {
+        self.healthy()?;
+        let stream = Arc::clone(&self.stream);
+        let mut dst = self.bytes_mut(offset, src.len())?;
+        let r = stream.memcpy_htod(src, &mut dst);
+        drop(dst);
+        self.driver("cuMemcpyHtoD", r)
+    }
+
+    /// Copies the device bytes starting at `offset` into `dst`, and waits for
+    /// the copy.
+    pub(crate) fn read_bytes(&self, offset: u64, dst: &mut [u8]) -> Result<(), CudaError> {
+        self.healthy()?;
+        let src = self.bytes(offset, dst.len())?;
+        let r = self.stream.memcpy_dtoh(&src, dst);
+        self.driver("cuMemcpyDtoH", r)?;
+        self.synchronize()
+    }
+
+    /// Sets `len` device bytes starting at `offset` to zero.
+    pub(crate) fn zero_bytes(&mut self, offset: u64, len: usize) -> Result<(), CudaError> {
+        self.healthy()?;
+        let stream = Arc::clone(&self.stream);
+        let mut dst = self.bytes_mut(offset, len)?;
+        let r = stream.memset_zeros(&mut dst);
+        drop(dst);
+        self.driver("cuMemsetD8", r)
+    }
+
+    /// A typed view of `len` elements at byte `offset`.
+    ///
+    /// # Safety
+    ///
+    /// `offset` must be a multiple of `align_of::<T>()` (the base is at least
+    /// 256-aligned, so the device address then is too).
+    pub(crate) unsafe fn typed<T: crate::GpuAligned>(
+        &self,
+        offset: u64,
+        len: usize,
+    ) -> Result<CudaView<'_, T>, CudaError> {
+        debug_assert_eq!(offset % core::mem::align_of::<T>() as u64, 0, "offset {offset:#x}");
+        let bytes = len.checked_mul(core::mem::size_of::<T>()).ok_or(CudaError::OutOfRange {
+            start: 0,
+            len,
+            array_len: self.buf.len(),
+        })?;
+        let view = self.bytes(offset, bytes)?;
+        // SAFETY: `T: GpuAligned` is `Pod` (every bit pattern is a valid `T`),
+        // the view holds exactly `len * size_of::<T>()` bytes, and the caller
+        // promises the start is aligned for `T`.
+        let typed = unsafe { view.transmute::<T>(len) };
+        typed.ok_or(CudaError::OutOfRange { start: 0, len, array_len: self.buf.len() })
+    }
+}
