@@ -112,7 +112,11 @@ struct Bench {
 fn launch_config(n: u64) -> LaunchConfig {
     let per_block = u64::from(BLOCK * ELEMS_PER_THREAD);
     LaunchConfig {
-        grid_dim: (u32::try_from(n.div_ceil(per_block)).expect("grid fits u32"), 1, 1),
+        grid_dim: (
+            u32::try_from(n.div_ceil(per_block)).expect("grid fits u32"),
+            1,
+            1,
+        ),
         block_dim: (BLOCK, 1, 1),
         shared_mem_bytes: 0,
     }
@@ -127,8 +131,12 @@ impl Bench {
     /// arguments: `arrays`, then `n`, then `sink` if given.
     fn time(&self, kernel: &str, arrays: &[u64], n: u64, sink: Option<&u64>) -> Res<f64> {
         let func = self.func(kernel)?;
-        let start = self.ctx.new_event(Some(sys::CUevent_flags::CU_EVENT_DEFAULT))?;
-        let end = self.ctx.new_event(Some(sys::CUevent_flags::CU_EVENT_DEFAULT))?;
+        let start = self
+            .ctx
+            .new_event(Some(sys::CUevent_flags::CU_EVENT_DEFAULT))?;
+        let end = self
+            .ctx
+            .new_event(Some(sys::CUevent_flags::CU_EVENT_DEFAULT))?;
         let mut samples = Vec::with_capacity(REPEATS);
         for rep in 0..WARMUP + REPEATS {
             let mut args = self.stream.launch_builder(&func);
@@ -171,8 +179,19 @@ impl Bench {
         Ok(())
     }
 
-    fn row(&mut self, section: &str, case: &str, value: f64, unit: &str, pct_peak: f64, note: &str) {
-        let _ = writeln!(self.csv, "{section},{case},{value:.4},{unit},{pct_peak:.2},{note}");
+    fn row(
+        &mut self,
+        section: &str,
+        case: &str,
+        value: f64,
+        unit: &str,
+        pct_peak: f64,
+        note: &str,
+    ) {
+        let _ = writeln!(
+            self.csv,
+            "{section},{case},{value:.4},{unit},{pct_peak:.2},{note}"
+        );
     }
 }
 
@@ -215,7 +234,10 @@ fn main() -> Res<()> {
     let out_dir = std::env::var("GPU_BENCH_OUT").unwrap_or_else(|_| ".".into());
     // NVRTC needs no GPU: `--compile-only` checks the kernels on any machine
     // that has libnvrtc, and prints their PTX.
-    let opts = cudarc::nvrtc::CompileOptions { arch: Some("compute_90"), ..Default::default() };
+    let opts = cudarc::nvrtc::CompileOptions {
+        arch: Some("compute_90"),
+        ..Default::default()
+    };
     let ptx = cudarc::nvrtc::compile_ptx_with_opts(KERNELS, opts)?;
     if std::env::args().any(|a| a == "--compile-only") {
         println!("{}", ptx.to_src());
@@ -230,11 +252,21 @@ fn main() -> Res<()> {
     let name = ctx.name()?;
     let sms = ctx.attribute(sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)?;
     let l2 = ctx.attribute(sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE)?;
-    let pitch_align = ctx.attribute(sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_TEXTURE_PITCH_ALIGNMENT)?;
+    let pitch_align =
+        ctx.attribute(sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_TEXTURE_PITCH_ALIGNMENT)?;
     let date = civil_date();
-    println!("device: {name}, {sms} SMs, L2 {} MB, CUDA driver API {driver}, date {date}", l2 >> 20);
-    let mut b = Bench { ctx: ctx.clone(), stream: stream.clone(), module, csv: String::new() };
-    b.csv.push_str("section,case,value,unit,pct_of_copy_peak,note\n");
+    println!(
+        "device: {name}, {sms} SMs, L2 {} MB, CUDA driver API {driver}, date {date}",
+        l2 >> 20
+    );
+    let mut b = Bench {
+        ctx: ctx.clone(),
+        stream: stream.clone(),
+        module,
+        csv: String::new(),
+    };
+    b.csv
+        .push_str("section,case,value,unit,pct_of_copy_peak,note\n");
     b.row("meta", "device", 0.0, "", 0.0, &name.replace(',', " "));
     b.row("meta", "driver_api", f64::from(driver), "", 0.0, &date);
 
@@ -242,14 +274,24 @@ fn main() -> Res<()> {
     println!("\n## cuMemAllocPitch (height 16); CU_DEVICE_ATTRIBUTE_TEXTURE_PITCH_ALIGNMENT = {pitch_align}");
     println!("{:>10} {:>6} {:>8}", "width B", "elem", "pitch");
     for &elem in &[4u32, 8, 16] {
-        for &width in &[1usize, 12, 16, 100, 256, 500, 511, 512, 513, 1000, 1024, 1500, 2048, 4097, 7680, 65_536] {
+        for &width in &[
+            1usize, 12, 16, 100, 256, 500, 511, 512, 513, 1000, 1024, 1500, 2048, 4097, 7680,
+            65_536,
+        ] {
             let mut ptr = 0;
             let mut pitch = 0;
             // SAFETY: writes one pointer and one pitch.
             unsafe { sys::cuMemAllocPitch_v2(&mut ptr, &mut pitch, width, 16, elem) }.result()?;
             raw_free(ptr)?;
             println!("{width:>10} {elem:>6} {pitch:>8}");
-            b.row("pitch", &format!("w{width}_e{elem}"), pitch as f64, "bytes", 0.0, "");
+            b.row(
+                "pitch",
+                &format!("w{width}_e{elem}"),
+                pitch as f64,
+                "bytes",
+                0.0,
+                "",
+            );
         }
     }
 
@@ -260,7 +302,10 @@ fn main() -> Res<()> {
         min_tz = min_tz.min(p.trailing_zeros());
         raw_free(p)?;
     }
-    println!("\ncuMemAlloc base alignment: every pointer a multiple of {}", 1u64 << min_tz);
+    println!(
+        "\ncuMemAlloc base alignment: every pointer a multiple of {}",
+        1u64 << min_tz
+    );
 
     // ---- 1. peak
     let n4 = (ARRAY_BYTES / 16) as u64;
@@ -270,16 +315,29 @@ fn main() -> Res<()> {
     b.fill(dst, ARRAY_BYTES)?;
     let ms = b.time("copy_float4", &[src, dst], n4, None)?;
     let peak = gbps(2.0 * ARRAY_BYTES as f64, ms);
-    println!("\n## 1. peak: float4 copy, {} MiB -> {} MiB: {ms:.3} ms, {peak:.1} GB/s (read + written)", ARRAY_BYTES >> 20, ARRAY_BYTES >> 20);
+    println!(
+        "\n## 1. peak: float4 copy, {} MiB -> {} MiB: {ms:.3} ms, {peak:.1} GB/s (read + written)",
+        ARRAY_BYTES >> 20,
+        ARRAY_BYTES >> 20
+    );
     b.row("peak", "copy_float4", peak, "GB/s", 100.0, "read+written");
     raw_free(src)?;
     raw_free(dst)?;
 
     // ---- 2. RMW: carved (256) vs separate vs naive offsets
-    println!("\n## 2. in-place read-modify-write, {} MiB per array", ARRAY_BYTES >> 20);
-    println!("{:<8} {:<26} {:>9} {:>9} {:>8}", "type", "placement", "ms", "GB/s", "% peak");
+    println!(
+        "\n## 2. in-place read-modify-write, {} MiB per array",
+        ARRAY_BYTES >> 20
+    );
+    println!(
+        "{:<8} {:<26} {:>9} {:>9} {:>8}",
+        "type", "placement", "ms", "GB/s", "% peak"
+    );
     let mut separate_gbps = [0.0f64; 2];
-    for (ti, (ty, kernel, size)) in [("float", "rmw_float", 4usize), ("float4", "rmw_float4", 16)].into_iter().enumerate() {
+    for (ti, (ty, kernel, size)) in [("float", "rmw_float", 4usize), ("float4", "rmw_float4", 16)]
+        .into_iter()
+        .enumerate()
+    {
         let n = (ARRAY_BYTES / size) as u64;
         // Separate: one driver allocation for the array alone.
         let sep = raw_alloc(ARRAY_BYTES)?;
@@ -288,10 +346,22 @@ fn main() -> Res<()> {
         raw_free(sep)?;
         let g = gbps(2.0 * ARRAY_BYTES as f64, ms);
         separate_gbps[ti] = g;
-        println!("{ty:<8} {:<26} {ms:>9.3} {g:>9.1} {:>7.1}%", "separate allocation", 100.0 * g / peak);
-        b.row("rmw", &format!("{ty}_separate"), g, "GB/s", 100.0 * g / peak, "");
+        println!(
+            "{ty:<8} {:<26} {ms:>9.3} {g:>9.1} {:>7.1}%",
+            "separate allocation",
+            100.0 * g / peak
+        );
+        b.row(
+            "rmw",
+            &format!("{ty}_separate"),
+            g,
+            "GB/s",
+            100.0 * g / peak,
+            "",
+        );
         // One buffer holding two arrays of this type; the second is measured.
-        let mut offsets: Vec<(String, u64)> = vec![("carved 256 (arena)".into(), ARRAY_BYTES as u64)];
+        let mut offsets: Vec<(String, u64)> =
+            vec![("carved 256 (arena)".into(), ARRAY_BYTES as u64)];
         for &off in &[4u64, 16, 64] {
             if off as usize % size == 0 {
                 offsets.push((format!("naive carve +{off}"), ARRAY_BYTES as u64 + off));
@@ -307,19 +377,36 @@ fn main() -> Res<()> {
                 100.0 * g / peak,
                 g / separate_gbps[ti]
             );
-            b.row("rmw", &format!("{ty}_{}", label.replace(' ', "_")), g, "GB/s", 100.0 * g / peak, &format!("{:.4}x separate", g / separate_gbps[ti]));
+            b.row(
+                "rmw",
+                &format!("{ty}_{}", label.replace(' ', "_")),
+                g,
+                "GB/s",
+                100.0 * g / peak,
+                &format!("{:.4}x separate", g / separate_gbps[ti]),
+            );
         }
         raw_free(buf)?;
     }
 
     // ---- 3. padded float3 vs packed vs implicit hole
-    println!("\n## 3. float3 layouts, {} M elements each", (ARRAY_BYTES / 16) >> 20);
-    println!("{:<26} {:>5} {:>9} {:>12} {:>12} {:>8}", "layout / op", "B/el", "ms", "GB/s moved", "Gelem/s", "% peak");
+    println!(
+        "\n## 3. float3 layouts, {} M elements each",
+        (ARRAY_BYTES / 16) >> 20
+    );
+    println!(
+        "{:<26} {:>5} {:>9} {:>12} {:>12} {:>8}",
+        "layout / op", "B/el", "ms", "GB/s moved", "Gelem/s", "% peak"
+    );
     let n3 = (ARRAY_BYTES / 16) as u64;
     let buf = raw_alloc(ARRAY_BYTES)?;
     let sink = raw_alloc(256)?;
     b.fill(buf, ARRAY_BYTES)?;
-    for (label, suffix, size) in [("padded (explicit pad)", "f3_padded", 16u64), ("packed 12-byte", "f3_packed", 12), ("implicit hole 16-byte", "f3_hole", 16)] {
+    for (label, suffix, size) in [
+        ("padded (explicit pad)", "f3_padded", 16u64),
+        ("packed 12-byte", "f3_packed", 12),
+        ("implicit hole 16-byte", "f3_hole", 16),
+    ] {
         for op in ["read", "rmw", "fields"] {
             let ms = match op {
                 "read" => b.time(&format!("read_{suffix}"), &[buf], n3, Some(&sink))?,
@@ -328,8 +415,19 @@ fn main() -> Res<()> {
             let passes = if op == "read" { 1.0 } else { 2.0 };
             let g = gbps(passes * (n3 * size) as f64, ms);
             let gel = n3 as f64 / (ms * 1e-3) / 1e9;
-            println!("{:<26} {size:>5} {ms:>9.3} {g:>12.1} {gel:>12.2} {:>7.1}%", format!("{label} {op}"), 100.0 * g / peak);
-            b.row("float3", &format!("{suffix}_{op}"), gel, "Gelem/s", 100.0 * g / peak, &format!("{g:.1} GB/s moved"));
+            println!(
+                "{:<26} {size:>5} {ms:>9.3} {g:>12.1} {gel:>12.2} {:>7.1}%",
+                format!("{label} {op}"),
+                100.0 * g / peak
+            );
+            b.row(
+                "float3",
+                &format!("{suffix}_{op}"),
+                gel,
+                "Gelem/s",
+                100.0 * g / peak,
+                &format!("{g:.1} GB/s moved"),
+            );
         }
     }
     raw_free(buf)?;
@@ -337,7 +435,10 @@ fn main() -> Res<()> {
 
     // ---- 4. allocation speed
     println!("\n## 4. allocation speed: ns per alloc+free pair (mean of 2000 pairs)");
-    println!("{:>10} {:>14} {:>16} {:>16}", "bytes", "cuMemAlloc", "cuMemAllocAsync", "cudarc alloc");
+    println!(
+        "{:>10} {:>14} {:>16} {:>16}",
+        "bytes", "cuMemAlloc", "cuMemAllocAsync", "cudarc alloc"
+    );
     const PAIRS: usize = 2000;
     for &bytes in &[256usize, 4096, 65_536, 1 << 20, 16 << 20] {
         let t = Instant::now();
@@ -366,9 +467,30 @@ fn main() -> Res<()> {
         stream.synchronize()?;
         let cudarc_ns = t.elapsed().as_nanos() as f64 / PAIRS as f64;
         println!("{bytes:>10} {sync_ns:>14.0} {async_ns:>16.0} {cudarc_ns:>16.0}");
-        b.row("alloc", &format!("cuMemAlloc_{bytes}"), sync_ns, "ns", 0.0, "");
-        b.row("alloc", &format!("cuMemAllocAsync_{bytes}"), async_ns, "ns", 0.0, "");
-        b.row("alloc", &format!("cudarc_{bytes}"), cudarc_ns, "ns", 0.0, "");
+        b.row(
+            "alloc",
+            &format!("cuMemAlloc_{bytes}"),
+            sync_ns,
+            "ns",
+            0.0,
+            "",
+        );
+        b.row(
+            "alloc",
+            &format!("cuMemAllocAsync_{bytes}"),
+            async_ns,
+            "ns",
+            0.0,
+            "",
+        );
+        b.row(
+            "alloc",
+            &format!("cudarc_{bytes}"),
+            cudarc_ns,
+            "ns",
+            0.0,
+            "",
+        );
     }
 
     let path = std::path::Path::new(&out_dir).join("gpu_bench.csv");

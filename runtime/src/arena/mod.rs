@@ -209,6 +209,14 @@ impl<B: Backend> Arena<B> {
         &self.backend
     }
 
+    /// The buffer, mutably, for backends that copy into it (the CUDA one).
+    /// Crate-private: swapping the buffer out from under the allocator would
+    /// break the base-alignment check made at construction.
+    #[cfg_attr(not(feature = "cuda"), allow(dead_code))]
+    pub(crate) fn backend_mut(&mut self) -> &mut B {
+        &mut self.backend
+    }
+
     /// The buffer, giving up the arena (and every handle into it).
     pub fn into_backend(self) -> B {
         self.backend

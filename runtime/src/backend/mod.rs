@@ -4,6 +4,8 @@
 //! `unsafe` code of the allocator: [`HostBuffer`] (aligned host memory) here,
 //! a CUDA device buffer behind the `cuda` feature.
 
+#[cfg(feature = "cuda")]
+pub mod cuda;
 #[cfg(feature = "alloc")]
 mod host;
 
