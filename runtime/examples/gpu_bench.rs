@@ -5,25 +5,50 @@
 //! `GPU_BENCH_OUT` (default: the current directory). `plot_gpu_bench.py`
 //! beside this file turns the CSV into the README's PNG.
 //!
-//! Every kernel handles 8 elements per thread, every array is 256 MiB (far
+//! Every kernel handles 8 elements per thread, every array is 1 GiB (far
 //! larger than the H100's 50 MB L2), and every figure is the median of
-//! repeated launches timed with CUDA events after warm-up launches.
+//! repeated launches timed with CUDA events after warm-up launches. The
+//! carved arrays come from a device [`Arena`]; the padded `float3` is a
+//! `#[gpu_aligned::padded]` type, declared to the kernels by
+//! `gpu_aligned::header`.
 
 use std::fmt::Write as _;
 use std::sync::Arc;
 use std::time::Instant;
 
+use gpu_aligned::arena::Arena;
+use gpu_aligned::backend::cuda::cudarc;
+use gpu_aligned::header::CudaHeader;
+use gpu_aligned::vector::float4;
+
 use cudarc::driver::{sys, CudaContext, CudaFunction, CudaStream, LaunchConfig, PushKernelArg};
+
+/// `float3` made a legal element: `{x, y, z, __pad_tail[4]}`, 16 bytes,
+/// aligned to 16, the pad zeroed.
+#[gpu_aligned::padded]
+#[derive(Clone, Copy, Debug)]
+pub struct Float3 {
+    pub x: f32,
+    pub y: f32,
+    pub z: f32,
+}
 
 const ELEMS_PER_THREAD: u32 = 8;
 const BLOCK: u32 = 256;
-const ARRAY_BYTES: usize = 256 << 20;
+const ARRAY_BYTES: usize = 1 << 30;
 const WARMUP: usize = 3;
 const REPEATS: usize = 21;
 
+/// NVRTC before 13.4 lacks `__builtin_offsetof`, which the generated
+/// header's `static_assert`s use; `__INTADDR__` makes the classic definition
+/// a constant expression there.
+const NVRTC_OFFSETOF: &str = "#if defined(__CUDACC_RTC__)\n\
+    #define __builtin_offsetof(T, m) ((unsigned long long)__INTADDR__(&((T*)0)->m))\n\
+    #endif\n";
+
 const KERNELS: &str = r#"
 #define EPT 8
-struct __align__(16) f3_padded { float x, y, z, pad; };
+typedef Float3 f3_padded;
 struct f3_packed { float x, y, z; };
 struct __align__(16) f3_hole { float x, y, z; };
 
@@ -39,14 +64,21 @@ __device__ __forceinline__ float total(f3_padded v) { return v.x + v.y + v.z; }
 __device__ __forceinline__ float total(f3_packed v) { return v.x + v.y + v.z; }
 __device__ __forceinline__ float total(f3_hole v)   { return v.x + v.y + v.z; }
 
+// Element moves: plain for most types; the padded type goes through the
+// header's one-instruction gpu_load/gpu_store.
+template <typename T> __device__ __forceinline__ T load(const T* p) { return *p; }
+template <typename T> __device__ __forceinline__ void store(T* p, const T& v) { *p = v; }
+template <> __device__ __forceinline__ Float3 load(const Float3* p) { return gpu_load(p); }
+template <> __device__ __forceinline__ void store(Float3* p, const Float3& v) { gpu_store(p, v); }
+
 template <typename T>
 __device__ __forceinline__ void rmw_body(T* __restrict__ a, unsigned long long n) {
     unsigned long long base = (unsigned long long)blockIdx.x * blockDim.x * EPT + threadIdx.x;
     T v[EPT];
 #pragma unroll
-    for (int k = 0; k < EPT; ++k) { unsigned long long i = base + (unsigned long long)k * blockDim.x; if (i < n) v[k] = a[i]; }
+    for (int k = 0; k < EPT; ++k) { unsigned long long i = base + (unsigned long long)k * blockDim.x; if (i < n) v[k] = load(a + i); }
 #pragma unroll
-    for (int k = 0; k < EPT; ++k) { unsigned long long i = base + (unsigned long long)k * blockDim.x; if (i < n) a[i] = rmw(v[k]); }
+    for (int k = 0; k < EPT; ++k) { unsigned long long i = base + (unsigned long long)k * blockDim.x; if (i < n) store(a + i, rmw(v[k])); }
 }
 
 // Writes the three lanes one by one, as `a[i].x = ...` code does: whatever
@@ -57,7 +89,7 @@ __device__ __forceinline__ void rmw_fields_body(T* __restrict__ a, unsigned long
     unsigned long long base = (unsigned long long)blockIdx.x * blockDim.x * EPT + threadIdx.x;
     T v[EPT];
 #pragma unroll
-    for (int k = 0; k < EPT; ++k) { unsigned long long i = base + (unsigned long long)k * blockDim.x; if (i < n) v[k] = a[i]; }
+    for (int k = 0; k < EPT; ++k) { unsigned long long i = base + (unsigned long long)k * blockDim.x; if (i < n) v[k] = load(a + i); }
 #pragma unroll
     for (int k = 0; k < EPT; ++k) {
         unsigned long long i = base + (unsigned long long)k * blockDim.x;
@@ -70,7 +102,7 @@ __device__ __forceinline__ void read_body(const T* __restrict__ a, unsigned long
     unsigned long long base = (unsigned long long)blockIdx.x * blockDim.x * EPT + threadIdx.x;
     float acc = 0.0f;
 #pragma unroll
-    for (int k = 0; k < EPT; ++k) { unsigned long long i = base + (unsigned long long)k * blockDim.x; if (i < n) acc += total(a[i]); }
+    for (int k = 0; k < EPT; ++k) { unsigned long long i = base + (unsigned long long)k * blockDim.x; if (i < n) acc += total(load(a + i)); }
     // Never true for the benchmark's data; keeps the loads alive.
     if (acc == -1.0f) sink[0] = acc;
 }
@@ -238,7 +270,10 @@ fn main() -> Res<()> {
         arch: Some("compute_90"),
         ..Default::default()
     };
-    let ptx = cudarc::nvrtc::compile_ptx_with_opts(KERNELS, opts)?;
+    let mut header = CudaHeader::new();
+    header.add::<Float3>()?;
+    let source = format!("{NVRTC_OFFSETOF}{}\n{KERNELS}", header.render());
+    let ptx = cudarc::nvrtc::compile_ptx_with_opts(&source, opts)?;
     if std::env::args().any(|a| a == "--compile-only") {
         println!("{}", ptx.to_src());
         return Ok(());
@@ -324,7 +359,28 @@ fn main() -> Res<()> {
     raw_free(src)?;
     raw_free(dst)?;
 
-    // ---- 2. RMW: carved (256) vs separate vs naive offsets
+    // ---- 2. RMW: carved by the arena (256) vs separate vs naive offsets
+    // One arena holds everything below: a small array first (so the carved
+    // arrays are not at offset 0), a float and a float4 array, a scratch
+    // region for the naive carves, and the padded float3 array.
+    let n3 = (ARRAY_BYTES / 16) as u64;
+    let arena_bytes = 5 * ARRAY_BYTES as u64 + (1 << 20);
+    let mut arena = Arena::device(&stream, arena_bytes)?;
+    let head = arena.alloc::<u8>(1000)?;
+    let carved_f32 = arena.alloc::<f32>((ARRAY_BYTES / 4) as u64)?;
+    let carved_f4 = arena.alloc::<float4>((ARRAY_BYTES / 16) as u64)?;
+    let scratch = arena.alloc::<u8>(ARRAY_BYTES as u64 + 256)?;
+    let padded = arena.alloc::<Float3>(n3)?;
+    println!(
+        "\narena: {} MiB at {:#x} (base alignment {}), float array at offset {}, float4 at {}",
+        arena_bytes >> 20,
+        arena.backend().device_base(),
+        arena.backend().base_alignment(),
+        arena.offset(&carved_f32)?,
+        arena.offset(&carved_f4)?
+    );
+    b.fill(arena.backend().device_base(), arena_bytes as usize)?;
+
     println!(
         "\n## 2. in-place read-modify-write, {} MiB per array",
         ARRAY_BYTES >> 20
@@ -333,7 +389,8 @@ fn main() -> Res<()> {
         "{:<8} {:<26} {:>9} {:>9} {:>8}",
         "type", "placement", "ms", "GB/s", "% peak"
     );
-    let mut separate_gbps = [0.0f64; 2];
+    let carved = [arena.address(&carved_f32)?, arena.address(&carved_f4)?];
+    let scratch_at = arena.address(&scratch)?;
     for (ti, (ty, kernel, size)) in [("float", "rmw_float", 4usize), ("float4", "rmw_float4", 16)]
         .into_iter()
         .enumerate()
@@ -344,38 +401,34 @@ fn main() -> Res<()> {
         b.fill(sep, ARRAY_BYTES)?;
         let ms = b.time(kernel, &[sep], n, None)?;
         raw_free(sep)?;
-        let g = gbps(2.0 * ARRAY_BYTES as f64, ms);
-        separate_gbps[ti] = g;
+        let separate = gbps(2.0 * ARRAY_BYTES as f64, ms);
         println!(
-            "{ty:<8} {:<26} {ms:>9.3} {g:>9.1} {:>7.1}%",
+            "{ty:<8} {:<26} {ms:>9.3} {separate:>9.1} {:>7.1}%",
             "separate allocation",
-            100.0 * g / peak
+            100.0 * separate / peak
         );
         b.row(
             "rmw",
             &format!("{ty}_separate"),
-            g,
+            separate,
             "GB/s",
-            100.0 * g / peak,
+            100.0 * separate / peak,
             "",
         );
-        // One buffer holding two arrays of this type; the second is measured.
-        let mut offsets: Vec<(String, u64)> =
-            vec![("carved 256 (arena)".into(), ARRAY_BYTES as u64)];
+        let mut placements = vec![("carved by the arena".to_string(), carved[ti])];
         for &off in &[4u64, 16, 64] {
+            // A float4 at +4 is not slow but illegal: it faults.
             if off as usize % size == 0 {
-                offsets.push((format!("naive carve +{off}"), ARRAY_BYTES as u64 + off));
+                placements.push((format!("naive carve +{off}"), scratch_at + off));
             }
         }
-        let buf = raw_alloc(2 * ARRAY_BYTES + 256)?;
-        b.fill(buf, 2 * ARRAY_BYTES + 256)?;
-        for (label, off) in offsets {
-            let ms = b.time(kernel, &[buf + off], n, None)?;
+        for (label, ptr) in placements {
+            let ms = b.time(kernel, &[ptr], n, None)?;
             let g = gbps(2.0 * ARRAY_BYTES as f64, ms);
             println!(
                 "{ty:<8} {label:<26} {ms:>9.3} {g:>9.1} {:>7.1}%  ({:.3}x separate)",
                 100.0 * g / peak,
-                g / separate_gbps[ti]
+                g / separate
             );
             b.row(
                 "rmw",
@@ -383,40 +436,36 @@ fn main() -> Res<()> {
                 g,
                 "GB/s",
                 100.0 * g / peak,
-                &format!("{:.4}x separate", g / separate_gbps[ti]),
+                &format!("{:.4}x separate", g / separate),
             );
         }
-        raw_free(buf)?;
     }
 
     // ---- 3. padded float3 vs packed vs implicit hole
+    println!("\n## 3. float3 layouts, {} M elements each", n3 >> 20);
     println!(
-        "\n## 3. float3 layouts, {} M elements each",
-        (ARRAY_BYTES / 16) >> 20
-    );
-    println!(
-        "{:<26} {:>5} {:>9} {:>12} {:>12} {:>8}",
+        "{:<28} {:>5} {:>9} {:>12} {:>10} {:>8}",
         "layout / op", "B/el", "ms", "GB/s moved", "Gelem/s", "% peak"
     );
-    let n3 = (ARRAY_BYTES / 16) as u64;
-    let buf = raw_alloc(ARRAY_BYTES)?;
     let sink = raw_alloc(256)?;
-    b.fill(buf, ARRAY_BYTES)?;
-    for (label, suffix, size) in [
-        ("padded (explicit pad)", "f3_padded", 16u64),
-        ("packed 12-byte", "f3_packed", 12),
-        ("implicit hole 16-byte", "f3_hole", 16),
+    let padded_at = arena.address(&padded)?;
+    // The packed and implicit-hole layouts are not legal elements, so the
+    // arena cannot type them: they live in the scratch bytes.
+    for (label, suffix, size, ptr) in [
+        ("padded (explicit pad)", "f3_padded", 16u64, padded_at),
+        ("packed 12-byte", "f3_packed", 12, scratch_at),
+        ("implicit hole 16-byte", "f3_hole", 16, scratch_at),
     ] {
         for op in ["read", "rmw", "fields"] {
             let ms = match op {
-                "read" => b.time(&format!("read_{suffix}"), &[buf], n3, Some(&sink))?,
-                _ => b.time(&format!("{op}_{suffix}"), &[buf], n3, None)?,
+                "read" => b.time(&format!("read_{suffix}"), &[ptr], n3, Some(&sink))?,
+                _ => b.time(&format!("{op}_{suffix}"), &[ptr], n3, None)?,
             };
             let passes = if op == "read" { 1.0 } else { 2.0 };
             let g = gbps(passes * (n3 * size) as f64, ms);
             let gel = n3 as f64 / (ms * 1e-3) / 1e9;
             println!(
-                "{:<26} {size:>5} {ms:>9.3} {g:>12.1} {gel:>12.2} {:>7.1}%",
+                "{:<28} {size:>5} {ms:>9.3} {g:>12.1} {gel:>10.2} {:>7.1}%",
                 format!("{label} {op}"),
                 100.0 * g / peak
             );
@@ -430,16 +479,27 @@ fn main() -> Res<()> {
             );
         }
     }
-    raw_free(buf)?;
     raw_free(sink)?;
+    arena.free(padded)?;
+    arena.free(scratch)?;
+    arena.free(carved_f4)?;
+    arena.free(carved_f32)?;
 
     // ---- 4. allocation speed
-    println!("\n## 4. allocation speed: ns per alloc+free pair (mean of 2000 pairs)");
-    println!(
-        "{:>10} {:>14} {:>16} {:>16}",
-        "bytes", "cuMemAlloc", "cuMemAllocAsync", "cudarc alloc"
-    );
     const PAIRS: usize = 2000;
+    const ARENA_PAIRS: usize = 200_000;
+    println!("\n## 4. allocation speed: ns per alloc+free pair (driver: mean of {PAIRS} pairs; arena: {ARENA_PAIRS})");
+    println!(
+        "{:>10} {:>12} {:>16} {:>13} {:>10} {:>12} {:>12} {:>12}",
+        "bytes",
+        "cuMemAlloc",
+        "cuMemAllocAsync",
+        "cudarc alloc",
+        "arena",
+        "vs cuMem",
+        "vs async",
+        "vs cudarc"
+    );
     for &bytes in &[256usize, 4096, 65_536, 1 << 20, 16 << 20] {
         let t = Instant::now();
         for _ in 0..PAIRS {
@@ -466,7 +526,20 @@ fn main() -> Res<()> {
         }
         stream.synchronize()?;
         let cudarc_ns = t.elapsed().as_nanos() as f64 / PAIRS as f64;
-        println!("{bytes:>10} {sync_ns:>14.0} {async_ns:>16.0} {cudarc_ns:>16.0}");
+        // The arena: typed alloc + free of the same size, 256-aligned, while
+        // `head` stays live in front.
+        let t = Instant::now();
+        for _ in 0..ARENA_PAIRS {
+            let h = arena.alloc::<u8>(bytes as u64)?;
+            arena.free(std::hint::black_box(h))?;
+        }
+        let arena_ns = t.elapsed().as_nanos() as f64 / ARENA_PAIRS as f64;
+        println!(
+            "{bytes:>10} {sync_ns:>12.0} {async_ns:>16.0} {cudarc_ns:>13.0} {arena_ns:>10.1} {:>11.0}x {:>11.0}x {:>11.0}x",
+            sync_ns / arena_ns,
+            async_ns / arena_ns,
+            cudarc_ns / arena_ns
+        );
         b.row(
             "alloc",
             &format!("cuMemAlloc_{bytes}"),
@@ -491,7 +564,10 @@ fn main() -> Res<()> {
             0.0,
             "",
         );
+        b.row("alloc", &format!("arena_{bytes}"), arena_ns, "ns", 0.0, "");
     }
+    arena.free(head)?;
+    arena.synchronize()?;
 
     let path = std::path::Path::new(&out_dir).join("gpu_bench.csv");
     std::fs::write(&path, &b.csv)?;

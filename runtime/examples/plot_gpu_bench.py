@@ -35,7 +35,7 @@ def main(src, dst):
     ax.barh(names, pct, color=colors)
     ax.axvline(100, color="gray", lw=0.8, ls="--")
     ax.set_xlabel(f"% of float4 copy peak ({peak:.0f} GB/s)")
-    ax.set_title("In-place RMW, 256 MiB per array")
+    ax.set_title("In-place RMW, 1 GiB per array")
     ax.invert_yaxis()
     for y, v in enumerate(pct):
         ax.text(v + 1, y, f"{v:.1f}%", va="center", fontsize=8)

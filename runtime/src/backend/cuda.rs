@@ -321,7 +321,6 @@ impl CudaBackend {
         let stream = Arc::clone(&self.stream);
         let mut dst = self.bytes_mut(offset, src.len())?;
         let r = stream.memcpy_htod(src, &mut dst);
-        drop(dst);
         self.driver("cuMemcpyHtoD", r)
     }
 
@@ -341,7 +340,6 @@ impl CudaBackend {
         let stream = Arc::clone(&self.stream);
         let mut dst = self.bytes_mut(offset, len)?;
         let r = stream.memset_zeros(&mut dst);
-        drop(dst);
         self.driver("cuMemsetD8", r)
     }
 
