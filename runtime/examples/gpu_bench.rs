@@ -39,13 +39,6 @@ const ARRAY_BYTES: usize = 1 << 30;
 const WARMUP: usize = 3;
 const REPEATS: usize = 21;
 
-/// NVRTC before 13.4 lacks `__builtin_offsetof`, which the generated
-/// header's `static_assert`s use; `__INTADDR__` makes the classic definition
-/// a constant expression there.
-const NVRTC_OFFSETOF: &str = "#if defined(__CUDACC_RTC__)\n\
-    #define __builtin_offsetof(T, m) ((unsigned long long)__INTADDR__(&((T*)0)->m))\n\
-    #endif\n";
-
 const KERNELS: &str = r#"
 #define EPT 8
 typedef Float3 f3_padded;
@@ -272,7 +265,7 @@ fn main() -> Res<()> {
     };
     let mut header = CudaHeader::new();
     header.add::<Float3>()?;
-    let source = format!("{NVRTC_OFFSETOF}{}\n{KERNELS}", header.render());
+    let source = format!("{}\n{KERNELS}", header.render());
     let ptx = cudarc::nvrtc::compile_ptx_with_opts(&source, opts)?;
     if std::env::args().any(|a| a == "--compile-only") {
         println!("{}", ptx.to_src());

@@ -1,10 +1,42 @@
-//! The CUDA backend: an arena whose memory is ONE device allocation, so every
-//! typed sub-array the allocator core carves out of it starts where the core
-//! put it (a multiple of 256 bytes by default) on the GPU too. It adds what
-//! only the device needs: typed views usable as kernel arguments with
-//! cudarc's launch API, typed host<->device copies of a whole sub-array or a
-//! sub-range of it, zero-fill, pitched 2D copies (`cuMemcpy2D`), and driver
-//! errors as typed [`CudaError`]s.
+//! The CUDA backend (feature `cuda`): an arena whose memory is ONE device
+//! allocation, so every typed sub-array the allocator core carves out of it
+//! starts where the core put it (a multiple of 256 bytes by default) on the
+//! GPU too. It adds what only the device needs: typed views usable as kernel
+//! arguments with cudarc's launch API, typed host<->device copies of a whole
+//! sub-array or a sub-range of it, zero-fill, pitched 2D copies
+//! (`cuMemcpy2D`, rows padded like `cuMemAllocPitch`), and driver errors as
+//! typed [`CudaError`]s.
+//!
+//! ```no_run
+//! use gpu_aligned::arena::Arena;
+//! use gpu_aligned::backend::cuda::cudarc::driver::{CudaContext, LaunchConfig, PushKernelArg};
+//! use gpu_aligned::backend::cuda::cudarc::nvrtc::compile_ptx;
+//! use gpu_aligned::vector::float4;
+//!
+//! let stream = CudaContext::new(0)?.default_stream();
+//! let ptx = compile_ptx(r#"extern "C" __global__ void scale(float4* p, float* w, unsigned n) {
+//!     unsigned i = blockIdx.x * blockDim.x + threadIdx.x;
+//!     if (i < n) { float4 v = p[i]; v.x *= w[i]; p[i] = v; }
+//! }"#)?;
+//! let scale = stream.context().load_module(ptx)?.load_function("scale")?;
+//!
+//! let mut arena = Arena::device(&stream, 1 << 20)?;
+//! let points = arena.alloc::<float4>(1000)?; // both start on 256-byte boundaries
+//! let weights = arena.alloc::<f32>(1000)?;   // of the same device buffer
+//! arena.upload(&points, &vec![float4::new(1.0, 2.0, 3.0, 4.0); 1000])?;
+//! arena.upload(&weights, &vec![0.5; 1000])?;
+//! let (p, w, n) = (arena.view(&points)?, arena.view(&weights)?, 1000u32);
+//! let mut launch = stream.launch_builder(&scale);
+//! launch.arg(&p).arg(&w).arg(&n);
+//! // SAFETY: `scale` touches elements [0, n) of two arrays of n elements.
+//! unsafe { launch.launch(LaunchConfig::for_num_elems(n)) }?;
+//! assert_eq!(arena.to_vec(&points)?[999].x, 0.5);
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+//!
+//! cudarc loads `libcuda` (and `libnvrtc`) when first used, and panics if
+//! they are missing; building needs neither. Everything this module does
+//! after a context exists returns errors instead.
 //!
 //! # After a sticky fault
 //!
@@ -13,13 +45,13 @@
 //! context fails, whatever it is. When the backend sees one, it records it,
 //! and from then on every device operation of the arena returns
 //! [`CudaError::Poisoned`] with that first fault instead of touching the
-//! driver; bookkeeping (freeing handles, [`Arena::stats`](crate::arena::Arena))
-//! still works, and dropping the arena does not panic (cudarc records the
-//! failed free). To recover, drop the arena and every other user of the
-//! context, then create a new context. The safe API of this module cannot
-//! cause such a fault: views and kernel pointers are always aligned for their
-//! element type; only a kernel that indexes out of bounds or reinterprets
-//! memory can.
+//! driver; bookkeeping (freeing handles, [`Arena::stats`]) still works, and
+//! dropping the arena does not panic (cudarc records the failed free). To
+//! recover, drop the arena and every other user of the context, then create
+//! a new context. The safe API of this module cannot cause such a fault:
+//! views are always aligned for their element type; only a kernel that
+//! indexes out of bounds or reinterprets memory can (the test
+//! `cuda_fault.rs` provokes one through a raw address on purpose).
 
 use std::sync::{Arc, OnceLock};
 use std::vec::Vec;
@@ -175,7 +207,7 @@ pub fn check_base(base: u64, min_align: u64) -> Result<u64, CudaError> {
     Ok(1u64 << base.trailing_zeros())
 }
 
-/// Memory for an [`Arena`](crate::arena::Arena) that lives on a CUDA device:
+/// Memory for an [`Arena`] that lives on a CUDA device:
 /// one `cuMemAlloc`-class allocation, owned as one `CudaSlice<u8>`, zeroed at
 /// creation.
 #[derive(Debug)]
@@ -488,6 +520,21 @@ impl Arena<CudaBackend> {
     /// A kernel may write through it (cudarc's `launch` is `unsafe` for that
     /// reason); with every launch and copy on the arena's stream, those
     /// writes are ordered before later downloads.
+    ///
+    /// The view's type is the handle's: there is no call that views bytes at
+    /// an arbitrary offset as `T`, so a misaligned typed view cannot be
+    /// written. This does not compile:
+    ///
+    /// ```compile_fail,E0308
+    /// use gpu_aligned::arena::{Arena, ArenaSlice};
+    /// use gpu_aligned::backend::cuda::CudaBackend;
+    /// use gpu_aligned::vector::float4;
+    ///
+    /// fn naive_carve(arena: &Arena<CudaBackend>, bytes: &ArenaSlice<u8>) {
+    ///     // 4 bytes into a byte array, viewed as float4: a fault on the GPU.
+    ///     let points = arena.view_range::<float4>(bytes, 4, 1);
+    /// }
+    /// ```
     ///
     /// # Errors
     ///

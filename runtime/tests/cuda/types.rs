@@ -46,13 +46,6 @@ pub struct Rgba {
     pub c: [u8; 4],
 }
 
-/// NVRTC before 13.4 has no `__builtin_offsetof`, which the header's
-/// `static_assert`s use; `__INTADDR__` makes the classic null-pointer
-/// definition a constant expression there (the fallback libcu++ uses).
-const NVRTC_OFFSETOF: &str = "#if defined(__CUDACC_RTC__)\n\
-    #define __builtin_offsetof(T, m) ((unsigned long long)__INTADDR__(&((T*)0)->m))\n\
-    #endif\n";
-
 /// The header for every test type, ready for NVRTC.
 pub fn header() -> String {
     let mut header = CudaHeader::new();
@@ -63,7 +56,7 @@ pub fn header() -> String {
         .and_then(|h| h.add::<Particle>())
         .and_then(|h| h.add::<Rgba>())
         .expect("test types are legal header types");
-    format!("{NVRTC_OFFSETOF}{}", header.render())
+    header.render()
 }
 
 /// A context and stream on GPU 0.
