@@ -518,8 +518,11 @@ impl Arena<CudaBackend> {
     /// launch builder (`builder.arg(&view)`), always aligned for `T`.
     ///
     /// A kernel may write through it (cudarc's `launch` is `unsafe` for that
-    /// reason); with every launch and copy on the arena's stream, those
-    /// writes are ordered before later downloads.
+    /// reason). Launch on the arena's stream (`arena.backend().stream()`):
+    /// the arena's copies run there too, so the kernel's writes are ordered
+    /// before later downloads. cudarc records a view passed by `&` as read,
+    /// not written, so a kernel on another stream must be ordered by the
+    /// caller (an event, or a synchronize).
     ///
     /// The view's type is the handle's: there is no call that views bytes at
     /// an arbitrary offset as `T`, so a misaligned typed view cannot be
