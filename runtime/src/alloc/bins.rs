@@ -11,8 +11,10 @@ pub(super) const SECOND_LEVEL_COUNT: usize = 1 << SECOND_LEVEL_LOG2;
 /// Sizes below this get one exact list each (first level 0).
 const LINEAR_LIMIT: u64 = SECOND_LEVEL_COUNT as u64;
 /// First level 0 holds the linear sizes; levels 1..=59 hold sizes with
-/// log2 = 5..=63, so every `u64` size has a list.
-pub(super) const FIRST_LEVEL_COUNT: usize = 64 - SECOND_LEVEL_LOG2 as usize + 1;
+/// log2 = 5..=63, so every `u64` size has a list. Levels 60..=63 stay empty:
+/// rounding the count up to 64 lets indices be masked into range instead of
+/// bounds-checked.
+pub(super) const FIRST_LEVEL_COUNT: usize = 64;
 /// Total number of free lists.
 pub(super) const BIN_COUNT: usize = FIRST_LEVEL_COUNT * SECOND_LEVEL_COUNT;
 
@@ -27,7 +29,9 @@ impl Bin {
     /// The flat index into the list heads.
     #[inline]
     pub(super) fn index(self) -> usize {
-        self.first as usize * SECOND_LEVEL_COUNT + self.second as usize
+        // Both levels are in range by construction; the mask makes that
+        // visible to the compiler.
+        ((self.first as usize) << SECOND_LEVEL_LOG2 | self.second as usize) & (BIN_COUNT - 1)
     }
 
     /// The inverse of [`Bin::index`].
@@ -109,13 +113,13 @@ impl Bitmaps {
 
     #[inline]
     pub(super) fn set(&mut self, bin: Bin) {
-        self.second[bin.first as usize] |= 1 << bin.second;
+        self.second[bin.first as usize % FIRST_LEVEL_COUNT] |= 1 << bin.second;
         self.first |= 1 << bin.first;
     }
 
     #[inline]
     pub(super) fn clear(&mut self, bin: Bin) {
-        let row = &mut self.second[bin.first as usize];
+        let row = &mut self.second[bin.first as usize % FIRST_LEVEL_COUNT];
         *row &= !(1 << bin.second);
         if *row == 0 {
             self.first &= !(1 << bin.first);
@@ -124,28 +128,30 @@ impl Bitmaps {
 
     #[inline]
     pub(super) fn is_set(&self, bin: Bin) -> bool {
-        self.second[bin.first as usize] & (1 << bin.second) != 0
+        self.second[bin.first as usize % FIRST_LEVEL_COUNT] & (1 << bin.second) != 0
     }
 
     /// The first non-empty list at or after `from`, in size order.
     #[inline]
     pub(super) fn first_at_or_after(&self, from: Bin) -> Option<Bin> {
-        let same_level = self.second[from.first as usize] & (u32::MAX << from.second);
+        let same_level =
+            self.second[from.first as usize % FIRST_LEVEL_COUNT] & (u32::MAX << from.second);
         if same_level != 0 {
             return Some(Bin {
                 first: from.first,
                 second: same_level.trailing_zeros(),
             });
         }
-        // `from.first + 1 <= 60 < 64`, so the shift is in range.
-        let higher_levels = self.first & (u64::MAX << (from.first + 1));
+        // Sizes reach first level 59 at most, so the shift stays below 64;
+        // `checked_shl` keeps that from being a promise the code relies on.
+        let higher_levels = self.first & u64::MAX.checked_shl(from.first + 1).unwrap_or(0);
         if higher_levels == 0 {
             return None;
         }
         let first = higher_levels.trailing_zeros();
         Some(Bin {
             first,
-            second: self.second[first as usize].trailing_zeros(),
+            second: self.second[first as usize % FIRST_LEVEL_COUNT].trailing_zeros(),
         })
     }
 
@@ -160,6 +166,19 @@ impl Bitmaps {
             first,
             second: 31 - self.second[first as usize].leading_zeros(),
         })
+    }
+
+    /// The second-level bits of one first level.
+    pub(super) fn row(&self, first: usize) -> u32 {
+        self.second[first]
+    }
+
+    /// Whether each first-level bit is set exactly when its row is non-zero.
+    pub(super) fn levels_agree(&self) -> bool {
+        self.second
+            .iter()
+            .enumerate()
+            .all(|(first, &row)| (self.first >> first) & 1 == u64::from(row != 0))
     }
 
     pub(super) fn reset(&mut self) {

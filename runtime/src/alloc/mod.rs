@@ -10,6 +10,12 @@
 //! free list as a block of their own instead of being hidden inside the
 //! allocation, so [`Stats::alignment_waste`] stays 0.
 //!
+//! An optional granularity ([`Allocator::with_granularity`]) keeps every
+//! block on a multiple of it: requests are rounded up to it (the
+//! [`Arena`](crate::arena::Arena) uses its minimum alignment, since the bytes
+//! after an array up to the next aligned start could never hold another of
+//! its arrays anyway). That keeps slivers out of the free lists.
+//!
 //! Misuse is a typed error, never a panic or silent corruption: every
 //! [`Allocation`] carries the id of its allocator and a slot index with a
 //! **generation counter**, so a double free, a stale handle (freed, then its
@@ -43,12 +49,12 @@ pub use stats::Stats;
 #[cfg(feature = "std")]
 pub use sync::SyncAllocator;
 
-use alloc_crate::vec;
+use alloc_crate::boxed::Box;
 use alloc_crate::vec::Vec;
 use core::fmt;
 use core::sync::atomic::{AtomicU64, Ordering};
 
-use bins::{Bin, Bitmaps, BIN_COUNT};
+use bins::{Bin, Bitmaps, BIN_COUNT, SECOND_LEVEL_COUNT};
 
 /// "No block" in the intrusive links and list heads.
 const NONE: u32 = u32::MAX;
@@ -83,6 +89,9 @@ struct Block {
     /// Bumped each time an allocation in this slot is freed, so older
     /// handles to the slot no longer match.
     generation: u32,
+    /// While free: the index of its size class, saved so unlinking it need
+    /// not recompute it.
+    bin: u16,
     state: State,
 }
 
@@ -95,6 +104,7 @@ impl Block {
         prev_free: NONE,
         next_free: NONE,
         generation: 0,
+        bin: 0,
         state: State::Vacant,
     };
 
@@ -143,18 +153,23 @@ impl Allocation {
 /// The sub-allocator. See the [module docs](self).
 pub struct Allocator {
     id: u64,
+    /// Every block starts on a multiple of this (a power of two).
+    granularity: u64,
     /// Bumped by [`Allocator::reset`], which frees every allocation at once:
     /// handles from an older epoch are stale.
     epoch: u32,
     capacity: u64,
     blocks: Vec<Block>,
     /// First block of each size class's free list.
-    heads: Vec<u32>,
+    heads: Box<[u32; BIN_COUNT]>,
     bitmaps: Bitmaps,
     /// First slot of the vacant list, and its length.
     vacant: u32,
     vacant_count: u32,
+    /// Bytes in used blocks (requests rounded up to the granularity).
     used: u64,
+    /// Bytes requested by the live allocations.
+    requested: u64,
     free: u64,
     allocations: u64,
     free_blocks: u64,
@@ -185,16 +200,39 @@ impl Allocator {
     /// An allocator for a buffer of `capacity` bytes, all free. A capacity of
     /// zero is allowed; every allocation from it fails.
     pub fn new(capacity: u64) -> Allocator {
+        Allocator::build(capacity, 1)
+    }
+
+    /// An allocator whose blocks all start on multiples of `granularity`:
+    /// each request is rounded up to it (only the last block of a capacity
+    /// that is not a multiple may be shorter). [`Allocation::size`] still
+    /// reports the size requested; [`Stats::used`] counts the rounded
+    /// blocks and [`Stats::requested`] the requests.
+    ///
+    /// # Errors
+    ///
+    /// [`AllocError::AlignNotPowerOfTwo`] unless `granularity` is a power of
+    /// two.
+    pub fn with_granularity(capacity: u64, granularity: u64) -> Result<Allocator, AllocError> {
+        if !granularity.is_power_of_two() {
+            return Err(AllocError::AlignNotPowerOfTwo { align: granularity });
+        }
+        Ok(Allocator::build(capacity, granularity))
+    }
+
+    fn build(capacity: u64, granularity: u64) -> Allocator {
         let mut allocator = Allocator {
             id: next_allocator_id(),
+            granularity,
             epoch: 0,
             capacity,
             blocks: Vec::with_capacity(16),
-            heads: vec![NONE; BIN_COUNT],
+            heads: Box::new([NONE; BIN_COUNT]),
             bitmaps: Bitmaps::new(),
             vacant: NONE,
             vacant_count: 0,
             used: 0,
+            requested: 0,
             free: 0,
             allocations: 0,
             free_blocks: 0,
@@ -206,6 +244,12 @@ impl Allocator {
     /// The size of the managed buffer in bytes.
     pub fn capacity(&self) -> u64 {
         self.capacity
+    }
+
+    /// The granularity every block start is a multiple of (1 unless made
+    /// with [`with_granularity`](Allocator::with_granularity)).
+    pub fn granularity(&self) -> u64 {
+        self.granularity
     }
 
     /// Frees every allocation at once. Handles made before the reset become
@@ -227,6 +271,7 @@ impl Allocator {
         self.vacant = NONE;
         self.vacant_count = 0;
         self.used = 0;
+        self.requested = 0;
         self.free = 0;
         self.allocations = 0;
         self.free_blocks = 0;
@@ -253,6 +298,7 @@ impl Allocator {
     /// Out of memory is only reported when no free block can hold the
     /// request: the constant-time search is followed, when it finds nothing,
     /// by a walk of the size classes that might still hold a fitting block.
+    #[inline]
     pub fn alloc(&mut self, size: u64, align: u64) -> Result<Allocation, AllocError> {
         if size == 0 {
             return Err(AllocError::ZeroSize);
@@ -272,12 +318,14 @@ impl Allocator {
                 capacity: self.capacity,
             });
         }
-        let Some((slot, start)) = self.find_block(size, align) else {
+        // Starting on a granule boundary is what keeps every block on one.
+        let block_align = align.max(self.granularity);
+        let Some((slot, start)) = self.find_block(size, block_align) else {
             return Err(AllocError::OutOfMemory {
                 size,
                 align,
                 free: self.free,
-                largest_fit: self.largest_fit(align),
+                largest_fit: self.largest_fit(block_align),
             });
         };
         // Splitting needs up to two more slots; get them before changing
@@ -293,12 +341,14 @@ impl Allocator {
     /// [`FreeError::ForeignHandle`] for a handle from another allocator,
     /// [`FreeError::DoubleFree`] or [`FreeError::StaleHandle`] for one whose
     /// allocation was already freed. The allocator is unchanged on error.
+    #[inline]
     pub fn free(&mut self, allocation: Allocation) -> Result<(), FreeError> {
         let slot = self.resolve(&allocation)?;
         let index = slot as usize;
         let block = &mut self.blocks[index];
         block.generation = block.generation.wrapping_add(1);
         self.used -= block.size;
+        self.requested -= allocation.size;
         self.allocations -= 1;
 
         let prev = block.prev_phys;
@@ -345,6 +395,7 @@ impl Allocator {
         Stats {
             capacity: self.capacity,
             used: self.used,
+            requested: self.requested,
             free: self.free,
             allocations: self.allocations,
             free_blocks: self.free_blocks,
@@ -369,7 +420,7 @@ impl Allocator {
         if !align.is_power_of_two() {
             return Err(AllocError::AlignNotPowerOfTwo { align });
         }
-        Ok(self.largest_fit(align))
+        Ok(self.largest_fit(align.max(self.granularity)))
     }
 
     fn largest_fit(&self, align: u64) -> u64 {
@@ -402,6 +453,7 @@ impl Allocator {
 
     /// Where `size` bytes at `align` can go: a free block's slot and the
     /// aligned start inside it.
+    #[inline]
     fn find_block(&self, size: u64, align: u64) -> Option<(u32, u64)> {
         // 1. Good fit: the head of the first size class whose blocks all hold
         //    `size`. It fits unless its start needs padding it cannot spare.
@@ -452,6 +504,7 @@ impl Allocator {
         (end <= block.end()).then_some(start)
     }
 
+    #[inline]
     fn reserve_slots(&mut self, needed: u32) -> Result<(), AllocError> {
         if self.vacant_count >= needed {
             return Ok(());
@@ -467,6 +520,7 @@ impl Allocator {
 
     /// Takes a slot for a new block; [`reserve_slots`](Self::reserve_slots)
     /// has made sure one is there without reallocating.
+    #[inline]
     fn take_slot(&mut self) -> u32 {
         if self.vacant != NONE {
             let slot = self.vacant;
@@ -479,6 +533,7 @@ impl Allocator {
         }
     }
 
+    #[inline]
     fn release_slot(&mut self, slot: u32) {
         let block = &mut self.blocks[slot as usize];
         // The generation survives: the slot's next allocation continues it.
@@ -493,7 +548,14 @@ impl Allocator {
 
     /// Turns free block `slot` into an allocation of `size` bytes at `start`,
     /// returning the bytes before and after it to the free lists.
+    #[inline]
     fn split_and_use(&mut self, slot: u32, start: u64, size: u64) -> Allocation {
+        let end = self.blocks[slot as usize].end();
+        // The block reaches the next granule boundary, or the end of the
+        // buffer when that comes first.
+        let reserved = align_up(size, self.granularity)
+            .unwrap_or(u64::MAX)
+            .min(end - start);
         self.remove_free(slot);
         let Block {
             offset,
@@ -501,7 +563,6 @@ impl Allocator {
             next_phys,
             ..
         } = self.blocks[slot as usize];
-        let end = self.blocks[slot as usize].end();
         debug_assert!(
             offset <= start && start + size <= end,
             "allocation {start}+{size} outside its block {offset}..{end}"
@@ -515,6 +576,9 @@ impl Allocator {
                 size: front,
                 prev_phys,
                 next_phys: slot,
+                // A reused slot keeps counting, or an old handle to it
+                // could match a future allocation there.
+                generation: self.blocks[pad as usize].generation,
                 ..Block::VACANT
             };
             if prev_phys != NONE {
@@ -523,14 +587,15 @@ impl Allocator {
             self.blocks[slot as usize].prev_phys = pad;
             self.insert_free(pad);
         }
-        let back = end - (start + size);
+        let back = end - (start + reserved);
         if back > 0 {
             let tail = self.take_slot();
             self.blocks[tail as usize] = Block {
-                offset: start + size,
+                offset: start + reserved,
                 size: back,
                 prev_phys: slot,
                 next_phys,
+                generation: self.blocks[tail as usize].generation,
                 ..Block::VACANT
             };
             if next_phys != NONE {
@@ -542,9 +607,10 @@ impl Allocator {
 
         let block = &mut self.blocks[slot as usize];
         block.offset = start;
-        block.size = size;
+        block.size = reserved;
         block.state = State::Used;
-        self.used += size;
+        self.used += reserved;
+        self.requested += size;
         self.allocations += 1;
         Allocation {
             offset: start,
@@ -556,6 +622,7 @@ impl Allocator {
         }
     }
 
+    #[inline]
     fn insert_free(&mut self, slot: u32) {
         let size = self.blocks[slot as usize].size;
         let bin = Bin::containing(size);
@@ -565,6 +632,7 @@ impl Allocator {
         }
         let block = &mut self.blocks[slot as usize];
         block.state = State::Free;
+        block.bin = bin.index() as u16;
         block.prev_free = NONE;
         block.next_free = head;
         self.heads[bin.index()] = slot;
@@ -573,14 +641,16 @@ impl Allocator {
         self.free_blocks += 1;
     }
 
+    #[inline]
     fn remove_free(&mut self, slot: u32) {
         let Block {
             size,
             prev_free,
             next_free,
+            bin,
             ..
         } = self.blocks[slot as usize];
-        let bin = Bin::containing(size);
+        let bin = Bin::from_index(usize::from(bin));
         if prev_free != NONE {
             self.blocks[prev_free as usize].next_free = next_free;
         } else {
@@ -597,6 +667,7 @@ impl Allocator {
     }
 
     /// The slot of a live allocation, or why the handle is not one.
+    #[inline]
     fn resolve(&self, allocation: &Allocation) -> Result<u32, FreeError> {
         if allocation.allocator != self.id {
             return Err(FreeError::ForeignHandle);
@@ -612,7 +683,7 @@ impl Allocator {
             State::Used
                 if block.generation == allocation.generation
                     && block.offset == allocation.offset
-                    && block.size == allocation.size =>
+                    && block.size >= allocation.size =>
             {
                 Ok(allocation.slot)
             }
@@ -681,6 +752,11 @@ impl Allocator {
                 block.prev_phys as u64,
             )?;
             expect("blocks of zero size", 1, u64::from(block.size > 0))?;
+            expect(
+                "block offset modulo the granularity",
+                0,
+                block.offset % self.granularity,
+            )?;
             let is_free = block.state == State::Free;
             expect(
                 "adjacent free blocks",
@@ -708,46 +784,76 @@ impl Allocator {
         expect("end of the last block", self.capacity, offset)?;
         expect("blocks reachable in physical order", occupied, walked)?;
         expect("used bytes", used, self.used)?;
+        expect(
+            "requested bytes within used bytes (1 = yes)",
+            1,
+            u64::from(self.requested <= self.used),
+        )?;
         expect("free bytes", free, self.free)?;
         expect("allocations", allocations, self.allocations)?;
         expect("free blocks", free_blocks, self.free_blocks)?;
 
         // Free lists: right class, consistent links, bitmaps agree.
         let mut listed = 0u64;
-        for index in 0..BIN_COUNT {
-            let bin = Bin::from_index(index);
-            let head = self.heads[index];
-            expect(
-                "bitmap bit of a list",
-                u64::from(head != NONE),
-                u64::from(self.bitmaps.is_set(bin)),
-            )?;
-            let (mut cursor, mut previous) = (head, NONE);
-            while cursor != NONE {
-                let block = &self.blocks[cursor as usize];
+        expect(
+            "first-level bits matching non-empty rows (1 = yes)",
+            1,
+            u64::from(self.bitmaps.levels_agree()),
+        )?;
+        // A row of lists with no bits set is compared as a whole (one
+        // `memcmp`, which keeps this check cheap enough to run after every
+        // step, even under Miri); the few rows in use are checked list by list.
+        const EMPTY_ROW: [u32; SECOND_LEVEL_COUNT] = [NONE; SECOND_LEVEL_COUNT];
+        let rows = self.heads.chunks_exact(SECOND_LEVEL_COUNT).enumerate();
+        for (first, row) in rows {
+            if self.bitmaps.row(first) == 0 {
                 expect(
-                    "state of a listed block (1 = free)",
+                    "empty row of lists (1 = all empty)",
                     1,
-                    u64::from(block.state == State::Free),
+                    u64::from(row == EMPTY_ROW),
                 )?;
+                continue;
+            }
+            for (second, &head) in row.iter().enumerate() {
+                let index = first * SECOND_LEVEL_COUNT + second;
+                let bin = Bin::from_index(index);
                 expect(
-                    "size class of a listed block",
-                    index as u64,
-                    Bin::containing(block.size).index() as u64,
+                    "bitmap bit of a list (1 = non-empty)",
+                    u64::from(head != NONE),
+                    u64::from(self.bitmaps.is_set(bin)),
                 )?;
-                expect(
-                    "back link of a free list",
-                    previous as u64,
-                    block.prev_free as u64,
-                )?;
-                listed += 1;
-                expect(
-                    "free lists longer than the free blocks",
-                    1,
-                    u64::from(listed <= free_blocks),
-                )?;
-                previous = cursor;
-                cursor = block.next_free;
+                let (mut cursor, mut previous) = (head, NONE);
+                while cursor != NONE {
+                    let block = &self.blocks[cursor as usize];
+                    expect(
+                        "state of a listed block (1 = free)",
+                        1,
+                        u64::from(block.state == State::Free),
+                    )?;
+                    expect(
+                        "size class of a listed block",
+                        index as u64,
+                        Bin::containing(block.size).index() as u64,
+                    )?;
+                    expect(
+                        "size class saved in a listed block",
+                        index as u64,
+                        u64::from(block.bin),
+                    )?;
+                    expect(
+                        "back link of a free list",
+                        previous as u64,
+                        block.prev_free as u64,
+                    )?;
+                    listed += 1;
+                    expect(
+                        "free lists longer than the free blocks",
+                        1,
+                        u64::from(listed <= free_blocks),
+                    )?;
+                    previous = cursor;
+                    cursor = block.next_free;
+                }
             }
         }
         expect("blocks on free lists", free_blocks, listed)?;

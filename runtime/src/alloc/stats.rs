@@ -9,8 +9,13 @@ use super::InvariantError;
 pub struct Stats {
     /// The size of the managed buffer in bytes.
     pub capacity: u64,
-    /// Bytes in live allocations (exactly the sizes requested).
+    /// Bytes in live allocations' blocks: the sizes requested, each rounded
+    /// up to the allocator's granularity (1 by default, so exactly the sizes
+    /// requested).
     pub used: u64,
+    /// Bytes the live allocations asked for; `used - requested` is what
+    /// rounding to the granularity costs.
+    pub requested: u64,
     /// Bytes in free blocks.
     pub free: u64,
     /// Number of live allocations.

@@ -187,8 +187,13 @@ impl<B: Backend> Arena<B> {
                 align: min_align,
             });
         }
+        // Every array starts on a multiple of `min_align`, so the bytes after
+        // one array up to the next multiple could never start another: the
+        // allocator rounds blocks up to it instead of keeping those slivers
+        // in its free lists.
+        let allocator = Allocator::with_granularity(backend.len(), min_align)?;
         Ok(Arena {
-            allocator: Allocator::new(backend.len()),
+            allocator,
             backend,
             min_align,
             pitch_align,

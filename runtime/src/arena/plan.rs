@@ -219,11 +219,13 @@ impl Carving {
         self.arrays.iter().map(|array| array.bytes).sum()
     }
 
-    /// Bytes skipped for alignment: after each array, the bytes up to the
-    /// next multiple of its alignment, where the next array of that
-    /// alignment could start. A fresh arena carves a plan of equally aligned
-    /// arrays back to back, so these are the gaps between them (and the
-    /// tail after the last). They stay free in the allocator.
+    /// Bytes spent on alignment: after each array, the bytes up to the next
+    /// multiple of its alignment, where the next array of that alignment
+    /// can start. A fresh arena carves a plan of equally aligned arrays back
+    /// to back, so these are the gaps between them (and the tail after the
+    /// last). The arena rounds each array's block up to its minimum
+    /// alignment, so these bytes count as used in its [`Stats`](crate::alloc::Stats)
+    /// (`used - requested`).
     pub fn alignment_bytes(&self) -> u64 {
         self.alignment_bytes
     }

@@ -44,15 +44,38 @@ fn capacity() -> impl Strategy<Value = u64> {
     prop_oneof![Just(4096u64), Just(1 << 16), Just(1 << 20), 1..200_000u64]
 }
 
+fn granularity() -> impl Strategy<Value = u64> {
+    prop_oneof![3 => Just(1u64), 1 => Just(16), 1 => Just(256)]
+}
+
 /// What the allocator should hold.
 struct Model {
     capacity: u64,
+    granularity: u64,
     live: Vec<Allocation>,
     dead: Vec<Allocation>,
 }
 
 impl Model {
+    /// The block an allocation occupies: its size rounded up to the
+    /// granularity, cut short only by the end of the buffer.
+    fn reserved(&self, a: &Allocation) -> (u64, u64) {
+        let rounded = a.size().div_ceil(self.granularity) * self.granularity;
+        (
+            a.offset(),
+            a.offset() + rounded.min(self.capacity - a.offset()),
+        )
+    }
+
     fn used(&self) -> u64 {
+        self.live
+            .iter()
+            .map(|a| self.reserved(a))
+            .map(|(start, end)| end - start)
+            .sum()
+    }
+
+    fn requested(&self) -> u64 {
         self.live.iter().map(Allocation::size).sum()
     }
 
@@ -65,10 +88,11 @@ impl Model {
     }
 }
 
-fn run_program(capacity: u64, ops: &[Op]) -> Result<(), TestCaseError> {
-    let mut allocator = Allocator::new(capacity);
+fn run_program(capacity: u64, granularity: u64, ops: &[Op]) -> Result<(), TestCaseError> {
+    let mut allocator = Allocator::with_granularity(capacity, granularity).unwrap();
     let mut model = Model {
         capacity,
+        granularity,
         live: Vec::new(),
         dead: Vec::new(),
     };
@@ -78,10 +102,13 @@ fn run_program(capacity: u64, ops: &[Op]) -> Result<(), TestCaseError> {
                 Ok(a) => {
                     prop_assert_eq!(a.size(), size);
                     prop_assert_eq!(a.offset() % align, 0, "misaligned {:?}", a);
+                    prop_assert_eq!(a.offset() % granularity, 0, "off the granule {:?}", a);
                     prop_assert!(a.end() <= capacity, "{:?} past the end", a);
+                    let (start, end) = model.reserved(&a);
                     for other in &model.live {
+                        let (other_start, other_end) = model.reserved(other);
                         prop_assert!(
-                            a.end() <= other.offset() || other.end() <= a.offset(),
+                            end <= other_start || other_end <= start,
                             "{:?} overlaps {:?}",
                             a,
                             other
@@ -140,6 +167,7 @@ fn run_program(capacity: u64, ops: &[Op]) -> Result<(), TestCaseError> {
         }
         let stats = allocator.stats();
         prop_assert_eq!(stats.used, model.used());
+        prop_assert_eq!(stats.requested, model.requested());
         prop_assert_eq!(stats.allocations, model.live.len() as u64);
         prop_assert_eq!(stats.free, capacity - model.used());
         prop_assert_eq!(stats.alignment_waste, 0);
@@ -174,8 +202,10 @@ fn allocator_matches_the_model() {
         ..Config::default()
     };
     let mut runner = TestRunner::new(config);
-    let program = (capacity(), prop::collection::vec(op(), ops));
-    let result = runner.run(&program, |(capacity, ops)| run_program(capacity, &ops));
+    let program = (capacity(), granularity(), prop::collection::vec(op(), ops));
+    let result = runner.run(&program, |(capacity, granularity, ops)| {
+        run_program(capacity, granularity, &ops)
+    });
     if let Err(failure) = result {
         panic!("{failure}");
     }

@@ -1,0 +1,102 @@
+//! Random programs of alloc / free / reset / dead-handle frees against the
+//! sub-allocator, checked after every step against a model: offsets aligned
+//! and in bounds, no two live allocations overlap, the counters equal the
+//! model's, every internal invariant holds, out of memory only when nothing
+//! fits, dead handles refused, and freeing everything leaves one block.
+#![no_main]
+
+use gpu_aligned::alloc::{AllocError, Allocation, Allocator, FreeError};
+use libfuzzer_sys::fuzz_target;
+
+fuzz_target!(|data: &[u8]| {
+    let Some((head, program)) = data.split_first_chunk::<4>() else {
+        return;
+    };
+    // Capacities from 1 byte to 1 MiB (small ones exhaust often),
+    // granularities from 1 to 256.
+    let capacity = u64::from(u32::from_le_bytes([head[0], head[1], head[2], 0]) % (1 << 20)) + 1;
+    let granularity = 1u64 << (head[3] % 9);
+    let mut allocator = Allocator::with_granularity(capacity, granularity).unwrap();
+    // The block an allocation occupies: rounded up to the granularity,
+    // cut short only by the end of the buffer.
+    let reserved = |a: &Allocation| {
+        let rounded = a.size().div_ceil(granularity) * granularity;
+        (a.offset(), a.offset() + rounded.min(capacity - a.offset()))
+    };
+    let mut live: Vec<Allocation> = Vec::new();
+    let mut dead: Vec<Allocation> = Vec::new();
+
+    for op in program.chunks_exact(4) {
+        let pick = usize::from(u16::from_le_bytes([op[1], op[2]]));
+        match op[0] % 16 {
+            0..=7 => {
+                // Sizes 1..=65536, alignments 2^0..2^15 (beyond 4096 too).
+                let size = u64::from(u16::from_le_bytes([op[1], op[2]])) + 1;
+                let align = 1u64 << (op[3] % 16);
+                match allocator.alloc(size, align) {
+                    Ok(a) => {
+                        assert_eq!(a.size(), size);
+                        assert_eq!(a.offset() % align, 0, "{a:?} misaligned");
+                        assert_eq!(a.offset() % granularity, 0, "{a:?} off the granule");
+                        assert!(a.end() <= capacity, "{a:?} past {capacity}");
+                        let (start, end) = reserved(&a);
+                        for other in &live {
+                            let (other_start, other_end) = reserved(other);
+                            assert!(
+                                end <= other_start || other_end <= start,
+                                "{a:?} overlaps {other:?}"
+                            );
+                        }
+                        live.push(a);
+                    }
+                    Err(AllocError::OutOfMemory { free, largest_fit, .. }) => {
+                        let used: u64 = live.iter().map(|a| reserved(a)).map(|(s, e)| e - s).sum();
+                        assert_eq!(free, capacity - used);
+                        assert!(largest_fit < size, "{largest_fit} fit, {size} refused");
+                        assert_eq!(allocator.largest_allocatable(align), Ok(largest_fit));
+                    }
+                    Err(AllocError::SizeExceedsCapacity { .. }) => assert!(size > capacity),
+                    Err(AllocError::AlignExceedsCapacity { .. }) => assert!(align > capacity),
+                    Err(other) => panic!("unexpected {other:?}"),
+                }
+            }
+            8..=13 => {
+                if !live.is_empty() {
+                    let a = live.swap_remove(pick % live.len());
+                    assert_eq!(allocator.free(a), Ok(()));
+                    dead.push(a);
+                }
+            }
+            14 => {
+                if !dead.is_empty() {
+                    let before = allocator.stats();
+                    let outcome = allocator.free(dead[pick % dead.len()]);
+                    assert!(
+                        matches!(outcome, Err(FreeError::DoubleFree | FreeError::StaleHandle)),
+                        "dead handle gave {outcome:?}"
+                    );
+                    assert_eq!(allocator.stats(), before);
+                }
+            }
+            _ => {
+                allocator.reset();
+                dead.append(&mut live);
+            }
+        }
+        let stats = allocator.stats();
+        let used: u64 = live.iter().map(|a| reserved(a)).map(|(s, e)| e - s).sum();
+        let requested: u64 = live.iter().map(Allocation::size).sum();
+        assert_eq!(
+            (stats.used, stats.requested, stats.allocations),
+            (used, requested, live.len() as u64)
+        );
+        if let Err(error) = allocator.check_invariants() {
+            panic!("{error}");
+        }
+    }
+    for a in live {
+        assert_eq!(allocator.free(a), Ok(()));
+    }
+    let stats = allocator.stats();
+    assert_eq!((stats.free_blocks, stats.largest_free_block), (1, capacity));
+});
