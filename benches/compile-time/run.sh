@@ -10,7 +10,8 @@
 # so that load from other processes hits both alike. Two modes:
 #   incremental  the default dev profile (what an edit-compile loop sees)
 #   full         CARGO_INCREMENTAL=0 (the whole crate type-checked again)
-# Prints the median of each and the ratio ours / peer. Target: <= 1.2x.
+# Prints the median wall and CPU time of each and the ratios ours / peer.
+# Target: <= 1.2x.
 #
 # Usage: benches/compile-time/run.sh [ROUNDS] [STRUCTS]   (defaults 7, 1000)
 set -euo pipefail
@@ -70,15 +71,19 @@ for i in range(count):
 PY
 }
 
-now() { date +%s.%N; }
-build() { # $1 = crate; prints seconds
-    local start end
-    start=$(now)
-    (cd "$DIR" && cargo build -q -p "$1")
-    end=$(now)
-    python3 -c "print(f'{$end - $start:.3f}')"
+# Prints "WALL CPU" seconds of one `cargo build -p $1`; CPU (user + system of
+# cargo and rustc) is the steadier number on a machine shared with others.
+build() {
+    (cd "$DIR" && python3 -c '
+import resource, subprocess, sys, time
+start = time.time()
+subprocess.run(["cargo", "build", "-q", "-p", sys.argv[1]], check=True)
+wall = time.time() - start
+usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+print(f"{wall:.3f} {usage.ru_utime + usage.ru_stime:.3f}")' "$1")
 }
 median() { python3 -c "import sys, statistics; print(f'{statistics.median(map(float, sys.argv[1:])):.3f}')" "$@"; }
+ratio() { python3 -c "print(f'{$1 / $2:.2f}')"; }
 
 echo "compile-time benchmark: $STRUCTS structs per crate, $ROUNDS rounds, $(rustc --version)"
 for mode in incremental full; do
@@ -87,18 +92,22 @@ for mode in incremental full; do
     generate peer 0
     build ours > /dev/null
     build peer > /dev/null
-    ours_times=()
-    peer_times=()
+    ours_wall=(); ours_cpu=(); peer_wall=(); peer_cpu=()
     for round in $(seq 1 "$ROUNDS"); do
         generate ours "$round"
-        ours_times+=("$(build ours)")
+        read -r wall cpu < <(build ours)
+        ours_wall+=("$wall"); ours_cpu+=("$cpu")
         generate peer "$round"
-        peer_times+=("$(build peer)")
+        read -r wall cpu < <(build peer)
+        peer_wall+=("$wall"); peer_cpu+=("$cpu")
     done
-    ours_median=$(median "${ours_times[@]}")
-    peer_median=$(median "${peer_times[@]}")
-    ratio=$(python3 -c "print(f'{$ours_median / $peer_median:.2f}')")
-    echo "$mode rebuild: GpuAligned median ${ours_median}s [${ours_times[*]}]"
-    echo "$mode rebuild: bytemuck  median ${peer_median}s [${peer_times[*]}]"
-    echo "$mode rebuild: ratio GpuAligned / bytemuck = ${ratio}x (target <= 1.2x)"
+    for kind in wall cpu; do
+        declare -n ours_times="ours_$kind" peer_times="peer_$kind"
+        ours_median=$(median "${ours_times[@]}")
+        peer_median=$(median "${peer_times[@]}")
+        echo "$mode rebuild, $kind time: GpuAligned median ${ours_median}s [${ours_times[*]}]"
+        echo "$mode rebuild, $kind time: bytemuck   median ${peer_median}s [${peer_times[*]}]"
+        echo "$mode rebuild, $kind time: ratio GpuAligned / bytemuck = $(ratio "$ours_median" "$peer_median")x (target <= 1.2x)"
+        unset -n ours_times peer_times
+    done
 done

@@ -1,26 +1,27 @@
 //! Emits the impls for `#[derive(GpuAligned)]`: `GpuData`, `GpuAligned` with
-//! its `LAYOUT`, `bytemuck::Zeroable` and `bytemuck::Pod`, and the layout
-//! rules as bounds the compiler checks with the real sizes.
+//! its `LAYOUT`, `bytemuck::Zeroable` and `bytemuck::Pod`, and a `const` that
+//! checks the layout rules against the sizes the compiler computed.
 //!
 //! # Why the `unsafe impl`s are sound
 //!
-//! Every impl below is emitted together with the rule bounds in one
-//! `const _` block; if any rule fails the crate does not compile, so in any
-//! program that runs, all of these hold for the type:
+//! Every impl below is emitted together with the rule check in one `const _`
+//! block; if any rule fails the crate does not compile, so in any program
+//! that runs, all of these hold for the type:
 //!
 //! - it is a non-generic struct, `repr(C)` or `repr(transparent)` (checked in
 //!   `valid` and `repr`), so its layout is fixed and matches C's;
 //! - every field is `GpuData` (the `<F as GpuData>::TYPE` in `LAYOUT` must
 //!   type-check), and `GpuData: Pod`, so every field accepts any bit pattern,
 //!   including all zeroes, and has no padding of its own;
-//! - there is no hole before any field and none after the last (the
-//!   `NoHoleBeforeField` and `NoTrailingPadding` bounds, computed from
-//!   `offset_of!` and `size_of`): every byte belongs to a field, so every byte
-//!   is initialised and any bit pattern is a valid value. These rules step
-//!   aside only when the size rules have already failed, which is itself a
-//!   compile error;
-//! - the size is 1, 2, 4, 8 or 16 and the alignment equals it
-//!   (`AtMostSixteenBytes`, `WordSize`, `NaturallyAligned`).
+//! - `LAYOUT` lists every field of nonzero size with its `offset_of!` and
+//!   `size_of`, in declaration order, which `repr(C)` makes offset order;
+//!   `__private::check` walks that list and fails on any byte before a field,
+//!   between fields or after the last one that no field covers. So every
+//!   byte belongs to a field: every byte is initialised and any bit pattern is
+//!   a valid value. The hole checks are skipped only when the size rule has
+//!   already failed, which is itself a compile error;
+//! - the size is 1, 2, 4, 8 or 16 and the alignment equals it (the first
+//!   rules of `check`).
 //!
 //! That is `Zeroable` and `Pod` (`Copy + 'static` are supertraits the
 //! compiler checks itself), `GpuData` (`TYPE` is `GpuType::Struct` of a
@@ -28,12 +29,20 @@
 //! there is no padding) and `GpuAligned` (the four promises of its `# Safety`
 //! section are exactly the rules). Only this derive writes these impls: the
 //! traits are `unsafe` to implement by hand.
+//!
+//! The check is a `const` evaluated by the compiler, not a trait bound per
+//! rule (zerocopy's pattern, the first design): with 1,000 types the bounds
+//! made a rebuild 2.2-2.5x slower than `bytemuck`'s derive, while one `const`
+//! per type stays within the 1.2x budget (`benches/compile-time/run.sh`). The
+//! message is formatted by `const fn`s, so it still names the type, the
+//! sizes, the rule and the fix, and the failing `panic!` is spanned at the
+//! field or `align(N)` to blame.
 
 use crate::ast::{Field, Input};
 use crate::ctxt::Ctxt;
 use crate::repr::Repr;
 use crate::valid;
-use proc_macro2::{Span, TokenStream};
+use proc_macro2::TokenStream;
 use quote::{quote, quote_spanned};
 use syn::spanned::Spanned;
 use syn::{DeriveInput, Member};
@@ -42,20 +51,16 @@ pub fn derive(input: &DeriveInput) -> syn::Result<TokenStream> {
     let cx = Ctxt::new();
     let ast = Input::from_syn(&cx, input);
     valid::check(&cx, &ast);
-    let repr = ast.repr.as_ref();
     cx.check()?;
-    // `check` returned Ok, so `repr` parsed.
-    let repr = repr.expect("repr errors are recorded in Ctxt");
-    Ok(impls(&ast, repr))
+    Ok(impls(&ast))
 }
 
-fn impls(input: &Input, repr: &Repr) -> TokenStream {
+fn impls(input: &Input) -> TokenStream {
     let ident = &input.original.ident;
     let name = ident.to_string();
     let field_count = input.fields.len();
     let fields = input.fields.iter().map(|field| layout_field(ident, field));
-    let rules = rules(input, repr);
-
+    let rules = rules(input);
     quote! {
         #[doc(hidden)]
         #[allow(non_local_definitions, unused_qualifications, clippy::all)]
@@ -70,17 +75,14 @@ fn impls(input: &Input, repr: &Repr) -> TokenStream {
             #[automatically_derived]
             unsafe impl ::gpu_aligned::GpuAligned for #ident {
                 const LAYOUT: ::gpu_aligned::GpuLayout = {
-                    const __FIELDS: [::gpu_aligned::GpuField; #field_count] = [#(#fields),*];
-                    const __SIZED: [
-                        ::gpu_aligned::GpuField;
-                        ::gpu_aligned::__private::sized_field_count(&__FIELDS)
-                    ] = ::gpu_aligned::__private::sized_fields(&__FIELDS);
+                    let fields: &'static ::gpu_aligned::__private::Fields<#field_count> =
+                        &const { ::gpu_aligned::__private::Fields::new([#(#fields),*]) };
                     ::gpu_aligned::__private::layout(
                         #name,
                         ::core::mem::size_of::<#ident>(),
                         ::core::mem::align_of::<#ident>(),
-                        ::gpu_aligned::__private::padding_bytes(&__FIELDS),
-                        &__SIZED,
+                        fields.padding(),
+                        fields.sized(),
                     )
                 };
             }
@@ -91,8 +93,7 @@ fn impls(input: &Input, repr: &Repr) -> TokenStream {
             #[automatically_derived]
             unsafe impl ::gpu_aligned::__private::bytemuck::Pod for #ident {}
 
-            #[automatically_derived]
-            impl ::gpu_aligned::__private::LayoutRules for #ident where #(#rules,)* {}
+            #rules
         };
     }
 }
@@ -124,90 +125,48 @@ fn member_name(member: &Member) -> String {
     }
 }
 
-/// The layout rules as `(): Rule<Type, numbers.., OK>` predicates, each
-/// spanned at what is to blame: the struct's name, its `align(N)`, or a
-/// field. The trait paths are written inside `quote_spanned!` so the whole
-/// predicate carries the span (one call-site token would move the error to
-/// the `#[derive]`).
-fn rules(input: &Input, repr: &Repr) -> Vec<TokenStream> {
+/// The rules, checked as statements of the `const _` block that holds the
+/// impls, which the compiler evaluates. A legal type costs one cheap call:
+/// `is_legal` over `size_of`/`align_of` of the type and its fields. Only when
+/// that fails is `LAYOUT` evaluated and the message formatted (`LAYOUT` is
+/// named only inside the generic `blame_*` functions: a constant named in
+/// this body would be evaluated even on the branch not taken), and the
+/// `#[track_caller]` calls that report it are spanned at what is to blame:
+/// the first field with a hole before it, the `align(N)` that left a hole or
+/// is too small, or else the struct's name. (Not one trait bound per rule and
+/// field: that made a rebuild over twice as slow as bytemuck's derive; see
+/// `benches/compile-time`.)
+fn rules(input: &Input) -> TokenStream {
     let ident = &input.original.ident;
-    let size = quote!(::core::mem::size_of::<#ident>());
-    let align = quote!(::core::mem::align_of::<#ident>());
-    let is_word = quote!(::gpu_aligned::__private::is_word_size(#size));
-    let ident_span = ident.span();
-    let align_span = repr.align_tokens().map_or(ident_span, first_span);
-
-    let mut rules = vec![
-        quote_spanned! {ident_span=>
-            (): ::gpu_aligned::__private::AtMostSixteenBytes<#ident, { #size }, { #size <= 16 }>
-        },
-        quote_spanned! {ident_span=>
-            (): ::gpu_aligned::__private::WordSize<
-                #ident, { #size }, { #align }, { #is_word || #size > 16 }
-            >
-        },
-        quote_spanned! {align_span=>
-            (): ::gpu_aligned::__private::NaturallyAligned<
-                #ident, { #size }, { #align }, { !#is_word || #size == #align }
-            >
-        },
-    ];
-
-    // `repr(transparent)` has the layout of its one sized field, so it has no
-    // holes, and its zero-sized fields all sit at offset 0.
-    if let Repr::Transparent = repr {
-        return rules;
-    }
-    let mut previous: Option<&Field> = None;
-    for field in &input.fields {
-        if let Some(previous) = previous {
-            let prev_member = &previous.member;
-            let prev_ty = &previous.original.ty;
-            let member = &field.member;
-            let hole = quote! {
-                ::gpu_aligned::__private::gap(
-                    ::core::mem::offset_of!(#ident, #prev_member)
-                        + ::core::mem::size_of::<#prev_ty>(),
-                    ::core::mem::offset_of!(#ident, #member),
-                )
-            };
-            rules.push(quote_spanned! {field_span(field)=>
-                (): ::gpu_aligned::__private::NoHoleBeforeField<
-                    #ident, { #hole }, { !#is_word || #hole == 0 }
-                >
-            });
-        }
-        previous = Some(field);
-    }
-    if let Some(last) = previous {
-        let member = &last.member;
-        let ty = &last.original.ty;
-        let tail = quote! {
-            ::gpu_aligned::__private::gap(
-                ::core::mem::offset_of!(#ident, #member) + ::core::mem::size_of::<#ty>(),
-                #size,
-            )
+    let blame_fields = input.fields.iter().skip(1).map(|field| {
+        let name = member_name(&field.member);
+        let span = match &field.original.ident {
+            Some(ident) => ident.span(),
+            None => field.original.ty.span(),
         };
-        rules.push(quote_spanned! {align_span=>
-            (): ::gpu_aligned::__private::NoTrailingPadding<
-                #ident, { #size }, { #align }, { #tail }, { !#is_word || #tail == 0 }
-            >
-        });
+        quote_spanned!(span=> ::gpu_aligned::__private::blame_field::<#ident>(#name);)
+    });
+    let alignment_span = input
+        .repr
+        .as_ref()
+        .and_then(Repr::align_tokens)
+        .and_then(|tokens| tokens.clone().into_iter().next())
+        .map_or_else(|| ident.span(), |token| token.span());
+    let field_types = input.fields.iter().map(|field| &field.original.ty);
+    let blame_alignment = quote_spanned! {alignment_span=>
+        ::gpu_aligned::__private::blame_alignment::<#ident>();
+    };
+    let blame_type =
+        quote_spanned!(ident.span()=> ::gpu_aligned::__private::blame_type::<#ident>(););
+    quote! {
+        if !::gpu_aligned::__private::is_legal(
+            ::core::mem::size_of::<#ident>(),
+            ::core::mem::align_of::<#ident>(),
+            0 #(+ ::core::mem::size_of::<#field_types>())*,
+        ) {
+            #(#blame_fields)*
+            #blame_alignment
+            #blame_type
+        }
     }
-    rules
-}
-
-fn field_span(field: &Field) -> Span {
-    match &field.original.ident {
-        Some(ident) => ident.span(),
-        None => field.original.ty.span(),
-    }
-}
-
-fn first_span(tokens: &TokenStream) -> Span {
-    tokens
-        .clone()
-        .into_iter()
-        .next()
-        .map_or_else(Span::call_site, |token| token.span())
 }

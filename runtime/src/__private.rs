@@ -1,20 +1,18 @@
 //! Items that exist only for the code `#[derive(GpuAligned)]` and
 //! `#[gpu_aligned::padded]` emit. Not public API: no semver guarantees.
 //!
-//! Two kinds of helpers live here. The `const fn`s build the layout facts and
-//! compute padding from `(size_of, align_of)` pairs, because a proc macro sees
-//! only tokens and cannot know a field's size. The traits are the layout rules
-//! as bounds: the derive writes `(): Rule<Type, {size}, {align}, ...>` with
-//! numbers the compiler fills in, each trait is implemented only for the legal
-//! values, and its `#[diagnostic::on_unimplemented]` message prints the
-//! numbers it was given, so a broken rule reads as "`Float3` is 12 bytes"
-//! rather than as a failed assertion.
+//! A proc macro sees only tokens and cannot know a field's size, so
+//! everything that needs one is a `const fn` here, evaluated by the compiler:
+//! building the layout facts, computing `#[gpu_aligned::padded]`'s pad lengths
+//! and width from `(size_of, align_of)` pairs, and [`check`]ing the layout
+//! rules, whose message is formatted in `const` so that a broken rule reads
+//! as "`Float3` is 12 bytes (align 4)" rather than as a failed assertion.
 #![allow(missing_docs)]
 
 pub use bytemuck;
 pub use core;
 
-use crate::layout::{GpuData, GpuField, GpuLayout, GpuType};
+use crate::layout::{GpuAligned, GpuData, GpuField, GpuLayout, GpuType};
 
 /// Builds a [`GpuLayout`] from outside this crate (it is `#[non_exhaustive]`).
 pub const fn layout(
@@ -52,52 +50,62 @@ pub const fn field(
     }
 }
 
-/// How many of `fields` have a nonzero size (zero-sized fields, such as the
-/// alignment marker of a padded type, are not listed in a layout).
-pub const fn sized_field_count(fields: &[GpuField]) -> usize {
-    let mut count = 0;
-    let mut i = 0;
-    while i < fields.len() {
-        if fields[i].size != 0 {
-            count += 1;
-        }
-        i += 1;
-    }
-    count
+/// A derived type's fields, in declaration order, with the zero-sized ones
+/// (such as a padded type's alignment marker) moved behind the others, so
+/// that [`Fields::sized`] can hand out the rest as a `'static` slice.
+///
+/// The derive builds it inside `LAYOUT` with `&const { Fields::new([..]) }`,
+/// not in a `const` item of its own: the compiler evaluates every `const`
+/// item eagerly, but `LAYOUT` (and so this) only when something uses it,
+/// which keeps the derive cheap to compile.
+pub struct Fields<const N: usize> {
+    fields: [GpuField; N],
+    sized: usize,
+    padding: usize,
 }
 
-/// The fields of nonzero size, in order. `N` must be
-/// [`sized_field_count`]`(fields)`; the derive computes it that way.
-pub const fn sized_fields<const N: usize>(fields: &[GpuField]) -> [GpuField; N] {
-    const UNUSED: GpuField = field("", 0, 0, 1, false, GpuType::AlignMarker(1));
-    let mut out = [UNUSED; N];
-    let mut next = 0;
-    let mut i = 0;
-    while i < fields.len() {
-        if fields[i].size != 0 {
-            out[next] = fields[i];
-            next += 1;
+impl<const N: usize> Fields<N> {
+    pub const fn new(all: [GpuField; N]) -> Self {
+        const UNUSED: GpuField = field("", 0, 0, 1, false, GpuType::AlignMarker(1));
+        let mut fields = [UNUSED; N];
+        let mut sized = 0;
+        let mut padding = 0;
+        let mut i = 0;
+        while i < N {
+            if all[i].size != 0 {
+                fields[sized] = all[i];
+                sized += 1;
+            }
+            if all[i].is_padding {
+                padding += all[i].size;
+            }
+            i += 1;
         }
-        i += 1;
+        let mut zero_sized = sized;
+        let mut i = 0;
+        while i < N {
+            if all[i].size == 0 {
+                fields[zero_sized] = all[i];
+                zero_sized += 1;
+            }
+            i += 1;
+        }
+        Fields {
+            fields,
+            sized,
+            padding,
+        }
     }
-    assert!(
-        next == N,
-        "sized_fields: N is not the number of sized fields"
-    );
-    out
-}
 
-/// Bytes of fields marked `#[gpu_aligned(padding)]`.
-pub const fn padding_bytes(fields: &[GpuField]) -> usize {
-    let mut sum = 0;
-    let mut i = 0;
-    while i < fields.len() {
-        if fields[i].is_padding {
-            sum += fields[i].size;
-        }
-        i += 1;
+    /// The fields of nonzero size, in declaration order.
+    pub const fn sized(&'static self) -> &'static [GpuField] {
+        self.fields.split_at(self.sized).0
     }
-    sum
+
+    /// Bytes of fields marked `#[gpu_aligned(padding)]`.
+    pub const fn padding(&self) -> usize {
+        self.padding
+    }
 }
 
 /// A value whose every byte is zero, usable in `const fn`s (the constructors
@@ -202,75 +210,292 @@ macro_rules! align_markers {
 
 align_markers!(Align1 = 1, Align2 = 2, Align4 = 4, Align8 = 8, Align16 = 16);
 
-// The layout rules. Each takes the type and the numbers the compiler found,
-// and a trailing `OK` flag computed by the derive: true when the rule holds,
-// or when an earlier rule already reports the type (so a 12-byte float3 gets
-// "12 bytes is not a GPU word" and not also "align 4 is not 12"). Each trait
-// is implemented only for `OK = true`; one impl each keeps the compiler's
-// "other types implement this trait" list out of the error.
+// The layout rules, checked by one `const` per derived type that evaluates
+// `check(&LAYOUT)` and panics with the message it returns. A proc macro cannot
+// know sizes, so the numbers come from the compiler, through `LAYOUT` (built
+// from `size_of`, `align_of` and `offset_of!`); the message is formatted here,
+// in `const fn`s, so it can say which sizes broke which rule. One evaluation
+// per type (rather than one trait bound per rule and field, zerocopy's way) is
+// what keeps the derive's compile time close to bytemuck's.
 
-/// Rule 1: at most 16 bytes, the widest global-memory access.
-#[diagnostic::on_unimplemented(
-    message = "`{T}` is {SIZE} bytes, more than the 16 bytes one GPU load or store can move",
-    label = "{SIZE} bytes: every access to it takes several instructions",
-    note = "a GPU element must be 1, 2, 4, 8 or 16 bytes, aligned to its size, with no holes",
-    note = "fix: split it into a structure of arrays (one array per field, or per group of fields that fits in 16 bytes)"
-)]
-pub trait AtMostSixteenBytes<T: ?Sized, const SIZE: usize, const OK: bool> {}
-impl<T: ?Sized, const SIZE: usize> AtMostSixteenBytes<T, SIZE, true> for () {}
-
-/// Rule 2: the size is a GPU word size.
-#[diagnostic::on_unimplemented(
-    message = "`{T}` is {SIZE} bytes (align {ALIGN}): a GPU element must be 1, 2, 4, 8 or 16 bytes",
-    label = "{SIZE} bytes is not one of the GPU word sizes",
-    note = "CUDA loads or stores an element in one instruction only when it is 1, 2, 4, 8 or 16 bytes, aligned to its size, with no holes",
-    note = "fix: put `#[gpu_aligned::padded]` on the struct (above its derives) to round it up to the next word with explicit zeroed padding, or use `#[repr(C, align(N))]` plus a pad field marked `#[gpu_aligned(padding)]`"
-)]
-pub trait WordSize<T: ?Sized, const SIZE: usize, const ALIGN: usize, const OK: bool> {}
-impl<T: ?Sized, const SIZE: usize, const ALIGN: usize> WordSize<T, SIZE, ALIGN, true> for () {}
-
-/// Rule 3: aligned to its size.
-#[diagnostic::on_unimplemented(
-    message = "`{T}` is {SIZE} bytes but aligned to {ALIGN}: a GPU element must be aligned to its size",
-    label = "align {ALIGN}, needs align {SIZE}",
-    note = "an array of it would put elements at addresses that are not multiples of {SIZE}, so CUDA splits each access into narrower ones",
-    note = "fix: `#[repr(C, align({SIZE}))]`, or put `#[gpu_aligned::padded]` on the struct to choose the alignment and padding"
-)]
-pub trait NaturallyAligned<T: ?Sized, const SIZE: usize, const ALIGN: usize, const OK: bool> {}
-impl<T: ?Sized, const SIZE: usize, const ALIGN: usize> NaturallyAligned<T, SIZE, ALIGN, true>
-    for ()
-{
+/// What [`check`] found: empty if the layout is legal, else the message and
+/// what to point at.
+pub struct Verdict {
+    buf: [u8; MESSAGE_CAPACITY],
+    len: usize,
+    // The first field with a hole before it, if any.
+    hole_before: Option<&'static str>,
+    // Set by the rules that the alignment (`align(N)`, if written) decides.
+    alignment_at_fault: bool,
 }
 
-/// Rule 4a: no hole between a field and the one before it.
-#[diagnostic::on_unimplemented(
-    message = "`{T}` has a hole of {HOLE} byte(s) before this field: a GPU element must have no implicit padding",
-    label = "{HOLE} byte(s) of implicit padding before this field",
-    note = "holes are uninitialised bytes, and on the GPU they cost bandwidth (partly written sectors)",
-    note = "fix: add an explicit field of {HOLE} byte(s) marked `#[gpu_aligned(padding)]` before this one, reorder the fields, or put `#[gpu_aligned::padded]` on the struct"
-)]
-pub trait NoHoleBeforeField<T: ?Sized, const HOLE: usize, const OK: bool> {}
-impl<T: ?Sized, const HOLE: usize> NoHoleBeforeField<T, HOLE, true> for () {}
+const MESSAGE_CAPACITY: usize = 2048;
 
-/// Rule 4b: no hole after the last field.
-#[diagnostic::on_unimplemented(
-    message = "`{T}` has {HOLE} byte(s) of trailing padding ({SIZE} bytes, align {ALIGN}): a GPU element must have no implicit padding",
-    label = "{HOLE} byte(s) after the last field are implicit padding",
-    note = "holes are uninitialised bytes, and on the GPU they cost bandwidth (partly written sectors)",
-    note = "fix: add a last field of {HOLE} byte(s) marked `#[gpu_aligned(padding)]`, or put `#[gpu_aligned::padded]` on the struct"
-)]
-pub trait NoTrailingPadding<
-    T: ?Sized,
-    const SIZE: usize,
-    const ALIGN: usize,
-    const HOLE: usize,
-    const OK: bool,
->
-{
+impl Verdict {
+    const EMPTY: Verdict = Verdict {
+        buf: [0; MESSAGE_CAPACITY],
+        len: 0,
+        hole_before: None,
+        alignment_at_fault: false,
+    };
+
+    /// Whether a rule is broken.
+    pub const fn failed(&self) -> bool {
+        self.len != 0
+    }
+
+    /// Whether the error should point at field `name` (the first field
+    /// with a hole before it).
+    pub const fn blames_field(&self, name: &str) -> bool {
+        match self.hole_before {
+            Some(field) => str_eq(field, name),
+            None => false,
+        }
+    }
+
+    /// Whether the error should point at what sets the alignment (an
+    /// alignment below the size, or a trailing hole, and no interior hole).
+    pub const fn blames_alignment(&self) -> bool {
+        self.alignment_at_fault && self.hole_before.is_none()
+    }
+
+    /// The error message (empty if no rule is broken).
+    pub const fn message(&self) -> &str {
+        match core::str::from_utf8(self.buf.split_at(self.len).0) {
+            Ok(message) => message,
+            Err(_) => "gpu-aligned: invalid layout (message truncated)",
+        }
+    }
+
+    // By value rather than `&mut self`: mutable references in `const fn`
+    // need Rust 1.83, and the workspace supports 1.81.
+    const fn text(mut self, text: &str) -> Self {
+        let bytes = text.as_bytes();
+        let mut i = 0;
+        // Truncation can only cut a long type or field name; it stops at a
+        // char boundary so `message` stays valid UTF-8.
+        while i < bytes.len() && self.len < MESSAGE_CAPACITY {
+            if self.len + 4 >= MESSAGE_CAPACITY && (bytes[i] & 0xC0) != 0x80 {
+                break;
+            }
+            self.buf[self.len] = bytes[i];
+            self.len += 1;
+            i += 1;
+        }
+        self
+    }
+
+    const fn number(mut self, value: usize) -> Self {
+        let mut digits = [0u8; 20];
+        let mut count = 0;
+        let mut rest = value;
+        loop {
+            digits[count] = b'0' + (rest % 10) as u8;
+            count += 1;
+            rest /= 10;
+            if rest == 0 {
+                break;
+            }
+        }
+        while count > 0 && self.len < MESSAGE_CAPACITY {
+            count -= 1;
+            self.buf[self.len] = digits[count];
+            self.len += 1;
+        }
+        self
+    }
+
+    const fn bytes(self, value: usize) -> Self {
+        let this = self.number(value);
+        if value == 1 {
+            this.text(" byte")
+        } else {
+            this.text(" bytes")
+        }
+    }
+
+    // Rules after the first start on a new line.
+    const fn rule(self) -> Self {
+        if self.len == 0 {
+            self
+        } else {
+            self.text("\n")
+        }
+    }
+
+    const fn named(self, layout: &GpuLayout) -> Self {
+        self.text("`").text(layout.name).text("`")
+    }
 }
-impl<T: ?Sized, const SIZE: usize, const ALIGN: usize, const HOLE: usize>
-    NoTrailingPadding<T, SIZE, ALIGN, HOLE, true> for ()
-{
+
+/// Checks the rules of a GPU element against the facts the compiler found;
+/// the derive turns a failed [`Verdict`] into a compile error. Each rule has
+/// a comment saying why it exists. Later rules step aside when an earlier one
+/// already condemns the type, so a 12-byte `float3` gets "12 bytes", not also
+/// "aligned to 4".
+pub const fn check(layout: &GpuLayout) -> Verdict {
+    let v = Verdict::EMPTY;
+    // One global-memory instruction moves at most 16 bytes; a bigger element
+    // takes several, and no padding can fix that.
+    if layout.size > 16 {
+        return v
+            .named(layout)
+            .text(" is ")
+            .bytes(layout.size)
+            .text(", more than the 16 bytes one GPU load or store can move")
+            .text("\n  = rule: a GPU element is 1, 2, 4, 8 or 16 bytes, aligned to its size, with no holes")
+            .text("\n  = fix: split it into a structure of arrays (one array per field, or per group of fields that fits in 16 bytes)");
+    }
+    // CUDA has instructions for 1, 2, 4, 8 and 16 bytes only; any other size
+    // is split into several narrower accesses.
+    if !is_word_size(layout.size) {
+        let word = next_word(layout.size);
+        return v
+            .named(layout)
+            .text(" is ")
+            .bytes(layout.size)
+            .text(" (align ")
+            .number(layout.align)
+            .text("): a GPU element must be 1, 2, 4, 8 or 16 bytes")
+            .text("\n  = rule: CUDA loads or stores an element in one instruction only when it is 1, 2, 4, 8 or 16 bytes, aligned to its size, with no holes")
+            .text("\n  = fix: put `#[gpu_aligned::padded]` on the struct (above its derives) to round it up to ")
+            .bytes(word)
+            .text(" with explicit zeroed padding, or write `#[repr(C, align(")
+            .number(word)
+            .text("))]` and add a ")
+            .number(word - layout.size)
+            .text("-byte pad field marked `#[gpu_aligned(padding)]`");
+    }
+    let mut v = v;
+    // An array of elements aligned to less than their size puts some at
+    // addresses that are not multiples of the size, and CUDA then splits each
+    // access (or, for a misaligned 8- or 16-byte access, faults).
+    if layout.align != layout.size {
+        v.alignment_at_fault = true;
+        v = v
+            .rule()
+            .named(layout)
+            .text(" is ")
+            .bytes(layout.size)
+            .text(" but aligned to ")
+            .number(layout.align)
+            .text(": a GPU element must be aligned to its size")
+            .text("\n  = fix: `#[repr(C, align(")
+            .number(layout.size)
+            .text("))]`, or `#[gpu_aligned::padded]` on the struct to choose the alignment and padding");
+    }
+    // Holes are bytes no field owns: uninitialised, so the type could not be
+    // `Pod`, and on the GPU they cost bandwidth (partly written sectors:
+    // 53% of peak instead of 68.8% in GPU-FACTS.md).
+    let mut end = 0;
+    let mut i = 0;
+    while i < layout.fields.len() {
+        let field = &layout.fields[i];
+        if field.offset > end {
+            if v.hole_before.is_none() {
+                v.hole_before = Some(field.name);
+            }
+            v = v
+                .rule()
+                .named(layout)
+                .text(" has ")
+                .bytes(field.offset - end)
+                .text(" of implicit padding before field `")
+                .text(field.name)
+                .text("` (offset ")
+                .number(field.offset)
+                .text("): a GPU element must have no holes")
+                .text("\n  = fix: add a field `_pad: [u8; ")
+                .number(field.offset - end)
+                .text("]` marked `#[gpu_aligned(padding)]` before `")
+                .text(field.name)
+                .text("`, reorder the fields, or put `#[gpu_aligned::padded]` on the struct");
+        }
+        if field.offset + field.size > end {
+            end = field.offset + field.size;
+        }
+        i += 1;
+    }
+    if layout.size > end {
+        v.alignment_at_fault = true;
+        v = v
+            .rule()
+            .named(layout)
+            .text(" has ")
+            .bytes(layout.size - end)
+            .text(" of implicit padding after its last field (")
+            .bytes(layout.size)
+            .text(", align ")
+            .number(layout.align)
+            .text("): a GPU element must have no holes")
+            .text("\n  = fix: add a last field `_pad: [u8; ")
+            .number(layout.size - end)
+            .text("]` marked `#[gpu_aligned(padding)]`, or put `#[gpu_aligned::padded]` on the struct");
+    }
+    v
+}
+
+const fn str_eq(a: &str, b: &str) -> bool {
+    let (a, b) = (a.as_bytes(), b.as_bytes());
+    if a.len() != b.len() {
+        return false;
+    }
+    let mut i = 0;
+    while i < a.len() {
+        if a[i] != b[i] {
+            return false;
+        }
+        i += 1;
+    }
+    true
+}
+
+/// Stops compilation with [`check`]'s message if it blames field `name`.
+/// `#[track_caller]`: the error points at the derive's call, which is
+/// spanned at that field. A function call rather than a `panic!` expanded in
+/// the user's crate keeps each derive cheap to compile.
+#[track_caller]
+pub const fn blame_field<T: GpuAligned>(name: &str) {
+    let verdict = check(&T::LAYOUT);
+    if verdict.blames_field(name) {
+        panic!("{}", verdict.message())
+    }
+}
+
+/// Stops compilation with [`check`]'s message if it blames the alignment.
+#[track_caller]
+pub const fn blame_alignment<T: GpuAligned>() {
+    let verdict = check(&T::LAYOUT);
+    if verdict.blames_alignment() {
+        panic!("{}", verdict.message())
+    }
+}
+
+/// Stops compilation with [`check`]'s message.
+#[track_caller]
+pub const fn blame_type<T: GpuAligned>() {
+    let verdict = check(&T::LAYOUT);
+    if verdict.failed() {
+        panic!("{}", verdict.message())
+    }
+}
+
+/// Whether a `repr(C)` or `repr(transparent)` type of `size` and `align`
+/// whose fields' sizes add up to `field_bytes` obeys every rule: a word size,
+/// aligned to it, and (since the fields of such a type never overlap) no
+/// byte outside a field. This is all the compiler evaluates for a legal
+/// type; [`check`], which walks `LAYOUT` to say what is wrong and where, runs
+/// only when this fails.
+pub const fn is_legal(size: usize, align: usize, field_bytes: usize) -> bool {
+    is_word_size(size) && align == size && field_bytes == size
+}
+
+const fn next_word(size: usize) -> usize {
+    let mut word = 1;
+    while word < size {
+        word *= 2;
+    }
+    word
 }
 
 /// Whether `size` is a GPU word size; when it is not, the alignment and
@@ -278,14 +503,3 @@ impl<T: ?Sized, const SIZE: usize, const ALIGN: usize, const HOLE: usize>
 pub const fn is_word_size(size: usize) -> bool {
     matches!(size, 1 | 2 | 4 | 8 | 16)
 }
-
-/// Bytes between the end of one field (`end`) and the start of the next
-/// (`start`). Saturating, so that a layout the rules reject anyway cannot add
-/// an arithmetic-overflow error on top.
-pub const fn gap(end: usize, start: usize) -> usize {
-    start.saturating_sub(end)
-}
-
-/// Implemented by the derive for each type, with the layout rules as its
-/// `where` clause: the impl exists only to make the compiler check them.
-pub trait LayoutRules {}
