@@ -58,3 +58,30 @@ impl Drop for Ctxt {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::Ctxt;
+
+    #[test]
+    fn errors_are_combined_in_order() {
+        let cx = Ctxt::new();
+        cx.error_spanned_by(quote::quote!(a), "first");
+        cx.error_spanned_by(quote::quote!(b), "second");
+        let messages: Vec<String> = cx
+            .check()
+            .unwrap_err()
+            .into_iter()
+            .map(|e| e.to_string())
+            .collect();
+        assert_eq!(messages, ["first", "second"]);
+    }
+
+    #[test]
+    #[should_panic(expected = "dropped without check")]
+    fn dropping_unchecked_errors_panics() {
+        let cx = Ctxt::new();
+        cx.error_spanned_by(quote::quote!(a), "lost");
+        drop(cx);
+    }
+}

@@ -227,3 +227,82 @@ fn classify(
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use syn::parse_quote;
+
+    fn parse_repr(input: syn::DeriveInput) -> (Option<Repr>, Vec<String>) {
+        let cx = Ctxt::new();
+        let repr = parse(&cx, &input.attrs, &input.ident);
+        let errors = match cx.check() {
+            Ok(()) => Vec::new(),
+            Err(error) => error.into_iter().map(|e| e.to_string()).collect(),
+        };
+        (repr, errors)
+    }
+
+    #[test]
+    fn c_with_a_word_alignment_is_accepted() {
+        let (repr, errors) = parse_repr(parse_quote!(
+            #[repr(C, align(16))]
+            struct S;
+        ));
+        assert!(errors.is_empty(), "{errors:?}");
+        assert!(matches!(repr, Some(Repr::C { align: Some(_) })));
+        let (repr, _) = parse_repr(parse_quote!(
+            #[repr(C)]
+            #[repr(align(4))]
+            struct S;
+        ));
+        assert!(matches!(repr, Some(Repr::C { align: Some(_) })));
+        let (repr, _) = parse_repr(parse_quote!(
+            #[repr(transparent)]
+            struct S;
+        ));
+        assert!(matches!(repr, Some(Repr::Transparent)));
+    }
+
+    #[test]
+    fn every_bad_repr_item_is_reported_at_once() {
+        let (repr, errors) = parse_repr(parse_quote!(
+            #[repr(C, packed, align(3), u8)]
+            struct S;
+        ));
+        assert!(repr.is_none());
+        assert_eq!(errors.len(), 3, "{errors:?}");
+        assert!(errors[0].contains("repr(packed)"));
+        assert!(errors[1].contains("align(3)"));
+        assert!(errors[2].contains("repr(u8)"));
+    }
+
+    #[test]
+    fn missing_or_alignment_only_repr_is_not_c() {
+        let (repr, errors) = parse_repr(parse_quote!(
+            struct S;
+        ));
+        assert!(repr.is_none());
+        assert!(errors[0].starts_with("missing `#[repr(C)]`"), "{errors:?}");
+        let (repr, errors) = parse_repr(parse_quote!(
+            #[repr(align(8))]
+            struct S;
+        ));
+        assert!(repr.is_none());
+        assert!(errors[0].contains("without `C`"), "{errors:?}");
+    }
+
+    #[test]
+    fn alignment_above_sixteen_and_duplicates_are_rejected() {
+        let (_, errors) = parse_repr(parse_quote!(
+            #[repr(C, align(32))]
+            struct S;
+        ));
+        assert!(errors[0].contains("more than 16"), "{errors:?}");
+        let (_, errors) = parse_repr(parse_quote!(
+            #[repr(C, C, align(4), align(4))]
+            struct S;
+        ));
+        assert_eq!(errors.len(), 2, "{errors:?}");
+    }
+}
