@@ -4,6 +4,12 @@
 //! `default-features = false`; `cargo build -p gpu-aligned-no-std-check`
 //! (a CI step) builds it without the runtime's `std` and `alloc` features,
 //! which a workspace-wide build would switch on through feature unification.
+//!
+//! It also builds for the GPU itself, so the same types can be shared with
+//! Rust kernels (the `const` assertions below then hold on the device's
+//! layout too): `cargo +nightly build -p gpu-aligned-no-std-check --target
+//! nvptx64-nvidia-cuda -Zbuild-std=core` (needs the nightly `rust-src`
+//! component; not in CI for that reason).
 #![no_std]
 #![deny(missing_docs)]
 
