@@ -358,7 +358,7 @@ pub const fn check(layout: &GpuLayout) -> Verdict {
             .number(layout.align)
             .text("): a GPU element must be 1, 2, 4, 8 or 16 bytes")
             .text("\n  = rule: CUDA loads or stores an element in one instruction only when it is 1, 2, 4, 8 or 16 bytes, aligned to its size, with no holes")
-            .text("\n  = fix: put `#[gpu_aligned::padded]` on the struct (above its derives) to round it up to ")
+            .text("\n  = fix: put `#[gpu_aligned::padded]` on the struct to round it up to ")
             .bytes(word)
             .text(" with explicit zeroed padding, or write `#[repr(C, align(")
             .number(word)
