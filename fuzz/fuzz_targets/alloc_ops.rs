@@ -49,7 +49,9 @@ fuzz_target!(|data: &[u8]| {
                         }
                         live.push(a);
                     }
-                    Err(AllocError::OutOfMemory { free, largest_fit, .. }) => {
+                    Err(AllocError::OutOfMemory {
+                        free, largest_fit, ..
+                    }) => {
                         let used: u64 = live.iter().map(|a| reserved(a)).map(|(s, e)| e - s).sum();
                         assert_eq!(free, capacity - used);
                         assert!(largest_fit < size, "{largest_fit} fit, {size} refused");

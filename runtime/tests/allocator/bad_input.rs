@@ -188,6 +188,33 @@ fn stale_handle_is_an_error() {
 }
 
 #[test]
+fn stale_handle_to_a_recycled_slot_is_an_error() {
+    // Slots of merged blocks are recycled for the free blocks split off
+    // later; a recycled slot must keep counting generations, or a handle
+    // from its first life matches an allocation in its third.
+    let mut allocator = Allocator::new(1024);
+    let first = allocator.alloc(100, 1).unwrap();
+    let old = allocator.alloc(100, 1).unwrap();
+    allocator.free(old).unwrap();
+    allocator.free(first).unwrap();
+    let again = allocator.alloc(100, 1).unwrap();
+    let reused = allocator.alloc(100, 1).unwrap();
+    assert_eq!(reused.offset(), old.offset());
+    assert!(matches!(
+        allocator.free(old),
+        Err(FreeError::StaleHandle | FreeError::DoubleFree)
+    ));
+    assert_eq!(
+        allocator.stats().allocations,
+        2,
+        "the stale free freed a live allocation"
+    );
+    allocator.free(reused).unwrap();
+    allocator.free(again).unwrap();
+    assert_consistent(&allocator);
+}
+
+#[test]
 fn handle_from_before_reset_is_stale() {
     let mut allocator = Allocator::new(1024);
     let a = allocator.alloc(100, 4).unwrap();
