@@ -8,6 +8,7 @@ mod model;
 mod pitched;
 mod plan;
 mod threads;
+mod utilization;
 
 use gpu_aligned::alloc::Allocator;
 
