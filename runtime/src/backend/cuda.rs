@@ -60,7 +60,7 @@ use core::mem::size_of;
 
 use cudarc::driver::{sys, CudaSlice, CudaStream, CudaView, CudaViewMut, DriverError};
 
-use crate::arena::{Arena, ArenaSlice, Copy2d, Pitched, DEFAULT_MIN_ALIGN};
+use crate::arena::{Arena, ArenaSlice, Copy2d, Pitched, DEFAULT_MIN_ALIGN, DEFAULT_PITCH_ALIGN};
 use crate::backend::Backend;
 use crate::GpuAligned;
 
@@ -73,8 +73,9 @@ pub const DRIVER_BASE_ALIGN: u64 = 256;
 /// The row-pitch alignment `cuMemAllocPitch` used on an H100 (driver
 /// 580.159.04): for every width tried (1 to 65,536 bytes) and element size (4,
 /// 8 and 16 bytes) the pitch it returned was the width rounded up to a
-/// multiple of 512. Pitched arrays of a device arena use the same rule.
-pub const DRIVER_PITCH_ALIGN: u64 = 512;
+/// multiple of 512. It is the arena's default, so pitched arrays of a device
+/// arena follow the driver's rule.
+pub const DRIVER_PITCH_ALIGN: u64 = DEFAULT_PITCH_ALIGN;
 
 /// Driver errors after which the context is unusable: CUDA documents each as
 /// leaving "the process in an inconsistent state" so that "any further CUDA
