@@ -208,9 +208,11 @@ pub fn check_base(base: u64, min_align: u64) -> Result<u64, CudaError> {
     Ok(1u64 << base.trailing_zeros())
 }
 
-/// Memory for an [`Arena`] that lives on a CUDA device:
-/// one `cuMemAlloc`-class allocation, owned as one `CudaSlice<u8>`, zeroed at
-/// creation.
+/// Memory for an [`Arena`] that lives on a CUDA device: one allocation,
+/// owned as one `CudaSlice<u8>`, zeroed at creation. cudarc takes it from the
+/// device's stream-ordered pool (`cuMemAllocAsync`) where the device has one,
+/// else with `cuMemAlloc`; either way the arena never calls the driver's
+/// allocator again.
 #[derive(Debug)]
 pub struct CudaBackend {
     buf: CudaSlice<u8>,
@@ -234,13 +236,13 @@ impl CudaBackend {
             return Err(CudaError::ZeroLength);
         }
         let bytes = usize::try_from(len).map_err(|_| CudaError::Driver {
-            op: "cuMemAlloc",
+            op: "device allocation",
             error: DriverError(sys::CUresult::CUDA_ERROR_OUT_OF_MEMORY),
         })?;
         let buf = stream
             .alloc_zeros::<u8>(bytes)
             .map_err(|error| CudaError::Driver {
-                op: "cuMemAlloc",
+                op: "device allocation",
                 error,
             })?;
         let base = {
