@@ -242,7 +242,7 @@ struct Sample {
 
 #[test]
 fn the_readme_shows_the_report_as_printed() {
-    let readme = include_str!("../../../README.md");
+    let readme = include_str!("../../README.md");
     let printed = LayoutReport::of::<Sample>().to_string();
     assert!(
         readme.contains(&printed),

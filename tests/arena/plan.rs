@@ -4,7 +4,7 @@ use gpu_aligned::alloc::AllocError;
 use gpu_aligned::arena::{Arena, ArenaError, Plan};
 use gpu_aligned::vector::float4;
 
-use crate::{align_up, assert_consistent};
+use crate::support::{align_up, assert_consistent};
 
 #[test]
 fn carve_reserves_every_array_aligned_and_back_to_back() {

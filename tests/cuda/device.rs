@@ -9,7 +9,8 @@ use gpu_aligned::backend::cuda::{CudaError, DRIVER_BASE_ALIGN};
 use gpu_aligned::vector::{float2, float3, float4};
 use gpu_aligned::GpuAligned;
 
-use super::types::{module, stream, Pair, Particle, Position, Rgba, Rng, Sample};
+use crate::support::Rng;
+use crate::types::{module, stream, Pair, Particle, Position, Rgba, Sample};
 
 fn grid(n: u64, block: u32) -> LaunchConfig {
     LaunchConfig {

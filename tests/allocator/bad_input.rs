@@ -5,7 +5,7 @@ use gpu_aligned::alloc::{AllocError, Allocator, FreeError};
 use gpu_aligned::arena::{Arena, ArenaError};
 use gpu_aligned::backend::{HostBuffer, HostBufferError};
 
-use crate::assert_consistent;
+use crate::support::assert_consistent;
 
 /// Runs `request` on an allocator holding one allocation and checks that
 /// it fails with `expected` and leaves everything as it was.

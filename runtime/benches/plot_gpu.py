@@ -1,6 +1,6 @@
-"""Turns the CSV written by `gpu_bench` into the README's PNG.
+"""Turns the CSV written by the `gpu` bench into the README's PNG.
 
-Usage: python3 plot_gpu_bench.py gpu_bench.csv out.png   (needs matplotlib)
+Usage: python3 plot_gpu.py gpu_bench.csv out.png   (needs matplotlib)
 
 Left: in-place read-modify-write bandwidth as a share of the float4 copy
 peak, by where each array starts. Middle: the float3 layouts, elements per

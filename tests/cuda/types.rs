@@ -74,29 +74,3 @@ pub fn module(stream: &Arc<CudaStream>, source: &str) -> Arc<CudaModule> {
     let ptx = compile_ptx_with_opts(&full, options).unwrap_or_else(|e| panic!("NVRTC: {e:?}"));
     stream.context().load_module(ptx).expect("module loads")
 }
-
-/// A reproducible stream of numbers (xorshift64*), so inputs are not zeros.
-pub struct Rng(pub u64);
-
-impl Rng {
-    pub fn next_u64(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
-    }
-
-    pub fn u32(&mut self) -> u32 {
-        (self.next_u64() >> 32) as u32
-    }
-
-    /// A float in [-1000, 1000) with few mantissa bits, so that `+ 1`, `* 2`
-    /// and negation are exact on both sides.
-    pub fn f32(&mut self) -> f32 {
-        (self.u32() % 2_000_000) as f32 / 1000.0 - 1000.0
-    }
-
-    pub fn f64(&mut self) -> f64 {
-        f64::from(self.f32()) * 3.0
-    }
-}

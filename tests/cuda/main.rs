@@ -1,9 +1,12 @@
 //! The CUDA backend. `host` runs everywhere (no GPU, no CUDA library);
 //! `device` needs an NVIDIA GPU, so each of its tests is `#[ignore]`d: CI
 //! compiles and lists them, and they run on a GPU machine with
-//! `--ignored`. The sticky-fault test lives in its own binary
+//! `--include-ignored`. The sticky-fault test lives in its own binary
 //! (`cuda_fault.rs`) because it destroys its process's CUDA context.
 #![cfg(feature = "cuda")]
+
+#[path = "../support/mod.rs"]
+mod support;
 
 mod device;
 mod host;

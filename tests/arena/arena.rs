@@ -4,7 +4,7 @@ use gpu_aligned::arena::{Arena, DEFAULT_MIN_ALIGN};
 use gpu_aligned::backend::{Backend, HostAccess};
 use gpu_aligned::vector::{double2, float4};
 
-use crate::assert_consistent;
+use crate::support::assert_consistent;
 
 #[test]
 fn arrays_start_on_the_minimum_alignment() {

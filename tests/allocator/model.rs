@@ -10,7 +10,7 @@ use gpu_aligned::alloc::{AllocError, Allocation, Allocator, FreeError};
 use proptest::prelude::*;
 use proptest::test_runner::{Config, TestRunner};
 
-use crate::assert_consistent;
+use crate::support::assert_consistent;
 
 #[derive(Clone, Copy, Debug)]
 enum Op {

@@ -7,7 +7,7 @@ use gpu_aligned::alloc::SyncAllocator;
 use gpu_aligned::arena::{Arena, SyncArena};
 use gpu_aligned::backend::HostBuffer;
 
-use crate::assert_consistent;
+use crate::support::{assert_consistent, Rng};
 
 const THREADS: u64 = 4;
 
@@ -17,14 +17,6 @@ fn steps() -> u64 {
     } else {
         5_000
     }
-}
-
-/// A small deterministic generator, one per thread.
-fn next(state: &mut u64) -> u64 {
-    *state = state
-        .wrapping_mul(6364136223846793005)
-        .wrapping_add(1442695040888963407);
-    *state >> 33
 }
 
 fn assert_sync<T: Sync + Send>() {}
@@ -42,18 +34,18 @@ fn threads_share_an_allocator() {
         .map(|id| {
             let shared = Arc::clone(&shared);
             thread::spawn(move || {
-                let mut rng = id + 1;
+                let mut rng = Rng(id + 1);
                 let mut live = Vec::new();
                 for _ in 0..steps() {
-                    if live.len() < 16 && next(&mut rng) % 3 != 0 {
-                        let size = next(&mut rng) % 2048 + 1;
-                        let align = 1 << (next(&mut rng) % 10);
+                    if live.len() < 16 && rng.next_u64() % 3 != 0 {
+                        let size = rng.next_u64() % 2048 + 1;
+                        let align = 1 << (rng.next_u64() % 10);
                         if let Ok(a) = shared.alloc(size, align) {
                             assert_eq!(a.offset() % align, 0);
                             live.push(a);
                         }
                     } else if !live.is_empty() {
-                        let pick = next(&mut rng) as usize % live.len();
+                        let pick = rng.next_u64() as usize % live.len();
                         shared.free(live.swap_remove(pick)).unwrap();
                     }
                 }
@@ -87,11 +79,11 @@ fn threads_write_their_own_arrays_in_a_shared_arena() {
         .map(|id| {
             let shared = Arc::clone(&shared);
             thread::spawn(move || {
-                let mut rng = id * 77 + 5;
+                let mut rng = Rng(id * 77 + 5);
                 let mut live = Vec::new();
                 for step in 0..steps() {
-                    if live.len() < 8 && next(&mut rng) % 2 == 0 {
-                        let len = next(&mut rng) % 64 + 1;
+                    if live.len() < 8 && rng.next_u64() % 2 == 0 {
+                        let len = rng.next_u64() % 64 + 1;
                         let Ok(array) = shared.alloc::<u64>(len) else {
                             continue;
                         };
@@ -99,7 +91,7 @@ fn threads_write_their_own_arrays_in_a_shared_arena() {
                         shared.lock().get_mut(&array).unwrap().fill(stamp);
                         live.push((stamp, array));
                     } else if !live.is_empty() {
-                        let pick = next(&mut rng) as usize % live.len();
+                        let pick = rng.next_u64() as usize % live.len();
                         let (stamp, array) = live.swap_remove(pick);
                         // Another thread writing into this array would have
                         // left its own stamp.

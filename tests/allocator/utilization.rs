@@ -4,20 +4,7 @@
 
 use gpu_aligned::alloc::{AllocError, Allocator};
 
-use crate::assert_consistent;
-
-/// SplitMix64, seeded, so every run sees the same workload.
-struct Rng(u64);
-
-impl Rng {
-    fn below(&mut self, bound: u64) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        (z ^ (z >> 31)) % bound
-    }
-}
+use crate::support::{assert_consistent, Rng};
 
 /// Two allocations (1 byte to `max_size`, alignments 2^0 to 2^12) per free,
 /// until the first refusal; returns used / capacity at that moment.

@@ -1,8 +1,8 @@
-//! The device benchmark of issue 4: what the arena's 256-byte starts buy on a
+//! The device benchmark: what the arena's 256-byte starts buy on a
 //! real GPU, what padding costs, and how fast the arena allocates compared to
 //! the driver. Runs on an NVIDIA GPU (build here, carry the binary there);
 //! prints a table and writes `gpu_bench.csv` into the folder named by
-//! `GPU_BENCH_OUT` (default: the current directory). `plot_gpu_bench.py`
+//! `GPU_BENCH_OUT` (default: the current directory). `plot_gpu.py`
 //! beside this file turns the CSV into the README's PNG.
 //!
 //! Every kernel handles 8 elements per thread, every array is 1 GiB (far

@@ -3,7 +3,7 @@
 use gpu_aligned::arena::{Arena, Copy2d, DEFAULT_PITCH_ALIGN};
 use gpu_aligned::backend::{Backend, HostAccess};
 
-use crate::{align_up, assert_consistent};
+use crate::support::{align_up, assert_consistent};
 
 /// A "device" buffer at a fixed made-up address, for checking the numbers
 /// the arena computes for a buffer it cannot read.

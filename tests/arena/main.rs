@@ -1,0 +1,9 @@
+//! The typed arena on host memory: arrays, plans and carvings, pitched 2D
+//! arrays. Runs under Miri too.
+
+#[path = "../support/mod.rs"]
+mod support;
+
+mod arena;
+mod pitched;
+mod plan;

@@ -1,0 +1,10 @@
+//! `#[derive(GpuAligned)]`, `#[gpu_aligned::padded]`, the layout facts they
+//! produce and the CUDA vector types: the legal cases (the rejected ones are
+//! the ui-tests), hygiene and lints of the generated code.
+
+mod derive;
+mod hygiene;
+mod layout;
+mod lints;
+mod padded;
+mod vector;

@@ -1,0 +1,8 @@
+//! The CUDA side of Rust types: the header emitter (every header is compiled
+//! by g++ with its `static_assert`s), the layout report and the coalescing
+//! model.
+
+mod coalesce;
+mod cuda_types;
+mod header;
+mod report;

@@ -1,0 +1,54 @@
+//! What several test binaries share: one seeded random generator and the
+//! allocator's invariant checks. Each binary uses part of it.
+#![allow(dead_code)]
+
+use gpu_aligned::alloc::Allocator;
+
+/// SplitMix64: seeded, so every run sees the same inputs, and good enough
+/// that no test depends on the pattern of its numbers.
+#[derive(Clone, Debug)]
+pub struct Rng(pub u64);
+
+impl Rng {
+    pub fn next_u64(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^ (z >> 31)
+    }
+
+    /// A number in `0..bound` (`bound > 0`).
+    pub fn below(&mut self, bound: u64) -> u64 {
+        self.next_u64() % bound
+    }
+
+    pub fn u32(&mut self) -> u32 {
+        (self.next_u64() >> 32) as u32
+    }
+
+    /// A float in [-1000, 1000) with few mantissa bits, so that `+ 1`, `* 2`
+    /// and negation are exact on the CPU and the GPU alike.
+    pub fn f32(&mut self) -> f32 {
+        (self.u32() % 2_000_000) as f32 / 1000.0 - 1000.0
+    }
+
+    pub fn f64(&mut self) -> f64 {
+        f64::from(self.f32()) * 3.0
+    }
+}
+
+/// Both invariant checks of the allocator, with the failure spelled out.
+pub fn assert_consistent(allocator: &Allocator) {
+    if let Err(error) = allocator.check_invariants() {
+        panic!("{error}\n{allocator:?}");
+    }
+    if let Err(error) = allocator.stats().check() {
+        panic!("{error}\n{allocator:?}");
+    }
+}
+
+/// `value` rounded up to a multiple of `align` (a power of two).
+pub fn align_up(value: u64, align: u64) -> u64 {
+    (value + align - 1) & !(align - 1)
+}
