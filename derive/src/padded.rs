@@ -128,14 +128,13 @@ fn rewrite(input: &DeriveInput, forced: Option<&LitInt>) -> TokenStream {
         quote!((::core::mem::size_of::<#ty>(), ::core::mem::align_of::<#ty>()))
     });
     let shapes = quote!(&[#(#shapes),*]);
-    let forced_usize = match forced {
+    let width = match forced {
         Some(lit) => {
             let value = LitInt::new(&format!("{}usize", lit.base10_digits()), lit.span());
             quote!(#value)
         }
-        None => quote!(0usize),
+        None => quote!(#private::padded_width(#shapes)),
     };
-    let width = quote!(#private::width(#shapes, #forced_usize));
 
     let (repr, marker) = match forced {
         None => {

@@ -209,8 +209,9 @@ pub struct ElementFacts {
     pub size: u64,
     /// Bytes of real data per element.
     pub data_bytes: u64,
-    /// Bytes per element that carry no data: explicit padding fields plus
-    /// holes no field covers.
+    /// Bytes per element that carry no data: [`GpuLayout::padding`] (explicit
+    /// padding fields and the padding nested inside fields) plus holes no
+    /// field covers.
     pub padding_bytes: u64,
     /// Global-memory instructions one element costs when a kernel loads it
     /// field by field: one per scalar or word-sized vector, one per lane of
@@ -234,13 +235,13 @@ impl ElementFacts {
                 data_bytes: layout.size as u64,
                 padding_bytes: 0,
                 loads_field_by_field: 1,
-                one_word: matches!(layout.size, 1 | 2 | 4 | 8 | 16) && layout.align == layout.size,
+                one_word: crate::rules::is_legal(layout.size, layout.align, layout.size),
             };
         }
         let padding = layout.padding.saturating_add(layout.implicit_padding());
         Self {
             size: layout.size as u64,
-            data_bytes: layout.size.saturating_sub(padding) as u64,
+            data_bytes: layout.data_bytes() as u64,
             padding_bytes: padding as u64,
             loads_field_by_field: struct_loads(layout),
             one_word: layout.is_one_word(),

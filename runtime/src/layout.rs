@@ -66,7 +66,13 @@ pub struct GpuLayout {
     pub size: usize,
     /// `align_of::<T>()`.
     pub align: usize,
-    /// Bytes of explicit padding fields.
+    /// Bytes of the element that carry no data, nested ones included:
+    /// explicit padding fields, and the padding inside every field's type
+    /// (a `float3_16_t` field brings its 4 pad bytes, in a struct that
+    /// wraps it, in a `repr(transparent)` newtype of it or in a padded type
+    /// around it alike). Holes at this level, which no field covers, are
+    /// [`GpuLayout::implicit_padding`] (none in a `GpuAligned` type); what
+    /// is left is [`GpuLayout::data_bytes`].
     pub padding: usize,
     /// Every field with a nonzero size, in declaration order (which, for
     /// `repr(C)`, is offset order).
@@ -74,6 +80,13 @@ pub struct GpuLayout {
 }
 
 /// One field of a [`GpuLayout`].
+///
+/// ```
+/// use gpu_aligned::vector::float3_16_t;
+/// use gpu_aligned::GpuAligned;
+/// let z = float3_16_t::LAYOUT.field("z").unwrap();
+/// assert_eq!((z.offset, z.size, z.is_padding), (8, 4, false));
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct GpuField {
@@ -89,6 +102,33 @@ pub struct GpuField {
     pub is_padding: bool,
     /// The field's type.
     pub ty: GpuType,
+}
+
+impl GpuField {
+    /// A field described by hand (see [`GpuLayout::new`]).
+    ///
+    /// ```
+    /// use gpu_aligned::{GpuField, GpuType, Scalar};
+    /// let x = GpuField::new("x", 0, 4, 4, false, GpuType::Scalar(Scalar::F32));
+    /// assert_eq!(x.ty.size(), x.size);
+    /// ```
+    pub const fn new(
+        name: &'static str,
+        offset: usize,
+        size: usize,
+        align: usize,
+        is_padding: bool,
+        ty: GpuType,
+    ) -> Self {
+        GpuField {
+            name,
+            offset,
+            size,
+            align,
+            is_padding,
+            ty,
+        }
+    }
 }
 
 /// A scalar type with the same meaning in Rust and CUDA C++.
@@ -223,6 +263,25 @@ impl GpuType {
         }
     }
 
+    /// Bytes of a value of this type that carry no data: a struct's
+    /// [`GpuLayout::padding`] and holes, multiplied out through arrays; none
+    /// for scalars and CUDA's vector types.
+    ///
+    /// ```
+    /// use gpu_aligned::vector::float3_16_t;
+    /// use gpu_aligned::GpuData;
+    /// assert_eq!(<[float3_16_t; 3]>::TYPE.padding(), 12);
+    /// assert_eq!(f32::TYPE.padding(), 0);
+    /// ```
+    pub const fn padding(&self) -> usize {
+        match self {
+            GpuType::Scalar(_) | GpuType::AlignMarker(_) => 0,
+            GpuType::Array { elem, len } => elem.padding().saturating_mul(*len),
+            GpuType::Vector { lane, lanes, .. } => self.size().saturating_sub(lane.size() * *lanes),
+            GpuType::Struct(layout) => layout.padding.saturating_add(layout.implicit_padding()),
+        }
+    }
+
     /// Alignment in bytes.
     pub const fn align(&self) -> usize {
         match self {
@@ -236,13 +295,50 @@ impl GpuType {
 }
 
 impl GpuLayout {
-    /// Whether one global-memory instruction moves the whole value: size
-    /// 1, 2, 4, 8 or 16, alignment equal to size, no implicit padding. Always
-    /// true for a [`GpuAligned`] type; useful for reporting on others.
+    /// The facts of a type described by hand, e.g. a C++ struct that has no
+    /// Rust twin, for the [`report`](crate::report) or the coalescing model.
+    /// `padding` counts every byte that carries no data, nested ones
+    /// included (see [`GpuLayout::padding`]); `fields` lists the fields of
+    /// nonzero size in offset order.
+    ///
+    /// ```
+    /// use gpu_aligned::{GpuField, GpuLayout, GpuType, Scalar};
+    /// const FIELDS: [GpuField; 2] = [
+    ///     GpuField::new("x", 0, 4, 4, false, GpuType::Scalar(Scalar::F32)),
+    ///     GpuField::new("pad", 4, 4, 4, true, GpuType::Scalar(Scalar::U32)),
+    /// ];
+    /// const PAIR: GpuLayout = GpuLayout::new("Pair", 8, 8, 4, &FIELDS);
+    /// assert!(PAIR.is_one_word());
+    /// assert_eq!(PAIR.data_bytes(), 4);
+    /// ```
+    pub const fn new(
+        name: &'static str,
+        size: usize,
+        align: usize,
+        padding: usize,
+        fields: &'static [GpuField],
+    ) -> Self {
+        GpuLayout {
+            name,
+            size,
+            align,
+            padding,
+            fields,
+        }
+    }
+
+    /// Whether one global-memory instruction moves the whole value: the
+    /// layout obeys [the rule](crate::rules) (size 1, 2, 4, 8 or 16,
+    /// alignment equal to size, no holes). Always true for a [`GpuAligned`]
+    /// type; useful for reporting on others.
+    ///
+    /// ```
+    /// use gpu_aligned::vector::{float3_16_t, float4};
+    /// use gpu_aligned::GpuAligned;
+    /// assert!(float4::LAYOUT.is_one_word() && float3_16_t::LAYOUT.is_one_word());
+    /// ```
     pub const fn is_one_word(&self) -> bool {
-        matches!(self.size, 1 | 2 | 4 | 8 | 16)
-            && self.align == self.size
-            && self.implicit_padding() == 0
+        crate::rules::check(self).is_ok()
     }
 
     /// Bytes not covered by any listed field (holes the compiler left). A
@@ -261,9 +357,26 @@ impl GpuLayout {
         self.size.saturating_sub(covered)
     }
 
-    /// Bytes of real (non-padding) data.
+    /// Bytes of real data: the size less every padding byte, nested ones
+    /// ([`GpuLayout::padding`]) and holes ([`GpuLayout::implicit_padding`])
+    /// alike.
+    ///
+    /// ```
+    /// use gpu_aligned::vector::float3_16_t;
+    /// use gpu_aligned::GpuAligned;
+    ///
+    /// #[derive(Clone, Copy, GpuAligned)]
+    /// #[repr(C)]
+    /// struct Wrap {
+    ///     v: float3_16_t,
+    /// }
+    /// assert_eq!(Wrap::LAYOUT.padding, 4);
+    /// assert_eq!(Wrap::LAYOUT.data_bytes(), 12);
+    /// ```
     pub const fn data_bytes(&self) -> usize {
-        self.size - self.padding - self.implicit_padding()
+        self.size
+            .saturating_sub(self.padding)
+            .saturating_sub(self.implicit_padding())
     }
 
     /// The field called `name`, if any.
@@ -316,3 +429,106 @@ unsafe impl<T: GpuData, const N: usize> GpuData for [T; N] {
         len: N,
     };
 }
+
+/// A derived type's fields, in declaration order, with the zero-sized ones
+/// (such as a padded type's alignment marker) moved behind the others so
+/// that [`Fields::sized`] can hand out the rest as a `'static` slice, and
+/// the padding counted as [`GpuLayout::padding`] defines it: explicit pad
+/// fields whole, and the padding nested inside every other field's type.
+///
+/// The derive builds it inside `LAYOUT` with `&const { Fields::new([..]) }`,
+/// not in a `const` item of its own: the compiler evaluates every `const`
+/// item eagerly, but `LAYOUT` (and so this) only when something uses it,
+/// which keeps the derive cheap to compile.
+#[doc(hidden)]
+pub struct Fields<const N: usize> {
+    fields: [GpuField; N],
+    sized: usize,
+    padding: usize,
+}
+
+impl<const N: usize> Fields<N> {
+    /// Sorts out `all`, the fields in declaration order.
+    pub const fn new(all: [GpuField; N]) -> Self {
+        const UNUSED: GpuField = GpuField::new("", 0, 0, 1, false, GpuType::AlignMarker(1));
+        let mut fields = [UNUSED; N];
+        let mut sized = 0;
+        let mut padding = 0usize;
+        let mut i = 0;
+        while i < N {
+            if all[i].size != 0 {
+                fields[sized] = all[i];
+                sized += 1;
+            }
+            let pad = if all[i].is_padding {
+                all[i].size
+            } else {
+                all[i].ty.padding()
+            };
+            padding = padding.saturating_add(pad);
+            i += 1;
+        }
+        let mut zero_sized = sized;
+        let mut i = 0;
+        while i < N {
+            if all[i].size == 0 {
+                fields[zero_sized] = all[i];
+                zero_sized += 1;
+            }
+            i += 1;
+        }
+        Fields {
+            fields,
+            sized,
+            padding,
+        }
+    }
+
+    /// The fields of nonzero size, in declaration order.
+    pub const fn sized(&'static self) -> &'static [GpuField] {
+        self.fields.split_at(self.sized).0
+    }
+
+    /// Every padding byte of the fields, nested ones included.
+    pub const fn padding(&self) -> usize {
+        self.padding
+    }
+}
+
+/// Maps a width to a zero-sized type with that alignment, because
+/// `#[repr(align(N))]` takes only a literal while `#[gpu_aligned::padded]`
+/// learns the width from the compiler.
+#[doc(hidden)]
+pub struct Width<const N: usize>;
+
+/// Implemented by [`Width`] for each of [`crate::rules::WORD_SIZES`].
+#[doc(hidden)]
+pub trait AlignMarker {
+    /// A zero-sized type aligned to the width.
+    type Marker: GpuData;
+}
+
+macro_rules! align_markers {
+    ($($name:ident = $n:literal),*) => {$(
+        /// A zero-sized field type that raises a struct's alignment.
+        #[doc(hidden)]
+        #[repr(C, align($n))]
+        #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+        pub struct $name;
+
+        // SAFETY: a zero-sized type has no bytes, so no invalid bit pattern.
+        unsafe impl bytemuck::Zeroable for $name {}
+        // SAFETY: as above; `repr(C)`, `Copy`, `'static`, no padding.
+        unsafe impl bytemuck::Pod for $name {}
+        // SAFETY: `TYPE` is zero-sized with this alignment, as asserted below.
+        unsafe impl GpuData for $name {
+            const TYPE: GpuType = GpuType::AlignMarker($n);
+        }
+        impl AlignMarker for Width<$n> {
+            type Marker = $name;
+        }
+        const _: () = assert!(size_of::<$name>() == 0 && align_of::<$name>() == $n);
+    )*};
+}
+
+align_markers!(Align1 = 1, Align2 = 2, Align4 = 4, Align8 = 8, Align16 = 16);

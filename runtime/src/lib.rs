@@ -22,6 +22,7 @@ pub mod coalesce;
 pub mod header;
 mod layout;
 pub mod report;
+pub mod rules;
 pub mod vector;
 
 pub use layout::{GpuAligned, GpuData, GpuField, GpuLayout, GpuType, Scalar};

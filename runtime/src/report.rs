@@ -14,6 +14,7 @@
 
 use crate::coalesce::{ElementFacts, WarpAccess, WARP_LANES};
 use crate::layout::{GpuAligned, GpuField, GpuLayout, GpuType};
+use crate::rules::Violation;
 use core::fmt::{self, Write};
 
 /// Bytes shown per row of the byte map.
@@ -194,14 +195,13 @@ impl LayoutReport<'_> {
             reasons += 1;
             f.write_fmt(text)
         };
-        if !matches!(layout.size, 1 | 2 | 4 | 8 | 16) {
-            reason(
-                f,
-                format_args!("size {} is not 1, 2, 4, 8 or 16", layout.size),
-            )?;
-        }
-        if layout.align != layout.size {
-            reason(f, format_args!("align {} differs from size", layout.align))?;
+        // Holes are summed into one reason; the size and alignment facts
+        // come from the rules as they are.
+        for violation in crate::rules::violations(layout) {
+            match violation {
+                Violation::InteriorHole { .. } | Violation::TrailingHole { .. } => {}
+                other => reason(f, format_args!("{other}"))?,
+            }
         }
         if layout.implicit_padding() > 0 && !layout.fields.is_empty() {
             reason(

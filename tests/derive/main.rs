@@ -6,5 +6,7 @@ mod derive;
 mod hygiene;
 mod layout;
 mod lints;
+mod nested_padding;
 mod padded;
+mod rules;
 mod vector;
