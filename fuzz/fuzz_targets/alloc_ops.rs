@@ -1,11 +1,12 @@
-//! Random programs of alloc / free / reset / dead-handle frees against the
+//! Random programs of alloc / free / reset / grow / shrink / dead-handle
+//! frees against the
 //! sub-allocator, checked after every step against a model: offsets aligned
 //! and in bounds, no two live allocations overlap, the counters equal the
 //! model's, every internal invariant holds, out of memory only when nothing
 //! fits, dead handles refused, and freeing everything leaves one block.
 #![no_main]
 
-use gpu_aligned::alloc::{AllocError, Allocation, Allocator, FreeError};
+use gpu_aligned::alloc::{AllocError, Allocation, Allocator, HandleError, SEARCH_LIMIT};
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
@@ -14,12 +15,13 @@ fuzz_target!(|data: &[u8]| {
     };
     // Capacities from 1 byte to 1 MiB (small ones exhaust often),
     // granularities from 1 to 256.
-    let capacity = u64::from(u32::from_le_bytes([head[0], head[1], head[2], 0]) % (1 << 20)) + 1;
+    let mut capacity =
+        u64::from(u32::from_le_bytes([head[0], head[1], head[2], 0]) % (1 << 20)) + 1;
     let granularity = 1u64 << (head[3] % 9);
     let mut allocator = Allocator::with_granularity(capacity, granularity).unwrap();
     // The block an allocation occupies: rounded up to the granularity,
     // cut short only by the end of the buffer.
-    let reserved = |a: &Allocation| {
+    let reserved = |a: &Allocation, capacity: u64| {
         let rounded = a.size().div_ceil(granularity) * granularity;
         (a.offset(), a.offset() + rounded.min(capacity - a.offset()))
     };
@@ -39,9 +41,9 @@ fuzz_target!(|data: &[u8]| {
                         assert_eq!(a.offset() % align, 0, "{a:?} misaligned");
                         assert_eq!(a.offset() % granularity, 0, "{a:?} off the granule");
                         assert!(a.end() <= capacity, "{a:?} past {capacity}");
-                        let (start, end) = reserved(&a);
+                        let (start, end) = reserved(&a, capacity);
                         for other in &live {
-                            let (other_start, other_end) = reserved(other);
+                            let (other_start, other_end) = reserved(other, capacity);
                             assert!(
                                 end <= other_start || other_end <= start,
                                 "{a:?} overlaps {other:?}"
@@ -52,13 +54,20 @@ fuzz_target!(|data: &[u8]| {
                     Err(AllocError::OutOfMemory {
                         free, largest_fit, ..
                     }) => {
-                        let used: u64 = live.iter().map(|a| reserved(a)).map(|(s, e)| e - s).sum();
+                        let used: u64 = live
+                            .iter()
+                            .map(|a| reserved(a, capacity))
+                            .map(|(s, e)| e - s)
+                            .sum();
                         assert_eq!(free, capacity - used);
                         assert!(largest_fit < size, "{largest_fit} fit, {size} refused");
-                        assert_eq!(allocator.largest_allocatable(align), Ok(largest_fit));
+                        let exact = allocator.largest_allocatable(align).unwrap();
+                        assert!(largest_fit <= exact);
+                        if allocator.stats().free_blocks <= SEARCH_LIMIT as u64 {
+                            assert_eq!(largest_fit, exact);
+                        }
                     }
                     Err(AllocError::SizeExceedsCapacity { .. }) => assert!(size > capacity),
-                    Err(AllocError::AlignExceedsCapacity { .. }) => assert!(align > capacity),
                     Err(other) => panic!("unexpected {other:?}"),
                 }
             }
@@ -72,13 +81,34 @@ fuzz_target!(|data: &[u8]| {
             14 => {
                 if !dead.is_empty() {
                     let before = allocator.stats();
-                    let outcome = allocator.free(dead[pick % dead.len()]);
+                    let handle = dead[pick % dead.len()];
+                    let outcome = allocator.free(handle).map_err(|e| (e.kind(), e.into_allocation()));
                     assert!(
-                        matches!(outcome, Err(FreeError::DoubleFree | FreeError::StaleHandle)),
+                        matches!(
+                            outcome,
+                            Err((HandleError::DoubleFree | HandleError::StaleHandle, back)) if back == handle
+                        ),
                         "dead handle gave {outcome:?}"
                     );
                     assert_eq!(allocator.stats(), before);
                 }
+            }
+            15 if op[3] < 128 => {
+                // Grow by up to 64 KiB.
+                capacity += u64::from(u16::from_le_bytes([op[1], op[2]])) + 1;
+                assert_eq!(allocator.grow(capacity), Ok(()));
+                for a in &live {
+                    assert_eq!(allocator.check_handle(a), Ok(()));
+                }
+            }
+            15 if op[3] < 192 => {
+                // Shrink by part of the free tail.
+                let tail = allocator.free_tail();
+                if tail < capacity {
+                    assert!(allocator.shrink(capacity - tail - 1).is_err());
+                }
+                capacity -= tail / 4 * u64::from(op[1] % 4 + 1);
+                assert_eq!(allocator.shrink(capacity), Ok(()));
             }
             _ => {
                 allocator.reset();
@@ -86,12 +116,18 @@ fuzz_target!(|data: &[u8]| {
             }
         }
         let stats = allocator.stats();
-        let used: u64 = live.iter().map(|a| reserved(a)).map(|(s, e)| e - s).sum();
+        let used: u64 = live
+            .iter()
+            .map(|a| reserved(a, capacity))
+            .map(|(s, e)| e - s)
+            .sum();
         let requested: u64 = live.iter().map(Allocation::size).sum();
         assert_eq!(
             (stats.used, stats.requested, stats.allocations),
             (used, requested, live.len() as u64)
         );
+        assert_eq!(stats.alignment_waste, used - requested);
+        assert_eq!(stats.capacity, capacity);
         if let Err(error) = allocator.check_invariants() {
             panic!("{error}");
         }
@@ -100,5 +136,8 @@ fuzz_target!(|data: &[u8]| {
         assert_eq!(allocator.free(a), Ok(()));
     }
     let stats = allocator.stats();
-    assert_eq!((stats.free_blocks, stats.largest_free_block), (1, capacity));
+    assert_eq!(
+        (stats.free_blocks, stats.largest_free_block),
+        (u64::from(capacity > 0), capacity)
+    );
 });

@@ -1,5 +1,6 @@
-//! The offsets-only allocator: against a model, on bad input, how full it
-//! gets, and shared between threads. Runs under Miri too
+//! The offsets-only allocator: against a model, on bad input, with counters
+//! at their limits, growing and shrinking, leaks, how full it gets, and
+//! shared between threads. Runs under Miri too
 //! (`cargo +nightly miri test -p gpu-aligned-tests --test allocator`), with
 //! smaller op counts.
 
@@ -7,6 +8,9 @@
 mod support;
 
 mod bad_input;
+mod counters;
+mod grow;
+mod leaks;
 mod model;
 mod threads;
 mod utilization;

@@ -24,6 +24,7 @@ fn utilization_at_first_failure(seed: u64, capacity: u64, max_size: u64) -> f64 
             Ok(allocation) => live.push(allocation),
             Err(AllocError::OutOfMemory { largest_fit, .. }) => {
                 assert!(largest_fit < size);
+                assert!(largest_fit <= allocator.largest_allocatable(align).unwrap());
                 assert_consistent(&allocator);
                 return allocator.stats().used as f64 / capacity as f64;
             }

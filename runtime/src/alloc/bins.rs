@@ -168,9 +168,16 @@ impl Bitmaps {
         })
     }
 
+    /// The first-level bits: bit `f` is set when a list of level `f` is
+    /// non-empty.
+    #[inline]
+    pub(super) fn first_bits(&self) -> u64 {
+        self.first
+    }
+
     /// The second-level bits of one first level.
     pub(super) fn row(&self, first: usize) -> u32 {
-        self.second[first]
+        self.second[first % FIRST_LEVEL_COUNT]
     }
 
     /// Whether each first-level bit is set exactly when its row is non-zero.

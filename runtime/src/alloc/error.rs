@@ -4,6 +4,8 @@
 
 use core::fmt;
 
+use super::Allocation;
+
 /// Why [`Allocator::alloc`](super::Allocator::alloc) refused a request.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[non_exhaustive]
@@ -14,13 +16,6 @@ pub enum AllocError {
     AlignNotPowerOfTwo {
         /// The alignment asked for.
         align: u64,
-    },
-    /// The alignment exceeds the allocator's capacity.
-    AlignExceedsCapacity {
-        /// The alignment asked for.
-        align: u64,
-        /// The allocator's capacity in bytes.
-        capacity: u64,
     },
     /// The size exceeds the allocator's capacity, so no amount of freeing
     /// could make it fit.
@@ -34,7 +29,7 @@ pub enum AllocError {
     /// an element size, a pitch times a height, or a size rounded up to an
     /// alignment).
     SizeOverflow,
-    /// No free block holds `size` bytes at `align`.
+    /// The search found no free block holding `size` bytes at `align`.
     OutOfMemory {
         /// The size asked for, in bytes.
         size: u64,
@@ -42,12 +37,31 @@ pub enum AllocError {
         align: u64,
         /// Bytes free in total, scattered over all free blocks.
         free: u64,
-        /// The largest size that would have fit at this alignment.
+        /// The largest size that fits at this alignment among the free blocks
+        /// the bounded search looked at, largest first: exact while there are
+        /// at most [`SEARCH_LIMIT`](super::SEARCH_LIMIT) free blocks, a lower
+        /// bound beyond
+        /// ([`largest_allocatable`](super::Allocator::largest_allocatable)
+        /// is always exact).
         largest_fit: u64,
     },
     /// The table of blocks cannot grow: either it already holds `u32::MAX - 1`
     /// blocks or the host allocator refused to enlarge it.
     TooManyBlocks,
+    /// The allocator has handed out `u64::MAX - 1` allocations: one more
+    /// would need a stamp it has already used, and a stamp names one
+    /// allocation forever. (At one allocation per nanosecond this takes
+    /// over 500 years.)
+    StampsExhausted,
+    /// [`grow`](super::Allocator::grow) to a smaller capacity, or
+    /// [`shrink`](super::Allocator::shrink) to a larger one or into bytes
+    /// that are not free.
+    CannotResize {
+        /// The allocator's capacity in bytes.
+        capacity: u64,
+        /// The capacity asked for.
+        new_capacity: u64,
+    },
 }
 
 impl fmt::Display for AllocError {
@@ -57,10 +71,6 @@ impl fmt::Display for AllocError {
             AllocError::AlignNotPowerOfTwo { align } => {
                 write!(f, "alignment {align} is not a power of two")
             }
-            AllocError::AlignExceedsCapacity { align, capacity } => write!(
-                f,
-                "alignment {align} exceeds the allocator's capacity of {capacity} bytes"
-            ),
             AllocError::SizeExceedsCapacity { size, capacity } => write!(
                 f,
                 "{size} bytes exceed the allocator's capacity of {capacity} bytes"
@@ -77,35 +87,146 @@ impl fmt::Display for AllocError {
                  the largest block that fits at this alignment holds {largest_fit} bytes"
             ),
             AllocError::TooManyBlocks => f.write_str("the allocator's block table cannot grow"),
+            AllocError::StampsExhausted => {
+                f.write_str("the allocator has used up its 64-bit allocation stamps")
+            }
+            AllocError::CannotResize {
+                capacity,
+                new_capacity,
+            } => write!(
+                f,
+                "cannot resize from {capacity} to {new_capacity} bytes: growing cannot shrink, \
+                 and shrinking can only drop free bytes at the end"
+            ),
         }
     }
 }
 
-/// Why [`Allocator::free`](super::Allocator::free) (or a lookup through a
-/// handle) refused a handle. Handles carry the id of the allocator that made
-/// them and a generation counter, which is how these are detected.
+/// Why a handle is not live in the allocator it was presented to
+/// ([`Allocator::check_handle`](super::Allocator::check_handle), and inside
+/// a [`FreeError`]). Handles carry the id of the allocator that made them
+/// and a 64-bit stamp no other allocation gets, which is how these are
+/// detected.
+///
+/// ```
+/// use gpu_aligned::alloc::{Allocator, HandleError};
+///
+/// let mut mine = Allocator::new(64);
+/// let theirs = Allocator::new(64);
+/// let a = mine.alloc(8, 8)?;
+/// assert_eq!(theirs.check_handle(&a), Err(HandleError::ForeignHandle));
+/// # mine.free(a)?;
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[non_exhaustive]
-pub enum FreeError {
+pub enum HandleError {
     /// The handle was made by a different allocator.
     ForeignHandle,
-    /// The handle's allocation was already freed and nothing has taken its
-    /// place in the block table yet.
+    /// The handle's allocation was already freed by
+    /// [`free`](super::Allocator::free) and nothing has taken its place in
+    /// the block table yet.
     DoubleFree,
-    /// The handle's allocation was freed (by [`free`](super::Allocator::free)
-    /// or [`reset`](super::Allocator::reset)) and its place has been reused.
+    /// The handle's allocation was freed and its place has been reused, or
+    /// it was freed by [`reset`](super::Allocator::reset).
     StaleHandle,
+}
+
+impl fmt::Display for HandleError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            HandleError::ForeignHandle => "the handle belongs to a different allocator",
+            HandleError::DoubleFree => "the allocation was already freed",
+            HandleError::StaleHandle => {
+                "the handle is stale: its allocation was freed and the space reused, or reset"
+            }
+        })
+    }
+}
+
+/// [`Allocator::free`](super::Allocator::free) refused a handle: why, and
+/// the handle itself, handed back rather than consumed, so a caller holding
+/// a richer handle around it (a typed arena array) can hand that back too.
+///
+/// ```
+/// use gpu_aligned::alloc::{Allocator, HandleError};
+///
+/// let mut mine = Allocator::new(64);
+/// let mut theirs = Allocator::new(64);
+/// let a = mine.alloc(8, 8)?;
+/// let refused = theirs.free(a).unwrap_err();
+/// assert_eq!(refused.kind(), HandleError::ForeignHandle);
+/// mine.free(refused.into_allocation())?; // still live where it belongs
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[must_use = "the refused handle may still name a live allocation"]
+pub struct FreeError {
+    kind: HandleError,
+    allocation: Allocation,
+}
+
+impl FreeError {
+    pub(super) fn new(kind: HandleError, allocation: Allocation) -> FreeError {
+        FreeError { kind, allocation }
+    }
+
+    /// Why the handle was refused.
+    ///
+    /// ```
+    /// # use gpu_aligned::alloc::{Allocator, HandleError};
+    /// # let mut allocator = Allocator::new(64);
+    /// let a = allocator.alloc(8, 8)?;
+    /// allocator.free(a)?;
+    /// assert_eq!(allocator.free(a).unwrap_err().kind(), HandleError::DoubleFree);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn kind(&self) -> HandleError {
+        self.kind
+    }
+
+    /// The refused handle.
+    ///
+    /// ```
+    /// # let mut allocator = gpu_aligned::alloc::Allocator::new(64);
+    /// let a = allocator.alloc(8, 8)?;
+    /// allocator.free(a)?;
+    /// assert_eq!(*allocator.free(a).unwrap_err().allocation(), a);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn allocation(&self) -> &Allocation {
+        &self.allocation
+    }
+
+    /// The refused handle, taken out of the error.
+    ///
+    /// ```
+    /// # let mut allocator = gpu_aligned::alloc::Allocator::new(64);
+    /// let a = allocator.alloc(8, 8)?;
+    /// allocator.free(a)?;
+    /// assert_eq!(allocator.free(a).unwrap_err().into_allocation(), a);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn into_allocation(self) -> Allocation {
+        self.allocation
+    }
+}
+
+impl From<FreeError> for HandleError {
+    fn from(error: FreeError) -> HandleError {
+        error.kind
+    }
 }
 
 impl fmt::Display for FreeError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(match self {
-            FreeError::ForeignHandle => "the handle belongs to a different allocator",
-            FreeError::DoubleFree => "the allocation was already freed",
-            FreeError::StaleHandle => {
-                "the handle is stale: its allocation was freed and the space reused"
-            }
-        })
+        write!(
+            f,
+            "cannot free {} bytes at offset {}: {}",
+            self.allocation.size(),
+            self.allocation.offset(),
+            self.kind
+        )
     }
 }
 
@@ -131,6 +252,8 @@ impl fmt::Display for InvariantError {
 
 #[cfg(feature = "std")]
 impl std::error::Error for AllocError {}
+#[cfg(feature = "std")]
+impl std::error::Error for HandleError {}
 #[cfg(feature = "std")]
 impl std::error::Error for FreeError {}
 #[cfg(feature = "std")]

@@ -5,21 +5,30 @@
 //! It is a two-level segregated fit (TLSF): free blocks sit in one of 1,920
 //! size-class lists, two bitmaps say which lists are non-empty, so finding a
 //! block and freeing one (merging it with free neighbours) take a constant
-//! number of steps. Any power-of-two alignment can be asked for per
-//! allocation; the bytes skipped to reach the aligned start go back to the
-//! free list as a block of their own instead of being hidden inside the
-//! allocation, so [`Stats::alignment_waste`] stays 0.
+//! number of steps, and a failing search a bounded number
+//! ([`SEARCH_LIMIT`]). Any power-of-two alignment can be asked for per
+//! allocation, relative to the start of the buffer; the bytes skipped to
+//! reach the aligned start go back to the free list as a block of their own
+//! instead of being hidden inside the allocation.
 //!
 //! An optional granularity ([`Allocator::with_granularity`]) keeps every
 //! block on a multiple of it: requests are rounded up to it (the
 //! [`Arena`](crate::arena::Arena) uses its minimum alignment, since the bytes
 //! after an array up to the next aligned start could never hold another of
-//! its arrays anyway). That keeps slivers out of the free lists.
+//! its arrays anyway), and [`Stats::alignment_waste`] counts what that
+//! rounding costs. That keeps slivers out of the free lists.
+//!
+//! The buffer can [`grow`](Allocator::grow) in place (every offset handed out
+//! stays valid) and [`shrink`](Allocator::shrink) by its free tail, for
+//! arenas over memory that is mapped on demand.
 //!
 //! Misuse is a typed error, never a panic or silent corruption: every
-//! [`Allocation`] carries the id of its allocator and a slot index with a
-//! **generation counter**, so a double free, a stale handle (freed, then its
-//! slot reused) and a handle from another allocator are all detected in O(1).
+//! [`Allocation`] carries the id of its allocator, a slot index and a 64-bit
+//! **stamp** that no other allocation of that allocator ever gets (the
+//! counter never wraps), so a double free, a stale handle (freed, then its
+//! slot reused, or freed by a reset) and a handle from another allocator are
+//! all detected in O(1), however long the handle was kept. A refused
+//! [`free`](Allocator::free) hands the handle back inside its [`FreeError`].
 //!
 //! ```
 //! use gpu_aligned::alloc::Allocator;
@@ -44,7 +53,7 @@ mod stats;
 #[cfg(feature = "std")]
 mod sync;
 
-pub use error::{AllocError, FreeError, InvariantError};
+pub use error::{AllocError, FreeError, HandleError, InvariantError};
 pub use stats::Stats;
 #[cfg(feature = "std")]
 pub use sync::SyncAllocator;
@@ -55,6 +64,12 @@ use core::fmt;
 use core::sync::atomic::{AtomicU64, Ordering};
 
 use bins::{Bin, Bitmaps, BIN_COUNT, SECOND_LEVEL_COUNT};
+
+/// The most free blocks one [`Allocator::alloc`] looks at beyond its
+/// constant-time lookups before it reports
+/// [`OutOfMemory`](AllocError::OutOfMemory): a failing allocation takes
+/// bounded time however fragmented the buffer is.
+pub const SEARCH_LIMIT: usize = 64;
 
 /// "No block" in the intrusive links and list heads.
 const NONE: u32 = u32::MAX;
@@ -86,9 +101,13 @@ struct Block {
     /// Free list links; `next_free` also links the vacant list.
     prev_free: u32,
     next_free: u32,
-    /// Bumped each time an allocation in this slot is freed, so older
-    /// handles to the slot no longer match.
-    generation: u32,
+    /// While used: the stamp of the allocation in it, which its handle
+    /// carries. Stamps come from one 64-bit counter per allocator and are
+    /// never reused, so no handle of an earlier allocation matches.
+    stamp: u64,
+    /// While used: the bytes requested (`size` is rounded to the
+    /// granularity).
+    requested: u64,
     /// While free: the index of its size class, saved so unlinking it need
     /// not recompute it.
     bin: u16,
@@ -103,7 +122,8 @@ impl Block {
         next_phys: NONE,
         prev_free: NONE,
         next_free: NONE,
-        generation: 0,
+        stamp: 0,
+        requested: 0,
         bin: 0,
         state: State::Vacant,
     };
@@ -118,32 +138,71 @@ impl Block {
 /// with [`Allocator::free`].
 ///
 /// The handle is `Copy` because it is only a name: the allocator checks it
-/// on every use (allocator id, slot, generation), so a copy that outlives its
-/// allocation is caught as a [`FreeError`] instead of freeing someone else's
-/// bytes. The typed [`ArenaSlice`](crate::arena::ArenaSlice) built on it is
-/// move-only.
+/// on every use (allocator id, slot, and a 64-bit stamp no other allocation
+/// of that allocator ever gets), so a copy that outlives its allocation is
+/// caught as a [`HandleError`] instead of freeing someone else's bytes, however
+/// many allocations and resets happened in between. The typed
+/// [`ArenaSlice`](crate::arena::ArenaSlice) built on it is move-only.
+///
+/// Dropping the last copy of a live allocation leaks its bytes until
+/// [`Allocator::reset`]; [`Allocator::live`] lists what is still allocated.
+///
+/// ```
+/// use gpu_aligned::alloc::Allocator;
+///
+/// let mut allocator = Allocator::new(1024);
+/// let a = allocator.alloc(100, 64)?;
+/// assert_eq!((a.offset(), a.size(), a.end()), (0, 100, 100));
+/// allocator.free(a)?;
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[must_use = "dropping an allocation leaks its bytes until the allocator is reset"]
 pub struct Allocation {
     offset: u64,
     size: u64,
     allocator: u64,
-    epoch: u32,
+    stamp: u64,
     slot: u32,
-    generation: u32,
 }
 
 impl Allocation {
     /// Byte offset of the first byte, from the start of the buffer.
+    ///
+    /// ```
+    /// # let mut allocator = gpu_aligned::alloc::Allocator::new(1024);
+    /// let a = allocator.alloc(10, 1)?;
+    /// let b = allocator.alloc(10, 256)?;
+    /// assert_eq!((a.offset(), b.offset()), (0, 256));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    #[inline]
     pub fn offset(&self) -> u64 {
         self.offset
     }
 
     /// Size in bytes, exactly as requested.
+    ///
+    /// ```
+    /// # let mut allocator = gpu_aligned::alloc::Allocator::with_granularity(1024, 256)?;
+    /// let a = allocator.alloc(10, 1)?;
+    /// assert_eq!(a.size(), 10); // its block holds 256 bytes
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    #[inline]
     pub fn size(&self) -> u64 {
         self.size
     }
 
     /// Byte offset one past the last byte.
+    ///
+    /// ```
+    /// # let mut allocator = gpu_aligned::alloc::Allocator::new(1024);
+    /// let a = allocator.alloc(10, 1)?;
+    /// assert_eq!(a.end(), 10);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    #[inline]
     pub fn end(&self) -> u64 {
         // An allocation lies within the capacity, a `u64`.
         self.offset + self.size
@@ -155,9 +214,13 @@ pub struct Allocator {
     id: u64,
     /// Every block starts on a multiple of this (a power of two).
     granularity: u64,
-    /// Bumped by [`Allocator::reset`], which frees every allocation at once:
-    /// handles from an older epoch are stale.
-    epoch: u32,
+    /// The stamp of the next allocation. Only ever grows (never wraps: at
+    /// `u64::MAX` allocation stops), so a stamp names one allocation for the
+    /// allocator's lifetime, across [`reset`](Allocator::reset)s too.
+    next_stamp: u64,
+    /// The first stamp handed out since the last reset: handles with an
+    /// older stamp were freed by a reset, not by [`free`](Allocator::free).
+    reset_stamp: u64,
     capacity: u64,
     blocks: Vec<Block>,
     /// First block of each size class's free list.
@@ -224,7 +287,8 @@ impl Allocator {
         let mut allocator = Allocator {
             id: next_allocator_id(),
             granularity,
-            epoch: 0,
+            next_stamp: 1,
+            reset_stamp: 1,
             capacity,
             blocks: Vec::with_capacity(16),
             heads: Box::new([NONE; BIN_COUNT]),
@@ -258,10 +322,171 @@ impl Allocator {
     /// This takes time proportional to the number of size classes, not to
     /// the number of allocations.
     pub fn reset(&mut self) {
-        // The epoch is 32 bits: a handle kept across exactly 2^32 resets
-        // would be taken for a live one. Nothing keeps handles that long.
-        self.epoch = self.epoch.wrapping_add(1);
+        // No epoch is needed: the stamps of the allocations made after the
+        // reset are new, so the handles of those before it match nothing.
+        self.reset_stamp = self.next_stamp;
         self.rebuild_empty();
+    }
+
+    /// Moves the stamp counter `count` allocations ahead (saturating at its
+    /// end), as if that many allocations had been made and freed. Tests use
+    /// it to reach the counter's limit; it can only make stamps newer, so no
+    /// old handle can ever match through it.
+    #[doc(hidden)]
+    pub fn skip_stamps(&mut self, count: u64) {
+        self.next_stamp = self.next_stamp.saturating_add(count);
+    }
+
+    /// Grows the buffer to `new_capacity` bytes in place: every live
+    /// allocation keeps its offset and stays valid, and the new bytes join
+    /// the free block at the end (or become one).
+    ///
+    /// ```
+    /// use gpu_aligned::alloc::Allocator;
+    ///
+    /// let mut allocator = Allocator::new(1024);
+    /// let a = allocator.alloc(1000, 1)?;
+    /// assert!(allocator.alloc(1000, 1).is_err());
+    /// allocator.grow(4096)?;
+    /// let b = allocator.alloc(1000, 1)?;
+    /// assert_eq!(b.offset(), 1000);
+    /// assert_eq!(allocator.free_tail(), 4096 - 2000);
+    /// allocator.free(a)?;
+    /// allocator.free(b)?;
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// [`AllocError::CannotResize`] when `new_capacity` is below the
+    /// capacity; [`AllocError::TooManyBlocks`] when the block table cannot
+    /// take the new free block. The allocator is unchanged on error.
+    pub fn grow(&mut self, new_capacity: u64) -> Result<(), AllocError> {
+        if new_capacity < self.capacity {
+            return Err(AllocError::CannotResize {
+                capacity: self.capacity,
+                new_capacity,
+            });
+        }
+        if new_capacity == self.capacity {
+            return Ok(());
+        }
+        self.reserve_slots(1)?;
+        let old_capacity = self.capacity;
+        self.capacity = new_capacity;
+        let Some(last) = self.last_block() else {
+            let slot = self.take_slot();
+            self.blocks[slot as usize] = Block {
+                size: new_capacity,
+                ..Block::VACANT
+            };
+            self.insert_free(slot);
+            return Ok(());
+        };
+        if self.blocks[last as usize].state == State::Free {
+            self.remove_free(last);
+            self.blocks[last as usize].size += new_capacity - old_capacity;
+            self.insert_free(last);
+            return Ok(());
+        }
+        // A used block that the old end cut short of its granule reaches it
+        // now, so the free block after it starts on a granule boundary.
+        let block = &mut self.blocks[last as usize];
+        let granule_end = align_up(old_capacity, self.granularity)
+            .unwrap_or(u64::MAX)
+            .min(new_capacity);
+        block.size += granule_end - old_capacity;
+        self.used += granule_end - old_capacity;
+        if granule_end < new_capacity {
+            let slot = self.take_slot();
+            self.blocks[slot as usize] = Block {
+                offset: granule_end,
+                size: new_capacity - granule_end,
+                prev_phys: last,
+                ..Block::VACANT
+            };
+            self.blocks[last as usize].next_phys = slot;
+            self.insert_free(slot);
+        }
+        Ok(())
+    }
+
+    /// Shrinks the buffer to `new_capacity` bytes, dropping free bytes from
+    /// its end: what a growable arena does before giving the end of its
+    /// memory back. At most [`free_tail`](Allocator::free_tail) bytes can go.
+    ///
+    /// ```
+    /// # let mut allocator = gpu_aligned::alloc::Allocator::new(4096);
+    /// let a = allocator.alloc(1000, 1)?;
+    /// assert_eq!(allocator.free_tail(), 3096);
+    /// allocator.shrink(2048)?;
+    /// assert_eq!(allocator.capacity(), 2048);
+    /// assert!(allocator.shrink(999).is_err()); // `a` is in the way
+    /// # allocator.free(a)?;
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// [`AllocError::CannotResize`] when `new_capacity` exceeds the capacity
+    /// or would cut into bytes that are not free. The allocator is unchanged
+    /// on error.
+    pub fn shrink(&mut self, new_capacity: u64) -> Result<(), AllocError> {
+        let refused = AllocError::CannotResize {
+            capacity: self.capacity,
+            new_capacity,
+        };
+        if new_capacity > self.capacity || self.capacity - new_capacity > self.free_tail() {
+            return Err(refused);
+        }
+        if new_capacity == self.capacity {
+            return Ok(());
+        }
+        let Some(last) = self.last_block() else {
+            return Err(refused);
+        };
+        let cut = self.capacity - new_capacity;
+        self.capacity = new_capacity;
+        self.remove_free(last);
+        let block = &mut self.blocks[last as usize];
+        if block.size > cut {
+            block.size -= cut;
+            self.insert_free(last);
+        } else {
+            let prev = block.prev_phys;
+            if prev != NONE {
+                self.blocks[prev as usize].next_phys = NONE;
+            }
+            self.release_slot(last);
+        }
+        Ok(())
+    }
+
+    /// The number of free bytes at the end of the buffer: how far
+    /// [`shrink`](Allocator::shrink) can go.
+    ///
+    /// ```
+    /// # let mut allocator = gpu_aligned::alloc::Allocator::new(4096);
+    /// assert_eq!(allocator.free_tail(), 4096);
+    /// let _a = allocator.alloc(4000, 1)?;
+    /// assert_eq!(allocator.free_tail(), 96);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn free_tail(&self) -> u64 {
+        match self.last_block() {
+            Some(last) if self.blocks[last as usize].state == State::Free => {
+                self.blocks[last as usize].size
+            }
+            _ => 0,
+        }
+    }
+
+    /// The slot of the block that ends the buffer, if it has any.
+    fn last_block(&self) -> Option<u32> {
+        self.blocks
+            .iter()
+            .position(|block| block.state != State::Vacant && block.next_phys == NONE)
+            .map(|slot| slot as u32)
     }
 
     fn rebuild_empty(&mut self) {
@@ -286,18 +511,38 @@ impl Allocator {
 
     /// Allocates `size` bytes whose offset is a multiple of `align`.
     ///
+    /// Alignment is relative to the start of the buffer, so offset 0
+    /// satisfies any alignment, even one larger than the capacity.
+    ///
+    /// ```
+    /// use gpu_aligned::alloc::{AllocError, Allocator};
+    ///
+    /// let mut allocator = Allocator::new(100);
+    /// let a = allocator.alloc(1, 128)?;
+    /// assert_eq!(a.offset(), 0);
+    /// assert!(matches!(allocator.alloc(1, 128), Err(AllocError::OutOfMemory { .. })));
+    /// allocator.free(a)?;
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    ///
     /// # Errors
     ///
-    /// [`AllocError::ZeroSize`], [`AllocError::AlignNotPowerOfTwo`],
-    /// [`AllocError::AlignExceedsCapacity`],
+    /// [`AllocError::ZeroSize`], [`AllocError::AlignNotPowerOfTwo`] and
     /// [`AllocError::SizeExceedsCapacity`] for requests that can never
     /// succeed; [`AllocError::OutOfMemory`] (with the free total and the
-    /// largest size that would fit) when no free block holds the request now;
-    /// [`AllocError::TooManyBlocks`] when the block table cannot grow.
+    /// largest fit the search saw) when the search finds no free block for
+    /// the request; [`AllocError::TooManyBlocks`] when the block table cannot
+    /// grow; [`AllocError::StampsExhausted`] after `u64::MAX - 1`
+    /// allocations.
     ///
-    /// Out of memory is only reported when no free block can hold the
-    /// request: the constant-time search is followed, when it finds nothing,
-    /// by a walk of the size classes that might still hold a fitting block.
+    /// The search takes bounded time, found or not: the constant-time
+    /// good-fit lookups, then, when they find nothing, a walk of at most
+    /// [`SEARCH_LIMIT`] free blocks in the size classes that might still hold
+    /// a fitting block. While the allocator has at most that many free blocks
+    /// the walk sees them all, so out of memory means nothing fits; beyond
+    /// that a fitting block deep in a list of near misses can be passed over
+    /// ([`largest_allocatable`](Allocator::largest_allocatable) walks
+    /// everything).
     #[inline]
     pub fn alloc(&mut self, size: u64, align: u64) -> Result<Allocation, AllocError> {
         if size == 0 {
@@ -312,22 +557,29 @@ impl Allocator {
                 capacity: self.capacity,
             });
         }
-        if align > self.capacity {
-            return Err(AllocError::AlignExceedsCapacity {
-                align,
-                capacity: self.capacity,
-            });
+        if self.next_stamp == u64::MAX {
+            return Err(AllocError::StampsExhausted);
         }
         // Starting on a granule boundary is what keeps every block on one.
         let block_align = align.max(self.granularity);
-        let Some((slot, start)) = self.find_block(size, block_align) else {
-            return Err(AllocError::OutOfMemory {
-                size,
-                align,
-                free: self.free,
-                largest_fit: self.largest_fit(block_align),
-            });
+        let found = match self.find_block(size, block_align) {
+            Some(found) => found,
+            // The largest-first walk may meet a fitting block that the
+            // smallest-first one gave up before; it is taken, so a refusal
+            // never names a largest fit that would have held the request.
+            None => match self.largest_fit_bounded(size, block_align) {
+                Ok(found) => found,
+                Err(largest_fit) => {
+                    return Err(AllocError::OutOfMemory {
+                        size,
+                        align,
+                        free: self.free,
+                        largest_fit,
+                    })
+                }
+            },
         };
+        let (slot, start) = found;
         // Splitting needs up to two more slots; get them before changing
         // anything so a failure leaves the allocator as it was.
         self.reserve_slots(2)?;
@@ -336,19 +588,36 @@ impl Allocator {
 
     /// Frees an allocation, merging it with free neighbours.
     ///
+    /// ```
+    /// use gpu_aligned::alloc::{Allocator, HandleError};
+    ///
+    /// let mut allocator = Allocator::new(1024);
+    /// let a = allocator.alloc(100, 1)?;
+    /// allocator.free(a)?;
+    /// let refused = allocator.free(a).unwrap_err();
+    /// assert_eq!(refused.kind(), HandleError::DoubleFree);
+    /// assert_eq!(refused.into_allocation(), a); // handed back, not consumed
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    ///
     /// # Errors
     ///
-    /// [`FreeError::ForeignHandle`] for a handle from another allocator,
-    /// [`FreeError::DoubleFree`] or [`FreeError::StaleHandle`] for one whose
-    /// allocation was already freed. The allocator is unchanged on error.
+    /// A [`FreeError`] holding the handle and why it was refused:
+    /// [`HandleError::ForeignHandle`] for a handle from another allocator,
+    /// [`HandleError::DoubleFree`] or [`HandleError::StaleHandle`] for one
+    /// whose allocation was already freed. The allocator is unchanged on
+    /// error.
     #[inline]
     pub fn free(&mut self, allocation: Allocation) -> Result<(), FreeError> {
-        let slot = self.resolve(&allocation)?;
+        let slot = match self.resolve(&allocation) {
+            Ok(slot) => slot,
+            Err(kind) => return Err(FreeError::new(kind, allocation)),
+        };
         let index = slot as usize;
         let block = &mut self.blocks[index];
-        block.generation = block.generation.wrapping_add(1);
+        block.stamp = 0;
         self.used -= block.size;
-        self.requested -= allocation.size;
+        self.requested -= block.requested;
         self.allocations -= 1;
 
         let prev = block.prev_phys;
@@ -383,14 +652,72 @@ impl Allocator {
     /// Checks that `allocation` is live in this allocator, as
     /// [`free`](Allocator::free) would, without freeing it.
     ///
+    /// ```
+    /// use gpu_aligned::alloc::{Allocator, HandleError};
+    ///
+    /// let mut allocator = Allocator::new(1024);
+    /// let a = allocator.alloc(100, 1)?;
+    /// assert_eq!(allocator.check_handle(&a), Ok(()));
+    /// allocator.reset();
+    /// assert_eq!(allocator.check_handle(&a), Err(HandleError::StaleHandle));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    ///
     /// # Errors
     ///
-    /// The same as [`free`](Allocator::free).
-    pub fn check_handle(&self, allocation: &Allocation) -> Result<(), FreeError> {
+    /// The [`HandleError`] [`free`](Allocator::free) would report.
+    #[inline]
+    pub fn check_handle(&self, allocation: &Allocation) -> Result<(), HandleError> {
         self.resolve(allocation).map(|_| ())
     }
 
+    /// The number of live allocations (what a leak report starts from).
+    ///
+    /// ```
+    /// # let mut allocator = gpu_aligned::alloc::Allocator::new(1024);
+    /// let a = allocator.alloc(100, 1)?;
+    /// assert_eq!(allocator.live_count(), 1);
+    /// allocator.free(a)?;
+    /// assert_eq!(allocator.live_count(), 0);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    #[inline]
+    pub fn live_count(&self) -> u64 {
+        self.allocations
+    }
+
+    /// The live allocations as `(offset, requested size)` pairs, in no
+    /// particular order: what a leak report lists when an arena is dropped or
+    /// reset with allocations outstanding.
+    ///
+    /// This walks the block table: it is meant for reports, not for the
+    /// allocation path.
+    ///
+    /// ```
+    /// # let mut allocator = gpu_aligned::alloc::Allocator::new(1024);
+    /// let _kept = allocator.alloc(100, 1)?;
+    /// let freed = allocator.alloc(10, 256)?;
+    /// allocator.free(freed)?;
+    /// assert_eq!(allocator.live().collect::<Vec<_>>(), [(0, 100)]);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn live(&self) -> impl Iterator<Item = (u64, u64)> + '_ {
+        self.blocks
+            .iter()
+            .filter(|block| block.state == State::Used)
+            .map(|block| (block.offset, block.requested))
+    }
+
     /// A snapshot of the counters; see [`Stats`].
+    ///
+    /// ```
+    /// # let mut allocator = gpu_aligned::alloc::Allocator::with_granularity(1024, 256)?;
+    /// let _a = allocator.alloc(100, 1)?;
+    /// let stats = allocator.stats();
+    /// assert_eq!((stats.used, stats.requested, stats.alignment_waste), (256, 100, 156));
+    /// assert_eq!(stats.used + stats.free, stats.capacity);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn stats(&self) -> Stats {
         Stats {
             capacity: self.capacity,
@@ -400,18 +727,22 @@ impl Allocator {
             allocations: self.allocations,
             free_blocks: self.free_blocks,
             largest_free_block: self.largest_free_block(),
-            alignment_waste: self
-                .capacity
-                .saturating_sub(self.used)
-                .saturating_sub(self.free),
+            alignment_waste: self.used - self.requested,
         }
     }
 
     /// The largest size that [`alloc`](Allocator::alloc) would grant right
-    /// now at alignment `align` (0 when nothing fits).
+    /// now at alignment `align` (0 when nothing fits), found by a walk of
+    /// every free block: it is meant for reports and tests, not for the
+    /// allocation path.
     ///
-    /// This walks every free block: it is meant for reports and tests, not
-    /// for the allocation path.
+    /// ```
+    /// # let mut allocator = gpu_aligned::alloc::Allocator::new(1024);
+    /// let _a = allocator.alloc(100, 1)?;
+    /// assert_eq!(allocator.largest_allocatable(1)?, 924);
+    /// assert_eq!(allocator.largest_allocatable(512)?, 512);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     ///
     /// # Errors
     ///
@@ -420,19 +751,57 @@ impl Allocator {
         if !align.is_power_of_two() {
             return Err(AllocError::AlignNotPowerOfTwo { align });
         }
-        Ok(self.largest_fit(align.max(self.granularity)))
-    }
-
-    fn largest_fit(&self, align: u64) -> u64 {
-        self.blocks
+        let align = align.max(self.granularity);
+        Ok(self
+            .blocks
             .iter()
             .filter(|block| block.state == State::Free)
-            .filter_map(|block| {
-                let start = align_up(block.offset, align)?;
-                block.end().checked_sub(start)
-            })
+            .map(|block| Self::fit_in(block, align))
             .max()
+            .unwrap_or(0))
+    }
+
+    /// How many bytes at `align` fit in `block`.
+    fn fit_in(block: &Block, align: u64) -> u64 {
+        align_up(block.offset, align)
+            .and_then(|start| block.end().checked_sub(start))
             .unwrap_or(0)
+    }
+
+    /// Looks at up to [`SEARCH_LIMIT`] free blocks, largest size classes
+    /// first: the first one holding `size` bytes at `align` (slot and start),
+    /// or else the largest size that fits at `align` among those seen (exact
+    /// while there are no more free blocks than the limit, a lower bound
+    /// beyond).
+    #[cold]
+    fn largest_fit_bounded(&self, size: u64, align: u64) -> Result<(u32, u64), u64> {
+        let mut budget = SEARCH_LIMIT;
+        let mut largest = 0;
+        let mut row_bits = self.bitmaps.first_bits();
+        while row_bits != 0 {
+            let first = 63 - row_bits.leading_zeros();
+            row_bits &= !(1u64 << first);
+            let mut bins = self.bitmaps.row(first as usize);
+            while bins != 0 {
+                let second = 31 - bins.leading_zeros();
+                bins &= !(1u32 << second);
+                let mut cursor = self.heads[Bin { first, second }.index()];
+                while cursor != NONE {
+                    if budget == 0 {
+                        return Err(largest);
+                    }
+                    budget -= 1;
+                    let block = &self.blocks[cursor as usize];
+                    let fit = Self::fit_in(block, align);
+                    if fit >= size {
+                        return Ok((cursor, block.end() - fit));
+                    }
+                    largest = largest.max(fit);
+                    cursor = block.next_free;
+                }
+            }
+        }
+        Err(largest)
     }
 
     /// The largest free block: the longest list of the largest non-empty
@@ -479,12 +848,18 @@ impl Allocator {
             }
         }
         // 3. Nearly full or fragmented: walk the classes that may hold a
-        //    fitting block. Only blocks of `size ..= size + align - 2` bytes
-        //    get here, since larger ones were found above.
+        //    fitting block, up to the search limit. Only blocks of
+        //    `size ..= size + align - 2` bytes get here, since larger ones
+        //    were found above.
+        let mut budget = SEARCH_LIMIT;
         let mut from = Some(Bin::containing(size));
         while let Some(bin) = from.and_then(|b| self.bitmaps.first_at_or_after(b)) {
             let mut cursor = self.heads[bin.index()];
             while cursor != NONE {
+                if budget == 0 {
+                    return None;
+                }
+                budget -= 1;
                 if let Some(start) = self.fit_start(cursor, size, align) {
                     return Some((cursor, start));
                 }
@@ -536,7 +911,6 @@ impl Allocator {
     #[inline]
     fn release_slot(&mut self, slot: u32) {
         let block = &mut self.blocks[slot as usize];
-        // The generation survives: the slot's next allocation continues it.
         block.state = State::Vacant;
         block.prev_phys = NONE;
         block.next_phys = NONE;
@@ -576,9 +950,6 @@ impl Allocator {
                 size: front,
                 prev_phys,
                 next_phys: slot,
-                // A reused slot keeps counting, or an old handle to it
-                // could match a future allocation there.
-                generation: self.blocks[pad as usize].generation,
                 ..Block::VACANT
             };
             if prev_phys != NONE {
@@ -595,7 +966,6 @@ impl Allocator {
                 size: back,
                 prev_phys: slot,
                 next_phys,
-                generation: self.blocks[tail as usize].generation,
                 ..Block::VACANT
             };
             if next_phys != NONE {
@@ -605,10 +975,15 @@ impl Allocator {
             self.insert_free(tail);
         }
 
+        let stamp = self.next_stamp;
+        // `alloc` refused before the counter could reach its end.
+        self.next_stamp += 1;
         let block = &mut self.blocks[slot as usize];
         block.offset = start;
         block.size = reserved;
         block.state = State::Used;
+        block.stamp = stamp;
+        block.requested = size;
         self.used += reserved;
         self.requested += size;
         self.allocations += 1;
@@ -616,9 +991,8 @@ impl Allocator {
             offset: start,
             size,
             allocator: self.id,
-            epoch: self.epoch,
+            stamp,
             slot,
-            generation: block.generation,
         }
     }
 
@@ -668,27 +1042,29 @@ impl Allocator {
 
     /// The slot of a live allocation, or why the handle is not one.
     #[inline]
-    fn resolve(&self, allocation: &Allocation) -> Result<u32, FreeError> {
+    fn resolve(&self, allocation: &Allocation) -> Result<u32, HandleError> {
         if allocation.allocator != self.id {
-            return Err(FreeError::ForeignHandle);
+            return Err(HandleError::ForeignHandle);
         }
-        if allocation.epoch != self.epoch {
-            return Err(FreeError::StaleHandle);
-        }
+        // A slot past the table's end was dropped by a reset.
         let block = self
             .blocks
             .get(allocation.slot as usize)
-            .ok_or(FreeError::StaleHandle)?;
+            .ok_or(HandleError::StaleHandle)?;
         match block.state {
+            // The stamp alone names the allocation; the offset and size are
+            // compared too so that even a bug elsewhere could not turn a
+            // matching stamp into a view of other bytes.
             State::Used
-                if block.generation == allocation.generation
+                if block.stamp == allocation.stamp
                     && block.offset == allocation.offset
-                    && block.size >= allocation.size =>
+                    && block.requested == allocation.size =>
             {
                 Ok(allocation.slot)
             }
-            State::Used => Err(FreeError::StaleHandle),
-            State::Free | State::Vacant => Err(FreeError::DoubleFree),
+            _ if allocation.stamp < self.reset_stamp => Err(HandleError::StaleHandle),
+            State::Used => Err(HandleError::StaleHandle),
+            State::Free | State::Vacant => Err(HandleError::DoubleFree),
         }
     }
 

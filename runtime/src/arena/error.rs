@@ -3,7 +3,7 @@
 
 use core::fmt;
 
-use crate::alloc::{AllocError, FreeError};
+use crate::alloc::{AllocError, FreeError, HandleError};
 use crate::backend::HostBufferError;
 
 /// Why an [`Arena`](super::Arena) operation was refused.
@@ -15,7 +15,7 @@ pub enum ArenaError {
     Alloc(AllocError),
     /// The handle is not live in this arena (another arena's, freed, or from
     /// before a reset).
-    Handle(FreeError),
+    Handle(HandleError),
     /// The host buffer could not be made.
     Host(HostBufferError),
     /// An alignment that is not a power of two.
@@ -99,9 +99,15 @@ impl From<AllocError> for ArenaError {
     }
 }
 
+impl From<HandleError> for ArenaError {
+    fn from(error: HandleError) -> Self {
+        ArenaError::Handle(error)
+    }
+}
+
 impl From<FreeError> for ArenaError {
     fn from(error: FreeError) -> Self {
-        ArenaError::Handle(error)
+        ArenaError::Handle(error.kind())
     }
 }
 
