@@ -317,7 +317,7 @@ impl Allocator {
     }
 
     /// Frees every allocation at once. Handles made before the reset become
-    /// stale: freeing one returns [`FreeError::StaleHandle`].
+    /// stale: freeing one is refused with [`HandleError::StaleHandle`].
     ///
     /// This takes time proportional to the number of size classes, not to
     /// the number of allocations.
