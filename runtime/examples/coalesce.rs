@@ -1,6 +1,7 @@
 //! Prices warp access patterns with the sector model: how many 32-byte
 //! sectors one warp-wide load touches and how much of what it fetches is
-//! used. The table's first rows are the seed article's three cases.
+//! used. The first three rows are the textbook cases: consecutive floats
+//! from an aligned base, the same shifted by 4 bytes, and a scattered warp.
 //!
 //! ```sh
 //! cargo run --example coalesce                  # the table

@@ -12,6 +12,8 @@
 //!   the alignment, the rule and the fix;
 //! - [`#[gpu_aligned::padded]`](macro@padded) turns a near-miss into a legal
 //!   element with explicit, zeroed pad fields;
+//! - [`rules`] states the rule, why it exists (with measured numbers), and
+//!   the `const fn`s both macros, the report and the header apply;
 //! - [`vector`] has CUDA's vector types with CUDA's sizes and alignments;
 //! - [`header`] writes the CUDA C++ side of your Rust types, with
 //!   `static_assert`s that stop nvcc if the two sides ever disagree;
@@ -21,6 +23,47 @@
 //!   256-byte boundary, over the constant-time offsets-only allocator in
 //!   [`alloc`](mod@alloc); with the `cuda` feature the buffer is one CUDA
 //!   device allocation ([`backend::cuda`]).
+//!
+//! In short:
+//!
+//! ```
+//! use gpu_aligned::arena::Arena;
+//! use gpu_aligned::header::CudaHeader;
+//! use gpu_aligned::vector::float3;
+//! use gpu_aligned::GpuAligned;
+//!
+//! // Accepted as written: 16 bytes, aligned to 16, no holes.
+//! #[derive(Clone, Copy, GpuAligned)]
+//! #[repr(C, align(16))]
+//! struct Particle {
+//!     position: float3, // CUDA's float3: 12 bytes, align 4
+//!     mass: f32,
+//! }
+//!
+//! // {u8, u32} leaves a 3-byte hole; `padded` makes it an explicit, zeroed field.
+//! #[gpu_aligned::padded]
+//! #[derive(Clone, Copy, Debug, PartialEq)]
+//! struct Tagged { tag: u8, value: u32 }
+//!
+//! fn main() -> Result<(), Box<dyn std::error::Error>> {
+//!     assert_eq!((Tagged::LAYOUT.size, Tagged::LAYOUT.align, Tagged::LAYOUT.padding), (8, 8, 3));
+//!
+//!     // Typed arrays of one buffer, each starting on a 256-byte boundary.
+//!     let mut arena = Arena::host(1 << 20)?;
+//!     let particles = arena.alloc::<Particle>(1000)?;
+//!     let tags = arena.alloc::<Tagged>(1000)?;
+//!     assert_eq!(arena.offset(&tags)? % 256, 0);
+//!     arena.get_mut(&particles)?[0] = Particle { position: float3::new(1.0, 2.0, 3.0), mass: 0.5 };
+//!     let upload: &[u8] = bytemuck::cast_slice(arena.get(&particles)?);
+//!     assert_eq!(upload.len(), 16_000);
+//!
+//!     // The same structs for the .cu side, with static_asserts of every offset.
+//!     let mut header = CudaHeader::new();
+//!     header.add::<Particle>()?.add::<Tagged>()?;
+//!     assert!(header.render().contains("struct __align__(16) Particle {"));
+//!     Ok(())
+//! }
+//! ```
 //!
 //! # A tour
 //!
@@ -185,9 +228,9 @@
 //! | `alloc` | via `std` | the allocator, the arena with its host backend, the CUDA header emitter |
 //! | `cuda` | no | [`backend::cuda`]: the arena on one CUDA device buffer, through cudarc; implies `std` |
 //!
-//! Without default features the traits, layout facts, vector types, both
-//! macros, [`coalesce`] and [`report`] work in `#![no_std]` crates, including
-//! Rust code built for `nvptx64-nvidia-cuda`.
+//! Without default features the traits, layout facts, [`rules`], vector
+//! types, both macros, [`coalesce`] and [`report`] work in `#![no_std]`
+//! crates, including Rust code built for `nvptx64-nvidia-cuda`.
 //!
 //! The `cuda` feature builds without CUDA installed: cudarc loads the driver
 //! (and NVRTC) when first used. It needs Rust 1.88 or later (cudarc's
@@ -221,12 +264,193 @@ pub mod vector;
 
 pub use layout::{GpuAligned, GpuData, GpuField, GpuLayout, GpuType, Scalar};
 
-/// Derives [`GpuAligned`] (and `bytemuck::Pod` + `bytemuck::Zeroable`) after
-/// checking, at compile time, that the type is a legal GPU element.
+/// Checks, at compile time, that a struct is a legal GPU element, and
+/// implements [`GpuAligned`], [`GpuData`], `bytemuck::Pod` and
+/// `bytemuck::Zeroable` for it.
+///
+/// A legal element is **1, 2, 4, 8 or 16 bytes, aligned to its size, with no
+/// holes** ([`rules`] explains why, with measured numbers). The derive emits a
+/// `const` that compares `size_of`, `align_of` and every field's `offset_of!`
+/// against that rule, so the numbers are the compiler's own, whatever the
+/// field types are: aliases, vector types and nested elements included.
+///
+/// ```
+/// use gpu_aligned::vector::float3;
+/// use gpu_aligned::GpuAligned;
+///
+/// #[derive(Clone, Copy, GpuAligned)]
+/// #[repr(C, align(16))]
+/// struct Particle {
+///     position: float3, // 12 bytes, align 4: legal as a field
+///     mass: f32,
+/// }
+///
+/// assert_eq!((Particle::LAYOUT.size, Particle::LAYOUT.align), (16, 16));
+/// assert_eq!(Particle::LAYOUT.field("mass").map(|f| f.offset), Some(12));
+/// let particle = Particle { position: float3::new(1.0, 2.0, 3.0), mass: 0.5 };
+/// assert_eq!(bytemuck::bytes_of(&particle)[12..], 0.5f32.to_ne_bytes());
+/// ```
+///
+/// # What it accepts
+///
+/// - A struct with named or tuple fields, `#[repr(C)]`, `#[repr(C, align(N))]`
+///   with N = 1, 2, 4, 8 or 16, or `#[repr(transparent)]`.
+/// - That derives **`Clone` and `Copy`** too: [`GpuAligned`] and
+///   `bytemuck::Pod` require `Copy`, and a GPU element is copied byte for
+///   byte. Forgetting `Copy` is reported as `the trait bound `T: Copy` is not
+///   satisfied`, once per trait that needs it.
+/// - Whose fields are [`GpuData`]: `u8`..`u64`, `i8`..`i64`, `f32`, `f64`,
+///   `u128`/`i128` where they are 16-aligned (x86_64, aarch64), arrays of
+///   these, the [`vector`] types (the non-word ones such as `float3` as
+///   fields), and other derived or [`padded`](macro@padded) types.
+/// - Whose every byte belongs to a field. A hole you want is a field marked
+///   `#[gpu_aligned(padding)]`: it is listed in [`GpuLayout::fields`] with
+///   `is_padding: true`, counted in [`GpuLayout::padding`], and written as a
+///   real member by the [`header`] emitter, so every byte uploaded is
+///   initialised:
+///
+/// ```
+/// use gpu_aligned::GpuAligned;
+///
+/// #[derive(Clone, Copy, GpuAligned)]
+/// #[repr(C, align(16))]
+/// struct Sample {
+///     value: f32,
+///     #[gpu_aligned(padding)]
+///     pad: u32,
+///     time: f64,
+/// }
+///
+/// assert_eq!(Sample::LAYOUT.padding, 4);
+/// assert!(Sample::LAYOUT.fields[1].is_padding);
+/// ```
+///
+/// # What it rejects, and why
+///
+/// Each with a compile error that names the type, the size and alignment
+/// found, the rule and a fix, pointing at the field or attribute to blame
+/// (every syntactic error is reported in one compile):
+///
+/// - sizes other than 1, 2, 4, 8 or 16 (3, 12, 24, 32, ...): the element
+///   takes several instructions to move (bigger ones belong in a structure of
+///   arrays);
+/// - an alignment below the size (a 16-byte struct aligned to 4): the wide
+///   instruction needs an aligned address, and a misaligned 8- or 16-byte
+///   access is a fault;
+/// - interior and trailing holes: uninitialised bytes, and partly written
+///   sectors that cost bandwidth;
+/// - a missing `repr(C)`, `repr(packed)`, `repr(align(N))` without `C`, and
+///   `align(N)` that is not a power of two or exceeds 16: the layout would be
+///   the compiler's choice, or unaligned;
+/// - fields that are `bool` or `char` (invalid bit patterns), `usize` or
+///   `isize` (their width differs between host and device), references,
+///   pointers, `Vec` or `Box` (host addresses a GPU cannot follow);
+/// - enums, unions, unit and zero-sized structs: no fixed set of fields to
+///   check;
+/// - generic structs: whether `Pair<T>` is legal depends on `T`, and a
+///   derive sees only the definition, so write one concrete struct per
+///   instantiation;
+/// - unknown or repeated `#[gpu_aligned(...)]` keys.
+///
+/// Do not derive `bytemuck::Pod` or `Zeroable` as well: the derive already
+/// implements them, and a second impl is `error[E0119]: conflicting
+/// implementations`.
+///
+/// A 12-byte struct does not compile:
+///
+/// ```compile_fail,E0080
+/// use gpu_aligned::GpuAligned;
+///
+/// #[derive(Clone, Copy, GpuAligned)]
+/// #[repr(C)]
+/// struct Float3 { x: f32, y: f32, z: f32 }
+/// ```
+///
+/// and rustc says:
+///
+/// ```text
+/// error[E0080]: evaluation panicked: `Float3` is 12 bytes (align 4): a GPU element must be 1, 2, 4, 8 or 16 bytes
+///                 = rule: CUDA loads or stores an element in one instruction only when it is 1, 2, 4, 8 or 16 bytes, aligned to its size, with no holes
+///                 = fix: put `#[gpu_aligned::padded]` on the struct to round it up to 16 bytes with explicit zeroed padding, or write `#[repr(C, align(16))]` and add a 4-byte pad field marked `#[gpu_aligned(padding)]`
+/// ```
+///
+/// A hole points at the field after it:
+///
+/// ```compile_fail,E0080
+/// use gpu_aligned::GpuAligned;
+///
+/// #[derive(Clone, Copy, GpuAligned)]
+/// #[repr(C, align(8))]
+/// struct Tagged { tag: u8, value: u32 } // 3 bytes of padding before `value`
+/// ```
 pub use gpu_aligned_derive::GpuAligned;
 
-/// Rewrites a struct into a legal GPU element by adding explicit, zeroed
-/// padding fields and raising its alignment.
+/// Rewrites a struct into a legal GPU element: the smallest width of 1, 2,
+/// 4, 8 or 16 bytes that holds its fields, `repr(C)` with that alignment, an
+/// explicit zeroed pad field wherever the compiler would leave a hole (inside
+/// and at the end), a `const fn new` taking the real fields in order,
+/// `Default` (all zero), and [`GpuAligned`].
+///
+/// The macro never guesses a size: every pad length and the width are
+/// `const fn`s over `size_of` and `align_of` of the field types, so vector
+/// types, nested padded types and type aliases all work.
+///
+/// ```
+/// use gpu_aligned::GpuAligned;
+///
+/// #[gpu_aligned::padded]
+/// #[derive(Clone, Copy, Debug, PartialEq)]
+/// struct Float3 { x: f32, y: f32, z: f32 }           // CUDA's float3_16_t
+///
+/// #[gpu_aligned::padded]
+/// #[derive(Clone, Copy, Debug, PartialEq)]
+/// struct Int8x3 { x: i8, y: i8, z: i8 }              // CUDA's int8_3_4_t
+///
+/// #[gpu_aligned::padded]
+/// #[derive(Clone, Copy, Debug, PartialEq)]
+/// struct Tagged { tag: u8, value: u32 }              // the 3-byte hole becomes a field
+///
+/// assert_eq!((Float3::LAYOUT.size, Float3::LAYOUT.align, Float3::LAYOUT.padding), (16, 16, 4));
+/// assert_eq!((Int8x3::LAYOUT.size, Int8x3::LAYOUT.align, Int8x3::LAYOUT.padding), (4, 4, 1));
+/// assert_eq!((Tagged::LAYOUT.size, Tagged::LAYOUT.align, Tagged::LAYOUT.padding), (8, 8, 3));
+///
+/// // Pad bytes are always zero, so every byte uploaded is initialised.
+/// let v = Float3::new(1.0, 2.0, 3.0);
+/// assert_eq!(&bytemuck::bytes_of(&v)[12..], &[0, 0, 0, 0]);
+/// assert_eq!(Tagged::default(), Tagged::new(0, 0));
+/// ```
+///
+/// | fields | as written (`repr(C)`) | `#[gpu_aligned::padded]` |
+/// |---|---|---|
+/// | `{f32; 3}` | 12 bytes, align 4: 3 loads | 16/16, 4 pad bytes (`float3_16_t`) |
+/// | `{i8; 3}` | 3 bytes, align 1: 3 byte loads | 4/4, 1 pad byte (`int8_3_4_t`) |
+/// | `{u8, u32}` | 8 bytes, align 4, hidden hole | 8/8, the 3-byte hole is a field |
+/// | `{f32, f64}` | 16 bytes, align 8, hidden hole | 16/16, the 4-byte hole is a field |
+///
+/// `#[gpu_aligned::padded(align = 16)]` forces a width:
+///
+/// ```
+/// use gpu_aligned::GpuAligned;
+///
+/// #[gpu_aligned::padded(align = 16)]
+/// #[derive(Clone, Copy)]
+/// struct Index { i: u32 }
+///
+/// assert_eq!((Index::LAYOUT.size, Index::LAYOUT.padding), (16, 12));
+/// ```
+///
+/// The struct needs named fields and `#[derive(Clone, Copy)]`, and no
+/// `#[repr]` of its own (the macro chooses it). The pad fields are private,
+/// named `__pad_before_<field>` and `__pad_tail`, and listed in
+/// [`GpuLayout::fields`] with `is_padding: true`. Since the macro writes
+/// `Default`, do not derive `Default` as well. More than 16 bytes of fields is
+/// a compile error that suggests a structure of arrays:
+///
+/// ```compile_fail
+/// #[gpu_aligned::padded]
+/// #[derive(Clone, Copy)]
+/// struct Double3 { x: f64, y: f64, z: f64 } // 24 bytes: no single instruction moves it
+/// ```
 pub use gpu_aligned_derive::padded;
 
 #[doc(hidden)]

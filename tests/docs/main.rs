@@ -1,19 +1,103 @@
-//! The docs and examples quote the compiler and the code; these tests fail
-//! when a quote goes stale.
+//! The README, the crate docs and the examples quote the code and the
+//! compiler; these tests fail when a quote goes stale. (The crate docs' own
+//! examples are doctests, and the layout report's doc asserts the report it
+//! shows.)
+
+const README: &str = include_str!("../../README.md");
+const CRATE_DOCS: &str = include_str!("../../runtime/src/lib.rs");
+const FLOAT3_ERROR: &str = include_str!("../../ui-tests/ui/float3-is-12-bytes.stderr");
+
+/// The fenced blocks of `text` whose info string is `lang`.
+fn blocks<'a>(text: &'a str, lang: &str) -> Vec<&'a str> {
+    let open = format!("```{lang}\n");
+    let mut found = Vec::new();
+    let mut rest = text;
+    while let Some(start) = rest.find(&open) {
+        let body = &rest[start + open.len()..];
+        let end = body.find("```").expect("a closed code block");
+        found.push(&body[..end]);
+        rest = &body[end + 3..];
+    }
+    found
+}
+
+/// `text` as it reads in `//!` or `///` doc comments.
+fn as_doc_comment(text: &str, prefix: &str) -> String {
+    text.lines()
+        .map(|line| {
+            if line.is_empty() {
+                format!("{prefix}\n")
+            } else {
+                format!("{prefix} {line}\n")
+            }
+        })
+        .collect()
+}
+
+/// The README's Rust is not compiled by itself: each of its blocks is also
+/// in the crate docs, where it runs as a doctest.
+#[test]
+fn every_rust_block_of_the_readme_runs_as_a_crate_doctest() {
+    let rust = blocks(README, "rust");
+    assert!(!rust.is_empty(), "the README shows an example");
+    for block in rust {
+        assert!(
+            CRATE_DOCS.contains(&as_doc_comment(block, "//!")),
+            "this README example is not in runtime/src/lib.rs's crate docs:\n{block}"
+        );
+    }
+}
+
+/// The README and the derive's docs quote the error for a 12-byte struct:
+/// its first lines, as the ui test has them today.
+#[test]
+fn the_readme_and_the_derive_docs_quote_the_compilers_error() {
+    let head: String = FLOAT3_ERROR
+        .lines()
+        .take(3)
+        .map(|line| format!("{line}\n"))
+        .collect();
+    assert!(
+        blocks(README, "text").contains(&head.as_str()),
+        "the README quotes a stale error; it should read:\n{head}"
+    );
+    assert!(
+        CRATE_DOCS.contains(&as_doc_comment(&head, "///")),
+        "the derive's docs in runtime/src/lib.rs quote a stale error; it should read:\n{head}"
+    );
+}
 
 /// The demo prints the compiler's error for a 12-byte `Float3`; the ui test
 /// holds what the compiler prints today.
 #[test]
 fn the_demo_quotes_the_compilers_error_for_a_12_byte_float3() {
     let demo = include_str!("../../runtime/examples/demo.rs");
-    let expected = include_str!("../../ui-tests/ui/float3-is-12-bytes.stderr");
     let start = demo
         .find("const FLOAT3_ERROR: &str = r\"")
         .expect("the demo's FLOAT3_ERROR")
         + "const FLOAT3_ERROR: &str = r\"".len();
     let quoted = &demo[start..start + demo[start..].find("\";").expect("the end of the quote")];
     assert_eq!(
-        quoted, expected,
-        "runtime/examples/demo.rs quotes a stale error; it should read:\n{expected}"
+        quoted, FLOAT3_ERROR,
+        "runtime/examples/demo.rs quotes a stale error; it should read:\n{FLOAT3_ERROR}"
     );
+}
+
+/// The crate docs and the README state the same minimum Rust versions as
+/// the manifest (`.ci/msrv` checks that those are the true minimums).
+#[test]
+fn the_docs_state_the_declared_rust_version() {
+    let manifest = include_str!("../../Cargo.toml");
+    let declared = manifest
+        .lines()
+        .find_map(|line| line.strip_prefix("rust-version = \""))
+        .and_then(|rest| rest.strip_suffix('"'))
+        .expect("the workspace's rust-version");
+    let crate_docs = format!("the rest of the crate needs Rust {declared}");
+    assert!(
+        CRATE_DOCS.contains(&crate_docs),
+        "lib.rs should say: {crate_docs}"
+    );
+    let readme = format!("Rust {declared} or later");
+    assert!(README.contains(&readme), "the README should say: {readme}");
 }

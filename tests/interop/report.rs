@@ -229,23 +229,3 @@ fn the_report_uses_the_same_facts_as_the_model() {
     // float3 is three loads, double3 three more, plus m.
     assert_eq!(ElementFacts::of(&FRAME).loads_field_by_field, 7);
 }
-
-/// The `Sample` of the README's "CUDA interop" section.
-#[derive(Clone, Copy, gpu_aligned::GpuAligned)]
-#[repr(C, align(16))]
-struct Sample {
-    value: f32,
-    #[gpu_aligned(padding)]
-    pad: u32,
-    time: f64,
-}
-
-#[test]
-fn the_readme_shows_the_report_as_printed() {
-    let readme = include_str!("../../README.md");
-    let printed = LayoutReport::of::<Sample>().to_string();
-    assert!(
-        readme.contains(&printed),
-        "README's report is stale; it should read:\n{printed}"
-    );
-}
