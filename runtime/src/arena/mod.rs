@@ -27,12 +27,14 @@
 //! ```
 
 mod error;
+mod growth;
 mod pitched;
 mod plan;
 #[cfg(feature = "std")]
 mod sync;
 
 pub use error::ArenaError;
+pub use growth::{GrowthError, GrowthPolicy, DEFAULT_CHUNK};
 pub use pitched::{Copy2d, Pitched};
 pub use plan::{ArrayKey, CarvedArray, Carving, PitchedKey, Plan};
 #[cfg(feature = "std")]

@@ -6,11 +6,17 @@
 
 #[cfg(feature = "cuda")]
 pub mod cuda;
+#[cfg(feature = "cuda")]
+pub mod cuda_vm;
 #[cfg(feature = "alloc")]
 mod host;
+#[cfg(feature = "alloc")]
+mod vm;
 
 #[cfg(feature = "alloc")]
 pub use host::{HostBuffer, HostBufferError, MIN_HOST_ALIGN};
+#[cfg(feature = "alloc")]
+pub use vm::{HostVm, VmError, HOST_VM_IS_LAZY};
 
 /// One buffer that an arena carves arrays out of.
 ///

@@ -1,0 +1,534 @@
+//! Device memory that grows without moving (feature `cuda`): one range of
+//! device virtual addresses reserved up front (`cuMemAddressReserve`, by
+//! default as large as the device's memory), onto whose end physical chunks
+//! are mapped as they are needed (`cuMemCreate`, `cuMemMap`, then
+//! `cuMemSetAccess` for the buffer's device) and unmapped again from the end
+//! ([`CudaVm::trim_to`]). The base address never changes, so every device
+//! pointer handed out stays valid while the buffer grows: the route PyTorch's
+//! expandable segments take.
+//!
+//! ```no_run
+//! use gpu_aligned::backend::cuda_vm::CudaVm;
+//! use gpu_aligned::backend::cuda::cudarc::driver::CudaContext;
+//!
+//! let ctx = CudaContext::new(0)?;
+//! if CudaVm::supported(&ctx)? {
+//!     let chunk = CudaVm::granularity(&ctx)?;     // 2 MiB on an H100
+//!     let mut vm = CudaVm::reserve(&ctx, None, chunk)?;
+//!     let base = vm.base_address();
+//!     vm.grow_to(100 << 20)?;                     // maps 50 chunks
+//!     vm.grow_to(1 << 30)?;
+//!     assert_eq!(vm.base_address(), base);        // nothing moved
+//!     vm.trim_to(10 << 20)?;                      // waits, then unmaps the rest
+//!     assert_eq!(vm.mapped(), 10 << 20);
+//! }
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+//!
+//! # Pitfalls
+//!
+//! - **`cuMemUnmap` does not synchronise.** Unmapping memory that a queued
+//!   kernel or copy still uses makes that work fault (an illegal address:
+//!   the context is lost). [`CudaVm::trim_to`] and `drop` therefore wait for
+//!   all work of the context first (PyTorch synchronises the stream before it
+//!   unmaps).
+//! - **No legacy IPC.** Memory mapped this way cannot be shared with another
+//!   process through `cudaIpcGetMemHandle`/`cuIpcGetMemHandle`; it needs an
+//!   exportable handle type requested at `cuMemCreate` and
+//!   `cuMemExportToShareableHandle`. This buffer requests none.
+//! - **Peers need their own access.** Only the buffer's own device is granted
+//!   access; another device (even with peer access enabled through
+//!   `cuCtxEnablePeerAccess`) faults on these addresses until it is granted
+//!   access with `cuMemSetAccess` on every mapped chunk.
+//! - **New chunks are not zeroed.** The driver does not promise what a fresh
+//!   physical allocation holds; write before reading.
+//! - **Not every device has it.** [`CudaVm::supported`] reads the device
+//!   attribute (`CU_DEVICE_ATTRIBUTE_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED`);
+//!   where it is 0, use one fixed allocation instead.
+
+use std::sync::Arc;
+use std::vec::Vec;
+
+use core::fmt;
+
+use cudarc::driver::{sys, CudaContext, DriverError};
+
+/// Why a [`CudaVm`] operation was refused.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum CudaVmError {
+    /// The driver refused an operation.
+    Driver {
+        /// The driver call that failed.
+        op: &'static str,
+        /// The driver's error code.
+        error: DriverError,
+    },
+    /// The device does not support virtual memory management.
+    Unsupported,
+    /// A reservation or chunk of zero bytes.
+    ZeroLength,
+    /// The chunk size is not a multiple of the device's allocation
+    /// granularity.
+    ChunkNotMultiple {
+        /// The chunk size asked for.
+        chunk: u64,
+        /// The granularity it must be a multiple of.
+        granularity: u64,
+    },
+    /// Growth past the end of the reserved range.
+    BeyondReservation {
+        /// The mapped length asked for.
+        len: u64,
+        /// The reservation's length.
+        reserved: u64,
+    },
+    /// A length that does not fit the host's `usize`, or overflows when
+    /// rounded up to whole chunks.
+    TooLarge {
+        /// The length asked for.
+        len: u64,
+    },
+}
+
+impl fmt::Display for CudaVmError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match *self {
+            CudaVmError::Driver { op, error } => write!(f, "CUDA driver error in {op}: {error:?}"),
+            CudaVmError::Unsupported => {
+                f.write_str("the device does not support CUDA virtual memory management")
+            }
+            CudaVmError::ZeroLength => f.write_str("a device reservation or chunk cannot be empty"),
+            CudaVmError::ChunkNotMultiple { chunk, granularity } => write!(
+                f,
+                "chunk size {chunk} is not a multiple of the device's allocation \
+                 granularity {granularity}"
+            ),
+            CudaVmError::BeyondReservation { len, reserved } => write!(
+                f,
+                "cannot map {len} bytes of a reservation of {reserved} bytes"
+            ),
+            CudaVmError::TooLarge { len } => {
+                write!(f, "{len} bytes do not fit in whole chunks on this host")
+            }
+        }
+    }
+}
+
+impl std::error::Error for CudaVmError {}
+
+fn check(op: &'static str, r: sys::CUresult) -> Result<(), CudaVmError> {
+    r.result()
+        .map_err(|error| CudaVmError::Driver { op, error })
+}
+
+fn bind(ctx: &CudaContext) -> Result<(), CudaVmError> {
+    ctx.bind_to_thread().map_err(|error| CudaVmError::Driver {
+        op: "cuCtxSetCurrent",
+        error,
+    })
+}
+
+fn device_location(ctx: &CudaContext) -> sys::CUmemLocation {
+    sys::CUmemLocation {
+        type_: sys::CUmemLocationType::CU_MEM_LOCATION_TYPE_DEVICE,
+        id: ctx.cu_device(),
+    }
+}
+
+/// Pinned device memory on the context's device, with no shareable handle.
+fn allocation_props(ctx: &CudaContext) -> sys::CUmemAllocationProp {
+    sys::CUmemAllocationProp {
+        type_: sys::CUmemAllocationType::CU_MEM_ALLOCATION_TYPE_PINNED,
+        requestedHandleTypes: sys::CUmemAllocationHandleType::CU_MEM_HANDLE_TYPE_NONE,
+        location: device_location(ctx),
+        win32HandleMetaData: core::ptr::null_mut(),
+        allocFlags: sys::CUmemAllocationProp_st__bindgen_ty_1 {
+            compressionType: 0,
+            gpuDirectRDMACapable: 0,
+            usage: 0,
+            reserved: [0; 4],
+        },
+    }
+}
+
+/// A reserved range of device addresses with physical chunks mapped onto its
+/// first [`mapped()`](CudaVm::mapped) bytes; see the [module docs](self).
+/// Dropping it waits for the context's work, then unmaps and frees
+/// everything.
+pub struct CudaVm {
+    ctx: Arc<CudaContext>,
+    base: sys::CUdeviceptr,
+    reserved: u64,
+    chunk: u64,
+    /// One physical allocation per mapped chunk; chunk `i` is mapped at
+    /// `base + i * chunk`.
+    chunks: Vec<sys::CUmemGenericAllocationHandle>,
+}
+
+impl CudaVm {
+    /// Whether the context's device supports virtual memory management
+    /// (every GPU since Pascal on Linux does; some Windows and older setups
+    /// do not).
+    ///
+    /// ```no_run
+    /// # use gpu_aligned::backend::cuda_vm::CudaVm;
+    /// let ctx = gpu_aligned::backend::cuda::cudarc::driver::CudaContext::new(0)?;
+    /// println!("virtual memory: {}", CudaVm::supported(&ctx)?);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// [`CudaVmError::Driver`] if the attribute cannot be read.
+    pub fn supported(ctx: &CudaContext) -> Result<bool, CudaVmError> {
+        let attribute =
+            sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_VIRTUAL_ADDRESS_MANAGEMENT_SUPPORTED;
+        let value = ctx
+            .attribute(attribute)
+            .map_err(|error| CudaVmError::Driver {
+                op: "cuDeviceGetAttribute",
+                error,
+            })?;
+        Ok(value != 0)
+    }
+
+    /// The device's minimum allocation granularity for pinned device memory:
+    /// every chunk size must be a multiple of it (2 MiB on an H100).
+    ///
+    /// ```no_run
+    /// # use gpu_aligned::backend::cuda_vm::CudaVm;
+    /// let ctx = gpu_aligned::backend::cuda::cudarc::driver::CudaContext::new(0)?;
+    /// assert!(CudaVm::granularity(&ctx)?.is_power_of_two());
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// [`CudaVmError::Driver`] if the driver cannot say.
+    pub fn granularity(ctx: &CudaContext) -> Result<u64, CudaVmError> {
+        bind(ctx)?;
+        let props = allocation_props(ctx);
+        let mut granularity = 0usize;
+        // SAFETY: both pointers are to live locals of the right types.
+        let r = unsafe {
+            sys::cuMemGetAllocationGranularity(
+                &mut granularity,
+                &props,
+                sys::CUmemAllocationGranularity_flags::CU_MEM_ALLOC_GRANULARITY_MINIMUM,
+            )
+        };
+        check("cuMemGetAllocationGranularity", r)?;
+        Ok(granularity as u64)
+    }
+
+    /// Reserves `reserve` bytes of device addresses (rounded up to whole
+    /// chunks; `None`: the device's total memory), mapping nothing yet.
+    /// Memory is later mapped in multiples of `chunk` bytes, which must be a
+    /// multiple of [`granularity`](CudaVm::granularity).
+    ///
+    /// Reserving costs no device memory, only address space (a 64-bit
+    /// device has far more than its memory).
+    ///
+    /// ```no_run
+    /// # use gpu_aligned::backend::cuda_vm::CudaVm;
+    /// let ctx = gpu_aligned::backend::cuda::cudarc::driver::CudaContext::new(0)?;
+    /// let vm = CudaVm::reserve(&ctx, Some(1 << 30), 2 << 20)?;
+    /// assert_eq!(vm.reserved(), 1 << 30);
+    /// assert_eq!(vm.mapped(), 0);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// [`CudaVmError::Unsupported`] where the device lacks virtual memory
+    /// management, [`CudaVmError::ZeroLength`],
+    /// [`CudaVmError::ChunkNotMultiple`], [`CudaVmError::TooLarge`], or
+    /// [`CudaVmError::Driver`] when the driver refuses.
+    pub fn reserve(
+        ctx: &Arc<CudaContext>,
+        reserve: Option<u64>,
+        chunk: u64,
+    ) -> Result<CudaVm, CudaVmError> {
+        if !CudaVm::supported(ctx)? {
+            return Err(CudaVmError::Unsupported);
+        }
+        let granularity = CudaVm::granularity(ctx)?;
+        if chunk == 0 {
+            return Err(CudaVmError::ZeroLength);
+        }
+        if granularity == 0 || chunk % granularity != 0 {
+            return Err(CudaVmError::ChunkNotMultiple { chunk, granularity });
+        }
+        let len = match reserve {
+            Some(len) => len,
+            None => ctx.total_mem().map_err(|error| CudaVmError::Driver {
+                op: "cuDeviceTotalMem",
+                error,
+            })? as u64,
+        };
+        if len == 0 {
+            return Err(CudaVmError::ZeroLength);
+        }
+        let reserved = round_up(len, chunk).ok_or(CudaVmError::TooLarge { len })?;
+        let size = usize::try_from(reserved).map_err(|_| CudaVmError::TooLarge { len })?;
+        let mut base: sys::CUdeviceptr = 0;
+        // SAFETY: `base` is a live local; a fresh reservation at an address
+        // the driver picks (hint 0) touches nothing that exists. Alignment 0
+        // asks for the default (the allocation granularity).
+        let r = unsafe { sys::cuMemAddressReserve(&mut base, size, 0, 0, 0) };
+        check("cuMemAddressReserve", r)?;
+        Ok(CudaVm {
+            ctx: Arc::clone(ctx),
+            base,
+            reserved,
+            chunk,
+            chunks: Vec::new(),
+        })
+    }
+
+    /// Maps chunks onto the end of the mapped range until at least `len`
+    /// bytes are mapped, and grants the context's device read and write
+    /// access to them. Mapped bytes keep their contents and addresses; the
+    /// new ones hold unspecified values. Asking for less than is mapped does
+    /// nothing.
+    ///
+    /// ```no_run
+    /// # use gpu_aligned::backend::cuda_vm::CudaVm;
+    /// let ctx = gpu_aligned::backend::cuda::cudarc::driver::CudaContext::new(0)?;
+    /// let mut vm = CudaVm::reserve(&ctx, Some(1 << 30), 2 << 20)?;
+    /// vm.grow_to(3 << 20)?;
+    /// assert_eq!(vm.mapped(), 4 << 20); // two whole chunks
+    /// assert!(vm.grow_to(2 << 30).is_err()); // past the reservation
+    /// assert_eq!(vm.mapped(), 4 << 20);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// [`CudaVmError::BeyondReservation`] past the end of the reservation;
+    /// [`CudaVmError::Driver`] when the driver refuses (out of device
+    /// memory, say). Either way nothing changes: chunks mapped by a failed
+    /// call are unmapped and freed again.
+    pub fn grow_to(&mut self, len: u64) -> Result<(), CudaVmError> {
+        let beyond = CudaVmError::BeyondReservation {
+            len,
+            reserved: self.reserved,
+        };
+        let target = round_up(len, self.chunk)
+            .filter(|&t| t <= self.reserved)
+            .ok_or(beyond)?;
+        let have = self.mapped();
+        if target <= have {
+            return Ok(());
+        }
+        bind(&self.ctx)?;
+        let first_new = self.chunks.len();
+        let result = self.map_chunks((target - have) / self.chunk);
+        let result = result.and_then(|()| self.grant_access(have, target - have));
+        if result.is_err() {
+            // Undo exactly what this call added; the rollback's own errors
+            // would only hide the one that matters.
+            let _ = self.unmap_chunks_from(first_new);
+        }
+        result
+    }
+
+    /// Creates and maps `count` chunks after the last mapped one, pushing
+    /// each handle as soon as it is mapped (so a rollback finds it).
+    fn map_chunks(&mut self, count: u64) -> Result<(), CudaVmError> {
+        let props = allocation_props(&self.ctx);
+        let size = self.chunk as usize;
+        for _ in 0..count {
+            let at = self.base + self.mapped();
+            let mut handle: sys::CUmemGenericAllocationHandle = 0;
+            // SAFETY: `handle` and `props` are live locals of the right types.
+            let r = unsafe { sys::cuMemCreate(&mut handle, size, &props, 0) };
+            check("cuMemCreate", r)?;
+            // SAFETY: `at .. at + size` lies inside our reservation (the
+            // caller checked the target against it) and is not mapped yet;
+            // `handle` is a fresh allocation of exactly `size` bytes.
+            let r = unsafe { sys::cuMemMap(at, size, 0, handle, 0) };
+            if let Err(e) = check("cuMemMap", r) {
+                // SAFETY: `handle` is ours, mapped nowhere, released once.
+                unsafe { sys::cuMemRelease(handle) };
+                return Err(e);
+            }
+            self.chunks.push(handle);
+        }
+        Ok(())
+    }
+
+    fn grant_access(&self, offset: u64, len: u64) -> Result<(), CudaVmError> {
+        let desc = sys::CUmemAccessDesc {
+            location: device_location(&self.ctx),
+            flags: sys::CUmemAccess_flags::CU_MEM_ACCESS_FLAGS_PROT_READWRITE,
+        };
+        // SAFETY: the range is fully mapped by chunks of this buffer (the
+        // caller just mapped it); `desc` is a live local, one element.
+        let r = unsafe { sys::cuMemSetAccess(self.base + offset, len as usize, &desc, 1) };
+        check("cuMemSetAccess", r)
+    }
+
+    /// Unmaps and frees every chunk from index `first` on. The caller makes
+    /// sure no queued device work uses them.
+    fn unmap_chunks_from(&mut self, first: usize) -> Result<(), CudaVmError> {
+        let mut result = Ok(());
+        while self.chunks.len() > first {
+            let index = self.chunks.len() - 1;
+            let at = self.base + index as u64 * self.chunk;
+            // SAFETY: chunk `index` is mapped at `at` with exactly
+            // `self.chunk` bytes; the caller promises no work uses it.
+            let r = unsafe { sys::cuMemUnmap(at, self.chunk as usize) };
+            if let Err(e) = check("cuMemUnmap", r) {
+                // Still mapped: keep the handle so drop can retry.
+                result = result.and(Err(e));
+                break;
+            }
+            let handle = self.chunks.pop().unwrap_or_default();
+            // SAFETY: `handle` is ours and now mapped nowhere; released once.
+            let r = unsafe { sys::cuMemRelease(handle) };
+            result = result.and(check("cuMemRelease", r));
+        }
+        result
+    }
+
+    /// Waits for all work queued in the context, then unmaps and frees the
+    /// chunks lying wholly past the first `len` bytes (rounded up to whole
+    /// chunks), giving their memory back to the device. Asking for more than
+    /// is mapped does nothing.
+    ///
+    /// ```no_run
+    /// # use gpu_aligned::backend::cuda_vm::CudaVm;
+    /// let ctx = gpu_aligned::backend::cuda::cudarc::driver::CudaContext::new(0)?;
+    /// let mut vm = CudaVm::reserve(&ctx, Some(1 << 30), 2 << 20)?;
+    /// vm.grow_to(1 << 30)?;
+    /// vm.trim_to(1)?;
+    /// assert_eq!(vm.mapped(), 2 << 20);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// [`CudaVmError::Driver`] if waiting or unmapping fails; chunks it
+    /// could not unmap stay mapped.
+    pub fn trim_to(&mut self, len: u64) -> Result<(), CudaVmError> {
+        let keep = round_up(len, self.chunk).unwrap_or(u64::MAX) / self.chunk;
+        let Ok(keep) = usize::try_from(keep) else {
+            return Ok(());
+        };
+        if keep >= self.chunks.len() {
+            return Ok(());
+        }
+        // `cuMemUnmap` does not wait for work using the memory.
+        self.ctx
+            .synchronize()
+            .map_err(|error| CudaVmError::Driver {
+                op: "cuCtxSynchronize",
+                error,
+            })?;
+        self.unmap_chunks_from(keep)
+    }
+
+    /// Bytes mapped, from the base (a multiple of the chunk size).
+    ///
+    /// ```no_run
+    /// # use gpu_aligned::backend::cuda_vm::CudaVm;
+    /// let ctx = gpu_aligned::backend::cuda::cudarc::driver::CudaContext::new(0)?;
+    /// let mut vm = CudaVm::reserve(&ctx, Some(1 << 30), 2 << 20)?;
+    /// vm.grow_to(1)?;
+    /// assert_eq!(vm.mapped(), vm.chunk());
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn mapped(&self) -> u64 {
+        self.chunks.len() as u64 * self.chunk
+    }
+
+    /// Bytes of device addresses reserved (a multiple of the chunk size):
+    /// the most the buffer can grow to.
+    ///
+    /// ```no_run
+    /// # use gpu_aligned::backend::cuda_vm::CudaVm;
+    /// let ctx = gpu_aligned::backend::cuda::cudarc::driver::CudaContext::new(0)?;
+    /// let vm = CudaVm::reserve(&ctx, None, 2 << 20)?;
+    /// assert!(vm.reserved() >= ctx.total_mem()? as u64);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn reserved(&self) -> u64 {
+        self.reserved
+    }
+
+    /// The unit of mapping and unmapping.
+    ///
+    /// ```no_run
+    /// # use gpu_aligned::backend::cuda_vm::CudaVm;
+    /// let ctx = gpu_aligned::backend::cuda::cudarc::driver::CudaContext::new(0)?;
+    /// assert_eq!(CudaVm::reserve(&ctx, None, 4 << 20)?.chunk(), 4 << 20);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn chunk(&self) -> u64 {
+        self.chunk
+    }
+
+    /// The device address of the first byte, fixed for the buffer's life
+    /// (a multiple of the allocation granularity).
+    ///
+    /// ```no_run
+    /// # use gpu_aligned::backend::cuda_vm::CudaVm;
+    /// let ctx = gpu_aligned::backend::cuda::cudarc::driver::CudaContext::new(0)?;
+    /// let vm = CudaVm::reserve(&ctx, None, 2 << 20)?;
+    /// assert_eq!(vm.base_address() % (2 << 20), 0);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn base_address(&self) -> u64 {
+        self.base
+    }
+
+    /// The context whose device the memory lives on.
+    ///
+    /// ```no_run
+    /// # use gpu_aligned::backend::cuda_vm::CudaVm;
+    /// let ctx = gpu_aligned::backend::cuda::cudarc::driver::CudaContext::new(0)?;
+    /// let vm = CudaVm::reserve(&ctx, None, 2 << 20)?;
+    /// assert_eq!(vm.context().ordinal(), 0);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn context(&self) -> &Arc<CudaContext> {
+        &self.ctx
+    }
+}
+
+impl Drop for CudaVm {
+    fn drop(&mut self) {
+        // Errors cannot be reported from `drop`; a context already lost to a
+        // fault fails every call here, and its memory goes with it.
+        if bind(&self.ctx).is_err() {
+            return;
+        }
+        // `cuMemUnmap` does not wait for work using the memory.
+        let _ = self.ctx.synchronize();
+        let _ = self.unmap_chunks_from(0);
+        if self.chunks.is_empty() {
+            // SAFETY: `base .. base + reserved` is our reservation, now with
+            // nothing mapped in it, freed once.
+            unsafe { sys::cuMemAddressFree(self.base, self.reserved as usize) };
+        }
+    }
+}
+
+impl fmt::Debug for CudaVm {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("CudaVm")
+            .field("device", &self.ctx.ordinal())
+            .field("base", &format_args!("{:#x}", self.base))
+            .field("reserved", &self.reserved)
+            .field("mapped", &self.mapped())
+            .field("chunk", &self.chunk)
+            .finish()
+    }
+}
+
+/// `n` rounded up to a multiple of `to` (nonzero), if it fits.
+fn round_up(n: u64, to: u64) -> Option<u64> {
+    n.checked_add(to - 1).map(|n| n / to * to)
+}

@@ -1,0 +1,663 @@
+//! Host virtual memory: reserve a range of address space once, then commit
+//! (and give back) its pages from the front as the memory is needed, so a
+//! buffer can grow without moving and costs nothing until it is used.
+//!
+//! On Unix with the `std` feature, [`HostVm::reserve`] makes one anonymous
+//! private mapping with no access (`PROT_NONE`, and `MAP_NORESERVE` on Linux
+//! so the reservation is not charged against the commit limit); committing
+//! turns the front of it readable and writable (`mprotect`). The OS hands out
+//! physical pages only when they are first touched, and they come zeroed, so
+//! a 64 GiB reservation on a machine with 24 GiB of RAM succeeds and uses no
+//! memory until its arrays are written. Decommitting maps fresh no-access
+//! pages over the tail (`mmap` with `MAP_FIXED`), which gives the pages back
+//! to the OS at once and makes the bytes read as zero when committed again.
+//!
+//! Pages that are committed but never written cost nothing. Written ones are
+//! real memory: the OS may still refuse them later (on Linux, in its default
+//! overcommit mode, by killing a process when RAM runs out), so commit only
+//! what the arrays need, which is what a growing arena does.
+//!
+//! # The fallback
+//!
+//! Under Miri (which cannot run `mmap`/`mprotect`), on targets that are not
+//! Unix, and without the `std` feature, a reservation is one zeroed
+//! allocation of its whole length from the global allocator, made up front:
+//! addresses stay fixed and committing only moves a boundary, but the whole
+//! reservation is memory from the start. Keep reservations there as small as
+//! the arrays they will hold.
+//!
+//! ```
+//! use gpu_aligned::backend::HostVm;
+//!
+//! let mut vm = HostVm::reserve(1 << 30, 256)?; // 1 GiB of address space
+//! assert_eq!(vm.committed(), 0);
+//! vm.commit(1 << 20)?;                          // the first MiB is usable
+//! vm.committed_bytes_mut()[..4].copy_from_slice(&[1, 2, 3, 4]);
+//! let base = vm.base_address();
+//! vm.commit(64 << 20)?;                         // grows in place
+//! assert_eq!(vm.base_address(), base);
+//! assert_eq!(vm.committed_bytes()[..4], [1, 2, 3, 4]);
+//! vm.decommit(0)?;                              // everything back to the OS
+//! assert_eq!(vm.committed(), 0);
+//! # Ok::<(), gpu_aligned::backend::VmError>(())
+//! ```
+
+use core::fmt;
+use core::ptr::NonNull;
+
+/// Whether reservations are real address-space reservations (`true`) or the
+/// up-front allocation of the [fallback](self#the-fallback) (`false`).
+///
+/// ```
+/// // On Linux with `std`, outside Miri, reservations are lazy.
+/// # #[cfg(all(target_os = "linux", feature = "std", not(miri)))]
+/// assert!(gpu_aligned::backend::HOST_VM_IS_LAZY);
+/// ```
+pub const HOST_VM_IS_LAZY: bool = cfg!(all(unix, feature = "std", not(miri)));
+
+/// The smallest alignment a [`HostVm`] gets, whatever is asked: what
+/// `cudaMalloc` guarantees for device buffers.
+const MIN_ALIGN: u64 = 256;
+
+/// Why a [`HostVm`] operation was refused.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum VmError {
+    /// A reservation of zero bytes: it would have no address.
+    ZeroLength,
+    /// The alignment is not a power of two.
+    AlignNotPowerOfTwo {
+        /// The alignment asked for.
+        align: u64,
+    },
+    /// The length, rounded up to whole pages and the alignment, does not fit
+    /// in the address space (`isize`).
+    TooLarge {
+        /// The length asked for.
+        len: u64,
+    },
+    /// The OS (or, in the fallback, the global allocator) refused to reserve
+    /// the address space: more than the process may map, or no memory.
+    Reserve {
+        /// The length asked for.
+        len: u64,
+        /// The OS error number (`errno`), 0 where there is none.
+        errno: i32,
+    },
+    /// The OS refused to commit pages (the commit limit of a strict
+    /// overcommit policy, or too many mappings).
+    Commit {
+        /// The committed length asked for.
+        len: u64,
+        /// The OS error number (`errno`).
+        errno: i32,
+    },
+    /// The OS refused to give pages back.
+    Decommit {
+        /// The committed length asked for.
+        len: u64,
+        /// The OS error number (`errno`).
+        errno: i32,
+    },
+    /// A commit past the end of the reservation.
+    BeyondReservation {
+        /// The committed length asked for.
+        len: u64,
+        /// The reservation's length.
+        reserved: u64,
+    },
+}
+
+impl fmt::Display for VmError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match *self {
+            VmError::ZeroLength => f.write_str("a memory reservation cannot be empty"),
+            VmError::AlignNotPowerOfTwo { align } => {
+                write!(f, "reservation alignment {align} is not a power of two")
+            }
+            VmError::TooLarge { len } => {
+                write!(f, "a reservation of {len} bytes exceeds the address space")
+            }
+            VmError::Reserve { len, errno } => {
+                write!(
+                    f,
+                    "the OS refused to reserve {len} bytes of address space (errno {errno})"
+                )
+            }
+            VmError::Commit { len, errno } => {
+                write!(f, "the OS refused to commit {len} bytes (errno {errno})")
+            }
+            VmError::Decommit { len, errno } => {
+                write!(
+                    f,
+                    "the OS refused to decommit memory down to {len} bytes (errno {errno})"
+                )
+            }
+            VmError::BeyondReservation { len, reserved } => write!(
+                f,
+                "cannot commit {len} bytes of a reservation of {reserved} bytes"
+            ),
+        }
+    }
+}
+
+#[cfg(feature = "std")]
+impl std::error::Error for VmError {}
+
+/// A range of host address space, reserved once and committed from its
+/// start; see the [module docs](self). Released on drop.
+///
+/// The first [`committed()`](HostVm::committed) bytes are readable and
+/// writable; the rest of the reservation is not accessible at all. The base
+/// address never changes.
+pub struct HostVm {
+    ptr: NonNull<u8>,
+    /// Usable length of the reservation (a multiple of the page size).
+    reserved: usize,
+    /// Committed prefix (a multiple of the page size, at most `reserved`).
+    committed: usize,
+    /// The page size commits are rounded to.
+    page: usize,
+    sys: imp::Mapping,
+}
+
+// SAFETY: `HostVm` owns its mapping exclusively (like a `Box<[u8]>`); its
+// bytes are reached through `&self`/`&mut self` only, so the usual borrow
+// rules make sending and sharing it between threads sound.
+unsafe impl Send for HostVm {}
+// SAFETY: as above; `&HostVm` only gives out `&[u8]`.
+unsafe impl Sync for HostVm {}
+
+impl HostVm {
+    /// Reserves `len` bytes of address space (rounded up to whole pages)
+    /// starting at a multiple of `max(align, 256)`, with nothing committed.
+    ///
+    /// ```
+    /// use gpu_aligned::backend::HostVm;
+    ///
+    /// let vm = HostVm::reserve(10_000, 4096)?;
+    /// assert_eq!(vm.base_address() % 4096, 0);
+    /// assert!(vm.reserved() >= 10_000);
+    /// # Ok::<(), gpu_aligned::backend::VmError>(())
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// [`VmError::ZeroLength`], [`VmError::AlignNotPowerOfTwo`],
+    /// [`VmError::TooLarge`], or [`VmError::Reserve`] when the OS refuses.
+    pub fn reserve(len: u64, align: u64) -> Result<HostVm, VmError> {
+        if len == 0 {
+            return Err(VmError::ZeroLength);
+        }
+        if !align.is_power_of_two() {
+            return Err(VmError::AlignNotPowerOfTwo { align });
+        }
+        let too_large = VmError::TooLarge { len };
+        let page = imp::page_size();
+        let align = usize::try_from(align.max(MIN_ALIGN)).map_err(|_| too_large)?;
+        let reserved = usize::try_from(len)
+            .ok()
+            .and_then(|len| round_up(len, page))
+            .filter(|&r| {
+                (isize::MAX as usize)
+                    .checked_sub(align)
+                    .is_some_and(|room| r <= room)
+            })
+            .ok_or(too_large)?;
+        let (ptr, sys) =
+            imp::reserve(reserved, align, page).map_err(|errno| VmError::Reserve { len, errno })?;
+        Ok(HostVm {
+            ptr,
+            reserved,
+            committed: 0,
+            page,
+            sys,
+        })
+    }
+
+    /// Makes the first `len` bytes (rounded up to whole pages) usable.
+    /// Bytes already committed keep their contents; newly committed bytes
+    /// read as zero. Asking for less than is committed does nothing (see
+    /// [`decommit`](HostVm::decommit)).
+    ///
+    /// ```
+    /// use gpu_aligned::backend::HostVm;
+    ///
+    /// let mut vm = HostVm::reserve(1 << 20, 256)?;
+    /// vm.commit(100)?;
+    /// assert_eq!(vm.committed() % HostVm::page_size(), 0);
+    /// assert!(vm.committed_bytes().iter().all(|&b| b == 0));
+    /// assert!(vm.commit(2 << 20).is_err()); // past the reservation
+    /// # Ok::<(), gpu_aligned::backend::VmError>(())
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// [`VmError::BeyondReservation`] past the end of the reservation;
+    /// [`VmError::Commit`] when the OS refuses (nothing changes then).
+    pub fn commit(&mut self, len: u64) -> Result<(), VmError> {
+        let beyond = VmError::BeyondReservation {
+            len,
+            reserved: self.reserved as u64,
+        };
+        let target = usize::try_from(len)
+            .ok()
+            .and_then(|l| round_up(l, self.page))
+            .filter(|&t| t <= self.reserved)
+            .ok_or(beyond)?;
+        if target <= self.committed {
+            return Ok(());
+        }
+        // SAFETY: `committed .. target` lies inside the reservation
+        // (`target <= reserved`), both ends are multiples of the page size,
+        // and no reference into that range exists: it was not committed, so
+        // `committed_bytes` never covered it.
+        unsafe { imp::commit(&self.sys, self.ptr, self.committed, target) }
+            .map_err(|errno| VmError::Commit { len, errno })?;
+        self.committed = target;
+        Ok(())
+    }
+
+    /// Gives back every committed page past the first `len` bytes (rounded
+    /// up to whole pages): their contents are lost, the OS gets the memory
+    /// back, and they read as zero if committed again. Asking for more than
+    /// is committed does nothing.
+    ///
+    /// ```
+    /// use gpu_aligned::backend::HostVm;
+    ///
+    /// let mut vm = HostVm::reserve(1 << 20, 256)?;
+    /// vm.commit(1 << 20)?;
+    /// vm.committed_bytes_mut().fill(7);
+    /// vm.decommit(0)?;
+    /// vm.commit(1 << 20)?;
+    /// assert!(vm.committed_bytes().iter().all(|&b| b == 0));
+    /// # Ok::<(), gpu_aligned::backend::VmError>(())
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// [`VmError::Decommit`] when the OS refuses (nothing changes then).
+    pub fn decommit(&mut self, len: u64) -> Result<(), VmError> {
+        let target = usize::try_from(len)
+            .ok()
+            .and_then(|l| round_up(l, self.page))
+            .unwrap_or(usize::MAX);
+        if target >= self.committed {
+            return Ok(());
+        }
+        // SAFETY: `target .. committed` lies inside the reservation, both
+        // ends are page multiples, and `&mut self` means no reference into
+        // the committed bytes is alive.
+        unsafe { imp::decommit(&self.sys, self.ptr, target, self.committed) }
+            .map_err(|errno| VmError::Decommit { len, errno })?;
+        self.committed = target;
+        Ok(())
+    }
+
+    /// The page size: commits and decommits are rounded up to multiples of
+    /// it (4096 on most Linux machines; 4096 in the fallback).
+    ///
+    /// ```
+    /// assert!(gpu_aligned::backend::HostVm::page_size().is_power_of_two());
+    /// ```
+    pub fn page_size() -> u64 {
+        imp::page_size() as u64
+    }
+
+    /// Bytes of address space reserved (a multiple of the page size).
+    ///
+    /// ```
+    /// let vm = gpu_aligned::backend::HostVm::reserve(1, 256)?;
+    /// assert_eq!(vm.reserved(), gpu_aligned::backend::HostVm::page_size());
+    /// # Ok::<(), gpu_aligned::backend::VmError>(())
+    /// ```
+    pub fn reserved(&self) -> u64 {
+        self.reserved as u64
+    }
+
+    /// Bytes committed, from the start (a multiple of the page size).
+    ///
+    /// ```
+    /// let mut vm = gpu_aligned::backend::HostVm::reserve(1 << 20, 256)?;
+    /// vm.commit(1)?;
+    /// assert_eq!(vm.committed(), gpu_aligned::backend::HostVm::page_size());
+    /// # Ok::<(), gpu_aligned::backend::VmError>(())
+    /// ```
+    pub fn committed(&self) -> u64 {
+        self.committed as u64
+    }
+
+    /// The address of the first byte, fixed for the reservation's life.
+    ///
+    /// ```
+    /// let vm = gpu_aligned::backend::HostVm::reserve(1 << 20, 1 << 16)?;
+    /// assert_eq!(vm.base_address() % (1 << 16), 0);
+    /// # Ok::<(), gpu_aligned::backend::VmError>(())
+    /// ```
+    pub fn base_address(&self) -> u64 {
+        self.ptr.as_ptr() as usize as u64
+    }
+
+    /// The committed bytes.
+    ///
+    /// ```
+    /// let mut vm = gpu_aligned::backend::HostVm::reserve(1 << 20, 256)?;
+    /// assert!(vm.committed_bytes().is_empty());
+    /// vm.commit(10)?;
+    /// assert_eq!(vm.committed_bytes().len() as u64, vm.committed());
+    /// # Ok::<(), gpu_aligned::backend::VmError>(())
+    /// ```
+    pub fn committed_bytes(&self) -> &[u8] {
+        // SAFETY: the first `committed` bytes are mapped readable and
+        // writable and belong to `self`; they were zero when committed and
+        // written only through `committed_bytes_mut`, so they are
+        // initialised; `&self` keeps them from being written or decommitted
+        // while the slice lives.
+        unsafe { core::slice::from_raw_parts(self.ptr.as_ptr(), self.committed) }
+    }
+
+    /// The committed bytes, mutably.
+    ///
+    /// ```
+    /// let mut vm = gpu_aligned::backend::HostVm::reserve(1 << 20, 256)?;
+    /// vm.commit(10)?;
+    /// vm.committed_bytes_mut()[9] = 1;
+    /// assert_eq!(vm.committed_bytes()[9], 1);
+    /// # Ok::<(), gpu_aligned::backend::VmError>(())
+    /// ```
+    pub fn committed_bytes_mut(&mut self) -> &mut [u8] {
+        // SAFETY: as in `committed_bytes`, and `&mut self` makes this the
+        // only view.
+        unsafe { core::slice::from_raw_parts_mut(self.ptr.as_ptr(), self.committed) }
+    }
+}
+
+impl Drop for HostVm {
+    fn drop(&mut self) {
+        // SAFETY: `ptr` and `sys` came from `imp::reserve` with this
+        // `reserved` length and are released only here, once; no reference
+        // into the range can outlive `self`.
+        unsafe { imp::release(&self.sys, self.ptr, self.reserved) }
+    }
+}
+
+impl fmt::Debug for HostVm {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("HostVm")
+            .field("address", &self.ptr)
+            .field("reserved", &self.reserved)
+            .field("committed", &self.committed)
+            .field("lazy", &HOST_VM_IS_LAZY)
+            .finish()
+    }
+}
+
+/// `n` rounded up to a multiple of the power of two `to`, if it fits.
+fn round_up(n: usize, to: usize) -> Option<usize> {
+    Some(n.checked_add(to - 1)? & !(to - 1))
+}
+
+#[cfg(all(unix, feature = "std", not(miri)))]
+mod imp {
+    //! Anonymous mappings through `libc`.
+
+    use core::ptr::{null_mut, NonNull};
+
+    /// The mapping is described by its pointer and length alone.
+    pub(super) struct Mapping;
+
+    /// Linux would otherwise count a private mapping against the commit
+    /// limit once it is made writable; the pages are real only when touched.
+    #[cfg(any(target_os = "linux", target_os = "android"))]
+    const NORESERVE: libc::c_int = libc::MAP_NORESERVE;
+    #[cfg(not(any(target_os = "linux", target_os = "android")))]
+    const NORESERVE: libc::c_int = 0;
+
+    const FLAGS: libc::c_int = libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | NORESERVE;
+
+    fn errno() -> i32 {
+        std::io::Error::last_os_error().raw_os_error().unwrap_or(0)
+    }
+
+    pub(super) fn page_size() -> usize {
+        // SAFETY: `sysconf` has no preconditions.
+        let page = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
+        match usize::try_from(page) {
+            Ok(page) if page.is_power_of_two() => page,
+            _ => 4096,
+        }
+    }
+
+    /// Maps `len + align - page` inaccessible bytes when the alignment
+    /// exceeds a page (mappings are only page-aligned), then unmaps the
+    /// slack on both sides of the aligned `len` bytes.
+    pub(super) fn reserve(
+        len: usize,
+        align: usize,
+        page: usize,
+    ) -> Result<(NonNull<u8>, Mapping), i32> {
+        let slack = align.saturating_sub(page);
+        let total = len.checked_add(slack).ok_or(libc::ENOMEM)?;
+        // SAFETY: a fresh anonymous mapping at an address the OS picks
+        // touches no existing memory.
+        let raw = unsafe { libc::mmap(null_mut(), total, libc::PROT_NONE, FLAGS, -1, 0) };
+        if raw == libc::MAP_FAILED {
+            return Err(errno());
+        }
+        let start = raw as usize;
+        let aligned = (start + align - 1) & !(align - 1);
+        let head = aligned - start;
+        let tail = total - head - len;
+        // Unmapping the slack cannot fail for ranges inside a mapping we own
+        // except by running out of mapping slots, which then only leaves
+        // inaccessible address space behind: harmless, so not an error.
+        if head > 0 {
+            // SAFETY: `start .. aligned` is page-aligned slack of our own
+            // fresh mapping, never handed out.
+            unsafe { libc::munmap(raw, head) };
+        }
+        if tail > 0 {
+            // SAFETY: the `tail` bytes after the aligned range are slack of
+            // our own fresh mapping, never handed out.
+            unsafe { libc::munmap((aligned + len) as *mut libc::c_void, tail) };
+        }
+        let ptr = NonNull::new(aligned as *mut u8).ok_or(libc::ENOMEM)?;
+        Ok((ptr, Mapping))
+    }
+
+    /// # Safety
+    ///
+    /// `from .. to` must be page-aligned offsets inside the reservation
+    /// starting at `ptr`, with no live reference into them.
+    pub(super) unsafe fn commit(
+        _: &Mapping,
+        ptr: NonNull<u8>,
+        from: usize,
+        to: usize,
+    ) -> Result<(), i32> {
+        // SAFETY: the caller promises the range is ours, page-aligned and
+        // unreferenced; making inaccessible pages writable changes no
+        // memory Rust can see.
+        let r = unsafe {
+            libc::mprotect(
+                ptr.as_ptr().add(from).cast(),
+                to - from,
+                libc::PROT_READ | libc::PROT_WRITE,
+            )
+        };
+        if r == 0 {
+            Ok(())
+        } else {
+            Err(errno())
+        }
+    }
+
+    /// # Safety
+    ///
+    /// As [`commit`].
+    pub(super) unsafe fn decommit(
+        _: &Mapping,
+        ptr: NonNull<u8>,
+        from: usize,
+        to: usize,
+    ) -> Result<(), i32> {
+        // A fixed mapping over the range replaces its pages atomically with
+        // fresh zero-fill-on-demand ones (POSIX, unlike `madvise`'s varying
+        // meanings across systems), so the memory goes back to the OS now
+        // and reads as zero after the next commit.
+        // SAFETY: the caller promises the range is ours, page-aligned and
+        // unreferenced, so replacing its pages discards nothing still in use.
+        let raw = unsafe {
+            libc::mmap(
+                ptr.as_ptr().add(from).cast(),
+                to - from,
+                libc::PROT_NONE,
+                FLAGS | libc::MAP_FIXED,
+                -1,
+                0,
+            )
+        };
+        if raw == libc::MAP_FAILED {
+            Err(errno())
+        } else {
+            Ok(())
+        }
+    }
+
+    /// # Safety
+    ///
+    /// `ptr` and `len` must be a reservation from [`reserve`], released once.
+    pub(super) unsafe fn release(_: &Mapping, ptr: NonNull<u8>, len: usize) {
+        // A failed `munmap` of our own whole mapping would only leak address
+        // space; nothing is left to report it to from `drop`.
+        // SAFETY: the caller promises this is our mapping, released once.
+        unsafe { libc::munmap(ptr.as_ptr().cast(), len) };
+    }
+}
+
+#[cfg(not(all(unix, feature = "std", not(miri))))]
+mod imp {
+    //! The fallback: one zeroed allocation of the whole reservation.
+
+    use alloc_crate::alloc::{alloc_zeroed, dealloc, Layout};
+    use core::ptr::NonNull;
+
+    pub(super) struct Mapping {
+        layout: Layout,
+    }
+
+    pub(super) fn page_size() -> usize {
+        4096
+    }
+
+    pub(super) fn reserve(
+        len: usize,
+        align: usize,
+        _page: usize,
+    ) -> Result<(NonNull<u8>, Mapping), i32> {
+        let layout = Layout::from_size_align(len, align).map_err(|_| 0)?;
+        // SAFETY: `layout` has a nonzero size (the caller refuses zero).
+        let raw = unsafe { alloc_zeroed(layout) };
+        let ptr = NonNull::new(raw).ok_or(0)?;
+        Ok((ptr, Mapping { layout }))
+    }
+
+    /// # Safety
+    ///
+    /// `from .. to` must lie inside the allocation.
+    pub(super) unsafe fn commit(
+        _: &Mapping,
+        _: NonNull<u8>,
+        _from: usize,
+        _to: usize,
+    ) -> Result<(), i32> {
+        Ok(())
+    }
+
+    /// Zeroes the range, so that committing it again reads zeros as it does
+    /// with real pages.
+    ///
+    /// # Safety
+    ///
+    /// `from .. to` must lie inside the allocation, with no live reference
+    /// into it.
+    pub(super) unsafe fn decommit(
+        _: &Mapping,
+        ptr: NonNull<u8>,
+        from: usize,
+        to: usize,
+    ) -> Result<(), i32> {
+        // SAFETY: the caller promises the range is inside our allocation and
+        // unreferenced.
+        unsafe { core::ptr::write_bytes(ptr.as_ptr().add(from), 0, to - from) };
+        Ok(())
+    }
+
+    /// # Safety
+    ///
+    /// `ptr` must come from [`reserve`] with this mapping, released once.
+    pub(super) unsafe fn release(mapping: &Mapping, ptr: NonNull<u8>, _len: usize) {
+        // SAFETY: the caller promises `ptr` came from `alloc_zeroed` with
+        // `mapping.layout` and is freed only here.
+        unsafe { dealloc(ptr.as_ptr(), mapping.layout) }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn round_up_stops_at_overflow() {
+        assert_eq!(round_up(0, 4096), Some(0));
+        assert_eq!(round_up(1, 4096), Some(4096));
+        assert_eq!(round_up(4096, 4096), Some(4096));
+        assert_eq!(round_up(usize::MAX, 4096), None);
+    }
+
+    #[test]
+    fn refuses_bad_arguments() {
+        assert_eq!(HostVm::reserve(0, 256).unwrap_err(), VmError::ZeroLength);
+        assert_eq!(
+            HostVm::reserve(1, 3).unwrap_err(),
+            VmError::AlignNotPowerOfTwo { align: 3 }
+        );
+        assert_eq!(
+            HostVm::reserve(u64::MAX, 256).unwrap_err(),
+            VmError::TooLarge { len: u64::MAX }
+        );
+    }
+
+    #[test]
+    fn large_alignment_is_honoured() {
+        let vm = HostVm::reserve(1, 1 << 16).unwrap();
+        assert_eq!(vm.base_address() % (1 << 16), 0);
+    }
+
+    #[test]
+    fn commit_keeps_contents_and_decommit_zeroes() {
+        let page = HostVm::page_size();
+        let mut vm = HostVm::reserve(4 * page, 256).unwrap();
+        vm.commit(page).unwrap();
+        vm.committed_bytes_mut().fill(0xAB);
+        vm.commit(3 * page).unwrap();
+        let bytes = vm.committed_bytes();
+        assert!(bytes[..page as usize].iter().all(|&b| b == 0xAB));
+        assert!(bytes[page as usize..].iter().all(|&b| b == 0));
+        vm.committed_bytes_mut().fill(0xCD);
+        vm.decommit(page + 1).unwrap();
+        assert_eq!(vm.committed(), 2 * page);
+        vm.commit(4 * page).unwrap();
+        let bytes = vm.committed_bytes();
+        assert!(bytes[..2 * page as usize].iter().all(|&b| b == 0xCD));
+        assert!(bytes[2 * page as usize..].iter().all(|&b| b == 0));
+        assert_eq!(
+            vm.commit(4 * page + 1).unwrap_err(),
+            VmError::BeyondReservation {
+                len: 4 * page + 1,
+                reserved: 4 * page
+            }
+        );
+    }
+}
