@@ -1,52 +1,13 @@
 //! Host virtual memory: reserve a range of address space once, then commit
 //! (and give back) its pages from the front as the memory is needed, so a
-//! buffer can grow without moving and costs nothing until it is used.
-//!
-//! On Unix with the `std` feature, [`HostVm::reserve`] makes one anonymous
-//! private mapping with no access (`PROT_NONE`, and `MAP_NORESERVE` on Linux
-//! so the reservation is not charged against the commit limit); committing
-//! turns the front of it readable and writable (`mprotect`). The OS hands out
-//! physical pages only when they are first touched, and they come zeroed, so
-//! a 64 GiB reservation on a machine with 24 GiB of RAM succeeds and uses no
-//! memory until its arrays are written. Decommitting maps fresh no-access
-//! pages over the tail (`mmap` with `MAP_FIXED`), which gives the pages back
-//! to the OS at once and makes the bytes read as zero when committed again.
-//!
-//! Pages that are committed but never written cost nothing. Written ones are
-//! real memory: the OS may still refuse them later (on Linux, in its default
-//! overcommit mode, by killing a process when RAM runs out), so commit only
-//! what the arrays need, which is what a growing arena does.
-//!
-//! # The fallback
-//!
-//! Under Miri (which cannot run `mmap`/`mprotect`), on targets that are not
-//! Unix, and without the `std` feature, a reservation is one zeroed
-//! allocation of its whole length from the global allocator, made up front:
-//! addresses stay fixed and committing only moves a boundary, but the whole
-//! reservation is memory from the start. Keep reservations there as small as
-//! the arrays they will hold.
-//!
-//! ```
-//! use gpu_aligned::backend::HostVm;
-//!
-//! let mut vm = HostVm::reserve(1 << 30, 256)?; // 1 GiB of address space
-//! assert_eq!(vm.committed(), 0);
-//! vm.commit(1 << 20)?;                          // the first MiB is usable
-//! vm.committed_bytes_mut()[..4].copy_from_slice(&[1, 2, 3, 4]);
-//! let base = vm.base_address();
-//! vm.commit(64 << 20)?;                         // grows in place
-//! assert_eq!(vm.base_address(), base);
-//! assert_eq!(vm.committed_bytes()[..4], [1, 2, 3, 4]);
-//! vm.decommit(0)?;                              // everything back to the OS
-//! assert_eq!(vm.committed(), 0);
-//! # Ok::<(), gpu_aligned::backend::VmError>(())
-//! ```
+//! buffer can grow without moving and costs nothing until it is used. See
+//! [`HostVm`].
 
 use core::fmt;
 use core::ptr::NonNull;
 
 /// Whether reservations are real address-space reservations (`true`) or the
-/// up-front allocation of the [fallback](self#the-fallback) (`false`).
+/// up-front allocation of the [fallback](HostVm#the-fallback) (`false`).
 ///
 /// ```
 /// // On Linux with `std`, outside Miri, reservations are lazy.
@@ -145,11 +106,52 @@ impl fmt::Display for VmError {
 impl std::error::Error for VmError {}
 
 /// A range of host address space, reserved once and committed from its
-/// start; see the [module docs](self). Released on drop.
+/// start, released on drop. The first [`committed()`](HostVm::committed)
+/// bytes are readable and writable; the rest of the reservation is not
+/// accessible at all. The base address never changes.
 ///
-/// The first [`committed()`](HostVm::committed) bytes are readable and
-/// writable; the rest of the reservation is not accessible at all. The base
-/// address never changes.
+/// On Unix with the `std` feature, [`HostVm::reserve`] makes one anonymous
+/// private mapping with no access (`PROT_NONE`, and `MAP_NORESERVE` on Linux
+/// so that neither the reservation nor its committed pages are charged
+/// against the commit limit of the default, heuristic overcommit mode; the
+/// strict mode ignores the flag, charges each commit, and a commit past its
+/// limit is a [`VmError::Commit`]); committing turns the front of the
+/// mapping readable and writable (`mprotect`). The OS hands out
+/// physical pages only when they are first touched, and they come zeroed, so
+/// a 64 GiB reservation on a machine with 24 GiB of RAM succeeds and uses no
+/// memory until its arrays are written. Decommitting maps fresh no-access
+/// pages over the tail (`mmap` with `MAP_FIXED`), which gives the pages back
+/// to the OS at once and makes the bytes read as zero when committed again.
+///
+/// Pages that are committed but never written cost nothing. Written ones are
+/// real memory: the OS may still refuse them later (on Linux, in its default
+/// overcommit mode, by killing a process when RAM runs out), so commit only
+/// what the arrays need, which is what a growing arena does.
+///
+/// # The fallback
+///
+/// Under Miri (which cannot run `mmap`/`mprotect`), on targets that are not
+/// Unix, and without the `std` feature, a reservation is one zeroed
+/// allocation of its whole length from the global allocator, made up front:
+/// addresses stay fixed and committing only moves a boundary, but the whole
+/// reservation is memory from the start. Keep reservations there as small as
+/// the arrays they will hold.
+///
+/// ```
+/// use gpu_aligned::backend::HostVm;
+///
+/// let mut vm = HostVm::reserve(4 << 20, 256)?; // 4 MiB of address space
+/// assert_eq!(vm.committed(), 0);
+/// vm.commit(64 << 10)?;                        // the first 64 KiB are usable
+/// vm.committed_bytes_mut()[..4].copy_from_slice(&[1, 2, 3, 4]);
+/// let base = vm.base_address();
+/// vm.commit(4 << 20)?;                         // grows in place
+/// assert_eq!(vm.base_address(), base);
+/// assert_eq!(vm.committed_bytes()[..4], [1, 2, 3, 4]);
+/// vm.decommit(0)?;                             // everything back to the OS
+/// assert_eq!(vm.committed(), 0);
+/// # Ok::<(), gpu_aligned::backend::VmError>(())
+/// ```
 pub struct HostVm {
     ptr: NonNull<u8>,
     /// Usable length of the reservation (a multiple of the page size).
