@@ -255,7 +255,6 @@ pub mod alloc;
 pub mod arena;
 pub mod backend;
 pub mod coalesce;
-#[cfg(feature = "alloc")]
 pub mod header;
 mod layout;
 pub mod report;

@@ -5,6 +5,7 @@
 #pragma once
 #define __align__(n) alignas(n)
 #define __device__
+#define __host__
 #define __forceinline__
 
 struct alignas(2) char2 { signed char x, y; };

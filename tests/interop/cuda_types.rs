@@ -12,7 +12,7 @@ use gpu_aligned::vector::{double3, float2, float3, int2};
 use gpu_aligned::{GpuAligned, GpuData, GpuField, GpuLayout, GpuType};
 use std::mem::{align_of, offset_of, size_of};
 
-const fn padding_of(fields: &[GpuField]) -> usize {
+pub const fn padding_of(fields: &[GpuField]) -> usize {
     let mut sum = 0;
     let mut i = 0;
     while i < fields.len() {
@@ -44,7 +44,7 @@ macro_rules! gpu_layout {
     };
 }
 
-const fn ty<T: GpuData>() -> GpuType {
+pub const fn ty<T: GpuData>() -> GpuType {
     T::TYPE
 }
 

@@ -19,7 +19,7 @@ const PRELUDE: &str = include_str!("cuda_prelude.hpp");
 
 /// Compiles `header` and `main_body` (the body of `int main()`) with g++ in
 /// a directory of its own, then runs the program if it built.
-fn gpp(test: &str, header: &str, main_body: &str) -> (Output, Option<Output>) {
+pub(crate) fn gpp(test: &str, header: &str, main_body: &str) -> (Output, Option<Output>) {
     let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR"))
         .join("cuda-header")
         .join(test);
@@ -54,7 +54,7 @@ fn gpp(test: &str, header: &str, main_body: &str) -> (Output, Option<Output>) {
     (compiled, ran)
 }
 
-fn stderr(output: &Output) -> String {
+pub(crate) fn stderr(output: &Output) -> String {
     String::from_utf8_lossy(&output.stderr).into_owned()
 }
 
@@ -307,7 +307,7 @@ fn accessors_for_a_type_that_is_not_one_word_are_refused() {
     assert_eq!(
         error,
         HeaderError::NotOneWord {
-            ty: "Frame".into(),
+            ty: "Frame",
             size: 40,
             align: 8
         }
@@ -346,7 +346,7 @@ fn two_types_with_one_name_are_refused() {
     assert_eq!(
         error,
         HeaderError::NameClash {
-            name: "Pair".into()
+            name: "Pair"
         }
     );
     // The clash is found inside a nested type too, and nothing is added.
@@ -389,7 +389,7 @@ fn names_cuda_already_uses_are_refused() {
         let error = CudaHeader::new().add_layout(named(name), true).unwrap_err();
         assert_eq!(
             error,
-            HeaderError::ReservedName { name: name.into() },
+            HeaderError::ReservedName { name },
             "{name}"
         );
     }
@@ -413,12 +413,12 @@ fn names_that_are_not_identifiers_are_refused() {
     assert_eq!(
         CudaHeader::new().add_layout(&GENERIC, false).unwrap_err(),
         HeaderError::InvalidName {
-            name: "Pair<f32>".into()
+            name: "Pair<f32>"
         }
     );
     assert_eq!(
         CudaHeader::new().add_layout(&BAD_FIELD, false).unwrap_err(),
-        HeaderError::InvalidName { name: "a-b".into() }
+        HeaderError::InvalidName { name: "a-b" }
     );
 }
 
@@ -437,8 +437,8 @@ fn fields_that_collide_in_cpp_are_refused() {
     assert_eq!(
         CudaHeader::new().add_layout(&COLLIDE, true).unwrap_err(),
         HeaderError::DuplicateField {
-            ty: "Collide".into(),
-            field: "_0".into()
+            ty: "Collide",
+            field: "_0"
         }
     );
 }
@@ -494,27 +494,27 @@ fn layouts_cpp_cannot_reproduce_are_refused() {
     assert_eq!(
         fault(&OVERLAP),
         LayoutFault::Overlap {
-            field: "b".into(),
+            field: "b",
             offset: 2
         }
     );
     assert_eq!(
         fault(&MISALIGNED),
         LayoutFault::Misaligned {
-            field: "a".into(),
+            field: "a",
             offset: 2
         }
     );
     assert_eq!(
         fault(&PAST_END),
         LayoutFault::Overlap {
-            field: "a".into(),
+            field: "a",
             offset: 4
         }
     );
     assert_eq!(
         fault(&WRONG_SIZE),
-        LayoutFault::FieldType { field: "a".into() }
+        LayoutFault::FieldType { field: "a" }
     );
     assert_eq!(
         fault(&ODD_ALIGN),
@@ -522,9 +522,9 @@ fn layouts_cpp_cannot_reproduce_are_refused() {
     );
     assert_eq!(
         fault(&UNDER_ALIGNED),
-        LayoutFault::FieldType { field: "a".into() }
+        LayoutFault::FieldType { field: "a" }
     );
-    assert_eq!(fault(&MARKER), LayoutFault::FieldType { field: "m".into() });
+    assert_eq!(fault(&MARKER), LayoutFault::FieldType { field: "m" });
 }
 
 #[test]
@@ -569,9 +569,9 @@ fn layouts_that_nest_in_a_cycle_are_refused_not_followed_forever() {
 #[test]
 fn errors_read_as_sentences() {
     let error = HeaderError::BadLayout {
-        ty: "Overlap".into(),
+        ty: "Overlap",
         fault: LayoutFault::Overlap {
-            field: "b".into(),
+            field: "b",
             offset: 2,
         },
     };

@@ -3,6 +3,8 @@
 //! model.
 
 mod coalesce;
+#[macro_use]
 mod cuda_types;
 mod header;
 mod report;
+mod views;

@@ -1,0 +1,320 @@
+//! [`CudaHeader`]: the types a header declares, in an order C++ accepts.
+
+use super::check::{check_columns, check_layout, check_one_word};
+use super::emit::{accessors_text, struct_text, PREAMBLE};
+use super::names::check_type_name;
+use super::views::{views_text, ViewName, VIEW_SUFFIXES};
+use super::{HeaderError, MAX_DEPTH};
+use crate::layout::{GpuAligned, GpuData, GpuLayout, GpuType};
+use alloc_crate::{string::String, vec::Vec};
+use core::fmt::{self, Write};
+
+/// A CUDA C++ header under construction: add types, then [`render`] it.
+///
+/// ```
+/// use gpu_aligned::header::CudaHeader;
+/// use gpu_aligned::GpuAligned;
+///
+/// #[derive(Clone, Copy, GpuAligned)]
+/// #[repr(C, align(8))]
+/// struct Pair { a: f32, b: f32 }
+///
+/// let mut header = CudaHeader::new();
+/// header.add::<Pair>()?;
+/// assert!(header.render().contains("Pair gpu_load(const Pair* p)"));
+/// # Ok::<(), gpu_aligned::header::HeaderError>(())
+/// ```
+///
+/// [`render`]: CudaHeader::render
+#[derive(Clone, Debug, Default)]
+pub struct CudaHeader {
+    /// Declaration order: every struct after the structs it contains.
+    entries: Vec<Entry>,
+}
+
+#[derive(Clone, Copy, Debug)]
+struct Entry {
+    layout: &'static GpuLayout,
+    accessors: bool,
+    views: bool,
+}
+
+/// What a declaration comes with.
+#[derive(Clone, Copy)]
+struct Wants {
+    accessors: bool,
+    views: bool,
+}
+
+const PLAIN: Wants = Wants {
+    accessors: false,
+    views: false,
+};
+
+impl CudaHeader {
+    /// An empty header.
+    ///
+    /// ```
+    /// let header = gpu_aligned::header::CudaHeader::new();
+    /// assert_eq!(header.type_names().count(), 0);
+    /// ```
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Declares the element type `T`, with the structs it contains and its
+    /// `gpu_load`/`gpu_store` accessors. Adding a type twice, or a type
+    /// already declared as part of another, is harmless. Scalars and CUDA
+    /// vector types are built into CUDA and add nothing.
+    ///
+    /// ```
+    /// use gpu_aligned::header::CudaHeader;
+    /// use gpu_aligned::vector::float4;
+    ///
+    /// let mut header = CudaHeader::new();
+    /// header.add::<float4>()?; // a CUDA built-in: nothing to declare
+    /// assert!(header.render().contains("#pragma once"));
+    /// # Ok::<(), gpu_aligned::header::HeaderError>(())
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// [`HeaderError`] if a name cannot be spelled in C++ or clashes, or a
+    /// layout cannot be reproduced; the header is then left unchanged.
+    pub fn add<T: GpuAligned>(&mut self) -> Result<&mut Self, HeaderError> {
+        self.add_type(
+            &T::TYPE,
+            Wants {
+                accessors: true,
+                views: false,
+            },
+        )
+    }
+
+    /// Declares the field type `T` (a struct that is [`GpuData`] but not an
+    /// element, say) and the structs it contains, without accessors.
+    ///
+    /// ```
+    /// use gpu_aligned::header::CudaHeader;
+    /// use gpu_aligned::vector::float3;
+    ///
+    /// let mut header = CudaHeader::new();
+    /// header.add_data::<[float3; 2]>()?;
+    /// assert_eq!(header.type_names().count(), 0);
+    /// # Ok::<(), gpu_aligned::header::HeaderError>(())
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// As for [`CudaHeader::add`].
+    pub fn add_data<T: GpuData>(&mut self) -> Result<&mut Self, HeaderError> {
+        self.add_type(&T::TYPE, PLAIN)
+    }
+
+    /// Declares the struct described by `layout`, and the structs it
+    /// contains; with `accessors`, also its `gpu_load`/`gpu_store`.
+    ///
+    /// ```
+    /// use gpu_aligned::header::CudaHeader;
+    /// use gpu_aligned::GpuAligned;
+    ///
+    /// #[derive(Clone, Copy, GpuAligned)]
+    /// #[repr(C, align(8))]
+    /// struct Pair { a: f32, b: f32 }
+    ///
+    /// let mut header = CudaHeader::new();
+    /// header.add_layout(&Pair::LAYOUT, false)?; // declared, no gpu_load
+    /// assert!(!header.render().contains("gpu_load"));
+    /// # Ok::<(), gpu_aligned::header::HeaderError>(())
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// As for [`CudaHeader::add`], and [`HeaderError::NotOneWord`] when
+    /// `accessors` is asked for a layout that is not one GPU word.
+    pub fn add_layout(
+        &mut self,
+        layout: &'static GpuLayout,
+        accessors: bool,
+    ) -> Result<&mut Self, HeaderError> {
+        self.add_declared(
+            layout,
+            Wants {
+                accessors,
+                views: false,
+            },
+        )
+    }
+
+    /// Declares the struct described by `layout` (any size), the structs it
+    /// contains, and its structure-of-arrays and array-of-structs views
+    /// (see [`write_views`](super::write_views)).
+    ///
+    /// ```
+    /// use gpu_aligned::__private::{field, layout};
+    /// use gpu_aligned::header::CudaHeader;
+    /// use gpu_aligned::{GpuLayout, GpuType, Scalar};
+    ///
+    /// static HIT: GpuLayout = layout("Hit", 12, 4, 0, &[
+    ///     field("x", 0, 4, 4, false, GpuType::Scalar(Scalar::F32)),
+    ///     field("y", 4, 4, 4, false, GpuType::Scalar(Scalar::F32)),
+    ///     field("id", 8, 4, 4, false, GpuType::Scalar(Scalar::U32)),
+    /// ]);
+    /// let mut header = CudaHeader::new();
+    /// header.add_soa_layout(&HIT)?;
+    /// let text = header.render();
+    /// assert!(text.contains("struct Hit_soa {"));
+    /// assert!(text.contains("struct Hit_aos16 {"));
+    /// # Ok::<(), gpu_aligned::header::HeaderError>(())
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// As for [`CudaHeader::add`], and [`HeaderError::NotAColumn`],
+    /// [`HeaderError::NoColumns`], [`HeaderError::ReservedMember`] or
+    /// [`HeaderError::ViewNameTaken`] when the views cannot be made.
+    pub fn add_soa_layout(&mut self, layout: &'static GpuLayout) -> Result<&mut Self, HeaderError> {
+        self.add_declared(
+            layout,
+            Wants {
+                accessors: false,
+                views: true,
+            },
+        )
+    }
+
+    fn add_declared(
+        &mut self,
+        layout: &'static GpuLayout,
+        wants: Wants,
+    ) -> Result<&mut Self, HeaderError> {
+        let mut entries = self.entries.clone();
+        declare(&mut entries, layout, wants, 0)?;
+        check_view_names(&entries)?;
+        self.entries = entries;
+        Ok(self)
+    }
+
+    fn add_type(&mut self, ty: &'static GpuType, wants: Wants) -> Result<&mut Self, HeaderError> {
+        match ty {
+            GpuType::Struct(layout) => self.add_declared(layout, wants),
+            _ => {
+                let mut entries = self.entries.clone();
+                declare_within(&mut entries, ty, 0)?;
+                check_view_names(&entries)?;
+                self.entries = entries;
+                Ok(self)
+            }
+        }
+    }
+
+    /// The names of the declared structs, in declaration order.
+    ///
+    /// ```
+    /// let header = gpu_aligned::header::CudaHeader::new();
+    /// assert!(header.type_names().next().is_none());
+    /// ```
+    pub fn type_names(&self) -> impl Iterator<Item = &'static str> + '_ {
+        self.entries.iter().map(|entry| entry.layout.name)
+    }
+
+    /// The header's text.
+    ///
+    /// ```
+    /// let text = gpu_aligned::header::CudaHeader::new().render();
+    /// assert!(text.starts_with("// Generated by gpu-aligned"));
+    /// ```
+    pub fn render(&self) -> String {
+        let mut text = String::new();
+        // Writing into a `String` cannot fail.
+        let _ = write!(text, "{self}");
+        text
+    }
+}
+
+/// Adds `layout` after everything it contains, unless it is already there.
+fn declare(
+    entries: &mut Vec<Entry>,
+    layout: &'static GpuLayout,
+    wants: Wants,
+    depth: usize,
+) -> Result<(), HeaderError> {
+    if depth > MAX_DEPTH {
+        return Err(HeaderError::TooDeep { ty: layout.name });
+    }
+    check_type_name(layout.name)?;
+    if let Some(entry) = entries.iter_mut().find(|e| e.layout.name == layout.name) {
+        if !core::ptr::eq(entry.layout, layout) && *entry.layout != *layout {
+            return Err(HeaderError::NameClash { name: layout.name });
+        }
+        if wants.accessors {
+            check_one_word(layout)?;
+            entry.accessors = true;
+        }
+        if wants.views {
+            check_columns(layout)?;
+            entry.views = true;
+        }
+        return Ok(());
+    }
+    check_layout(layout)?;
+    if wants.accessors {
+        check_one_word(layout)?;
+    }
+    if wants.views {
+        check_columns(layout)?;
+    }
+    for field in layout.fields {
+        declare_within(entries, &field.ty, depth + 1)?;
+    }
+    entries.push(Entry {
+        layout,
+        accessors: wants.accessors,
+        views: wants.views,
+    });
+    Ok(())
+}
+
+fn declare_within(
+    entries: &mut Vec<Entry>,
+    ty: &'static GpuType,
+    depth: usize,
+) -> Result<(), HeaderError> {
+    match ty {
+        GpuType::Struct(inner) => declare(entries, inner, PLAIN, depth),
+        GpuType::Array { elem, .. } => declare_within(entries, elem, depth),
+        _ => Ok(()),
+    }
+}
+
+/// Refuses a struct declared under the name of another struct's view.
+fn check_view_names(entries: &[Entry]) -> Result<(), HeaderError> {
+    for with_views in entries.iter().filter(|entry| entry.views) {
+        for suffix in VIEW_SUFFIXES {
+            let view = ViewName(with_views.layout.name, suffix);
+            if let Some(taken) = entries.iter().find(|entry| view.is(entry.layout.name)) {
+                return Err(HeaderError::ViewNameTaken {
+                    ty: with_views.layout.name,
+                    taken_by: taken.layout.name,
+                });
+            }
+        }
+    }
+    Ok(())
+}
+
+impl fmt::Display for CudaHeader {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(PREAMBLE)?;
+        for entry in &self.entries {
+            struct_text(f, entry.layout)?;
+            if entry.accessors {
+                accessors_text(f, entry.layout.name, entry.layout.size)?;
+            }
+            if entry.views {
+                views_text(f, entry.layout)?;
+            }
+        }
+        Ok(())
+    }
+}

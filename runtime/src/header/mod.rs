@@ -1,0 +1,53 @@
+//! CUDA C++ declarations generated from Rust types, so a struct is written
+//! once and a `.cu` file `#include`s it instead of restating it. Each struct
+//! comes out with its Rust alignment as `__align__(N)`, its fields in order
+//! (padding included, as real members), nested structs declared first, and
+//! `static_assert`s of its `sizeof`, `alignof` and every field's offset, so
+//! any drift between the two sides stops the CUDA build instead of corrupting
+//! data. Element types also get `gpu_load`/`gpu_store` overloads that move a
+//! value with exactly one global-memory instruction: nvcc splits a struct
+//! copy into per-field loads even when one wide load is legal
+//! (`__align__(16) {float; pad; double}` becomes two `LDG.E.64`), while
+//! reading one `uint4` word and reinterpreting it cannot be split. A struct
+//! of any size can also get structure-of-arrays and array-of-structs views
+//! with the same members, so one kernel source runs over either layout
+//! ([`write_views`]).
+//!
+//! The module is split by job: [`HeaderError`] and [`LayoutFault`] say why a
+//! type cannot be declared, [`Member`] spells Rust names in C++ and knows the
+//! names CUDA takes, and the `write_*` functions emit text into any
+//! [`core::fmt::Write`], without `alloc`. [`CudaHeader`] (with `alloc`)
+//! collects types and declares every struct after the structs it contains.
+//!
+//! ```
+//! use gpu_aligned::header::CudaHeader;
+//! use gpu_aligned::vector::float4;
+//!
+//! let mut header = CudaHeader::new();
+//! header.add::<float4>()?; // a CUDA built-in: nothing to declare
+//! assert!(header.render().contains("#pragma once"));
+//! # Ok::<(), gpu_aligned::header::HeaderError>(())
+//! ```
+
+mod check;
+mod emit;
+mod error;
+mod names;
+mod views;
+
+pub use emit::{write_accessors, write_preamble, write_struct};
+pub use error::{HeaderError, LayoutFault};
+#[cfg(feature = "alloc")]
+pub use names::member_name;
+pub use names::Member;
+pub use views::write_views;
+
+/// Nesting deeper than this is refused: real types nest a few levels, and
+/// hand-built layouts that refer to each other in a cycle must not recurse
+/// forever.
+const MAX_DEPTH: usize = 32;
+
+#[cfg(feature = "alloc")]
+mod builder;
+#[cfg(feature = "alloc")]
+pub use builder::CudaHeader;
