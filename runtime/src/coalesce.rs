@@ -321,3 +321,10 @@ const fn type_loads(ty: &GpuType) -> u64 {
         GpuType::AlignMarker(_) => 0,
     }
 }
+
+mod advisor;
+
+pub use advisor::{
+    advise, predict, Access, Advice, AdviceError, Cost, Fields, Order, Storage, DRAM_BLOCK_BYTES,
+    LINE_BYTES, STORE_REQUEST_BYTES, TIE,
+};

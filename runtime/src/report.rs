@@ -44,7 +44,7 @@
 //! reading whole `Sample`s fetches 16 sectors and uses 75% of them, a warp
 //! reading only `value` uses 25%, and as an array of its own, 100%.
 
-use crate::coalesce::{ElementFacts, WarpAccess, WARP_LANES};
+use crate::coalesce::{Access, Advice, AdviceError, ElementFacts, WarpAccess, WARP_LANES};
 use crate::layout::{GpuAligned, GpuField, GpuLayout, GpuType};
 use crate::rules::Violation;
 use core::fmt::{self, Write};
@@ -80,6 +80,32 @@ impl<'a> LayoutReport<'a> {
     /// The facts the report prints.
     pub fn facts(&self) -> ElementFacts {
         ElementFacts::of(self.layout)
+    }
+
+    /// The layout advisor's prediction for a kernel doing `access` over
+    /// this type: bytes, sectors and instructions per element as an array
+    /// of structs, a padded one and a structure of arrays, and which to use.
+    /// `Display` prints it as a table.
+    ///
+    /// ```
+    /// use gpu_aligned::coalesce::{Access, Fields, Storage};
+    /// use gpu_aligned::report::LayoutReport;
+    /// use gpu_aligned::vector::float4;
+    ///
+    /// let advice = LayoutReport::of::<float4>().advise(&Access::streaming(Fields::All, Fields::None))?;
+    /// assert_eq!(advice.best, Storage::Aos);
+    /// assert!(advice.to_string().contains("recommended: array of structs"));
+    /// # Ok::<(), gpu_aligned::coalesce::AdviceError<'static>>(())
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// As for [`advise`](crate::coalesce::advise).
+    pub fn advise<'b>(&self, access: &Access<'b>) -> Result<Advice<'b>, AdviceError<'b>>
+    where
+        'a: 'b,
+    {
+        crate::coalesce::advise(self.layout, access)
     }
 }
 

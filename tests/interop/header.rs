@@ -343,12 +343,7 @@ fn two_types_with_one_name_are_refused() {
         .add_layout(&PAIR, true)
         .expect("the same type twice is fine");
     let error = header.add_layout(&OTHER_PAIR, true).unwrap_err();
-    assert_eq!(
-        error,
-        HeaderError::NameClash {
-            name: "Pair"
-        }
-    );
+    assert_eq!(error, HeaderError::NameClash { name: "Pair" });
     // The clash is found inside a nested type too, and nothing is added.
     let mut nested_first = CudaHeader::new();
     nested_first.add_layout(&OTHER_PAIR, false).unwrap();
@@ -387,11 +382,7 @@ fn names_cuda_already_uses_are_refused() {
         "class",
     ] {
         let error = CudaHeader::new().add_layout(named(name), true).unwrap_err();
-        assert_eq!(
-            error,
-            HeaderError::ReservedName { name },
-            "{name}"
-        );
+        assert_eq!(error, HeaderError::ReservedName { name }, "{name}");
     }
     for name in [
         "Particle",
@@ -412,9 +403,7 @@ fn names_that_are_not_identifiers_are_refused() {
     const BAD_FIELD: GpuLayout = layout("Odd", 4, 4, 0, &[field("a-b", 0, 4, 4, false, U32)]);
     assert_eq!(
         CudaHeader::new().add_layout(&GENERIC, false).unwrap_err(),
-        HeaderError::InvalidName {
-            name: "Pair<f32>"
-        }
+        HeaderError::InvalidName { name: "Pair<f32>" }
     );
     assert_eq!(
         CudaHeader::new().add_layout(&BAD_FIELD, false).unwrap_err(),
@@ -512,18 +501,12 @@ fn layouts_cpp_cannot_reproduce_are_refused() {
             offset: 4
         }
     );
-    assert_eq!(
-        fault(&WRONG_SIZE),
-        LayoutFault::FieldType { field: "a" }
-    );
+    assert_eq!(fault(&WRONG_SIZE), LayoutFault::FieldType { field: "a" });
     assert_eq!(
         fault(&ODD_ALIGN),
         LayoutFault::SizeOrAlign { size: 12, align: 3 }
     );
-    assert_eq!(
-        fault(&UNDER_ALIGNED),
-        LayoutFault::FieldType { field: "a" }
-    );
+    assert_eq!(fault(&UNDER_ALIGNED), LayoutFault::FieldType { field: "a" });
     assert_eq!(fault(&MARKER), LayoutFault::FieldType { field: "m" });
 }
 

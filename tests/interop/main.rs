@@ -2,6 +2,7 @@
 //! by g++ with its `static_assert`s), the layout report and the coalescing
 //! model.
 
+mod advisor;
 mod coalesce;
 #[macro_use]
 mod cuda_types;

@@ -36,6 +36,66 @@ gpu_layout!(PARTICLE = Particle {
     charge: i16 => ty::<i16>(), false;
 });
 
+/// The device benchmark's struct: 52 bytes of 4-byte fields, so the three
+/// layouts differ (packed 52, padded 64, columns of 4).
+#[repr(C)]
+#[derive(Clone, Copy)]
+pub struct Body {
+    pub x: f32,
+    pub y: f32,
+    pub z: f32,
+    pub vx: f32,
+    pub vy: f32,
+    pub vz: f32,
+    pub ax: f32,
+    pub ay: f32,
+    pub az: f32,
+    pub mass: f32,
+    pub charge: f32,
+    pub energy: f32,
+    pub id: u32,
+}
+gpu_layout!(BODY = Body {
+    x: f32 => ty::<f32>(), false; y: f32 => ty::<f32>(), false; z: f32 => ty::<f32>(), false;
+    vx: f32 => ty::<f32>(), false; vy: f32 => ty::<f32>(), false; vz: f32 => ty::<f32>(), false;
+    ax: f32 => ty::<f32>(), false; ay: f32 => ty::<f32>(), false; az: f32 => ty::<f32>(), false;
+    mass: f32 => ty::<f32>(), false; charge: f32 => ty::<f32>(), false;
+    energy: f32 => ty::<f32>(), false; id: u32 => ty::<u32>(), false;
+});
+
+/// `{float x, y, z}`: the 12-byte shape whose three layouts were measured
+/// one element per thread, re-measured by the device benchmark.
+#[repr(C)]
+#[derive(Clone, Copy)]
+pub struct Float3 {
+    pub x: f32,
+    pub y: f32,
+    pub z: f32,
+}
+gpu_layout!(FLOAT3 = Float3 {
+    x: f32 => ty::<f32>(), false; y: f32 => ty::<f32>(), false; z: f32 => ty::<f32>(), false;
+});
+
+/// Eight floats, 32 bytes: one field of it read alone was measured 3.4x
+/// faster from a column, one element per thread.
+#[repr(C)]
+#[derive(Clone, Copy)]
+pub struct Eight {
+    pub a: f32,
+    pub b: f32,
+    pub c: f32,
+    pub d: f32,
+    pub e: f32,
+    pub f: f32,
+    pub g: f32,
+    pub h: f32,
+}
+gpu_layout!(EIGHT = Eight {
+    a: f32 => ty::<f32>(), false; b: f32 => ty::<f32>(), false; c: f32 => ty::<f32>(), false;
+    d: f32 => ty::<f32>(), false; e: f32 => ty::<f32>(), false; f: f32 => ty::<f32>(), false;
+    g: f32 => ty::<f32>(), false; h: f32 => ty::<f32>(), false;
+});
+
 const F32: GpuType = GpuType::Scalar(Scalar::F32);
 const U32: GpuType = GpuType::Scalar(Scalar::U32);
 
@@ -335,4 +395,29 @@ fn the_particle_layout_is_what_rust_laid_out() {
     assert_eq!(PARTICLE.align, 16);
     assert_eq!(PARTICLE_FIELDS.len(), 7);
     assert_eq!(PARTICLE.implicit_padding(), 48 - 16 - 8 - 4 - 4 - 8 - 1 - 2);
+}
+
+/// Where the device benchmark and SASS check find the views.
+const DEVICE_HEADER: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/device/soa/types.cuh");
+
+#[test]
+fn the_device_benchmark_header_is_what_the_emitter_writes() {
+    let mut header = CudaHeader::new();
+    header
+        .add_soa_layout(&BODY)
+        .and_then(|h| h.add_soa_layout(&PARTICLE))
+        .and_then(|h| h.add_soa_layout(&FLOAT3))
+        .and_then(|h| h.add_soa_layout(&EIGHT))
+        .expect("both are column-ready");
+    let text = header.render();
+    if std::env::var_os("GPU_ALIGNED_BLESS").is_some() {
+        std::fs::write(DEVICE_HEADER, &text).expect("write the device header");
+    }
+    let current = std::fs::read_to_string(DEVICE_HEADER).unwrap_or_default();
+    assert!(
+        current == text,
+        "{DEVICE_HEADER} is not what the emitter writes now; run this test with GPU_ALIGNED_BLESS=1"
+    );
+    let (compiled, _) = gpp("device-header", &text, "    return 0;");
+    assert!(compiled.status.success(), "{}", stderr(&compiled));
 }

@@ -124,7 +124,7 @@ impl CudaHeader {
     ///
     /// let mut header = CudaHeader::new();
     /// header.add_layout(&Pair::LAYOUT, false)?; // declared, no gpu_load
-    /// assert!(!header.render().contains("gpu_load"));
+    /// assert!(!header.render().contains("Pair gpu_load("));
     /// # Ok::<(), gpu_aligned::header::HeaderError>(())
     /// ```
     ///

@@ -106,7 +106,7 @@ pub(crate) fn check_columns(layout: &'static GpuLayout) -> Result<(), HeaderErro
 pub(crate) fn is_one_word(ty: &GpuType) -> bool {
     match ty {
         GpuType::Scalar(_) | GpuType::Vector { .. } => {
-            matches!(ty.size(), 1 | 2 | 4 | 8 | 16) && ty.align() == ty.size()
+            crate::rules::is_legal(ty.size(), ty.align(), ty.size())
         }
         GpuType::Struct(layout) => layout.is_one_word(),
         GpuType::Array { .. } | GpuType::AlignMarker(_) => false,

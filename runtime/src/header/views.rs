@@ -24,6 +24,7 @@ use super::emit::base_name;
 use super::names::{check_type_name, Member};
 use super::HeaderError;
 use crate::layout::{GpuField, GpuLayout};
+use crate::rules::MAX_WORD;
 use core::fmt::{self, Write};
 
 /// The start of every column `carve` lays out is a multiple of this, as in
@@ -130,9 +131,15 @@ const fn round_up(x: usize, to: usize) -> usize {
 pub(crate) fn views_text(f: &mut impl Write, layout: &GpuLayout) -> fmt::Result {
     f.write_str(SUPPORT)?;
     soa_text(f, layout)?;
-    let word = layout.align.min(16);
+    let word = layout.align.min(MAX_WORD);
     aos_text(f, layout, "_aos", layout.size, word)?;
-    aos_text(f, layout, "_aos16", round_up(layout.size, 16), 16)
+    aos_text(
+        f,
+        layout,
+        "_aos16",
+        round_up(layout.size, MAX_WORD),
+        MAX_WORD,
+    )
 }
 
 /// The column members, `stride` bytes apart, and `len`.

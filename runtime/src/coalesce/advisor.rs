@@ -1,0 +1,705 @@
+//! The layout advisor: given a struct and what a kernel does with it (which
+//! fields it reads and writes, walking the array in order or gathering
+//! elements at random), it predicts the memory traffic and instructions per
+//! element of three layouts and picks one:
+//!
+//! - **array of structs** ([`Storage::Aos`]): the struct stored whole, moved
+//!   as words of its alignment (at most 16 bytes) when every field is used,
+//!   field by field otherwise;
+//! - **padded array of structs** ([`Storage::PaddedAos`]): each element in a
+//!   16-aligned slot rounded up to 16 bytes, moved as 16-byte words;
+//! - **structure of arrays** ([`Storage::Soa`]): one column per field, one
+//!   instruction per field used.
+//!
+//! The model, fitted on an H100 (arrays far larger than L2, 8 elements per
+//! thread; three structs of 12, 32 and 52 bytes in the three layouts, the
+//! same kernel source for each):
+//!
+//! - DRAM moves 64-byte blocks. Walking in order, every block any element
+//!   touches is fetched once (and written back once if written): bytes per
+//!   element are the blocks a repeating stretch of elements touches, times
+//!   64, over the elements in it. A random gather fetches every block an
+//!   element's bytes touch, so an element straddling two blocks costs two.
+//! - Stores are not merged in L1: each warp-wide store instruction costs one
+//!   request per 128-byte line its lanes touch, and L2 took about 34 G of
+//!   them a second against about 2.8 TB/s from DRAM, so one request costs
+//!   the time of [`STORE_REQUEST_BYTES`] DRAM bytes. Loads of lines already
+//!   fetched hit L1 and cost nothing extra.
+//! - Predicted time is the larger of the two; layouts within [`TIE`] of the
+//!   fastest are ranked by instructions, then by arrays in flight.
+//!
+//! On those nine kernels it picked the fastest layout or one within 5% of
+//! it, and its ratios were within 25% of the measured ones except for
+//! gathers, where it overstates the cost of more blocks per element (13
+//! blocks predicted 13x slower than one, measured 9.2x): more blocks per
+//! element also means more requests in flight. A 4-byte field of a 52-byte
+//! struct read and written in place: predicted 13x faster from a column,
+//! measured 13.5x; every field of it: columns predicted and measured fastest
+//! (the packed array of structs 4.2x and 3.9x slower: 13 four-byte stores a
+//! warp each touching 13 lines); a random gather: padded slots predicted and
+//! measured fastest, columns 13x and 9.2x slower.
+//!
+//! ```
+//! use gpu_aligned::coalesce::{advise, Access, Fields, Storage};
+//! use gpu_aligned::vector::float4;
+//! use gpu_aligned::GpuAligned;
+//!
+//! // A float4 read at random indices: one 16-byte word, one DRAM block.
+//! let advice = advise(&float4::LAYOUT, &Access::gather(Fields::All, Fields::None))?;
+//! assert_eq!(advice.best, Storage::Aos);
+//! assert_eq!(advice.cost(Storage::Aos).bytes(), 64.0);
+//! # Ok::<(), gpu_aligned::coalesce::AdviceError<'static>>(())
+//! ```
+
+use super::{distinct_units, WARP_LANES};
+use crate::layout::{GpuField, GpuLayout, GpuType};
+use crate::rules::MAX_WORD;
+use core::fmt;
+
+/// Bytes DRAM moves for each block an access touches.
+pub const DRAM_BLOCK_BYTES: u64 = 64;
+
+/// DRAM bytes that take as long as one store request (one 128-byte line
+/// touched by one warp-wide store instruction): about 2.8 TB/s over about
+/// 34 G requests a second on an H100.
+pub const STORE_REQUEST_BYTES: f64 = 82.0;
+
+/// The line a store request is counted in.
+pub const LINE_BYTES: u64 = 128;
+
+/// Layouts whose predicted bytes are within this fraction of the fewest are
+/// ranked by instructions, then by arrays: the model cannot tell them apart
+/// by traffic.
+pub const TIE: f64 = 0.05;
+
+/// How a kernel walks the array.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Order {
+    /// Consecutive threads take consecutive elements, and the whole array
+    /// is covered.
+    Streaming,
+    /// Each element is taken at a random index.
+    Gather,
+}
+
+/// One of the layouts the advisor compares.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Storage {
+    /// The struct stored whole, `size_of` bytes apart.
+    Aos,
+    /// The struct stored whole in 16-aligned slots of a multiple of 16
+    /// bytes.
+    PaddedAos,
+    /// One column per field.
+    Soa,
+}
+
+impl Storage {
+    /// The three layouts, in the order the advisor prefers among equals
+    /// (one array before many).
+    ///
+    /// ```
+    /// use gpu_aligned::coalesce::Storage;
+    /// assert_eq!(Storage::ALL[2], Storage::Soa);
+    /// ```
+    pub const ALL: [Storage; 3] = [Storage::Aos, Storage::PaddedAos, Storage::Soa];
+
+    /// What the layout is called in a report.
+    ///
+    /// ```
+    /// use gpu_aligned::coalesce::Storage;
+    /// assert_eq!(Storage::Soa.name(), "structure of arrays");
+    /// ```
+    pub const fn name(self) -> &'static str {
+        match self {
+            Storage::Aos => "array of structs",
+            Storage::PaddedAos => "padded array of structs",
+            Storage::Soa => "structure of arrays",
+        }
+    }
+}
+
+/// Which fields of the struct a kernel reads, or writes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Fields<'a> {
+    /// No field.
+    None,
+    /// Every data field (padding is never read for its value).
+    All,
+    /// The fields with these names.
+    Only(&'a [&'a str]),
+}
+
+/// What a kernel does with each element.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Access<'a> {
+    /// The fields it reads.
+    pub reads: Fields<'a>,
+    /// The fields it writes.
+    pub writes: Fields<'a>,
+    /// How it walks the array.
+    pub order: Order,
+}
+
+impl<'a> Access<'a> {
+    /// A kernel that walks the array in order.
+    ///
+    /// ```
+    /// use gpu_aligned::coalesce::{Access, Fields, Order};
+    /// let access = Access::streaming(Fields::Only(&["mass"]), Fields::Only(&["mass"]));
+    /// assert_eq!(access.order, Order::Streaming);
+    /// ```
+    pub const fn streaming(reads: Fields<'a>, writes: Fields<'a>) -> Self {
+        Self {
+            reads,
+            writes,
+            order: Order::Streaming,
+        }
+    }
+
+    /// A kernel that takes elements at random indices.
+    ///
+    /// ```
+    /// use gpu_aligned::coalesce::{Access, Fields, Order};
+    /// let access = Access::gather(Fields::All, Fields::None);
+    /// assert_eq!(access.order, Order::Gather);
+    /// ```
+    pub const fn gather(reads: Fields<'a>, writes: Fields<'a>) -> Self {
+        Self {
+            reads,
+            writes,
+            order: Order::Gather,
+        }
+    }
+}
+
+/// Why an access pattern cannot be priced.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum AdviceError<'a> {
+    /// A named field that the struct does not have (or that is padding).
+    UnknownField {
+        /// The name as given.
+        name: &'a str,
+    },
+    /// The kernel reads and writes nothing.
+    NothingAccessed,
+    /// The layout has no data fields or a stride of zero.
+    Empty,
+}
+
+impl fmt::Display for AdviceError<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            AdviceError::UnknownField { name } => {
+                write!(f, "the struct has no data field called `{name}`")
+            }
+            AdviceError::NothingAccessed => f.write_str("the kernel reads and writes no field"),
+            AdviceError::Empty => f.write_str("the layout has no data to lay out"),
+        }
+    }
+}
+
+impl core::error::Error for AdviceError<'_> {}
+
+/// The predicted cost of one layout, per element.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Cost {
+    /// The layout.
+    pub storage: Storage,
+    /// Bytes fetched from DRAM per element.
+    pub read_bytes: f64,
+    /// Bytes written back to DRAM per element.
+    pub write_bytes: f64,
+    /// Store requests per element: 128-byte lines touched by each warp-wide
+    /// store instruction, summed, over the warp's 32 elements.
+    pub store_requests: f64,
+    /// Global-memory load and store instructions per element.
+    pub instructions: u64,
+    /// Arrays the kernel touches: 1 for either array of structs, one per
+    /// field used for the structure of arrays.
+    pub arrays: usize,
+}
+
+impl Cost {
+    /// DRAM bytes moved per element, both ways.
+    ///
+    /// ```
+    /// use gpu_aligned::coalesce::{advise, Access, Fields, Storage};
+    /// use gpu_aligned::GpuAligned;
+    ///
+    /// let advice = advise(&u32::LAYOUT, &Access::streaming(Fields::All, Fields::All))?;
+    /// assert_eq!(advice.cost(Storage::Soa).bytes(), 8.0);
+    /// # Ok::<(), gpu_aligned::coalesce::AdviceError<'static>>(())
+    /// ```
+    pub fn bytes(&self) -> f64 {
+        self.read_bytes + self.write_bytes
+    }
+
+    /// The predicted time per element, in DRAM-byte units: the larger of
+    /// [`Cost::bytes`] and the store requests at [`STORE_REQUEST_BYTES`]
+    /// each.
+    ///
+    /// ```
+    /// use gpu_aligned::coalesce::{advise, Access, Fields, Storage};
+    /// use gpu_aligned::GpuAligned;
+    ///
+    /// let advice = advise(&u32::LAYOUT, &Access::streaming(Fields::All, Fields::All))?;
+    /// assert_eq!(advice.cost(Storage::Soa).time(), 8.0);
+    /// # Ok::<(), gpu_aligned::coalesce::AdviceError<'static>>(())
+    /// ```
+    pub fn time(&self) -> f64 {
+        self.bytes().max(self.store_requests * STORE_REQUEST_BYTES)
+    }
+}
+
+/// The three predictions and the pick; `Display` prints them as a table.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Advice<'a> {
+    /// The struct.
+    pub layout: &'a GpuLayout,
+    /// What the kernel does.
+    pub access: Access<'a>,
+    /// One cost per layout, in [`Storage::ALL`] order.
+    pub costs: [Cost; 3],
+    /// The recommended layout.
+    pub best: Storage,
+}
+
+impl Advice<'_> {
+    /// The cost predicted for `storage`.
+    ///
+    /// ```
+    /// use gpu_aligned::coalesce::{advise, Access, Fields, Storage};
+    /// use gpu_aligned::GpuAligned;
+    ///
+    /// let advice = advise(&u64::LAYOUT, &Access::streaming(Fields::All, Fields::None))?;
+    /// assert_eq!(advice.cost(Storage::Aos).instructions, 1);
+    /// # Ok::<(), gpu_aligned::coalesce::AdviceError<'static>>(())
+    /// ```
+    pub fn cost(&self, storage: Storage) -> &Cost {
+        let index = Storage::ALL.iter().position(|s| *s == storage).unwrap_or(0);
+        &self.costs[index]
+    }
+
+    /// How many times longer than the recommended layout `storage` is
+    /// predicted to take.
+    ///
+    /// ```
+    /// use gpu_aligned::coalesce::{advise, Access, Fields, Storage};
+    /// use gpu_aligned::vector::float3_16_t;
+    /// use gpu_aligned::GpuAligned;
+    ///
+    /// // Reading a 16-byte element at random: one DRAM block in every layout
+    /// // but columns, which fetch one block per field.
+    /// let advice = advise(&float3_16_t::LAYOUT, &Access::gather(Fields::All, Fields::None))?;
+    /// assert_eq!(advice.best, Storage::Aos);
+    /// assert_eq!(advice.ratio(Storage::Soa), 3.0);
+    /// # Ok::<(), gpu_aligned::coalesce::AdviceError<'static>>(())
+    /// ```
+    pub fn ratio(&self, storage: Storage) -> f64 {
+        let best = self.cost(self.best).time();
+        if best == 0.0 {
+            return 1.0;
+        }
+        self.cost(storage).time() / best
+    }
+}
+
+/// Predicts the three layouts' costs for `access` over `layout` and picks
+/// the cheapest (see the module docs for the model and the ranking).
+///
+/// ```
+/// use gpu_aligned::__private::{field, layout};
+/// use gpu_aligned::coalesce::{advise, Access, Fields, Storage};
+/// use gpu_aligned::{GpuLayout, GpuType, Scalar};
+///
+/// const F32: GpuType = GpuType::Scalar(Scalar::F32);
+/// // 32 bytes: eight floats.
+/// static BODY: GpuLayout = layout("Body", 32, 4, 0, &[
+///     field("x", 0, 4, 4, false, F32), field("y", 4, 4, 4, false, F32),
+///     field("z", 8, 4, 4, false, F32), field("vx", 12, 4, 4, false, F32),
+///     field("vy", 16, 4, 4, false, F32), field("vz", 20, 4, 4, false, F32),
+///     field("mass", 24, 4, 4, false, F32), field("charge", 28, 4, 4, false, F32),
+/// ]);
+/// let one_field = Access::streaming(Fields::Only(&["mass"]), Fields::None);
+/// let advice = advise(&BODY, &one_field)?;
+/// assert_eq!(advice.best, Storage::Soa);
+/// assert_eq!(advice.ratio(Storage::Aos), 8.0);
+/// # Ok::<(), gpu_aligned::coalesce::AdviceError<'static>>(())
+/// ```
+///
+/// # Errors
+///
+/// [`AdviceError`] for a field name the struct does not have, an access
+/// that touches nothing, or a layout with no data.
+pub fn advise<'a>(
+    layout: &'a GpuLayout,
+    access: &Access<'a>,
+) -> Result<Advice<'a>, AdviceError<'a>> {
+    let costs = [
+        predict(layout, access, Storage::Aos)?,
+        predict(layout, access, Storage::PaddedAos)?,
+        predict(layout, access, Storage::Soa)?,
+    ];
+    let fastest = costs.iter().map(Cost::time).fold(f64::INFINITY, f64::min);
+    let best = costs
+        .iter()
+        .filter(|cost| cost.time() <= fastest * (1.0 + TIE))
+        .min_by_key(|cost| (cost.instructions, cost.arrays))
+        .map_or(Storage::Aos, |cost| cost.storage);
+    Ok(Advice {
+        layout,
+        access: *access,
+        costs,
+        best,
+    })
+}
+
+/// The cost of `access` over `layout` stored as `storage`.
+///
+/// ```
+/// use gpu_aligned::coalesce::{predict, Access, Fields, Storage};
+/// use gpu_aligned::vector::float4;
+/// use gpu_aligned::GpuAligned;
+///
+/// let cost = predict(&float4::LAYOUT, &Access::streaming(Fields::All, Fields::All), Storage::PaddedAos)?;
+/// assert_eq!((cost.bytes(), cost.instructions), (32.0, 2));
+/// # Ok::<(), gpu_aligned::coalesce::AdviceError<'static>>(())
+/// ```
+///
+/// # Errors
+///
+/// As for [`advise`].
+pub fn predict<'a>(
+    layout: &'a GpuLayout,
+    access: &Access<'a>,
+    storage: Storage,
+) -> Result<Cost, AdviceError<'a>> {
+    if layout.size == 0 || data_fields(layout).next().is_none() {
+        return Err(AdviceError::Empty);
+    }
+    check_names(layout, access.reads)?;
+    check_names(layout, access.writes)?;
+    if matches!(
+        (access.reads, access.writes),
+        (
+            Fields::None | Fields::Only(&[]),
+            Fields::None | Fields::Only(&[])
+        )
+    ) {
+        return Err(AdviceError::NothingAccessed);
+    }
+    let reads = Direction::of(layout, access, access.reads, storage, false);
+    let writes = Direction::of(layout, access, access.writes, storage, true);
+    let arrays = match storage {
+        Storage::Aos | Storage::PaddedAos => 1,
+        Storage::Soa => data_fields(layout)
+            .filter(|field| selects(access.reads, field.name) || selects(access.writes, field.name))
+            .count(),
+    };
+    Ok(Cost {
+        storage,
+        read_bytes: reads.bytes,
+        write_bytes: writes.bytes,
+        store_requests: writes.requests,
+        instructions: reads.instructions + writes.instructions,
+        arrays,
+    })
+}
+
+/// A data field as the advisor sees it. A layout without fields (a
+/// scalar's) is one part: the whole value.
+#[derive(Clone, Copy)]
+struct Part<'a> {
+    name: &'a str,
+    offset: usize,
+    size: usize,
+    instructions: u64,
+}
+
+fn data_fields(layout: &GpuLayout) -> impl Iterator<Item = Part<'_>> + Clone {
+    let whole = layout.fields.is_empty().then_some(Part {
+        name: layout.name,
+        offset: 0,
+        size: layout.size,
+        instructions: 1,
+    });
+    layout
+        .fields
+        .iter()
+        .filter(|field| !field.is_padding)
+        .map(|field: &GpuField| Part {
+            name: field.name,
+            offset: field.offset,
+            size: field.size,
+            instructions: instructions_of(&field.ty),
+        })
+        .chain(whole)
+}
+
+fn check_names<'a>(layout: &GpuLayout, fields: Fields<'a>) -> Result<(), AdviceError<'a>> {
+    if let Fields::Only(names) = fields {
+        for name in names {
+            if !data_fields(layout).any(|field| field.name == *name) {
+                return Err(AdviceError::UnknownField { name });
+            }
+        }
+    }
+    Ok(())
+}
+
+fn selects(fields: Fields<'_>, name: &str) -> bool {
+    match fields {
+        Fields::None => false,
+        Fields::All => true,
+        Fields::Only(names) => names.contains(&name),
+    }
+}
+
+/// Instructions one value of `ty` costs when moved on its own.
+fn instructions_of(ty: &GpuType) -> u64 {
+    if crate::header::is_one_word(ty) {
+        1
+    } else {
+        super::type_loads(ty).max(1)
+    }
+}
+
+/// The traffic of the loads, or of the stores, of one element.
+struct Direction {
+    bytes: f64,
+    requests: f64,
+    instructions: u64,
+}
+
+impl Direction {
+    fn of(
+        layout: &GpuLayout,
+        access: &Access<'_>,
+        fields: Fields<'_>,
+        storage: Storage,
+        writes: bool,
+    ) -> Self {
+        let mut total = Direction {
+            bytes: 0.0,
+            requests: 0.0,
+            instructions: 0,
+        };
+        let used = || data_fields(layout).filter(move |field| selects(fields, field.name));
+        if used().next().is_none() {
+            return total;
+        }
+        let order = access.order;
+        let every = data_fields(layout).all(|field| selects(fields, field.name));
+        match storage {
+            Storage::Soa => {
+                for field in used() {
+                    let size = field.size as u64;
+                    total.bytes += Span::new(size, &[(0, size)]).dram_bytes(order);
+                    if writes {
+                        total.requests += requests(size, 0, size, order);
+                    }
+                    total.instructions += field.instructions;
+                }
+            }
+            Storage::Aos | Storage::PaddedAos => {
+                let (stride, word) = match storage {
+                    Storage::Aos => (layout.size as u64, layout.align.min(MAX_WORD) as u64),
+                    _ => (round_up(layout.size as u64, 16), MAX_WORD as u64),
+                };
+                let word = word.max(1);
+                if every {
+                    // Moved whole, as words: every byte of the slot goes.
+                    total.bytes += Span::new(stride, &[(0, stride)]).dram_bytes(order);
+                    total.instructions += stride / word;
+                    if writes {
+                        for k in 0..stride / word {
+                            total.requests += requests(stride, k * word, word, order);
+                        }
+                    }
+                } else {
+                    let mut ranges = [(0u64, 0u64); MAX_RANGES];
+                    let mut count = 0;
+                    // Fields beyond MAX_RANGES are merged into the last range:
+                    // an over-estimate for absurdly wide partial accesses.
+                    for field in used() {
+                        let (start, size) = (field.offset as u64, field.size as u64);
+                        total.instructions += field.instructions;
+                        if writes {
+                            total.requests += requests(stride, start, size, order);
+                        }
+                        if count < MAX_RANGES {
+                            ranges[count] = (start, start + size);
+                            count += 1;
+                        } else {
+                            ranges[MAX_RANGES - 1].1 = start + size;
+                        }
+                    }
+                    total.bytes += Span::new(stride, &ranges[..count]).dram_bytes(order);
+                }
+            }
+        }
+        total
+    }
+}
+
+/// Store requests per element of one warp-wide instruction that moves
+/// `width` bytes at `offset` in elements `stride` bytes apart: the 128-byte
+/// lines the warp's lanes touch, over its 32 elements, averaged over where
+/// a warp can start relative to a line.
+fn requests(stride: u64, offset: u64, width: u64, order: Order) -> f64 {
+    let lanes = WARP_LANES as u64;
+    match order {
+        Order::Streaming => {
+            let warp_bytes = stride.saturating_mul(lanes);
+            let positions = LINE_BYTES / gcd(warp_bytes % LINE_BYTES, LINE_BYTES);
+            let mut lines = 0u64;
+            for position in 0..positions {
+                let base = position * warp_bytes % LINE_BYTES + offset;
+                let mut addresses = [0u64; WARP_LANES];
+                for (lane, address) in (0u64..).zip(addresses.iter_mut()) {
+                    *address = base.saturating_add(lane.saturating_mul(stride));
+                }
+                lines += distinct_units(&addresses, width, LINE_BYTES);
+            }
+            lines as f64 / (positions * lanes) as f64
+        }
+        // Lanes take unrelated elements: each touches its own lines.
+        Order::Gather => Span::new(stride, &[(offset, offset + width)]).units(LINE_BYTES, true),
+    }
+}
+
+/// Ranges one partial access prices at once; more are merged.
+const MAX_RANGES: usize = 64;
+
+const fn round_up(x: u64, to: u64) -> u64 {
+    x.div_ceil(to) * to
+}
+
+const fn gcd(mut a: u64, mut b: u64) -> u64 {
+    while b != 0 {
+        let t = a % b;
+        a = b;
+        b = t;
+    }
+    a
+}
+
+/// Byte ranges `[start, end)` touched in each element, elements `stride`
+/// bytes apart from a base aligned to at least 128 bytes. Ranges are in
+/// increasing order and lie within `[0, stride)`.
+struct Span<'r> {
+    stride: u64,
+    ranges: &'r [(u64, u64)],
+}
+
+impl<'r> Span<'r> {
+    fn new(stride: u64, ranges: &'r [(u64, u64)]) -> Self {
+        Self { stride, ranges }
+    }
+
+    /// DRAM bytes per element: blocks touched in order (each once), or
+    /// element by element for a gather.
+    fn dram_bytes(&self, order: Order) -> f64 {
+        let alone = order == Order::Gather;
+        self.units(DRAM_BLOCK_BYTES, alone) * DRAM_BLOCK_BYTES as f64
+    }
+
+    /// `unit`-sized blocks touched per element, over a stretch of elements
+    /// after which positions repeat modulo `unit`. In order (`alone` false),
+    /// ranges are swept in address order so a block shared by neighbours
+    /// counts once; `alone`, every element counts its own blocks.
+    fn units(&self, unit: u64, alone: bool) -> f64 {
+        let elements = unit / gcd(self.stride % unit, unit);
+        let mut counted = 0u64;
+        let mut last: Option<u64> = None;
+        for element in 0..elements {
+            let base = element.saturating_mul(self.stride);
+            if alone {
+                last = None;
+            }
+            for &(start, end) in self.ranges {
+                if end <= start {
+                    continue;
+                }
+                let first = base.saturating_add(start) / unit;
+                let final_block = base.saturating_add(end - 1) / unit;
+                let from = last.map_or(first, |l| first.max(l + 1));
+                if final_block >= from {
+                    counted += final_block - from + 1;
+                }
+                last = Some(last.map_or(final_block, |l| l.max(final_block)));
+            }
+        }
+        counted as f64 / elements as f64
+    }
+}
+
+impl fmt::Display for Advice<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let order = match self.access.order {
+            Order::Streaming => "walked in order",
+            Order::Gather => "gathered at random indices",
+        };
+        write!(
+            f,
+            "{} ({} bytes, align {}), {order}; reads ",
+            self.layout.name, self.layout.size, self.layout.align
+        )?;
+        write_fields(f, self.access.reads)?;
+        f.write_str(", writes ")?;
+        write_fields(f, self.access.writes)?;
+        writeln!(f, ":")?;
+        writeln!(
+            f,
+            "  {:<25}{:>11}{:>11}{:>14}{:>8}{:>7}",
+            "layout", "DRAM bytes", "store req", "instructions", "arrays", "time"
+        )?;
+        for cost in &self.costs {
+            let mark = if cost.storage == self.best { '*' } else { ' ' };
+            writeln!(
+                f,
+                "{mark} {:<25}{:>11.1}{:>11.2}{:>14}{:>8}{:>6.2}x",
+                cost.storage.name(),
+                cost.bytes(),
+                cost.store_requests,
+                cost.instructions,
+                cost.arrays,
+                self.ratio(cost.storage),
+            )?;
+        }
+        write!(f, "  recommended: {}", self.best.name())?;
+        let mut first = true;
+        for cost in self.costs.iter().filter(|c| c.storage != self.best) {
+            f.write_str(if first { " (" } else { ", " })?;
+            first = false;
+            write!(
+                f,
+                "{} predicted {:.2}x slower",
+                cost.storage.name(),
+                self.ratio(cost.storage),
+            )?;
+        }
+        if !first {
+            f.write_str(")")?;
+        }
+        f.write_str("\n")
+    }
+}
+
+fn write_fields(f: &mut fmt::Formatter<'_>, fields: Fields<'_>) -> fmt::Result {
+    match fields {
+        Fields::None => f.write_str("nothing"),
+        Fields::All => f.write_str("every field"),
+        Fields::Only(names) => {
+            for (i, name) in names.iter().enumerate() {
+                if i > 0 {
+                    f.write_str(" ")?;
+                }
+                f.write_str(name)?;
+            }
+            Ok(())
+        }
+    }
+}
