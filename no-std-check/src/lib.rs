@@ -1,6 +1,7 @@
 //! A `#![no_std]` crate that shares GPU types with host code: if this builds,
-//! the trait, the layout facts, the vector types and the derive's output need
-//! neither `std` nor `alloc`. It depends on `gpu-aligned` with
+//! the trait, the layout facts, the vector types, the derive's output and the
+//! CUDA header emitter need neither `std` nor `alloc`. It depends on
+//! `gpu-aligned` with
 //! `default-features = false`; `cargo build -p gpu-aligned-no-std-check`
 //! (a CI step) builds it without the runtime's `std` and `alloc` features,
 //! which a workspace-wide build would switch on through feature unification.
@@ -66,4 +67,20 @@ const _: () = {
 /// Builds a padded value in a `const fn`, as GPU-side code would.
 pub const fn tagged(tag: u8, value: u32) -> Tagged {
     Tagged::new(tag, value)
+}
+
+/// Writes the CUDA declaration of `Particle` with its one-instruction
+/// accessors: the header emitter needs no allocator either.
+///
+/// # Errors
+///
+/// What the emitter returns, [`HeaderError::Write`] if `out` fails.
+///
+/// [`HeaderError::Write`]: gpu_aligned::header::HeaderError::Write
+pub fn declare_particle(
+    out: &mut impl core::fmt::Write,
+) -> Result<(), gpu_aligned::header::HeaderError> {
+    gpu_aligned::header::write_preamble(out)?;
+    gpu_aligned::header::write_struct(out, &Particle::LAYOUT)?;
+    gpu_aligned::header::write_accessors(out, &Particle::LAYOUT)
 }
