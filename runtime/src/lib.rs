@@ -22,7 +22,7 @@
 //! - [`arena`] hands out typed arrays of one buffer, each starting on a
 //!   256-byte boundary, over the constant-time offsets-only allocator in
 //!   [`alloc`](mod@alloc); with the `cuda` feature the buffer is one CUDA
-//!   device allocation ([`backend::cuda`]).
+//!   device allocation (`backend::cuda`, in [`backend`]).
 //!
 //! In short:
 //!
@@ -180,7 +180,7 @@
 //! **Do the same on a GPU.** With the `cuda` feature, `Arena::device` puts
 //! the arena on one device allocation; each array is a typed `CudaView<T>`
 //! that cudarc's launch builder takes as a kernel argument (a full example
-//! with a kernel is in [`backend::cuda`]):
+//! with a kernel is in `backend::cuda`):
 //!
 //! ```no_run
 //! # #[cfg(feature = "cuda")]
@@ -226,7 +226,7 @@
 //! |---|---|---|
 //! | `std` | yes | `std` error impls, [`arena::SyncArena`] and [`alloc::SyncAllocator`]; implies `alloc` |
 //! | `alloc` | via `std` | the allocator, the arena with its host backend, the CUDA header emitter |
-//! | `cuda` | no | [`backend::cuda`]: the arena on one CUDA device buffer, through cudarc; implies `std` |
+//! | `cuda` | no | `backend::cuda` (in [`backend`]): the arena on one CUDA device buffer, through cudarc; implies `std` |
 //!
 //! Without default features the traits, layout facts, [`rules`], vector
 //! types, both macros, [`coalesce`] and [`report`] work in `#![no_std]`

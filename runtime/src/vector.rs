@@ -13,12 +13,103 @@
 use crate::layout::{GpuAligned, GpuData, GpuField, GpuLayout, GpuType, Scalar};
 use core::mem::{align_of, offset_of, size_of};
 
+/// The value of a lane in the examples: x = 1, y = 2, z = 3, w = 4.
+macro_rules! lane_value {
+    (x) => {
+        "1"
+    };
+    (y) => {
+        "2"
+    };
+    (z) => {
+        "3"
+    };
+    (w) => {
+        "4"
+    };
+}
+
+/// What makes an integer literal a float literal of the lane type.
+macro_rules! float_suffix {
+    (f32) => {
+        ".0"
+    };
+    (f64) => {
+        ".0"
+    };
+    ($other:ident) => {
+        ""
+    };
+}
+
+/// The arguments of `new` in the examples: `1.0, 2.0, 3.0`.
+macro_rules! lane_args {
+    ($lane:ident; $f:ident) => { concat!(lane_value!($f), float_suffix!($lane)) };
+    ($lane:ident; $f:ident, $($rest:ident),+) => {
+        concat!(lane_value!($f), float_suffix!($lane), ", ", lane_args!($lane; $($rest),+))
+    };
+}
+
+/// The same lanes as a struct literal in the examples: `x: 1.0, y: 2.0`.
+macro_rules! lane_fields {
+    ($lane:ident; $f:ident) => {
+        concat!(stringify!($f), ": ", lane_value!($f), float_suffix!($lane))
+    };
+    ($lane:ident; $f:ident, $($rest:ident),+) => {
+        concat!(lane_fields!($lane; $f), ", ", lane_fields!($lane; $($rest),+))
+    };
+}
+
+/// What the last line of a vector type's example needs.
+macro_rules! vector_role_use {
+    (word) => {
+        "use gpu_aligned::GpuAligned;"
+    };
+    (field) => {
+        "use gpu_aligned::rules::is_word_size;"
+    };
+}
+
+/// The last line of a vector type's example: what the type may be used as.
+macro_rules! vector_role {
+    (word, $name:ident) => {
+        concat!(
+            "assert!(",
+            stringify!($name),
+            "::LAYOUT.is_one_word()); ",
+            "// an element: one instruction moves it"
+        )
+    };
+    (field, $name:ident) => {
+        concat!(
+            "// Legal as a field of an element, but not an element itself (several loads each):\n",
+            "assert!(!is_word_size(size_of::<",
+            stringify!($name),
+            ">()));"
+        )
+    };
+}
+
 macro_rules! vector_struct {
-    ($name:ident, $lane:ty, $scalar:ident, $align:literal, $size:literal, [$($f:ident),+]) => {
+    ($role:ident, $name:ident, $lane:ident, $scalar:ident, $align:literal, $size:literal, [$($f:ident),+]) => {
         #[doc = concat!(
             "CUDA's `", stringify!($name), "`: ", stringify!($size), " bytes, aligned to ",
             stringify!($align), "."
         )]
+        #[doc = ""]
+        #[doc = "```"]
+        #[doc = concat!("use gpu_aligned::vector::", stringify!($name), ";")]
+        #[doc = vector_role_use!($role)]
+        #[doc = "use core::mem::{align_of, size_of};"]
+        #[doc = ""]
+        #[doc = concat!("let v = ", stringify!($name), "::new(", lane_args!($lane; $($f),+), ");")]
+        #[doc = concat!("assert_eq!(v.x, 1", float_suffix!($lane), ");")]
+        #[doc = concat!(
+            "assert_eq!((size_of::<", stringify!($name), ">(), align_of::<", stringify!($name),
+            ">()), (", stringify!($size), ", ", stringify!($align), "));"
+        )]
+        #[doc = vector_role!($role, $name)]
+        #[doc = "```"]
         #[repr(C, align($align))]
         #[derive(Clone, Copy, Debug, Default, PartialEq)]
         pub struct $name {
@@ -29,7 +120,18 @@ macro_rules! vector_struct {
         }
 
         impl $name {
-            /// Builds the vector from its lanes, like CUDA's `make_*` functions.
+            #[doc = concat!(
+                "Builds the vector from its lanes, like CUDA's `make_", stringify!($name), "`."
+            )]
+            #[doc = ""]
+            #[doc = "```"]
+            #[doc = concat!("use gpu_aligned::vector::", stringify!($name), ";")]
+            #[doc = ""]
+            #[doc = concat!(
+                "assert_eq!(", stringify!($name), "::new(", lane_args!($lane; $($f),+), "), ",
+                stringify!($name), " { ", lane_fields!($lane; $($f),+), " });"
+            )]
+            #[doc = "```"]
             #[allow(clippy::too_many_arguments)]
             pub const fn new($($f: $lane),+) -> Self {
                 Self { $($f),+ }
@@ -67,8 +169,8 @@ macro_rules! vector_struct {
 }
 
 macro_rules! vector_word {
-    ($name:ident, $lane:ty, $scalar:ident, $size:literal, [$($f:ident),+]) => {
-        vector_struct!($name, $lane, $scalar, $size, $size, [$($f),+]);
+    ($name:ident, $lane:ident, $scalar:ident, $size:literal, [$($f:ident),+]) => {
+        vector_struct!(word, $name, $lane, $scalar, $size, $size, [$($f),+]);
 
         // SAFETY: size == align ∈ {2, 4, 8, 16} and no padding, asserted in
         // `vector_struct!`; `LAYOUT` lists every lane at its real offset.
@@ -113,16 +215,16 @@ vector_word!(ulonglong2, u64, U64, 16, [x, y]);
 vector_word!(double2, f64, F64, 16, [x, y]);
 
 // Not words: legal as fields, never as elements.
-vector_struct!(char3, i8, I8, 1, 3, [x, y, z]);
-vector_struct!(uchar3, u8, U8, 1, 3, [x, y, z]);
-vector_struct!(short3, i16, I16, 2, 6, [x, y, z]);
-vector_struct!(ushort3, u16, U16, 2, 6, [x, y, z]);
-vector_struct!(int3, i32, I32, 4, 12, [x, y, z]);
-vector_struct!(uint3, u32, U32, 4, 12, [x, y, z]);
-vector_struct!(float3, f32, F32, 4, 12, [x, y, z]);
-vector_struct!(longlong3, i64, I64, 8, 24, [x, y, z]);
-vector_struct!(ulonglong3, u64, U64, 8, 24, [x, y, z]);
-vector_struct!(double3, f64, F64, 8, 24, [x, y, z]);
+vector_struct!(field, char3, i8, I8, 1, 3, [x, y, z]);
+vector_struct!(field, uchar3, u8, U8, 1, 3, [x, y, z]);
+vector_struct!(field, short3, i16, I16, 2, 6, [x, y, z]);
+vector_struct!(field, ushort3, u16, U16, 2, 6, [x, y, z]);
+vector_struct!(field, int3, i32, I32, 4, 12, [x, y, z]);
+vector_struct!(field, uint3, u32, U32, 4, 12, [x, y, z]);
+vector_struct!(field, float3, f32, F32, 4, 12, [x, y, z]);
+vector_struct!(field, longlong3, i64, I64, 8, 24, [x, y, z]);
+vector_struct!(field, ulonglong3, u64, U64, 8, 24, [x, y, z]);
+vector_struct!(field, double3, f64, F64, 8, 24, [x, y, z]);
 
 /// CUDA's `struct __align__(16) float3_16_t { float x, y, z; }` from the
 /// alignment guide: a float3 that one `LDG.E.128` moves, at the price of 4
