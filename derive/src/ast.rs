@@ -1,41 +1,63 @@
-//! The input as the derive sees it: the struct's fields with their parsed
+//! The input as the derive sees it: a struct's fields with their parsed
 //! attributes, each borrowing its syn node so any later error can point at
-//! the source.
+//! the source. Enums and unions are rejected here, while parsing: there is no
+//! field list to build for them.
 
-use crate::attr::{self, FieldAttrs};
+use crate::attr::{self, ContainerAttrs, FieldAttrs};
 use crate::ctxt::Ctxt;
-use crate::repr::{self, Repr};
+use crate::repr::{self, Written};
 use syn::{DeriveInput, Member};
 
 pub struct Input<'a> {
-    pub original: &'a DeriveInput,
-    /// `None` if the repr was rejected (the error is already recorded).
-    pub repr: Option<Repr>,
+    pub ident: &'a syn::Ident,
+    pub generics: &'a syn::Generics,
+    pub attrs: ContainerAttrs,
+    /// Every `#[repr]` item as written; `repr::judge` decides.
+    pub repr: Written,
     pub fields: Vec<Field<'a>>,
 }
 
 pub struct Field<'a> {
     pub original: &'a syn::Field,
-    /// `x` or `0`: what `offset_of!` and constructors name.
+    /// `x` or `0`: what `offset_of!`, patterns and constructors name.
     pub member: Member,
     pub attrs: FieldAttrs,
 }
 
 impl<'a> Input<'a> {
-    /// Builds the AST, recording attribute and repr errors in `cx`. Enums and
-    /// unions get an empty field list; `valid` rejects them.
-    pub fn from_syn(cx: &Ctxt, input: &'a DeriveInput) -> Self {
-        attr::container_attrs(cx, &input.attrs);
-        let repr = repr::parse(cx, &input.attrs, &input.ident);
-        let fields = match &input.data {
-            syn::Data::Struct(data) => Field::multiple_from_syn(cx, &data.fields),
-            syn::Data::Enum(_) | syn::Data::Union(_) => Vec::new(),
-        };
-        Input {
-            original: input,
-            repr,
-            fields,
-        }
+    /// Builds the AST, recording attribute and repr syntax errors in `cx`;
+    /// an enum or a union is an error of its own.
+    pub fn from_syn(cx: &Ctxt, input: &'a DeriveInput) -> syn::Result<Self> {
+        let data =
+            match &input.data {
+                syn::Data::Struct(data) => data,
+                // An enum's discriminant makes some bit patterns invalid (so it
+                // cannot be `Pod`), and CUDA C++ has no matching tagged layout.
+                syn::Data::Enum(data) => {
+                    return Err(syn::Error::new_spanned(
+                        data.enum_token,
+                        "`GpuAligned` cannot be derived for an enum: not every bit pattern is a \
+                     valid variant, and CUDA has no matching layout; use a `#[repr(C)]` struct \
+                     with an integer tag field (e.g. `kind: u32`)",
+                    ))
+                }
+                // A union's fields overlap: there is no field list whose offsets
+                // and padding could be checked.
+                syn::Data::Union(data) => return Err(syn::Error::new_spanned(
+                    data.union_token,
+                    "`GpuAligned` cannot be derived for a union: its fields overlap, so there is \
+                     no field list whose offsets and padding could be checked; use a \
+                     `#[repr(C)]` struct, or one word-sized field (e.g. `bits: u32`) that \
+                     kernels reinterpret",
+                )),
+            };
+        Ok(Input {
+            ident: &input.ident,
+            generics: &input.generics,
+            attrs: attr::container_attrs(cx, &input.attrs),
+            repr: repr::parse(cx, &input.attrs),
+            fields: Field::multiple_from_syn(cx, &data.fields),
+        })
     }
 }
 

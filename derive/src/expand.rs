@@ -1,172 +1,200 @@
-//! Emits the impls for `#[derive(GpuAligned)]`: `GpuData`, `GpuAligned` with
-//! its `LAYOUT`, `bytemuck::Zeroable` and `bytemuck::Pod`, and a `const` that
-//! checks the layout rules against the sizes the compiler computed.
+//! Emits the code of `#[derive(GpuAligned)]`: one invocation of the runtime
+//! crate's `__private::derive_impls!` macro, which expands to `GpuData`,
+//! `GpuAligned` with its `LAYOUT`, `bytemuck::Zeroable`, `bytemuck::Pod`
+//! (and cudarc's `DeviceRepr` and `ValidAsZeroBits` when the runtime has its
+//! `cuda` feature), together with the `const` that checks the layout rule
+//! against the sizes the compiler computed.
 //!
-//! # Why the `unsafe impl`s are sound
+//! # The trust boundary
 //!
-//! Every impl below is emitted together with the rule check in one `const _`
-//! block; if any rule fails the crate does not compile, so in any program
-//! that runs, all of these hold for the type:
+//! The `unsafe impl`s are sound only because the check passed, so the two
+//! must stand or fall together. This derive therefore emits no `unsafe`
+//! itself: the impls and the check are written once, in one `macro_rules!`
+//! of the runtime crate, and both name the runtime through `$crate`, which a
+//! caller cannot redirect. Whoever points the derive's path elsewhere
+//! (`extern crate self as gpu_aligned;` with a fake `is_legal`, or
+//! `#[gpu_aligned(crate = "...")]`) either reaches the real macro, check
+//! included, or must write a macro of their own that spells `unsafe impl`:
+//! their `unsafe`, not ours. The macro trusts none of its input either: it
+//! proves the field list is the struct's (every field once, each with its
+//! exact type), takes every size from `size_of`, and fails the build after
+//! the blame calls whether or not they fired.
 //!
-//! - it is a non-generic struct, `repr(C)` or `repr(transparent)` (checked in
-//!   `valid` and `repr`), so its layout is fixed and matches C's;
-//! - every field is `GpuData` (the `<F as GpuData>::TYPE` in `LAYOUT` must
+//! # Why the impls are sound when the check passes
+//!
+//! - the struct is non-generic and `repr(C)` or `repr(transparent)`
+//!   (`valid`, `repr`), so its layout is fixed and matches C's;
+//! - every field is `GpuData` (`<F as GpuData>::TYPE` in `LAYOUT` must
 //!   type-check), and `GpuData: Pod`, so every field accepts any bit pattern,
-//!   including all zeroes, and has no padding of its own;
-//! - `LAYOUT` lists every field of nonzero size with its `offset_of!` and
-//!   `size_of`, in declaration order, which `repr(C)` makes offset order;
-//!   `__private::check` walks that list and fails on any byte before a field,
-//!   between fields or after the last one that no field covers. So every
-//!   byte belongs to a field: every byte is initialised and any bit pattern is
-//!   a valid value. The hole checks are skipped only when the size rule has
-//!   already failed, which is itself a compile error;
-//! - the size is 1, 2, 4, 8 or 16 and the alignment equals it (the first
-//!   rules of `check`).
+//!   all zeroes included, and has no padding of its own;
+//! - `rules::is_legal(size, align, sum of field sizes)`: the size is 1, 2, 4,
+//!   8 or 16, the alignment equals it, and since fields never overlap, fields
+//!   that add up to the size cover every byte: no byte is uninitialised.
 //!
 //! That is `Zeroable` and `Pod` (`Copy + 'static` are supertraits the
-//! compiler checks itself), `GpuData` (`TYPE` is `GpuType::Struct` of a
-//! layout built from `size_of`/`align_of`/`offset_of!` of the type itself, and
-//! there is no padding) and `GpuAligned` (the four promises of its `# Safety`
-//! section are exactly the rules). Only this derive writes these impls: the
-//! traits are `unsafe` to implement by hand.
+//! compiler checks itself), `GpuData` and `GpuAligned` (the promises of its
+//! `# Safety` section are exactly the rule).
 //!
-//! The check is a `const` evaluated by the compiler, not a trait bound per
-//! rule (zerocopy's pattern, the first design): with 1,000 types the bounds
-//! made a rebuild 2.2-2.5x slower than `bytemuck`'s derive, while one `const`
-//! per type stays within the 1.2x budget (`benches/compile-time/run.sh`). The
-//! message is formatted by `const fn`s, so it still names the type, the
-//! sizes, the rule and the fix, and the failing `panic!` is spanned at the
-//! field or `align(N)` to blame.
+//! # Compile time
+//!
+//! The check is one `const` per type, not a trait bound per rule and field:
+//! with 1,000 types, bounds made a rebuild over twice as slow as
+//! `bytemuck`'s derive (`benches/compile-time/run.sh` measures it). A legal
+//! type costs one `is_legal` call over `size_of`s; only when it fails is
+//! `LAYOUT` evaluated and the message formatted by `const fn`s (`LAYOUT` is
+//! named only inside the generic `blame_*` functions: a constant named in the
+//! `const` body would be evaluated even on the branch not taken).
+//!
+//! # Errors
+//!
+//! Errors the syntax decides are collected in `Ctxt` and reported together.
+//! When they leave the struct's shape and repr intact (a bad helper
+//! attribute), the impls are still emitted next to them, checked as always,
+//! so that code using the type does not add "`GpuAligned` is not
+//! implemented" to the list. A rejected repr gets no impls: there is no
+//! layout to check, and the check would only repeat the repr error.
 
 use crate::ast::{Field, Input};
 use crate::ctxt::Ctxt;
-use crate::repr::Repr;
+use crate::repr::{self, Judged, Repr};
 use crate::valid;
-use proc_macro2::TokenStream;
-use quote::{quote, quote_spanned};
+use proc_macro2::{Group, Span, TokenStream, TokenTree};
+use quote::{quote, quote_spanned, ToTokens};
 use syn::spanned::Spanned;
 use syn::{DeriveInput, Member};
 
-pub fn derive(input: &DeriveInput) -> syn::Result<TokenStream> {
+pub fn derive(input: &DeriveInput) -> TokenStream {
     let cx = Ctxt::new();
-    let ast = Input::from_syn(&cx, input);
+    let mut ast = match Input::from_syn(&cx, input) {
+        Ok(ast) => ast,
+        Err(error) => {
+            let rest = cx.check().err();
+            return combine(error, rest).into_compile_error();
+        }
+    };
     valid::check(&cx, &ast);
-    cx.check()?;
-    Ok(impls(&ast))
-}
-
-fn impls(input: &Input) -> TokenStream {
-    let ident = &input.original.ident;
-    let name = ident.to_string();
-    let field_count = input.fields.len();
-    let fields = input.fields.iter().map(|field| layout_field(ident, field));
-    let rules = rules(input);
-    quote! {
-        #[doc(hidden)]
-        #[allow(non_local_definitions, unused_qualifications, clippy::all)]
-        const _: () = {
-            #[automatically_derived]
-            unsafe impl ::gpu_aligned::GpuData for #ident {
-                const TYPE: ::gpu_aligned::GpuType = ::gpu_aligned::GpuType::Struct(
-                    &<#ident as ::gpu_aligned::GpuAligned>::LAYOUT,
-                );
-            }
-
-            #[automatically_derived]
-            unsafe impl ::gpu_aligned::GpuAligned for #ident {
-                const LAYOUT: ::gpu_aligned::GpuLayout = {
-                    let fields: &'static ::gpu_aligned::__private::Fields<#field_count> =
-                        &const { ::gpu_aligned::__private::Fields::new([#(#fields),*]) };
-                    ::gpu_aligned::__private::layout(
-                        #name,
-                        ::core::mem::size_of::<#ident>(),
-                        ::core::mem::align_of::<#ident>(),
-                        fields.padding(),
-                        fields.sized(),
-                    )
-                };
-            }
-
-            #[automatically_derived]
-            unsafe impl ::gpu_aligned::__private::bytemuck::Zeroable for #ident {}
-
-            #[automatically_derived]
-            unsafe impl ::gpu_aligned::__private::bytemuck::Pod for #ident {}
-
-            #rules
-        };
+    let repr = repr::judge(&cx, std::mem::take(&mut ast.repr), ast.ident);
+    let errors = cx.check();
+    let krate = krate(&ast);
+    match (errors, repr) {
+        (Ok(()), Judged::Accepted(repr)) => impls(&ast, &krate, &repr),
+        // The impls, checked as always, next to errors that leave the layout
+        // as written (a bad helper attribute), so that code using the type
+        // does not add "`GpuAligned` is not implemented" to them.
+        (Err(error), Judged::Accepted(repr)) if valid::has_checkable_shape(&ast) => {
+            let error = error.into_compile_error();
+            let impls = impls(&ast, &krate, &repr);
+            quote!(#error #impls)
+        }
+        (Err(error), _) => error.into_compile_error(),
+        // rustc reports the attribute itself; a check of a layout it has
+        // refused would only repeat it.
+        (Ok(()), _) => TokenStream::new(),
     }
 }
 
-/// One `GpuField` entry. `<F as GpuData>::TYPE` is spanned at the field's
-/// type, so a field that is not GPU data is reported there, once.
-fn layout_field(ident: &syn::Ident, field: &Field) -> TokenStream {
-    let ty = &field.original.ty;
-    let member = &field.member;
-    let name = member_name(member);
-    let is_padding = field.attrs.padding;
-    let ty_data = quote_spanned!(ty.span()=> <#ty as ::gpu_aligned::GpuData>::TYPE);
+fn combine(mut first: syn::Error, rest: Option<syn::Error>) -> syn::Error {
+    if let Some(rest) = rest {
+        first.combine(rest);
+    }
+    first
+}
+
+pub fn krate(input: &Input) -> TokenStream {
+    match &input.attrs.krate {
+        Some(path) => path.to_token_stream(),
+        None => quote!(::gpu_aligned),
+    }
+}
+
+/// The one invocation; see the module docs.
+fn impls(input: &Input, krate: &TokenStream, repr: &Repr) -> TokenStream {
+    let ident = input.ident;
+    let name = ident.unraw_string();
+    let count = input.fields.len();
+    let fields = input.fields.iter().map(|field| {
+        let member = &field.member;
+        let ty = &field.original.ty;
+        let name = member_name(member);
+        let padding = field.attrs.padding;
+        quote!({ #member: #ty, #name, #padding })
+    });
+    let blame = blame(input, krate, repr);
     quote! {
-        ::gpu_aligned::__private::field(
-            #name,
-            ::core::mem::offset_of!(#ident, #member),
-            ::core::mem::size_of::<#ty>(),
-            ::core::mem::align_of::<#ty>(),
-            #is_padding,
-            #ty_data,
-        )
+        #krate::__private::derive_impls! {
+            type: #ident;
+            name: #name;
+            count: #count;
+            fields: [#(#fields)*];
+            blame: { #blame };
+        }
+    }
+}
+
+trait UnrawString {
+    fn unraw_string(&self) -> String;
+}
+
+impl UnrawString for syn::Ident {
+    fn unraw_string(&self) -> String {
+        syn::ext::IdentExt::unraw(self).to_string()
     }
 }
 
 fn member_name(member: &Member) -> String {
     match member {
-        Member::Named(ident) => syn::ext::IdentExt::unraw(ident).to_string(),
+        Member::Named(ident) => ident.unraw_string(),
         Member::Unnamed(index) => index.index.to_string(),
     }
 }
 
-/// The rules, checked as statements of the `const _` block that holds the
-/// impls, which the compiler evaluates. A legal type costs one cheap call:
-/// `is_legal` over `size_of`/`align_of` of the type and its fields. Only when
-/// that fails is `LAYOUT` evaluated and the message formatted (`LAYOUT` is
-/// named only inside the generic `blame_*` functions: a constant named in
-/// this body would be evaluated even on the branch not taken), and the
-/// `#[track_caller]` calls that report it are spanned at what is to blame:
-/// the first field with a hole before it, the `align(N)` that left a hole or
-/// is too small, or else the struct's name. (Not one trait bound per rule and
-/// field: that made a rebuild over twice as slow as bytemuck's derive; see
-/// `benches/compile-time`.)
-fn rules(input: &Input) -> TokenStream {
-    let ident = &input.original.ident;
-    let blame_fields = input.fields.iter().skip(1).map(|field| {
+/// The calls that stop compilation with the rule's message, each spanned at
+/// what it blames (`#[track_caller]` reports the call's location): the first
+/// field with a hole before it, the `align(N)` that left a hole or is too
+/// small, or else the struct's name.
+fn blame(input: &Input, krate: &TokenStream, repr: &Repr) -> TokenStream {
+    let ident = input.ident;
+    let blame_fields = input.fields.iter().skip(1).map(|field: &Field| {
         let name = member_name(&field.member);
         let span = match &field.original.ident {
             Some(ident) => ident.span(),
             None => field.original.ty.span(),
         };
-        quote_spanned!(span=> ::gpu_aligned::__private::blame_field::<#ident>(#name);)
+        let krate = respan(krate, span);
+        quote_spanned!(span=> #krate::__private::blame_field::<#ident>(#name);)
     });
-    let alignment_span = input
-        .repr
-        .as_ref()
-        .and_then(Repr::align_tokens)
+    let alignment_span = repr
+        .align_tokens()
         .and_then(|tokens| tokens.clone().into_iter().next())
         .map_or_else(|| ident.span(), |token| token.span());
-    let field_types = input.fields.iter().map(|field| &field.original.ty);
-    let blame_alignment = quote_spanned! {alignment_span=>
-        ::gpu_aligned::__private::blame_alignment::<#ident>();
+    let blame_alignment = {
+        let krate = respan(krate, alignment_span);
+        quote_spanned!(alignment_span=> #krate::__private::blame_alignment::<#ident>();)
     };
-    let blame_type =
-        quote_spanned!(ident.span()=> ::gpu_aligned::__private::blame_type::<#ident>(););
-    quote! {
-        if !::gpu_aligned::__private::is_legal(
-            ::core::mem::size_of::<#ident>(),
-            ::core::mem::align_of::<#ident>(),
-            0 #(+ ::core::mem::size_of::<#field_types>())*,
-        ) {
-            #(#blame_fields)*
-            #blame_alignment
-            #blame_type
-        }
-    }
+    let blame_type = {
+        let krate = respan(krate, ident.span());
+        quote_spanned!(ident.span()=> #krate::__private::blame_type::<#ident>();)
+    };
+    quote!(#(#blame_fields)* #blame_alignment #blame_type)
+}
+
+/// `tokens` with every span set to `span`. A call's location (what
+/// `#[track_caller]` reports) is the span from its first token to its last;
+/// a crate path left with the macro's own span would stretch it to the
+/// derive attribute.
+fn respan(tokens: &TokenStream, span: Span) -> TokenStream {
+    tokens
+        .clone()
+        .into_iter()
+        .map(|mut token| {
+            if let TokenTree::Group(group) = &token {
+                let mut inner = Group::new(group.delimiter(), respan(&group.stream(), span));
+                inner.set_span(span);
+                token = TokenTree::Group(inner);
+            } else {
+                token.set_span(span);
+            }
+            token
+        })
+        .collect()
 }

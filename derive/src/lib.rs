@@ -1,12 +1,14 @@
 //! `#[derive(GpuAligned)]` and `#[gpu_aligned::padded]`: the macros behind
 //! the `gpu-aligned` crate, which re-exports them. Use them through
-//! `gpu_aligned`; the generated code names `::gpu_aligned` paths.
+//! `gpu_aligned`; the generated code names `::gpu_aligned` paths (or the path
+//! given with `crate = "..."`).
 //!
-//! The pipeline, one file per stage: `ast` (the input, borrowing syn nodes),
-//! `attr` (our `#[gpu_aligned(...)]` helper attribute), `repr` (`#[repr]`
-//! into a typed enum), `ctxt` (collects every error), `valid` (rules the
-//! syntax decides), `expand` (the derive's output, with the rules the
-//! compiler decides), `padded` (the attribute macro's rewrite).
+//! The pipeline, one file per stage: `ast` (the input, borrowing syn nodes;
+//! non-structs are rejected here), `attr` (our `#[gpu_aligned(...)]` helper
+//! attribute), `repr` (`#[repr]` parsed whole, then judged), `ctxt` (collects
+//! every error), `valid` (rules the syntax decides), `expand` (the derive's
+//! output, with the rules the compiler decides), `padded` (the attribute
+//! macro's rewrite).
 
 extern crate proc_macro;
 
@@ -22,22 +24,28 @@ use proc_macro::TokenStream;
 use syn::{parse_macro_input, DeriveInput};
 
 /// Derives `gpu_aligned::GpuAligned`, `GpuData`, `bytemuck::Pod` and
-/// `bytemuck::Zeroable` after checking the GPU layout rules; see the
-/// `gpu_aligned` crate.
+/// `bytemuck::Zeroable` (and cudarc's `DeviceRepr` and `ValidAsZeroBits`
+/// when `gpu_aligned` has its `cuda` feature) after checking the GPU layout
+/// rule, `gpu_aligned::rules`; see the `gpu_aligned` crate.
+///
+/// The struct needs `#[derive(Clone, Copy)]` and `#[repr(C)]` (or
+/// `#[repr(C, align(N))]`, or `#[repr(transparent)]`). Attributes:
+/// `#[gpu_aligned(padding)]` on a field that exists only to fill a hole
+/// (counted as padding, not data); `#[gpu_aligned(crate = "path")]` on the
+/// struct when the `gpu-aligned` dependency has another name.
 #[proc_macro_derive(GpuAligned, attributes(gpu_aligned))]
 pub fn derive_gpu_aligned(input: TokenStream) -> TokenStream {
     let input = parse_macro_input!(input as DeriveInput);
-    expand::derive(&input)
-        .unwrap_or_else(syn::Error::into_compile_error)
-        .into()
+    expand::derive(&input).into()
 }
 
 /// Rewrites a struct into a legal GPU element with explicit, zeroed padding;
-/// see the `gpu_aligned` crate.
+/// see the `gpu_aligned` crate. Arguments: `align = N` (1, 2, 4, 8 or 16) to
+/// force the width, `crate = "path"` when the `gpu-aligned` dependency has
+/// another name. It adds `new(..)` (the fields in declaration order, padding
+/// zeroed) and `Default` (all zeroes).
 #[proc_macro_attribute]
 pub fn padded(args: TokenStream, input: TokenStream) -> TokenStream {
     let input = parse_macro_input!(input as DeriveInput);
-    padded::expand(args.into(), &input)
-        .unwrap_or_else(syn::Error::into_compile_error)
-        .into()
+    padded::expand(args.into(), &input).into()
 }

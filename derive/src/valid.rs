@@ -1,49 +1,31 @@
-//! The rules that the syntax alone decides, one `check_` function each. Rules
-//! that need sizes and alignments are emitted as bounds by `expand`, for the
-//! compiler to decide.
+//! The rules that the syntax alone decides, one `check_` function each,
+//! working on the AST only. Rules that need sizes and alignments are checked
+//! by the compiler, in the code `expand` emits.
 
 use crate::ast::Input;
 use crate::ctxt::Ctxt;
-use syn::Data;
 
 pub fn check(cx: &Ctxt, input: &Input) {
-    check_is_struct(cx, input);
     check_has_fields(cx, input);
     check_not_generic(cx, input);
 }
 
-// An enum's discriminant makes some bit patterns invalid (so it cannot be
-// `Pod`), and CUDA C++ has no matching tagged layout; a union has no single
-// field list whose offsets and padding could be checked.
-fn check_is_struct(cx: &Ctxt, input: &Input) {
-    match &input.original.data {
-        Data::Struct(_) => {}
-        Data::Enum(data) => cx.error_spanned_by(
-            data.enum_token,
-            "`GpuAligned` cannot be derived for an enum: not every bit pattern is a valid \
-             variant, and CUDA has no matching layout; use a `#[repr(C)]` struct with an integer \
-             tag field (e.g. `kind: u32`)",
-        ),
-        Data::Union(data) => cx.error_spanned_by(
-            data.union_token,
-            "`GpuAligned` cannot be derived for a union: its fields overlap, so there is no field \
-             list whose offsets and padding could be checked; use a `#[repr(C)]` struct, or one \
-             word-sized field (e.g. `bits: u32`) that kernels reinterpret",
-        ),
-    }
+/// Whether the checked impls can be emitted at all (also as the fallback
+/// next to other errors): they name the fields and the type without
+/// generics.
+pub fn has_checkable_shape(input: &Input) -> bool {
+    !input.fields.is_empty() && !is_generic(input.generics)
 }
 
 // A zero-sized type is no GPU word at all (1, 2, 4, 8 or 16 bytes), and an
 // array of it occupies no memory.
 fn check_has_fields(cx: &Ctxt, input: &Input) {
-    if let Data::Struct(data) = &input.original.data {
-        if data.fields.is_empty() {
-            cx.error_spanned_by(
-                &input.original.ident,
-                "`GpuAligned` cannot be derived for a zero-sized struct: a GPU element is 1, 2, \
-                 4, 8 or 16 bytes; give it fields",
-            );
-        }
+    if input.fields.is_empty() {
+        cx.error_spanned_by(
+            input.ident,
+            "`GpuAligned` cannot be derived for a zero-sized struct: a GPU element is 1, 2, 4, 8 \
+             or 16 bytes; give it fields",
+        );
     }
 }
 
@@ -52,13 +34,16 @@ fn check_has_fields(cx: &Ctxt, input: &Input) {
 // definition only, before any instantiation: a sound check would need bounds
 // that no derive can state generically on stable Rust.
 fn check_not_generic(cx: &Ctxt, input: &Input) {
-    let generics = &input.original.generics;
-    if !generics.params.is_empty() || generics.where_clause.is_some() {
+    if is_generic(input.generics) {
         cx.error_spanned_by(
-            generics,
+            input.generics,
             "`GpuAligned` cannot be derived for a generic struct: whether it is a legal GPU \
              element depends on the type arguments, which a derive cannot see; write a concrete \
              struct for each instantiation (a type alias will not do)",
         );
     }
+}
+
+fn is_generic(generics: &syn::Generics) -> bool {
+    !generics.params.is_empty() || generics.where_clause.is_some()
 }

@@ -145,6 +145,9 @@ macro_rules! vector_struct {
         // SAFETY: as above; the struct is `repr(C)`, `Copy` and `'static`.
         unsafe impl bytemuck::Pod for $name {}
 
+        // cudarc's `DeviceRepr` and `ValidAsZeroBits`, with the `cuda` feature.
+        crate::__private::cuda_traits!($name);
+
         // SAFETY: `TYPE` records CUDA's size and alignment, asserted below to be
         // Rust's too; there is no padding.
         unsafe impl GpuData for $name {

@@ -10,4 +10,5 @@ mod support;
 
 mod device;
 mod host;
+mod traits;
 mod types;

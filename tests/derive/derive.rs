@@ -242,3 +242,16 @@ fn derived_types_cast_with_bytemuck() {
     let zero: Rgba8 = bytemuck::Zeroable::zeroed();
     assert_eq!([zero.r, zero.g, zero.b, zero.a], [0; 4]);
 }
+
+/// `r#repr` is `repr` to rustc, so it is to the derive.
+#[derive(Clone, Copy, GpuAligned)]
+#[r#repr(C)]
+struct RawRepr {
+    a: u32,
+}
+
+#[test]
+fn a_raw_repr_c_alone_is_accepted() {
+    assert_eq!(RawRepr::LAYOUT.size, 4);
+    assert!(RawRepr::LAYOUT.is_one_word());
+}

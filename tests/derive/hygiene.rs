@@ -9,6 +9,7 @@
 mod core {}
 mod gpu_aligned {}
 mod bytemuck {}
+mod rules {}
 struct u8;
 struct u16;
 struct u32;

@@ -234,3 +234,40 @@ fn cast_slice_round_trips_with_zero_pad_bytes() {
     let back: &[Float3] = bytemuck::cast_slice(words);
     assert_eq!(back, floats);
 }
+
+mod names_in_scope {
+    // A constant and a unit struct named like the fields below: as parameter
+    // patterns of `new`, these names would match against them instead of
+    // binding.
+    #[allow(non_upper_case_globals)]
+    const value: u32 = 7;
+    #[allow(non_camel_case_types)]
+    #[derive(Clone, Copy)]
+    struct tag;
+
+    #[gpu_aligned::padded]
+    #[derive(Clone, Copy, Debug, PartialEq)]
+    struct NamedLikeConstants {
+        tag: u8,
+        value: u32,
+    }
+
+    #[test]
+    fn new_takes_fields_named_like_items_in_scope() {
+        let _ = tag;
+        let made = NamedLikeConstants::new(1, 2);
+        assert_eq!((made.tag, made.value), (1, 2));
+        assert_eq!(value, 7);
+    }
+}
+
+#[gpu_aligned::padded(align = 16u8)]
+#[derive(Clone, Copy, Debug, PartialEq)]
+struct SuffixedAlign {
+    x: f32,
+}
+
+#[test]
+fn a_suffixed_forced_alignment_means_the_same_number() {
+    assert_eq!(size_align_padding::<SuffixedAlign>(), (16, 16, 12));
+}
