@@ -18,6 +18,7 @@ mod ctxt;
 mod expand;
 mod padded;
 mod repr;
+mod soa;
 mod valid;
 
 use proc_macro::TokenStream;
@@ -48,4 +49,16 @@ pub fn derive_gpu_aligned(input: TokenStream) -> TokenStream {
 pub fn padded(args: TokenStream, input: TokenStream) -> TokenStream {
     let input = parse_macro_input!(input as DeriveInput);
     padded::expand(args.into(), &input).into()
+}
+
+/// Derives `gpu_aligned::soa::GpuSoa`: the struct (any size, any `repr`,
+/// named fields whose types are GPU elements) stored as one column per
+/// field, and a `<Name>Columns` struct of typed column handles; see the
+/// `gpu_aligned` crate.
+#[proc_macro_derive(GpuSoa)]
+pub fn derive_gpu_soa(input: TokenStream) -> TokenStream {
+    let input = parse_macro_input!(input as DeriveInput);
+    soa::derive(&input)
+        .unwrap_or_else(syn::Error::into_compile_error)
+        .into()
 }

@@ -259,6 +259,8 @@ pub mod header;
 mod layout;
 pub mod report;
 pub mod rules;
+#[cfg(feature = "alloc")]
+pub mod soa;
 pub mod vector;
 
 pub use layout::{GpuAligned, GpuData, GpuField, GpuLayout, GpuType, Scalar};
@@ -451,6 +453,11 @@ pub use gpu_aligned_derive::GpuAligned;
 /// struct Double3 { x: f64, y: f64, z: f64 } // 24 bytes: no single instruction moves it
 /// ```
 pub use gpu_aligned_derive::padded;
+
+/// Derives [`soa::GpuSoa`]: the struct stored as one column per field, each
+/// field a GPU element; see the [`soa`] module.
+#[cfg(feature = "alloc")]
+pub use gpu_aligned_derive::GpuSoa;
 
 #[doc(hidden)]
 pub mod __private;

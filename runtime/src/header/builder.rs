@@ -183,6 +183,29 @@ impl CudaHeader {
         )
     }
 
+    /// Declares the structure-of-arrays type `T` (`#[derive(GpuSoa)]`),
+    /// the structs it contains, and its views over columns and over an array
+    /// of structs, as [`CudaHeader::add_soa_layout`] does for its layout.
+    ///
+    /// ```
+    /// use gpu_aligned::header::CudaHeader;
+    ///
+    /// #[derive(Clone, Copy, gpu_aligned::GpuSoa)]
+    /// struct Body { mass: f32, id: u32, kind: u8 }
+    ///
+    /// let mut header = CudaHeader::new();
+    /// header.add_soa::<Body>()?;
+    /// assert!(header.render().contains("struct Body_soa {"));
+    /// # Ok::<(), gpu_aligned::header::HeaderError>(())
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// As for [`CudaHeader::add_soa_layout`].
+    pub fn add_soa<T: crate::soa::GpuSoa>(&mut self) -> Result<&mut Self, HeaderError> {
+        self.add_soa_layout(&T::LAYOUT)
+    }
+
     fn add_declared(
         &mut self,
         layout: &'static GpuLayout,

@@ -1,0 +1,641 @@
+//! Structure of arrays: a struct of any size stored as one column per field,
+//! each column an ordinary typed array of the arena, so every column element
+//! is one GPU word and moves in one instruction.
+//!
+//! `#[derive(GpuSoa)]` accepts a struct with named fields whose types are GPU
+//! elements ([`GpuAligned`]); the struct itself may be any size and needs no
+//! `repr`. It generates `<Name>Columns`, one `pub` [`ArenaSlice`] per field
+//! named like the field. The arena allocates all columns in one
+//! all-or-nothing reservation, each on the arena's minimum alignment, and
+//! moves whole elements in and out ([`Arena::write_soa`],
+//! [`Arena::read_soa`]); each column is usable with every arena verb.
+//!
+//! ```
+//! use gpu_aligned::arena::Arena;
+//! use gpu_aligned::vector::float4;
+//! use gpu_aligned::GpuSoa;
+//!
+//! #[derive(Clone, Copy, Debug, PartialEq, GpuSoa)]
+//! struct Particle {
+//!     position: float4,
+//!     mass: f32,
+//!     kind: u8,
+//! }
+//!
+//! let mut arena = Arena::host(1 << 16)?;
+//! let particles: Vec<Particle> = (0..100)
+//!     .map(|i| Particle { position: float4::new(i as f32, 0.0, 0.0, 1.0), mass: 2.0, kind: (i % 3) as u8 })
+//!     .collect();
+//! let soa = arena.alloc_soa::<Particle>(particles.len())?;
+//! arena.write_soa(&soa, &particles)?;
+//! assert_eq!(arena.get(&soa.columns().mass)?[7], 2.0);
+//! assert_eq!(arena.read_soa(&soa)?, particles);
+//! arena.free_soa(soa)?;
+//! # Ok::<(), gpu_aligned::arena::ArenaError>(())
+//! ```
+//!
+//! The CUDA side is [`CudaHeader::add_soa`](crate::header::CudaHeader::add_soa):
+//! views with the same members over columns or over an array of structs.
+
+use crate::arena::{Arena, ArenaError, ArenaSlice, Carving, Plan};
+use crate::backend::{Backend, HostAccess};
+use crate::layout::{GpuAligned, GpuLayout};
+use alloc_crate::boxed::Box;
+use alloc_crate::vec::Vec;
+use core::any::Any;
+use core::fmt;
+use core::marker::PhantomData;
+
+/// A struct stored as one column per field. Derive it with
+/// `#[derive(GpuSoa)]`; every field's type must be [`GpuAligned`].
+///
+/// ```
+/// use gpu_aligned::soa::GpuSoa;
+///
+/// #[derive(Clone, Copy, gpu_aligned::GpuSoa)]
+/// struct Hit { x: f32, y: f32, id: u32, flags: u8 }
+///
+/// assert_eq!(Hit::COLUMNS, 4);
+/// assert_eq!(Hit::LAYOUT.size, core::mem::size_of::<Hit>());
+/// // Fields in offset order, whatever order Rust chose.
+/// let offsets: Vec<usize> = Hit::LAYOUT.fields.iter().map(|f| f.offset).collect();
+/// assert!(offsets.windows(2).all(|w| w[0] < w[1]));
+/// ```
+///
+/// # Safety
+///
+/// An implementation promises that [`GpuSoa::LAYOUT`] describes `Self` (its
+/// size, alignment and every field's offset, size and type, in offset
+/// order), that every field type is [`GpuAligned`], and that each hook names
+/// every field once, in declaration order. The derive proves all three.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not a structure-of-arrays type (`GpuSoa`)",
+    label = "not `GpuSoa`",
+    note = "derive it: `#[derive(gpu_aligned::GpuSoa)]` on a struct with named fields whose types are GPU elements"
+)]
+pub unsafe trait GpuSoa: Sized + 'static {
+    /// The struct's layout, fields in offset order.
+    const LAYOUT: GpuLayout;
+    /// The number of columns (fields).
+    const COLUMNS: usize;
+    /// The generated `<Name>Columns`: one `pub` [`ArenaSlice`] per field.
+    type Columns: fmt::Debug;
+
+    #[doc(hidden)]
+    fn __plan<P: __derive::Planner>(planner: &mut P);
+    #[doc(hidden)]
+    fn __columns<S: __derive::Source>(source: &mut S) -> Result<Self::Columns, S::Error>;
+    #[doc(hidden)]
+    fn __visit<V: __derive::Visitor>(
+        columns: &Self::Columns,
+        visitor: &mut V,
+    ) -> Result<(), V::Error>;
+    #[doc(hidden)]
+    fn __consume<C: __derive::Consumer>(columns: Self::Columns, consumer: &mut C);
+    #[doc(hidden)]
+    fn __scatter<W: __derive::Writer>(
+        items: &[Self],
+        columns: &Self::Columns,
+        writer: &mut W,
+    ) -> Result<(), W::Error>;
+    #[doc(hidden)]
+    fn __gather<R: __derive::Reader>(
+        columns: &Self::Columns,
+        len: usize,
+        reader: &mut R,
+    ) -> Result<Vec<Self>, R::Error>;
+}
+
+/// `len` elements of `T` as columns in an arena. Move-only; give it back
+/// with [`Arena::free_soa`].
+///
+/// ```
+/// use gpu_aligned::arena::Arena;
+///
+/// #[derive(Clone, Copy, gpu_aligned::GpuSoa)]
+/// struct Pair { a: u64, b: u16 }
+///
+/// let mut arena = Arena::host(1 << 12)?;
+/// let soa = arena.alloc_soa::<Pair>(10)?;
+/// assert_eq!(soa.len(), 10);
+/// assert_eq!(soa.columns().a.len(), 10);
+/// arena.free_soa(soa)?;
+/// # Ok::<(), gpu_aligned::arena::ArenaError>(())
+/// ```
+#[must_use = "an Soa holds arena memory: give it back with `Arena::free_soa`"]
+pub struct Soa<T: GpuSoa> {
+    columns: T::Columns,
+    len: usize,
+}
+
+impl<T: GpuSoa> Soa<T> {
+    /// The columns: one `pub` typed array per field, named like the field.
+    ///
+    /// ```
+    /// use gpu_aligned::arena::Arena;
+    ///
+    /// #[derive(Clone, Copy, gpu_aligned::GpuSoa)]
+    /// struct Pair { a: u64, b: u16 }
+    ///
+    /// let mut arena = Arena::host(1 << 12)?;
+    /// let soa = arena.alloc_soa::<Pair>(3)?;
+    /// arena.get_mut(&soa.columns().b)?.copy_from_slice(&[1, 2, 3]);
+    /// assert_eq!(arena.read_soa(&soa)?[2].b, 3);
+    /// # arena.free_soa(soa)?;
+    /// # Ok::<(), gpu_aligned::arena::ArenaError>(())
+    /// ```
+    pub fn columns(&self) -> &T::Columns {
+        &self.columns
+    }
+
+    /// The number of elements (every column's length).
+    ///
+    /// ```
+    /// use gpu_aligned::arena::Arena;
+    ///
+    /// #[derive(Clone, Copy, gpu_aligned::GpuSoa)]
+    /// struct One { v: f32 }
+    ///
+    /// let mut arena = Arena::host(1 << 12)?;
+    /// let soa = arena.alloc_soa::<One>(5)?;
+    /// assert_eq!(soa.len(), 5);
+    /// # arena.free_soa(soa)?;
+    /// # Ok::<(), gpu_aligned::arena::ArenaError>(())
+    /// ```
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// Whether it has no elements (never true: zero-length columns are
+    /// refused).
+    ///
+    /// ```
+    /// use gpu_aligned::arena::Arena;
+    ///
+    /// #[derive(Clone, Copy, gpu_aligned::GpuSoa)]
+    /// struct One { v: f32 }
+    ///
+    /// let mut arena = Arena::host(1 << 12)?;
+    /// let soa = arena.alloc_soa::<One>(1)?;
+    /// assert!(!soa.is_empty());
+    /// # arena.free_soa(soa)?;
+    /// # Ok::<(), gpu_aligned::arena::ArenaError>(())
+    /// ```
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+}
+
+impl<T: GpuSoa> fmt::Debug for Soa<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Soa")
+            .field("type", &core::any::type_name::<T>())
+            .field("len", &self.len)
+            .field("columns", &self.columns)
+            .finish()
+    }
+}
+
+/// The key of a structure of arrays in a [`Plan`]: redeem it with
+/// [`Carving::take_soa`].
+///
+/// ```
+/// use gpu_aligned::arena::{Arena, Plan};
+///
+/// #[derive(Clone, Copy, gpu_aligned::GpuSoa)]
+/// struct Hit { x: f32, id: u32 }
+///
+/// let mut arena = Arena::host(1 << 14)?;
+/// let mut plan = Plan::new();
+/// let weights = plan.array::<f32>(64);
+/// let hits = plan.soa::<Hit>(64);
+/// let mut carving = arena.carve(&plan)?;
+/// let hits = carving.take_soa(hits).expect("planned here");
+/// let weights = carving.take(weights).expect("planned here");
+/// assert_eq!(hits.len(), 64);
+/// arena.free_soa(hits)?;
+/// arena.free(weights)?;
+/// arena.free_carving(carving)?;
+/// # Ok::<(), gpu_aligned::arena::ArenaError>(())
+/// ```
+pub struct SoaKey<T: GpuSoa> {
+    keys: Vec<Box<dyn Any>>,
+    len: usize,
+    _element: PhantomData<fn() -> T>,
+}
+
+impl<T: GpuSoa> fmt::Debug for SoaKey<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("SoaKey")
+            .field("type", &core::any::type_name::<T>())
+            .field("len", &self.len)
+            .finish()
+    }
+}
+
+/// Adds one flat array per column to a plan, keeping the typed keys.
+struct Planning<'p> {
+    plan: &'p mut Plan,
+    len: u64,
+    keys: Vec<Box<dyn Any>>,
+}
+
+impl __derive::Planner for Planning<'_> {
+    fn column<F: GpuAligned>(&mut self, _name: &'static str) {
+        self.keys.push(Box::new(self.plan.array::<F>(self.len)));
+    }
+}
+
+/// Redeems the keys of a plan, in the order they were planned.
+struct Taking<'c> {
+    carving: &'c mut Carving,
+    keys: alloc_crate::vec::IntoIter<Box<dyn Any>>,
+}
+
+/// A column that a carving could not hand out (a key of another plan, or
+/// one already taken).
+struct NotInCarving;
+
+impl __derive::Source for Taking<'_> {
+    type Error = NotInCarving;
+
+    fn column<F: GpuAligned>(
+        &mut self,
+        _name: &'static str,
+    ) -> Result<ArenaSlice<F>, NotInCarving> {
+        let key = self.keys.next().ok_or(NotInCarving)?;
+        let key = *key
+            .downcast::<crate::arena::ArrayKey<F>>()
+            .map_err(|_| NotInCarving)?;
+        self.carving.take(key).ok_or(NotInCarving)
+    }
+}
+
+impl Plan {
+    /// Adds a structure of arrays of `len` elements of `T`: one flat array
+    /// per field, carved with the plan's other arrays. A zero `len` is
+    /// refused when the plan is carved.
+    ///
+    /// ```
+    /// use gpu_aligned::arena::Plan;
+    ///
+    /// #[derive(Clone, Copy, gpu_aligned::GpuSoa)]
+    /// struct Hit { x: f32, id: u32 }
+    ///
+    /// let mut plan = Plan::new();
+    /// let _key = plan.soa::<Hit>(16);
+    /// assert_eq!(plan.len(), 2); // one array per column
+    /// ```
+    pub fn soa<T: GpuSoa>(&mut self, len: usize) -> SoaKey<T> {
+        let mut planning = Planning {
+            plan: self,
+            len: len as u64,
+            keys: Vec::with_capacity(T::COLUMNS),
+        };
+        T::__plan(&mut planning);
+        SoaKey {
+            keys: planning.keys,
+            len,
+            _element: PhantomData,
+        }
+    }
+}
+
+impl Carving {
+    /// The structure of arrays planned under `key`, once; `None` for a key
+    /// of another plan or one already taken (columns taken before the
+    /// failure stay in the carving, which frees them).
+    ///
+    /// ```
+    /// use gpu_aligned::arena::{Arena, Plan};
+    ///
+    /// #[derive(Clone, Copy, gpu_aligned::GpuSoa)]
+    /// struct Hit { x: f32, id: u32 }
+    ///
+    /// let mut arena = Arena::host(1 << 14)?;
+    /// let mut plan = Plan::new();
+    /// let key = plan.soa::<Hit>(8);
+    /// let mut carving = arena.carve(&plan)?;
+    /// let hits = carving.take_soa(key).expect("planned here");
+    /// arena.free_soa(hits)?;
+    /// arena.free_carving(carving)?;
+    /// # Ok::<(), gpu_aligned::arena::ArenaError>(())
+    /// ```
+    pub fn take_soa<T: GpuSoa>(&mut self, key: SoaKey<T>) -> Option<Soa<T>> {
+        let len = key.len;
+        let mut taking = Taking {
+            carving: self,
+            keys: key.keys.into_iter(),
+        };
+        let columns = T::__columns(&mut taking).ok()?;
+        Some(Soa { columns, len })
+    }
+}
+
+/// Frees every column, keeping the first error.
+struct Freeing<'a, B: Backend> {
+    arena: &'a mut Arena<B>,
+    outcome: Result<(), ArenaError>,
+}
+
+impl<B: Backend> __derive::Consumer for Freeing<'_, B> {
+    fn column<F: GpuAligned>(&mut self, _name: &'static str, column: ArenaSlice<F>) {
+        let freed = self.arena.free(column);
+        if self.outcome.is_ok() {
+            self.outcome = freed;
+        }
+    }
+}
+
+/// Writes host values into columns of a host arena.
+struct HostWriting<'a, B: HostAccess> {
+    arena: &'a mut Arena<B>,
+}
+
+impl<B: HostAccess> __derive::Writer for HostWriting<'_, B> {
+    type Error = ArenaError;
+
+    fn column<F: GpuAligned>(
+        &mut self,
+        column: &ArenaSlice<F>,
+        values: &[F],
+    ) -> Result<(), ArenaError> {
+        let target = self.arena.get_mut(column)?;
+        let target = target
+            .get_mut(..values.len())
+            .ok_or(ArenaError::LengthMismatch {
+                expected: column.len(),
+                found: values.len() as u64,
+            })?;
+        target.copy_from_slice(values);
+        Ok(())
+    }
+}
+
+/// Reads columns of a host arena.
+struct HostReading<'a, B: HostAccess> {
+    arena: &'a Arena<B>,
+}
+
+impl<B: HostAccess> __derive::Reader for HostReading<'_, B> {
+    type Error = ArenaError;
+
+    fn column<F: GpuAligned>(
+        &mut self,
+        column: &ArenaSlice<F>,
+        len: usize,
+    ) -> Result<Vec<F>, ArenaError> {
+        let values = self.arena.get(column)?;
+        let values = values.get(..len).ok_or(ArenaError::LengthMismatch {
+            expected: len as u64,
+            found: values.len() as u64,
+        })?;
+        Ok(values.to_vec())
+    }
+
+    fn short(_column: &'static str) -> ArenaError {
+        ArenaError::OutsideBuffer
+    }
+}
+
+impl<B: Backend> Arena<B> {
+    /// Allocates `len` elements of `T` as one column per field, in one
+    /// all-or-nothing reservation; each column starts on the arena's
+    /// minimum alignment.
+    ///
+    /// ```
+    /// use gpu_aligned::arena::Arena;
+    ///
+    /// #[derive(Clone, Copy, gpu_aligned::GpuSoa)]
+    /// struct Hit { x: f32, id: u32, flags: u8 }
+    ///
+    /// let mut arena = Arena::host(1 << 14)?;
+    /// let soa = arena.alloc_soa::<Hit>(100)?;
+    /// let columns = soa.columns();
+    /// for offset in [arena.offset(&columns.x)?, arena.offset(&columns.id)?, arena.offset(&columns.flags)?] {
+    ///     assert_eq!(offset % arena.min_align(), 0);
+    /// }
+    /// arena.free_soa(soa)?;
+    /// # Ok::<(), gpu_aligned::arena::ArenaError>(())
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// As [`Arena::carve`]: a zero `len`, a size that overflows, or no room
+    /// for every column; nothing is reserved then.
+    pub fn alloc_soa<T: GpuSoa>(&mut self, len: usize) -> Result<Soa<T>, ArenaError> {
+        let mut plan = Plan::new();
+        let key = plan.soa::<T>(len);
+        let mut carving = self.carve(&plan)?;
+        let soa = carving.take_soa(key);
+        // Every column was taken, so this frees nothing; it would give the
+        // columns back if one were missing.
+        self.free_carving(carving)?;
+        soa.ok_or(ArenaError::OutsideBuffer)
+    }
+
+    /// Frees every column of `soa`.
+    ///
+    /// ```
+    /// use gpu_aligned::arena::Arena;
+    ///
+    /// #[derive(Clone, Copy, gpu_aligned::GpuSoa)]
+    /// struct Hit { x: f32, id: u32 }
+    ///
+    /// let mut arena = Arena::host(1 << 14)?;
+    /// let soa = arena.alloc_soa::<Hit>(100)?;
+    /// arena.free_soa(soa)?;
+    /// assert_eq!(arena.stats().allocations, 0);
+    /// # Ok::<(), gpu_aligned::arena::ArenaError>(())
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// [`ArenaError::Handle`] if the columns are not this arena's; the
+    /// other columns are still freed.
+    pub fn free_soa<T: GpuSoa>(&mut self, soa: Soa<T>) -> Result<(), ArenaError> {
+        let mut freeing = Freeing {
+            arena: self,
+            outcome: Ok(()),
+        };
+        T::__consume(soa.columns, &mut freeing);
+        freeing.outcome
+    }
+}
+
+impl<B: HostAccess> Arena<B> {
+    /// Copies `items` into the columns of `soa`, field by field.
+    ///
+    /// ```
+    /// use gpu_aligned::arena::Arena;
+    ///
+    /// #[derive(Clone, Copy, gpu_aligned::GpuSoa)]
+    /// struct Hit { x: f32, id: u32 }
+    ///
+    /// let mut arena = Arena::host(1 << 14)?;
+    /// let soa = arena.alloc_soa::<Hit>(2)?;
+    /// arena.write_soa(&soa, &[Hit { x: 1.0, id: 7 }, Hit { x: 2.0, id: 9 }])?;
+    /// assert_eq!(arena.get(&soa.columns().id)?, &[7, 9]);
+    /// assert!(arena.write_soa(&soa, &[Hit { x: 1.0, id: 7 }]).is_err());
+    /// # arena.free_soa(soa)?;
+    /// # Ok::<(), gpu_aligned::arena::ArenaError>(())
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// [`ArenaError::LengthMismatch`] if `items.len()` is not `soa.len()`
+    /// (nothing is written then); [`ArenaError::Handle`] if the columns are
+    /// not this arena's.
+    pub fn write_soa<T: GpuSoa>(&mut self, soa: &Soa<T>, items: &[T]) -> Result<(), ArenaError> {
+        if items.len() != soa.len {
+            return Err(ArenaError::LengthMismatch {
+                expected: soa.len as u64,
+                found: items.len() as u64,
+            });
+        }
+        // Check every column before writing any, so a foreign handle leaves
+        // the arena untouched.
+        T::__visit(&soa.columns, &mut Checking { arena: self })?;
+        T::__scatter(items, &soa.columns, &mut HostWriting { arena: self })
+    }
+
+    /// The elements of `soa`, rebuilt from its columns.
+    ///
+    /// ```
+    /// use gpu_aligned::arena::Arena;
+    ///
+    /// #[derive(Clone, Copy, Debug, PartialEq, gpu_aligned::GpuSoa)]
+    /// struct Hit { x: f32, id: u32 }
+    ///
+    /// let mut arena = Arena::host(1 << 14)?;
+    /// let soa = arena.alloc_soa::<Hit>(1)?;
+    /// arena.write_soa(&soa, &[Hit { x: 0.5, id: 3 }])?;
+    /// assert_eq!(arena.read_soa(&soa)?, [Hit { x: 0.5, id: 3 }]);
+    /// # arena.free_soa(soa)?;
+    /// # Ok::<(), gpu_aligned::arena::ArenaError>(())
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// [`ArenaError::Handle`] if the columns are not this arena's.
+    pub fn read_soa<T: GpuSoa>(&self, soa: &Soa<T>) -> Result<Vec<T>, ArenaError> {
+        T::__gather(&soa.columns, soa.len, &mut HostReading { arena: self })
+    }
+}
+
+/// Checks that every column is a live handle of the arena.
+struct Checking<'a, B: HostAccess> {
+    arena: &'a Arena<B>,
+}
+
+impl<B: HostAccess> __derive::Visitor for Checking<'_, B> {
+    type Error = ArenaError;
+
+    fn column<F: GpuAligned>(
+        &mut self,
+        _name: &'static str,
+        column: &ArenaSlice<F>,
+    ) -> Result<(), ArenaError> {
+        self.arena.get(column).map(|_| ())
+    }
+}
+
+/// What `#[derive(GpuSoa)]` expands to uses these; not public API.
+#[doc(hidden)]
+pub mod __derive {
+    use crate::arena::ArenaSlice;
+    use crate::layout::{GpuAligned, GpuField};
+    pub use alloc_crate::vec::Vec;
+
+    /// A type that can be a column: one GPU word, moved in one instruction.
+    #[diagnostic::on_unimplemented(
+        message = "`{Self}` cannot be a column of a structure of arrays",
+        label = "not a GPU element",
+        note = "each column element must be one GPU word (`GpuAligned`: 1, 2, 4, 8 or 16 bytes, aligned to its size), so that it moves in one instruction",
+        note = "a `float3` (12 bytes): use `float3_16_t`, or split it into three `f32` fields; a `bool`: use `u8`; an array: one field per element"
+    )]
+    pub trait Column<'a>: GpuAligned {}
+
+    impl<T: GpuAligned> Column<'_> for T {}
+
+    /// Fails to compile unless `F` can be a column.
+    pub const fn column_check<F: for<'a> Column<'a>>() {}
+
+    /// `fields` sorted by offset (stable), for the layout of a struct whose
+    /// fields Rust may have reordered.
+    pub const fn by_offset<const N: usize>(mut fields: [GpuField; N]) -> [GpuField; N] {
+        let mut i = 1;
+        while i < N {
+            let mut j = i;
+            while j > 0 && fields[j - 1].offset > fields[j].offset {
+                let swapped = fields[j - 1];
+                fields[j - 1] = fields[j];
+                fields[j] = swapped;
+                j -= 1;
+            }
+            i += 1;
+        }
+        fields
+    }
+
+    /// Sees each column's type, in declaration order.
+    pub trait Planner {
+        /// One column of `F`.
+        fn column<F: GpuAligned>(&mut self, name: &'static str);
+    }
+
+    /// Hands out each column, in declaration order.
+    pub trait Source {
+        /// Why a column could not be handed out.
+        type Error;
+        /// The next column.
+        fn column<F: GpuAligned>(
+            &mut self,
+            name: &'static str,
+        ) -> Result<ArenaSlice<F>, Self::Error>;
+    }
+
+    /// Sees each column.
+    pub trait Visitor {
+        /// Why the visit stopped.
+        type Error;
+        /// One column.
+        fn column<F: GpuAligned>(
+            &mut self,
+            name: &'static str,
+            column: &ArenaSlice<F>,
+        ) -> Result<(), Self::Error>;
+    }
+
+    /// Takes each column by value.
+    pub trait Consumer {
+        /// One column.
+        fn column<F: GpuAligned>(&mut self, name: &'static str, column: ArenaSlice<F>);
+    }
+
+    /// Stores one field's values into its column.
+    pub trait Writer {
+        /// Why a write failed.
+        type Error;
+        /// `values` into `column`.
+        fn column<F: GpuAligned>(
+            &mut self,
+            column: &ArenaSlice<F>,
+            values: &[F],
+        ) -> Result<(), Self::Error>;
+    }
+
+    /// Loads one field's values from its column.
+    pub trait Reader {
+        /// Why a read failed.
+        type Error;
+        /// The first `len` values of `column`.
+        fn column<F: GpuAligned>(
+            &mut self,
+            column: &ArenaSlice<F>,
+            len: usize,
+        ) -> Result<Vec<F>, Self::Error>;
+        /// The error for a column that came back shorter than asked.
+        fn short(column: &'static str) -> Self::Error;
+    }
+}

@@ -1,0 +1,326 @@
+//! Structure of arrays on the host arena: `#[derive(GpuSoa)]` structs with
+//! vector, 1-byte and 16-byte fields round-trip through their columns; the
+//! columns are carved together, aligned and disjoint; a length mismatch and
+//! foreign columns are refused; an SoA sits in a `Plan` beside ordinary
+//! arrays; the struct's layout (Rust's field order, whatever it is) reaches
+//! the CUDA header, which g++ compiles.
+
+#[path = "../support/mod.rs"]
+mod support;
+
+use gpu_aligned::arena::{Arena, ArenaError, Plan};
+use gpu_aligned::coalesce::{advise, Access, Fields, Storage};
+use gpu_aligned::header::CudaHeader;
+use gpu_aligned::soa::GpuSoa;
+use gpu_aligned::vector::{float2, float4};
+use gpu_aligned::GpuAligned;
+use std::mem::{offset_of, size_of};
+use support::Rng;
+
+/// A word-sized element used as a field.
+#[derive(Clone, Copy, Debug, PartialEq, GpuAligned)]
+#[repr(C, align(8))]
+pub struct Pair {
+    pub lo: u32,
+    pub hi: u32,
+}
+
+/// Vector, struct, 16-byte, 8, 4, 2 and 1-byte fields, declared small to
+/// large so Rust reorders them (no `repr`).
+#[derive(Clone, Copy, Debug, PartialEq, gpu_aligned::GpuSoa)]
+pub struct Particle {
+    pub kind: u8,
+    pub charge: i16,
+    pub mass: f32,
+    pub id: u64,
+    pub velocity: float2,
+    pub pair: Pair,
+    pub position: float4,
+    pub big: u128,
+}
+
+/// One field.
+#[derive(Clone, Copy, Debug, PartialEq, gpu_aligned::GpuSoa)]
+pub struct Scalar {
+    pub value: f64,
+}
+
+/// Only bytes.
+#[derive(Clone, Copy, Debug, PartialEq, gpu_aligned::GpuSoa)]
+#[repr(C)]
+pub struct Bytes {
+    pub a: u8,
+    pub b: i8,
+    pub c: u8,
+}
+
+fn particle(rng: &mut Rng) -> Particle {
+    Particle {
+        kind: rng.u32() as u8,
+        charge: rng.u32() as i16,
+        mass: rng.f32(),
+        id: rng.next_u64(),
+        velocity: float2::new(rng.f32(), rng.f32()),
+        pair: Pair {
+            lo: rng.u32(),
+            hi: rng.u32(),
+        },
+        position: float4::new(rng.f32(), rng.f32(), rng.f32(), rng.f32()),
+        big: u128::from(rng.next_u64()) << 64 | u128::from(rng.next_u64()),
+    }
+}
+
+#[test]
+fn structs_round_trip_through_their_columns() {
+    let mut rng = Rng(0x05ee_d50a);
+    let mut arena = Arena::host(1 << 20).unwrap();
+    for len in [1, 2, 31, 257, 1000] {
+        let particles: Vec<Particle> = (0..len).map(|_| particle(&mut rng)).collect();
+        let soa = arena.alloc_soa::<Particle>(len).unwrap();
+        arena.write_soa(&soa, &particles).unwrap();
+        assert_eq!(arena.read_soa(&soa).unwrap(), particles);
+        // Each column holds its field, in element order.
+        let columns = soa.columns();
+        let masses: Vec<f32> = particles.iter().map(|p| p.mass).collect();
+        assert_eq!(arena.get(&columns.mass).unwrap(), masses.as_slice());
+        let bigs: Vec<u128> = particles.iter().map(|p| p.big).collect();
+        assert_eq!(arena.get(&columns.big).unwrap(), bigs.as_slice());
+        let kinds: Vec<u8> = particles.iter().map(|p| p.kind).collect();
+        assert_eq!(arena.get(&columns.kind).unwrap(), kinds.as_slice());
+        arena.free_soa(soa).unwrap();
+    }
+    let scalars: Vec<Scalar> = (0..100).map(|i| Scalar { value: i as f64 }).collect();
+    let soa = arena.alloc_soa::<Scalar>(100).unwrap();
+    arena.write_soa(&soa, &scalars).unwrap();
+    assert_eq!(arena.read_soa(&soa).unwrap(), scalars);
+    arena.free_soa(soa).unwrap();
+    let bytes: Vec<Bytes> = (0..=255u8)
+        .map(|i| Bytes {
+            a: i,
+            b: i as i8,
+            c: !i,
+        })
+        .collect();
+    let soa = arena.alloc_soa::<Bytes>(bytes.len()).unwrap();
+    arena.write_soa(&soa, &bytes).unwrap();
+    assert_eq!(arena.read_soa(&soa).unwrap(), bytes);
+    arena.free_soa(soa).unwrap();
+    assert_eq!(arena.stats().allocations, 0, "every column was freed");
+}
+
+#[test]
+fn a_column_written_alone_shows_in_the_elements() {
+    let mut arena = Arena::host(1 << 16).unwrap();
+    let soa = arena.alloc_soa::<Particle>(4).unwrap();
+    let mut rng = Rng(9);
+    let particles: Vec<Particle> = (0..4).map(|_| particle(&mut rng)).collect();
+    arena.write_soa(&soa, &particles).unwrap();
+    arena
+        .get_mut(&soa.columns().charge)
+        .unwrap()
+        .copy_from_slice(&[-1, -2, -3, -4]);
+    let read = arena.read_soa(&soa).unwrap();
+    for (i, (before, after)) in particles.iter().zip(&read).enumerate() {
+        assert_eq!(after.charge, -(i as i16) - 1);
+        assert_eq!(
+            Particle {
+                charge: before.charge,
+                ..*after
+            },
+            *before
+        );
+    }
+    arena.free_soa(soa).unwrap();
+}
+
+#[test]
+fn columns_are_aligned_disjoint_and_carved_together() {
+    for min_align in [256, 512, 16] {
+        let mut arena = Arena::host_with_alignment(1 << 20, min_align, 512).unwrap();
+        let soa = arena.alloc_soa::<Particle>(1001).unwrap();
+        let c = soa.columns();
+        let mut spans = vec![
+            (arena.offset(&c.kind).unwrap(), c.kind.size_bytes()),
+            (arena.offset(&c.charge).unwrap(), c.charge.size_bytes()),
+            (arena.offset(&c.mass).unwrap(), c.mass.size_bytes()),
+            (arena.offset(&c.id).unwrap(), c.id.size_bytes()),
+            (arena.offset(&c.velocity).unwrap(), c.velocity.size_bytes()),
+            (arena.offset(&c.pair).unwrap(), c.pair.size_bytes()),
+            (arena.offset(&c.position).unwrap(), c.position.size_bytes()),
+            (arena.offset(&c.big).unwrap(), c.big.size_bytes()),
+        ];
+        for &(offset, bytes) in &spans {
+            assert_eq!(offset % arena.min_align(), 0, "column at {offset}");
+            assert_eq!(offset % min_align, 0);
+            assert!(bytes >= 1001);
+        }
+        assert_eq!(c.kind.len(), 1001);
+        assert_eq!(c.big.size_bytes(), 1001 * 16);
+        spans.sort();
+        for pair in spans.windows(2) {
+            assert!(pair[0].0 + pair[0].1 <= pair[1].0, "overlap: {spans:?}");
+        }
+        arena.free_soa(soa).unwrap();
+    }
+}
+
+#[test]
+fn all_or_nothing_when_the_columns_do_not_fit() {
+    // 8 columns of 100 elements need more than 4 KiB; nothing may be left
+    // reserved after the refusal.
+    let mut arena = Arena::host(4096).unwrap();
+    let refused = arena.alloc_soa::<Particle>(100).unwrap_err();
+    assert!(matches!(refused, ArenaError::Alloc(_)), "{refused:?}");
+    assert_eq!(arena.stats().allocations, 0);
+    assert!(matches!(
+        arena.alloc_soa::<Scalar>(0),
+        Err(ArenaError::Alloc(_))
+    ));
+    let fits = arena.alloc_soa::<Bytes>(100).unwrap();
+    arena.free_soa(fits).unwrap();
+}
+
+#[test]
+fn a_length_mismatch_is_refused_and_writes_nothing() {
+    let mut arena = Arena::host(1 << 16).unwrap();
+    let soa = arena.alloc_soa::<Scalar>(3).unwrap();
+    arena
+        .write_soa(&soa, &[1.0, 2.0, 3.0].map(|value| Scalar { value }))
+        .unwrap();
+    for wrong in [2, 4] {
+        let items = vec![Scalar { value: 9.0 }; wrong];
+        assert_eq!(
+            arena.write_soa(&soa, &items),
+            Err(ArenaError::LengthMismatch {
+                expected: 3,
+                found: wrong as u64
+            })
+        );
+    }
+    assert_eq!(arena.get(&soa.columns().value).unwrap(), &[1.0, 2.0, 3.0]);
+    arena.free_soa(soa).unwrap();
+}
+
+#[test]
+fn columns_of_another_arena_are_refused() {
+    let mut mine = Arena::host(1 << 16).unwrap();
+    let mut other = Arena::host(1 << 16).unwrap();
+    let soa = other.alloc_soa::<Bytes>(8).unwrap();
+    let items = [Bytes { a: 1, b: 2, c: 3 }; 8];
+    assert!(matches!(
+        mine.write_soa(&soa, &items),
+        Err(ArenaError::Handle(_))
+    ));
+    assert!(matches!(mine.read_soa(&soa), Err(ArenaError::Handle(_))));
+    other.write_soa(&soa, &items).unwrap();
+    assert_eq!(other.read_soa(&soa).unwrap(), items);
+    other.free_soa(soa).unwrap();
+}
+
+#[test]
+fn an_soa_sits_in_a_plan_beside_ordinary_arrays() {
+    let mut arena = Arena::host(1 << 20).unwrap();
+    let mut plan = Plan::new();
+    let before = plan.array::<f32>(100);
+    let particles = plan.soa::<Particle>(50);
+    let after = plan.array::<u64>(10);
+    assert_eq!(plan.len(), 2 + 8, "one array per column");
+    let mut carving = arena.carve(&plan).unwrap();
+    let soa = carving.take_soa(particles).expect("planned here");
+    let before = carving.take(before).expect("planned here");
+    let after = carving.take(after).expect("planned here");
+    let mut rng = Rng(77);
+    let items: Vec<Particle> = (0..50).map(|_| particle(&mut rng)).collect();
+    arena.write_soa(&soa, &items).unwrap();
+    arena.get_mut(&before).unwrap().fill(1.5);
+    arena.get_mut(&after).unwrap().fill(7);
+    assert_eq!(arena.read_soa(&soa).unwrap(), items);
+    assert!(arena.get(&before).unwrap().iter().all(|&v| v == 1.5));
+    arena.free_soa(soa).unwrap();
+    arena.free(before).unwrap();
+    arena.free(after).unwrap();
+    arena.free_carving(carving).unwrap();
+    assert_eq!(arena.stats().allocations, 0);
+
+    // A key redeems only in the carving of its own plan.
+    let mut first = Plan::new();
+    let key = first.soa::<Scalar>(4);
+    let second = {
+        let mut plan = Plan::new();
+        plan.array::<f64>(4);
+        plan
+    };
+    let mut wrong = arena.carve(&second).unwrap();
+    assert!(wrong.take_soa(key).is_none());
+    arena.free_carving(wrong).unwrap();
+    assert_eq!(arena.stats().allocations, 0);
+}
+
+#[test]
+fn the_layout_is_rusts_with_fields_in_offset_order() {
+    let layout = &Particle::LAYOUT;
+    assert_eq!(layout.size, size_of::<Particle>());
+    assert_eq!(layout.align, 16);
+    assert_eq!(Particle::COLUMNS, 8);
+    assert!(layout.fields.windows(2).all(|w| w[0].offset < w[1].offset));
+    for (name, offset) in [
+        ("kind", offset_of!(Particle, kind)),
+        ("charge", offset_of!(Particle, charge)),
+        ("mass", offset_of!(Particle, mass)),
+        ("id", offset_of!(Particle, id)),
+        ("velocity", offset_of!(Particle, velocity)),
+        ("pair", offset_of!(Particle, pair)),
+        ("position", offset_of!(Particle, position)),
+        ("big", offset_of!(Particle, big)),
+    ] {
+        assert_eq!(layout.field(name).map(|f| f.offset), Some(offset), "{name}");
+    }
+    // The advisor works from the same layout.
+    let one = advise(
+        layout,
+        &Access::streaming(Fields::Only(&["mass"]), Fields::Only(&["mass"])),
+    )
+    .unwrap();
+    assert_eq!(one.best, Storage::Soa);
+}
+
+#[test]
+#[cfg_attr(
+    not(has_gxx),
+    ignore = "needs g++ (not found when the tests were built)"
+)]
+fn the_header_reproduces_the_reordered_struct_and_gpp_checks_it() {
+    let mut header = CudaHeader::new();
+    header.add_soa::<Particle>().unwrap();
+    header.add_soa::<Bytes>().unwrap();
+    let text = header.render();
+    assert!(text.contains("struct Particle_soa {"));
+    assert!(text.contains("struct __align__(8) Pair {"), "nested first");
+    let dir = std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("soa-header");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("types.cuh"), &text).unwrap();
+    let prelude = concat!(env!("CARGO_MANIFEST_DIR"), "/interop/cuda_prelude.hpp");
+    std::fs::write(
+        dir.join("main.cpp"),
+        format!(
+            "#include \"{prelude}\"\n#include \"types.cuh\"\n\
+             int main() {{ return sizeof(Particle_soa) == 9 * 8 && sizeof(Particle) == {} ? 0 : 1; }}\n",
+            size_of::<Particle>()
+        ),
+    )
+    .unwrap();
+    let exe = dir.join("main");
+    let compiled = std::process::Command::new("g++")
+        .args(["-std=c++17", "-Wall", "-Wextra", "-Werror", "-o"])
+        .arg(&exe)
+        .arg(dir.join("main.cpp"))
+        .output()
+        .expect("run g++");
+    assert!(
+        compiled.status.success(),
+        "{}\n{text}",
+        String::from_utf8_lossy(&compiled.stderr)
+    );
+    let ran = std::process::Command::new(&exe).status().expect("run it");
+    assert!(ran.success(), "sizes differ between Rust and C++");
+}
