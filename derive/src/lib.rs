@@ -54,8 +54,9 @@ pub fn padded(args: TokenStream, input: TokenStream) -> TokenStream {
 /// Derives `gpu_aligned::soa::GpuSoa`: the struct (any size, any `repr`,
 /// named fields whose types are GPU elements) stored as one column per
 /// field, and a `<Name>Columns` struct of typed column handles; see the
-/// `gpu_aligned` crate.
-#[proc_macro_derive(GpuSoa)]
+/// `gpu_aligned` crate. `#[gpu_aligned(crate = "path")]` on the struct when
+/// the `gpu-aligned` dependency has another name.
+#[proc_macro_derive(GpuSoa, attributes(gpu_aligned))]
 pub fn derive_gpu_soa(input: TokenStream) -> TokenStream {
     let input = parse_macro_input!(input as DeriveInput);
     soa::derive(&input)

@@ -540,6 +540,140 @@ impl<B: HostAccess> __derive::Visitor for Checking<'_, B> {
     }
 }
 
+/// The body of `#[derive(GpuSoa)]`: the `<Name>Columns` struct, a check per
+/// field whose error names the fix, and the `unsafe impl GpuSoa`. It lives
+/// here, not in the derive, so the `unsafe` is this crate's: a caller that
+/// redirects the derive's crate path reaches this macro or writes its own.
+///
+/// Why the impl is sound: `LAYOUT` is built from `size_of`, `align_of` and
+/// `offset_of!` of the struct and of each listed field type; `__gather`
+/// builds the struct from one value of each listed type per listed field, so
+/// the list is the struct's own (every field once, with its exact type) or
+/// the expansion does not compile; each field type is `GpuAligned` (the
+/// where-clause); every hook walks the same list in the same order.
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __gpu_soa_derive {
+    (
+        vis: $vis:vis,
+        type: $ty:ident;
+        name: $name:literal;
+        count: $count:literal;
+        columns: $columns:ident;
+        fields: [$({ $member:ident: $fty:ty, $fname:literal })*];
+    ) => {
+        #[doc = concat!(
+            "The columns of a structure of arrays of [`", $name, "`]: one typed array per ",
+            "field, named like the field, each usable with every arena verb."
+        )]
+        #[derive(Debug)]
+        #[must_use = "columns hold arena memory: give them back with `Arena::free_soa`"]
+        $vis struct $columns {
+            $(
+                #[doc = concat!("The column of `", $fname, "`.")]
+                pub $member: $crate::arena::ArenaSlice<$fty>,
+            )*
+        }
+
+        #[doc(hidden)]
+        #[allow(unused_qualifications, clippy::all)]
+        const _: () = {
+            #[allow(dead_code)]
+            fn checks() {
+                $( $crate::soa::__derive::column_check::<$fty>(); )*
+            }
+        };
+
+        // SAFETY: see the macro's documentation.
+        #[allow(unused_qualifications, clippy::all)]
+        unsafe impl<'__gpu_soa> $crate::soa::GpuSoa for $ty
+        where
+            $( $fty: $crate::soa::__derive::Column<'__gpu_soa>, )*
+        {
+            const LAYOUT: $crate::GpuLayout = $crate::__private::layout(
+                $name,
+                $crate::__private::core::mem::size_of::<$ty>(),
+                $crate::__private::core::mem::align_of::<$ty>(),
+                0,
+                &const {
+                    $crate::soa::__derive::by_offset([$(
+                        $crate::__private::field(
+                            $fname,
+                            $crate::__private::core::mem::offset_of!($ty, $member),
+                            $crate::__private::core::mem::size_of::<$fty>(),
+                            $crate::__private::core::mem::align_of::<$fty>(),
+                            false,
+                            <$fty as $crate::GpuData>::TYPE,
+                        )
+                    ),*])
+                },
+            );
+            const COLUMNS: usize = $count;
+            type Columns = $columns;
+
+            fn __plan<P: $crate::soa::__derive::Planner>(planner: &mut P) {
+                $( planner.column::<$fty>($fname); )*
+            }
+
+            fn __columns<S: $crate::soa::__derive::Source>(
+                source: &mut S,
+            ) -> ::core::result::Result<$columns, S::Error> {
+                ::core::result::Result::Ok($columns {
+                    $( $member: source.column::<$fty>($fname)?, )*
+                })
+            }
+
+            fn __visit<V: $crate::soa::__derive::Visitor>(
+                columns: &$columns,
+                visitor: &mut V,
+            ) -> ::core::result::Result<(), V::Error> {
+                $( visitor.column::<$fty>($fname, &columns.$member)?; )*
+                ::core::result::Result::Ok(())
+            }
+
+            fn __consume<C: $crate::soa::__derive::Consumer>(columns: $columns, consumer: &mut C) {
+                $( consumer.column::<$fty>($fname, columns.$member); )*
+            }
+
+            fn __scatter<W: $crate::soa::__derive::Writer>(
+                items: &[Self],
+                columns: &$columns,
+                writer: &mut W,
+            ) -> ::core::result::Result<(), W::Error> {
+                $({
+                    let values: $crate::soa::__derive::Vec<$fty> =
+                        items.iter().map(|item| item.$member).collect();
+                    writer.column::<$fty>(&columns.$member, &values)?;
+                })*
+                ::core::result::Result::Ok(())
+            }
+
+            fn __gather<R: $crate::soa::__derive::Reader>(
+                columns: &$columns,
+                len: usize,
+                reader: &mut R,
+            ) -> ::core::result::Result<$crate::soa::__derive::Vec<Self>, R::Error> {
+                $(
+                    let $member: $crate::soa::__derive::Vec<$fty> =
+                        reader.column::<$fty>(&columns.$member, len)?;
+                )*
+                let mut items = $crate::soa::__derive::Vec::with_capacity(len);
+                for index in 0..len {
+                    items.push($ty {
+                        $( $member: match $member.get(index) {
+                            ::core::option::Option::Some(value) => *value,
+                            ::core::option::Option::None => {
+                                return ::core::result::Result::Err(R::short($fname))
+                            }
+                        }, )*
+                    });
+                }
+                ::core::result::Result::Ok(items)
+            }
+        }
+    };
+}
+
 /// What `#[derive(GpuSoa)]` expands to uses these; not public API.
 #[doc(hidden)]
 pub mod __derive {

@@ -324,3 +324,35 @@ fn the_header_reproduces_the_reordered_struct_and_gpp_checks_it() {
     let ran = std::process::Command::new(&exe).status().expect("run it");
     assert!(ran.success(), "sizes differ between Rust and C++");
 }
+
+mod renamed {
+    //! The derive reaches the runtime through a renamed path, and the user's
+    //! crate needs no `unsafe` (the impl is the runtime's).
+    #![forbid(unsafe_code)]
+
+    use gpu_aligned as ga;
+
+    #[derive(Clone, Copy, Debug, PartialEq, ga::GpuSoa)]
+    #[gpu_aligned(crate = "ga")]
+    pub struct Renamed {
+        pub r#type: u32,
+        pub weight: f32,
+    }
+
+    #[test]
+    fn a_renamed_crate_path_and_raw_field_names_work() {
+        use ga::soa::GpuSoa;
+        let mut arena = ga::arena::Arena::host(1 << 14).unwrap();
+        let items = [Renamed {
+            r#type: 3,
+            weight: 0.5,
+        }; 5];
+        let soa = arena.alloc_soa::<Renamed>(5).unwrap();
+        arena.write_soa(&soa, &items).unwrap();
+        assert_eq!(arena.get(&soa.columns().r#type).unwrap(), &[3; 5]);
+        assert_eq!(arena.read_soa(&soa).unwrap(), items);
+        assert_eq!(Renamed::LAYOUT.name, "Renamed");
+        assert!(Renamed::LAYOUT.field("type").is_some());
+        arena.free_soa(soa).unwrap();
+    }
+}
