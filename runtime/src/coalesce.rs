@@ -2,17 +2,44 @@
 //! layout choices can be priced before a kernel exists. Since compute
 //! capability 6.0 a warp's request is served as the distinct 32-byte sectors
 //! its lanes touch; ncu's `l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum`
-//! matched this count exactly on an H100 (see `GPU-FACTS.md`). [`sectors`] is
-//! the primitive; [`WarpAccess`] prices the regular patterns (a base offset,
-//! a stride, an access width) and [`ElementFacts`] the per-type costs that
-//! follow from a [`GpuLayout`].
+//! matched this count exactly on an H100, for every element type, offset,
+//! stride and random gather tried. [`sectors`] is the primitive;
+//! [`WarpAccess`] prices the regular patterns (a base offset, a stride, an
+//! access width) and [`ElementFacts`] the per-type costs that follow from a
+//! [`GpuLayout`].
+//!
+//! ```
+//! use gpu_aligned::coalesce::{ElementFacts, WarpAccess};
+//! use gpu_aligned::vector::float3_16_t;
+//! use gpu_aligned::GpuAligned;
+//!
+//! // 32 consecutive floats: 4 sectors from an aligned base, 5 shifted by 4 bytes.
+//! assert_eq!(WarpAccess::contiguous(0, 4).sectors(), 4);
+//! assert_eq!(WarpAccess::contiguous(4, 4).efficiency(), 0.8);
+//! // A float3 padded to 16 bytes: one instruction, a quarter of each element unused.
+//! let facts = ElementFacts::of(&float3_16_t::LAYOUT);
+//! assert_eq!((facts.loads_as_word(), facts.loads_field_by_field), (Some(1), 3));
+//! assert_eq!(facts.useful_ratio(), 0.75);
+//! ```
 
 use crate::layout::{GpuField, GpuLayout, GpuType};
 
 /// Bytes in one sector, the unit DRAM traffic is counted in.
+///
+/// ```
+/// use gpu_aligned::coalesce::{sectors, SECTOR_BYTES};
+/// // Two lanes SECTOR_BYTES apart touch two sectors; one byte apart, one.
+/// assert_eq!(sectors(&[0, SECTOR_BYTES], 1), 2);
+/// assert_eq!(sectors(&[0, 1], 1), 1);
+/// ```
 pub const SECTOR_BYTES: u64 = 32;
 
 /// Lanes in a warp.
+///
+/// ```
+/// use gpu_aligned::coalesce::{WarpAccess, WARP_LANES};
+/// assert_eq!(WarpAccess::contiguous(0, 4).addresses().len(), WARP_LANES);
+/// ```
 pub const WARP_LANES: usize = 32;
 
 /// The number of distinct 32-byte sectors touched when each lane accesses
@@ -37,12 +64,29 @@ pub fn sectors(lane_addresses: &[u64], access_bytes: u64) -> u64 {
 
 /// The number of distinct bytes the lanes ask for: the useful part of what
 /// [`sectors`] fetches. Overlapping lanes count each byte once.
+///
+/// ```
+/// use gpu_aligned::coalesce::useful_bytes;
+/// // A broadcast: 32 lanes read the same 4 bytes.
+/// assert_eq!(useful_bytes(&[64; 32], 4), 4);
+/// // Two 8-byte reads that overlap by 4 bytes.
+/// assert_eq!(useful_bytes(&[0, 4], 8), 12);
+/// ```
 pub fn useful_bytes(lane_addresses: &[u64], access_bytes: u64) -> u64 {
     distinct_units(lane_addresses, access_bytes, 1)
 }
 
 /// [`sectors`] and [`useful_bytes`] of one warp-wide access together, from
 /// which its efficiency follows.
+///
+/// ```
+/// use gpu_aligned::coalesce::{measure, Coalescing};
+/// // Each lane reads a float 4 KiB from the next: one sector each, 4 of its 32 bytes used.
+/// let scattered: Vec<u64> = (0..32).map(|lane| lane * 4096).collect();
+/// let cost = measure(&scattered, 4);
+/// assert_eq!(cost, Coalescing { sectors: 32, useful_bytes: 128 });
+/// assert_eq!(cost.efficiency(), 0.125);
+/// ```
 pub fn measure(lane_addresses: &[u64], access_bytes: u64) -> Coalescing {
     Coalescing {
         sectors: sectors(lane_addresses, access_bytes),
@@ -51,6 +95,13 @@ pub fn measure(lane_addresses: &[u64], access_bytes: u64) -> Coalescing {
 }
 
 /// What one warp-wide access costs.
+///
+/// ```
+/// use gpu_aligned::coalesce::WarpAccess;
+/// // 32 doubles, consecutive: 256 bytes in 8 sectors, all of them used.
+/// let cost = WarpAccess::contiguous(0, 8).measure();
+/// assert_eq!((cost.sectors, cost.useful_bytes, cost.fetched_bytes()), (8, 256, 256));
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Coalescing {
     /// Distinct 32-byte sectors fetched.
@@ -61,12 +112,24 @@ pub struct Coalescing {
 
 impl Coalescing {
     /// Bytes the memory system moves: `32 * sectors`.
+    ///
+    /// ```
+    /// use gpu_aligned::coalesce::Coalescing;
+    /// let cost = Coalescing { sectors: 5, useful_bytes: 128 };
+    /// assert_eq!(cost.fetched_bytes(), 160);
+    /// ```
     pub const fn fetched_bytes(&self) -> u64 {
         self.sectors.saturating_mul(SECTOR_BYTES)
     }
 
     /// Useful bytes over fetched bytes, in `0.0..=1.0`; 1.0 when nothing is
     /// fetched (nothing was wasted).
+    ///
+    /// ```
+    /// use gpu_aligned::coalesce::Coalescing;
+    /// assert_eq!(Coalescing { sectors: 5, useful_bytes: 128 }.efficiency(), 0.8);
+    /// assert_eq!(Coalescing { sectors: 0, useful_bytes: 0 }.efficiency(), 1.0);
+    /// ```
     pub fn efficiency(&self) -> f64 {
         if self.sectors == 0 {
             return 1.0;
@@ -135,6 +198,13 @@ fn distinct_units(lane_addresses: &[u64], access_bytes: u64, unit: u64) -> u64 {
 
 /// A regular warp-wide access: lane `i` reads `width` bytes at
 /// `base + i * stride`, for `lanes` lanes (32 for a full warp).
+///
+/// ```
+/// use gpu_aligned::coalesce::WarpAccess;
+/// // Half a warp active: 16 consecutive floats fill two sectors.
+/// let half = WarpAccess { lanes: 16, ..WarpAccess::contiguous(0, 4) };
+/// assert_eq!(half.sectors(), 2);
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct WarpAccess {
     /// Address (or offset from a 256-aligned allocation) of lane 0's access.
@@ -149,11 +219,27 @@ pub struct WarpAccess {
 
 impl WarpAccess {
     /// A full warp reading consecutive `width`-byte elements from `base`.
+    ///
+    /// ```
+    /// use gpu_aligned::coalesce::WarpAccess;
+    /// // 32 float4s: 512 bytes, 16 sectors; shifted by 16 bytes, one more.
+    /// assert_eq!(WarpAccess::contiguous(0, 16).sectors(), 16);
+    /// assert_eq!(WarpAccess::contiguous(16, 16).sectors(), 17);
+    /// ```
     pub const fn contiguous(base: u64, width: u64) -> Self {
         Self::strided(base, width, width)
     }
 
     /// A full warp reading `width` bytes every `stride` bytes from `base`.
+    ///
+    /// ```
+    /// use gpu_aligned::coalesce::WarpAccess;
+    /// // Every 8th float: each lane in a sector of its own, 12.5% used.
+    /// let access = WarpAccess::strided(0, 32, 4);
+    /// assert_eq!((access.sectors(), access.efficiency()), (32, 0.125));
+    /// // A stride of 0 is a broadcast: one sector.
+    /// assert_eq!(WarpAccess::strided(64, 0, 4).sectors(), 1);
+    /// ```
     pub const fn strided(base: u64, stride: u64, width: u64) -> Self {
         Self {
             base,
@@ -167,6 +253,19 @@ impl WarpAccess {
     /// structs whose first element starts at `base`: the pattern a kernel
     /// touching only `field` produces, and the one a structure of arrays
     /// would turn into [`WarpAccess::contiguous`].
+    ///
+    /// ```
+    /// use gpu_aligned::coalesce::WarpAccess;
+    /// use gpu_aligned::vector::float4;
+    /// use gpu_aligned::GpuAligned;
+    ///
+    /// // Only `.x` of 32 float4s: 16 sectors fetched, a quarter of them used;
+    /// // as an array of its own, 4 sectors, all used.
+    /// let x = float4::LAYOUT.field("x").expect("a lane");
+    /// let access = WarpAccess::field_of(0, &float4::LAYOUT, x);
+    /// assert_eq!((access.sectors(), access.efficiency()), (16, 0.25));
+    /// assert_eq!(WarpAccess::contiguous(0, 4).sectors(), 4);
+    /// ```
     pub const fn field_of(base: u64, layout: &GpuLayout, field: &GpuField) -> Self {
         Self::strided(
             base.saturating_add(field.offset as u64),
@@ -177,6 +276,13 @@ impl WarpAccess {
 
     /// The lanes' addresses; only the first `min(lanes, 32)` entries are
     /// meaningful. Saturates at `u64::MAX` instead of wrapping.
+    ///
+    /// ```
+    /// use gpu_aligned::coalesce::WarpAccess;
+    /// let lanes = WarpAccess::strided(256, 12, 4).addresses();
+    /// assert_eq!((lanes[0], lanes[1], lanes[31]), (256, 268, 256 + 31 * 12));
+    /// assert_eq!(WarpAccess::strided(u64::MAX, 4, 4).addresses()[31], u64::MAX);
+    /// ```
     pub fn addresses(&self) -> [u64; WARP_LANES] {
         let mut addresses = [0; WARP_LANES];
         for (lane, address) in (0u64..).zip(addresses.iter_mut()) {
@@ -186,23 +292,63 @@ impl WarpAccess {
     }
 
     /// Sectors and useful bytes of this access.
+    ///
+    /// ```
+    /// use gpu_aligned::coalesce::{Coalescing, WarpAccess};
+    /// // 32 packed 12-byte float3s: 384 bytes in 12 sectors.
+    /// let cost = WarpAccess::contiguous(0, 12).measure();
+    /// assert_eq!(cost, Coalescing { sectors: 12, useful_bytes: 384 });
+    /// ```
     pub fn measure(&self) -> Coalescing {
         let addresses = self.addresses();
         measure(&addresses[..self.lanes.min(WARP_LANES)], self.width)
     }
 
     /// Distinct sectors one request of this pattern touches.
+    ///
+    /// ```
+    /// use gpu_aligned::coalesce::WarpAccess;
+    /// // Bytes at an odd offset: 32 bytes straddle two sectors.
+    /// assert_eq!(WarpAccess::contiguous(5, 1).sectors(), 2);
+    /// ```
     pub fn sectors(&self) -> u64 {
         self.measure().sectors
     }
 
     /// Useful bytes over fetched bytes (see [`Coalescing::efficiency`]).
+    ///
+    /// ```
+    /// use gpu_aligned::coalesce::WarpAccess;
+    /// // u16 values 6 bytes apart: 64 useful bytes in 6 sectors.
+    /// let access = WarpAccess::strided(0, 6, 2);
+    /// assert_eq!(access.sectors(), 6);
+    /// assert_eq!(access.efficiency(), 64.0 / 192.0);
+    /// ```
     pub fn efficiency(&self) -> f64 {
         self.measure().efficiency()
     }
 }
 
 /// The costs that follow from a type's layout alone.
+///
+/// ```
+/// use gpu_aligned::coalesce::ElementFacts;
+/// use gpu_aligned::GpuAligned;
+///
+/// #[derive(Clone, Copy, GpuAligned)]
+/// #[repr(C, align(16))]
+/// struct Sample {
+///     value: f32,
+///     #[gpu_aligned(padding)]
+///     pad: u32,
+///     time: f64,
+/// }
+///
+/// let facts = ElementFacts::of(&Sample::LAYOUT);
+/// assert_eq!((facts.size, facts.data_bytes, facts.padding_bytes), (16, 12, 4));
+/// assert_eq!(facts.loads_field_by_field, 2);
+/// assert!(facts.one_word);
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct ElementFacts {
     /// Bytes per element.
@@ -218,7 +364,8 @@ pub struct ElementFacts {
     /// a `float3`-like vector, one per array element, nested structs
     /// recursively; padding fields are not loaded. This is what a naive copy
     /// asks for: nvcc may merge neighbours when alignment allows, and it
-    /// may split a struct copy differently (GPU-FACTS.md has examples).
+    /// may split a struct copy differently (a 16-aligned `{float; pad;
+    /// double}` copied as a struct is two 8-byte loads on an H100).
     pub loads_field_by_field: u64,
     /// Whether one 1/2/4/8/16-byte instruction moves the whole element
     /// (true for every `GpuAligned` type).
@@ -228,6 +375,17 @@ pub struct ElementFacts {
 impl ElementFacts {
     /// The facts of `layout`. A layout with no fields (the built-in
     /// scalars') describes one opaque value: all data, one load.
+    ///
+    /// ```
+    /// use gpu_aligned::coalesce::ElementFacts;
+    /// use gpu_aligned::vector::int8_3_4_t;
+    /// use gpu_aligned::GpuAligned;
+    ///
+    /// // Three bytes in a 4-byte word: one load instead of three.
+    /// const FACTS: ElementFacts = ElementFacts::of(&int8_3_4_t::LAYOUT);
+    /// assert_eq!((FACTS.loads_as_word(), FACTS.loads_field_by_field), (Some(1), 3));
+    /// assert_eq!(FACTS.padding_bytes, 1);
+    /// ```
     pub const fn of(layout: &GpuLayout) -> Self {
         if layout.fields.is_empty() {
             return Self {
@@ -250,6 +408,15 @@ impl ElementFacts {
 
     /// Data bytes over element bytes: the efficiency ceiling of any access
     /// that reads whole elements.
+    ///
+    /// ```
+    /// use gpu_aligned::coalesce::ElementFacts;
+    /// use gpu_aligned::vector::{float3_16_t, float4};
+    /// use gpu_aligned::GpuAligned;
+    ///
+    /// assert_eq!(ElementFacts::of(&float4::LAYOUT).useful_ratio(), 1.0);
+    /// assert_eq!(ElementFacts::of(&float3_16_t::LAYOUT).useful_ratio(), 0.75);
+    /// ```
     pub fn useful_ratio(&self) -> f64 {
         if self.size == 0 {
             return 1.0;
@@ -260,6 +427,14 @@ impl ElementFacts {
     /// Global-memory instructions per element through one-word accessors
     /// (`gpu_load`/`gpu_store` in an emitted header), or `None` when the
     /// element is not one word.
+    ///
+    /// ```
+    /// use gpu_aligned::coalesce::ElementFacts;
+    /// use gpu_aligned::vector::double2;
+    /// use gpu_aligned::GpuAligned;
+    ///
+    /// assert_eq!(ElementFacts::of(&double2::LAYOUT).loads_as_word(), Some(1));
+    /// ```
     pub const fn loads_as_word(&self) -> Option<u64> {
         if self.one_word {
             Some(1)
@@ -270,6 +445,15 @@ impl ElementFacts {
 
     /// Extra bytes moved per byte of data, because of padding: 0.33 for a
     /// 12-byte `float3` padded to 16.
+    ///
+    /// ```
+    /// use gpu_aligned::coalesce::ElementFacts;
+    /// use gpu_aligned::vector::float3_16_t;
+    /// use gpu_aligned::GpuAligned;
+    ///
+    /// let overhead = ElementFacts::of(&float3_16_t::LAYOUT).padding_overhead();
+    /// assert!((overhead - 1.0 / 3.0).abs() < 1e-12);
+    /// ```
     pub fn padding_overhead(&self) -> f64 {
         if self.data_bytes == 0 {
             return 0.0;
@@ -279,6 +463,16 @@ impl ElementFacts {
 
     /// Cost of a full warp reading 32 consecutive whole elements from a
     /// 256-byte-aligned base.
+    ///
+    /// ```
+    /// use gpu_aligned::coalesce::ElementFacts;
+    /// use gpu_aligned::vector::float3_16_t;
+    /// use gpu_aligned::GpuAligned;
+    ///
+    /// // 32 padded float3s: 512 bytes in 16 sectors, 384 of them data.
+    /// let cost = ElementFacts::of(&float3_16_t::LAYOUT).warp_of_elements();
+    /// assert_eq!((cost.sectors, cost.useful_bytes, cost.efficiency()), (16, 384, 0.75));
+    /// ```
     pub fn warp_of_elements(&self) -> Coalescing {
         let whole = WarpAccess::contiguous(0, self.size).measure();
         // Padding bytes are fetched but carry nothing: count them out of

@@ -158,6 +158,31 @@
 //! assert!(LayoutReport::of::<float4>().to_string().contains("one GPU word"));
 //! ```
 //!
+//! **Choose between an array of structs and a structure of arrays.** No
+//! layout wins everywhere; the advisor in [`coalesce`] predicts DRAM bytes,
+//! store requests and instructions per element of each for what a kernel
+//! does, and the header emits views with the same members over each, so one
+//! templated kernel runs over any of them:
+//!
+//! ```
+//! use gpu_aligned::coalesce::{advise, Access, Fields, Storage};
+//! use gpu_aligned::header::CudaHeader;
+//! use gpu_aligned::GpuAligned;
+//!
+//! #[derive(Clone, Copy, GpuAligned)]
+//! #[repr(C, align(16))]
+//! struct Body { x: f32, y: f32, z: f32, mass: f32 }
+//!
+//! // A kernel that updates every mass: a column of masses moves a quarter of the bytes.
+//! let access = Access::streaming(Fields::Only(&["mass"]), Fields::Only(&["mass"]));
+//! assert_eq!(advise(&Body::LAYOUT, &access)?.best, Storage::Soa);
+//!
+//! let mut header = CudaHeader::new();
+//! header.add_soa_layout(&Body::LAYOUT)?; // Body, Body_soa, Body_aos and Body_aos16
+//! assert!(header.render().contains("struct Body_soa {"));
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+//!
 //! **Carve typed arrays out of one buffer.** [`arena::Arena`] keeps every
 //! array's start on a multiple of 256 bytes (what `cudaMalloc` guarantees for
 //! a whole buffer); its handles are checked, so a freed, stale or foreign
@@ -225,12 +250,13 @@
 //! | feature | default | what it adds |
 //! |---|---|---|
 //! | `std` | yes | `std` error impls, [`arena::SyncArena`] and [`alloc::SyncAllocator`]; implies `alloc` |
-//! | `alloc` | via `std` | the allocator, the arena with its host backend, the CUDA header emitter |
+//! | `alloc` | via `std` | the allocator, the arena with its host backend, [`header::CudaHeader`] (the `header::write_*` functions need no allocator) |
 //! | `cuda` | no | `backend::cuda` (in [`backend`]): the arena on one CUDA device buffer, through cudarc; implies `std` |
 //!
 //! Without default features the traits, layout facts, [`rules`], vector
-//! types, both macros, [`coalesce`] and [`report`] work in `#![no_std]`
-//! crates, including Rust code built for `nvptx64-nvidia-cuda`.
+//! types, both macros, [`coalesce`], [`report`] and the header's `write_*`
+//! functions work in `#![no_std]` crates, including Rust code built for
+//! `nvptx64-nvidia-cuda`.
 //!
 //! The `cuda` feature builds without CUDA installed: cudarc loads the driver
 //! (and NVRTC) when first used. It needs Rust 1.88 or later (cudarc's

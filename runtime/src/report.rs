@@ -58,7 +58,16 @@ const PAD: char = '_';
 /// What marks a byte no field covers.
 const HOLE: char = '.';
 
-/// The report of one layout; see the module docs.
+/// The report of one layout; see the module docs. `Display` prints it.
+///
+/// ```
+/// use gpu_aligned::report::LayoutReport;
+/// use gpu_aligned::vector::int8_3_4_t;
+///
+/// let report = LayoutReport::of::<int8_3_4_t>().to_string();
+/// assert!(report.starts_with("int8_3_4_t: 4 bytes, align 4: one GPU word"));
+/// assert!(report.contains("abc_")); // three data bytes, one pad byte
+/// ```
 #[derive(Clone, Copy, Debug)]
 pub struct LayoutReport<'a> {
     layout: &'a GpuLayout,
@@ -66,6 +75,14 @@ pub struct LayoutReport<'a> {
 
 impl LayoutReport<'static> {
     /// The report of the element type `T`.
+    ///
+    /// ```
+    /// use gpu_aligned::report::LayoutReport;
+    /// use gpu_aligned::vector::double2;
+    ///
+    /// println!("{}", LayoutReport::of::<double2>());
+    /// assert!(LayoutReport::of::<double2>().to_string().contains("LDG.E.128"));
+    /// ```
     pub fn of<T: GpuAligned>() -> Self {
         Self::new(&T::LAYOUT)
     }
@@ -73,11 +90,35 @@ impl LayoutReport<'static> {
 
 impl<'a> LayoutReport<'a> {
     /// The report of any layout, a nested field type's included.
+    ///
+    /// ```
+    /// use gpu_aligned::report::LayoutReport;
+    /// use gpu_aligned::{GpuAligned, GpuType};
+    ///
+    /// #[derive(Clone, Copy, GpuAligned)]
+    /// #[repr(C, align(8))]
+    /// struct Pair { a: u32, b: u32 }
+    ///
+    /// #[derive(Clone, Copy, GpuAligned)]
+    /// #[repr(C, align(16))]
+    /// struct Edge { from: Pair, to: Pair }
+    ///
+    /// let GpuType::Struct(inner) = Edge::LAYOUT.fields[0].ty else { unreachable!() };
+    /// assert!(LayoutReport::new(inner).to_string().starts_with("Pair: 8 bytes"));
+    /// ```
     pub fn new(layout: &'a GpuLayout) -> Self {
         Self { layout }
     }
 
     /// The facts the report prints.
+    ///
+    /// ```
+    /// use gpu_aligned::report::LayoutReport;
+    /// use gpu_aligned::vector::float3_16_t;
+    ///
+    /// let facts = LayoutReport::of::<float3_16_t>().facts();
+    /// assert_eq!((facts.data_bytes, facts.padding_bytes), (12, 4));
+    /// ```
     pub fn facts(&self) -> ElementFacts {
         ElementFacts::of(self.layout)
     }

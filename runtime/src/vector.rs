@@ -232,6 +232,16 @@ vector_struct!(field, double3, f64, F64, 8, 24, [x, y, z]);
 /// CUDA's `struct __align__(16) float3_16_t { float x, y, z; }` from the
 /// alignment guide: a float3 that one `LDG.E.128` moves, at the price of 4
 /// pad bytes (zeroed, and listed in its layout) per element.
+///
+/// ```
+/// use gpu_aligned::vector::{float3, float3_16_t};
+/// use gpu_aligned::GpuAligned;
+///
+/// let v = float3_16_t::from(float3::new(1.0, 2.0, 3.0));
+/// assert_eq!((float3_16_t::LAYOUT.size, float3_16_t::LAYOUT.padding), (16, 4));
+/// assert_eq!(&bytemuck::bytes_of(&v)[12..], &[0; 4]);
+/// assert_eq!(float3::from(v), float3::new(1.0, 2.0, 3.0));
+/// ```
 #[crate::padded(align = 16)]
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct float3_16_t {
@@ -246,6 +256,16 @@ pub struct float3_16_t {
 /// CUDA's `struct __align__(4) int8_3_4_t { int8_t x, y, z; }` from the
 /// alignment guide: three bytes that one 4-byte `LDG.E` moves, with one
 /// zeroed pad byte.
+///
+/// ```
+/// use gpu_aligned::vector::{char3, int8_3_4_t};
+/// use gpu_aligned::GpuAligned;
+///
+/// let v = int8_3_4_t::new(1, -1, 2);
+/// assert_eq!((int8_3_4_t::LAYOUT.size, int8_3_4_t::LAYOUT.align), (4, 4));
+/// assert_eq!(bytemuck::bytes_of(&v), &[1, 0xff, 2, 0]);
+/// assert_eq!(char3::from(v), char3::new(1, -1, 2));
+/// ```
 #[crate::padded(align = 4)]
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct int8_3_4_t {
