@@ -18,7 +18,10 @@
 //! - [`header`] writes the CUDA C++ side of your Rust types, with
 //!   `static_assert`s that stop nvcc if the two sides ever disagree;
 //! - [`coalesce`] and [`report`] price a layout and an access pattern in
-//!   32-byte sectors before any kernel exists;
+//!   32-byte sectors before any kernel exists, and advise between an array
+//!   of structs and a structure of arrays;
+//! - [`#[derive(GpuSoa)]`](derive@GpuSoa) and [`soa`] store a struct of any
+//!   size as one column per field;
 //! - [`arena`] hands out typed arrays of one buffer, each starting on a
 //!   256-byte boundary, over the constant-time offsets-only allocator in
 //!   [`alloc`](mod@alloc); with the `cuda` feature the buffer is one CUDA
@@ -158,27 +161,32 @@
 //! assert!(LayoutReport::of::<float4>().to_string().contains("one GPU word"));
 //! ```
 //!
-//! **Choose between an array of structs and a structure of arrays.** No
-//! layout wins everywhere; the advisor in [`coalesce`] predicts DRAM bytes,
-//! store requests and instructions per element of each for what a kernel
-//! does, and the header emits views with the same members over each, so one
-//! templated kernel runs over any of them:
+//! **Store a big struct as columns.** No layout wins everywhere: a kernel
+//! that touches a few fields of a big struct is many times faster on one
+//! column per field. [`#[derive(GpuSoa)]`](derive@GpuSoa) stores a struct of
+//! any size that way in an arena, the advisor in [`coalesce`] predicts which
+//! layout a kernel wants, and the header emits views with the same members
+//! over columns and over structs, so one templated kernel runs over either:
 //!
 //! ```
+//! use gpu_aligned::arena::Arena;
 //! use gpu_aligned::coalesce::{advise, Access, Fields, Storage};
 //! use gpu_aligned::header::CudaHeader;
-//! use gpu_aligned::GpuAligned;
+//! use gpu_aligned::soa::GpuSoa;
 //!
-//! #[derive(Clone, Copy, GpuAligned)]
-//! #[repr(C, align(16))]
-//! struct Body { x: f32, y: f32, z: f32, mass: f32 }
+//! #[derive(Clone, Copy, Debug, PartialEq, gpu_aligned::GpuSoa)]
+//! struct Body { x: f32, y: f32, z: f32, vx: f32, vy: f32, vz: f32, mass: f32 }
 //!
-//! // A kernel that updates every mass: a column of masses moves a quarter of the bytes.
+//! // A kernel that updates every mass: a column moves a seventh of the bytes.
 //! let access = Access::streaming(Fields::Only(&["mass"]), Fields::Only(&["mass"]));
 //! assert_eq!(advise(&Body::LAYOUT, &access)?.best, Storage::Soa);
 //!
+//! let mut arena = Arena::host(1 << 20)?;
+//! let bodies = arena.alloc_soa::<Body>(1000)?; // seven columns, each 256-byte aligned
+//! arena.get_mut(&bodies.columns().mass)?.fill(1.0);
+//!
 //! let mut header = CudaHeader::new();
-//! header.add_soa_layout(&Body::LAYOUT)?; // Body, Body_soa, Body_aos and Body_aos16
+//! header.add_soa::<Body>()?; // Body, Body_soa, Body_aos and Body_aos16
 //! assert!(header.render().contains("struct Body_soa {"));
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
@@ -293,7 +301,8 @@ pub use layout::{GpuAligned, GpuData, GpuField, GpuLayout, GpuType, Scalar};
 
 /// Checks, at compile time, that a struct is a legal GPU element, and
 /// implements [`GpuAligned`], [`GpuData`], `bytemuck::Pod` and
-/// `bytemuck::Zeroable` for it.
+/// `bytemuck::Zeroable` for it (with the `cuda` feature, also cudarc's
+/// `DeviceRepr` and `ValidAsZeroBits`, so it can be a kernel argument).
 ///
 /// A legal element is **1, 2, 4, 8 or 16 bytes, aligned to its size, with no
 /// holes** ([`rules`] explains why, with measured numbers). The derive emits a
@@ -383,6 +392,25 @@ pub use layout::{GpuAligned, GpuData, GpuField, GpuLayout, GpuType, Scalar};
 /// implements them, and a second impl is `error[E0119]: conflicting
 /// implementations`.
 ///
+/// # A renamed dependency
+///
+/// The generated code names `::gpu_aligned`. When the dependency has another
+/// name (`ga = { package = "gpu-aligned", .. }`) or is re-exported by another
+/// crate, say where it is with `#[gpu_aligned(crate = "path")]`:
+///
+/// ```
+/// use gpu_aligned as ga;
+///
+/// #[derive(Clone, Copy, ga::GpuAligned)]
+/// #[gpu_aligned(crate = "ga")]
+/// #[repr(C, align(8))]
+/// struct Vec2 { x: f32, y: f32 }
+///
+/// assert_eq!(<Vec2 as ga::GpuAligned>::LAYOUT.size, 8);
+/// ```
+///
+/// # Errors at compile time
+///
 /// A 12-byte struct does not compile:
 ///
 /// ```compile_fail,E0080
@@ -454,7 +482,9 @@ pub use gpu_aligned_derive::GpuAligned;
 /// | `{u8, u32}` | 8 bytes, align 4, hidden hole | 8/8, the 3-byte hole is a field |
 /// | `{f32, f64}` | 16 bytes, align 8, hidden hole | 16/16, the 4-byte hole is a field |
 ///
-/// `#[gpu_aligned::padded(align = 16)]` forces a width:
+/// `#[gpu_aligned::padded(align = 16)]` forces a width (and
+/// `#[gpu_aligned::padded(crate = "path")]` names a renamed dependency, as
+/// for the [derive](derive@GpuAligned#a-renamed-dependency)):
 ///
 /// ```
 /// use gpu_aligned::GpuAligned;
@@ -480,8 +510,35 @@ pub use gpu_aligned_derive::GpuAligned;
 /// ```
 pub use gpu_aligned_derive::padded;
 
-/// Derives [`soa::GpuSoa`]: the struct stored as one column per field, each
-/// field a GPU element; see the [`soa`] module.
+/// Derives [`soa::GpuSoa`]: a struct of any size, with named fields that
+/// are GPU elements and no `repr` needed, stored as one column per field;
+/// the [`soa`] module has the whole story.
+///
+/// It also generates `<Name>Columns`, one public typed
+/// [`ArenaSlice`](arena::ArenaSlice) per field, named like the field, which
+/// [`Soa::columns`](soa::Soa::columns) hands out. `#[gpu_aligned(crate =
+/// "path")]` names a renamed dependency, as for
+/// [`GpuAligned`](derive@GpuAligned#a-renamed-dependency).
+///
+/// ```
+/// use gpu_aligned::arena::Arena;
+/// use gpu_aligned::vector::float3_16_t;
+/// use gpu_aligned::GpuSoa;
+///
+/// #[derive(Clone, Copy, Debug, PartialEq, GpuSoa)]
+/// struct Body { position: float3_16_t, velocity: float3_16_t, mass: f32, kind: u8 }
+///
+/// let mut arena = Arena::host(1 << 16)?;
+/// let bodies = arena.alloc_soa::<Body>(100)?;
+/// arena.get_mut(&bodies.columns().mass)?.fill(2.0); // one column, one instruction each
+/// assert_eq!(arena.get(&bodies.columns().mass)?[99], 2.0);
+/// assert_eq!(arena.offset(&bodies.columns().kind)? % 256, 0);
+/// arena.free_soa(bodies)?;
+/// # Ok::<(), gpu_aligned::arena::ArenaError>(())
+/// ```
+///
+/// A field that is not one GPU word (a `float3`, an array, a `bool`) is a
+/// compile error that names the fix (`float3_16_t`, or one field per lane).
 #[cfg(feature = "alloc")]
 pub use gpu_aligned_derive::GpuSoa;
 
