@@ -1,4 +1,4 @@
-//! The sector model: the seed article's three cases, the edge cases of the
+//! The sector model: aligned, shifted and scattered floats, the edge cases of the
 //! primitive, and the per-pattern and per-type helpers built on it.
 
 use gpu_aligned::coalesce::{

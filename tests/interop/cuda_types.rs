@@ -48,8 +48,8 @@ pub const fn ty<T: GpuData>() -> GpuType {
     T::TYPE
 }
 
-/// The GPU-FACTS.md shape: nvcc loads it with two 8-byte loads unless made to
-/// read one 16-byte word.
+/// A 16-aligned `{float; pad; double}`: on an H100 nvcc loads it with two
+/// 8-byte loads unless made to read one 16-byte word.
 #[derive(Clone, Copy, GpuAligned)]
 #[repr(C, align(16))]
 pub struct Mixed {
