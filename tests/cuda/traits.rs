@@ -1,7 +1,9 @@
 //! With the `cuda` feature, every derived, padded and vector type is cudarc
 //! `DeviceRepr` (a kernel argument by value, `clone_htod`) and
 //! `ValidAsZeroBits` (`alloc_zeros`), without `unsafe` here: the derive's
-//! output carries the impls. Compile-time facts, so these run without a GPU.
+//! output carries the impls (so a crate that forbids `unsafe` code can use
+//! them). Compile-time facts, so these run without a GPU.
+#![forbid(unsafe_code)]
 
 use gpu_aligned::backend::cuda::cudarc::driver::{DeviceRepr, ValidAsZeroBits};
 use gpu_aligned::vector::{
