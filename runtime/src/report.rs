@@ -67,6 +67,8 @@ const HOLE: char = '.';
 /// let report = LayoutReport::of::<int8_3_4_t>().to_string();
 /// assert!(report.starts_with("int8_3_4_t: 4 bytes, align 4: one GPU word"));
 /// assert!(report.contains("abc_")); // three data bytes, one pad byte
+/// // 32 bytes of one lane, as an array of their own: one sector.
+/// assert!(report.contains("x  4 sectors, 25% efficient (1 sector, 100% as its own array)"));
 /// ```
 #[derive(Clone, Copy, Debug)]
 pub struct LayoutReport<'a> {
@@ -257,6 +259,18 @@ impl fmt::Display for Percent {
     }
 }
 
+/// A sector count with its noun: "1 sector", "16 sectors".
+struct Sectors(u64);
+
+impl fmt::Display for Sectors {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.0 {
+            1 => f.write_str("1 sector"),
+            n => write!(f, "{n} sectors"),
+        }
+    }
+}
+
 impl fmt::Display for LayoutReport<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let layout = self.layout;
@@ -422,8 +436,8 @@ impl LayoutReport<'_> {
         let warp = facts.warp_of_elements();
         writeln!(
             f,
-            "  a warp reading {WARP_LANES} consecutive elements: {} sectors, {} efficient",
-            warp.sectors,
+            "  a warp reading {WARP_LANES} consecutive elements: {}, {} efficient",
+            Sectors(warp.sectors),
             percent(warp.efficiency())
         )?;
         let data_fields = layout.fields.iter().filter(|field| !field.is_padding);
@@ -444,11 +458,11 @@ impl LayoutReport<'_> {
             let alone = WarpAccess::contiguous(0, field.size as u64).measure();
             writeln!(
                 f,
-                "    {:<names$}  {} sectors, {} efficient ({} sectors, {} as its own array)",
+                "    {:<names$}  {}, {} efficient ({}, {} as its own array)",
                 field.name,
-                strided.sectors,
+                Sectors(strided.sectors),
                 percent(strided.efficiency()),
-                alone.sectors,
+                Sectors(alone.sectors),
                 percent(alone.efficiency()),
             )?;
         }
