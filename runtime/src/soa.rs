@@ -80,6 +80,8 @@ pub unsafe trait GpuSoa: Sized + 'static {
     const COLUMNS: usize;
     /// The generated `<Name>Columns`: one `pub` [`ArenaSlice`] per field.
     type Columns: fmt::Debug;
+    /// The kernel's view: [`SoaView`] with one pointer per column.
+    type View: __derive::ViewParts;
 
     #[doc(hidden)]
     fn __plan<P: __derive::Planner>(planner: &mut P);
@@ -193,6 +195,87 @@ impl<T: GpuSoa> fmt::Debug for Soa<T> {
             .field("len", &self.len)
             .field("columns", &self.columns)
             .finish()
+    }
+}
+
+/// What a kernel is handed for a structure of arrays: one device address
+/// per column, in the order of [`GpuSoa::LAYOUT`]'s fields (offset order),
+/// then the length. It is laid out as the CUDA header's `P_soa` view (8 bytes
+/// a column, then `len`; the header `static_assert`s it), and with the
+/// `cuda` feature it is cudarc's `DeviceRepr`, so it passes to a launch by
+/// value.
+///
+/// ```
+/// use gpu_aligned::arena::Arena;
+/// use gpu_aligned::soa::GpuSoa;
+///
+/// #[derive(Clone, Copy, gpu_aligned::GpuSoa)]
+/// struct Hit { id: u32, x: f64 }
+///
+/// let mut arena = Arena::host(1 << 14)?;
+/// let soa = arena.alloc_soa::<Hit>(10)?;
+/// let view = arena.soa_view(&soa)?;
+/// assert_eq!(core::mem::size_of_val(&view), 8 * (Hit::COLUMNS + 1));
+/// assert_eq!(view.len, 10);
+/// // Column order is the layout's: `x` (offset 0) before `id` (offset 8).
+/// assert_eq!(Hit::LAYOUT.fields[0].name, "x");
+/// assert_eq!(view.columns[0], arena.address(&soa.columns().x)?);
+/// arena.free_soa(soa)?;
+/// # Ok::<(), gpu_aligned::arena::ArenaError>(())
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(C)]
+pub struct SoaView<const N: usize> {
+    /// Each column's address, in layout order.
+    pub columns: [u64; N],
+    /// The number of elements.
+    pub len: u64,
+}
+
+impl<const N: usize> __derive::ViewParts for SoaView<N> {
+    fn from_parts(columns: &[u64], len: u64) -> Option<Self> {
+        Some(SoaView {
+            columns: columns.try_into().ok()?,
+            len,
+        })
+    }
+}
+
+#[cfg(feature = "cuda")]
+// SAFETY: `repr(C)` plain integers with no padding (N u64s then a u64):
+// every bit pattern, all zeroes included, is a valid value, and its bytes
+// are what the header's view struct expects, as they are.
+unsafe impl<const N: usize> cudarc::driver::DeviceRepr for SoaView<N> {}
+#[cfg(feature = "cuda")]
+// SAFETY: as above: all zeroes is a valid `SoaView`.
+unsafe impl<const N: usize> cudarc::driver::ValidAsZeroBits for SoaView<N> {}
+
+/// Collects each column's address under its field name.
+struct Addressing<'a, B: Backend> {
+    arena: &'a Arena<B>,
+    layout: &'static GpuLayout,
+    columns: Vec<u64>,
+}
+
+impl<B: Backend> __derive::Visitor for Addressing<'_, B> {
+    type Error = ArenaError;
+
+    fn column<F: GpuAligned>(
+        &mut self,
+        name: &'static str,
+        column: &ArenaSlice<F>,
+    ) -> Result<(), ArenaError> {
+        let address = self.arena.address(column)?;
+        let index = self
+            .layout
+            .fields
+            .iter()
+            .position(|field| field.name == name)
+            .ok_or(ArenaError::OutsideBuffer)?;
+        if let Some(slot) = self.columns.get_mut(index) {
+            *slot = address;
+        }
+        Ok(())
     }
 }
 
@@ -461,6 +544,38 @@ impl<B: Backend> Arena<B> {
         T::__consume(soa.columns, &mut freeing);
         freeing.outcome
     }
+
+    /// The kernel's view of `soa`: each column's address, in layout order,
+    /// and the length. It records no stream use: on a device arena, launch
+    /// it on the arena's stream, or synchronize around other streams.
+    ///
+    /// ```
+    /// use gpu_aligned::arena::Arena;
+    ///
+    /// #[derive(Clone, Copy, gpu_aligned::GpuSoa)]
+    /// struct One { v: f32 }
+    ///
+    /// let mut arena = Arena::host(1 << 12)?;
+    /// let soa = arena.alloc_soa::<One>(4)?;
+    /// let view = arena.soa_view(&soa)?;
+    /// assert_eq!(view.columns, [arena.address(&soa.columns().v)?]);
+    /// arena.free_soa(soa)?;
+    /// # Ok::<(), gpu_aligned::arena::ArenaError>(())
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// [`ArenaError::Handle`] if the columns are not this arena's.
+    pub fn soa_view<T: GpuSoa>(&self, soa: &Soa<T>) -> Result<T::View, ArenaError> {
+        let mut addressing = Addressing {
+            arena: self,
+            layout: &T::LAYOUT,
+            columns: alloc_crate::vec![0; T::COLUMNS],
+        };
+        T::__visit(&soa.columns, &mut addressing)?;
+        <T::View as __derive::ViewParts>::from_parts(&addressing.columns, soa.len as u64)
+            .ok_or(ArenaError::OutsideBuffer)
+    }
 }
 
 impl<B: HostAccess> Arena<B> {
@@ -610,6 +725,7 @@ macro_rules! __gpu_soa_derive {
             );
             const COLUMNS: usize = $count;
             type Columns = $columns;
+            type View = $crate::soa::SoaView<$count>;
 
             fn __plan<P: $crate::soa::__derive::Planner>(planner: &mut P) {
                 $( planner.column::<$fty>($fname); )*
@@ -710,6 +826,12 @@ pub mod __derive {
             i += 1;
         }
         fields
+    }
+
+    /// Builds a kernel view from column addresses in layout order.
+    pub trait ViewParts: Sized {
+        /// `None` if `columns` has the wrong count.
+        fn from_parts(columns: &[u64], len: u64) -> Option<Self>;
     }
 
     /// Sees each column's type, in declaration order.

@@ -289,6 +289,7 @@ fn the_layout_is_rusts_with_fields_in_offset_order() {
     not(has_gxx),
     ignore = "needs g++ (not found when the tests were built)"
 )]
+#[cfg_attr(miri, ignore = "runs g++")]
 fn the_header_reproduces_the_reordered_struct_and_gpp_checks_it() {
     let mut header = CudaHeader::new();
     header.add_soa::<Particle>().unwrap();
@@ -355,4 +356,35 @@ mod renamed {
         assert!(Renamed::LAYOUT.field("type").is_some());
         arena.free_soa(soa).unwrap();
     }
+}
+
+#[test]
+fn the_kernel_view_lists_columns_in_layout_order() {
+    let mut arena = Arena::host(1 << 16).unwrap();
+    let soa = arena.alloc_soa::<Particle>(9).unwrap();
+    let view = arena.soa_view(&soa).unwrap();
+    assert_eq!(
+        size_of::<<Particle as GpuSoa>::View>(),
+        8 * (Particle::COLUMNS + 1),
+        "as the header's Particle_soa"
+    );
+    assert_eq!(view.len, 9);
+    let c = soa.columns();
+    let by_name = |name: &str| match name {
+        "kind" => arena.address(&c.kind),
+        "charge" => arena.address(&c.charge),
+        "mass" => arena.address(&c.mass),
+        "id" => arena.address(&c.id),
+        "velocity" => arena.address(&c.velocity),
+        "pair" => arena.address(&c.pair),
+        "position" => arena.address(&c.position),
+        "big" => arena.address(&c.big),
+        other => panic!("no column {other}"),
+    };
+    for (field, address) in Particle::LAYOUT.fields.iter().zip(view.columns) {
+        assert_eq!(by_name(field.name).unwrap(), address, "{}", field.name);
+    }
+    let other = Arena::host(1 << 12).unwrap();
+    assert!(matches!(other.soa_view(&soa), Err(ArenaError::Handle(_))));
+    arena.free_soa(soa).unwrap();
 }
