@@ -16,7 +16,9 @@
 //!   the `const fn`s both macros, the report and the header apply;
 //! - [`vector`] has CUDA's vector types with CUDA's sizes and alignments;
 //! - [`header`] writes the CUDA C++ side of your Rust types, with
-//!   `static_assert`s that stop nvcc if the two sides ever disagree;
+//!   `static_assert`s that stop nvcc if the two sides ever disagree, and
+//!   views that let one kernel source run over a structure of arrays or an
+//!   array of structs;
 //! - [`coalesce`] and [`report`] price a layout and an access pattern in
 //!   32-byte sectors before any kernel exists, and advise between an array
 //!   of structs and a structure of arrays;
@@ -258,7 +260,7 @@
 //! | feature | default | what it adds |
 //! |---|---|---|
 //! | `std` | yes | `std` error impls, [`arena::SyncArena`] and [`alloc::SyncAllocator`]; implies `alloc` |
-//! | `alloc` | via `std` | the allocator, the arena with its host backend, [`header::CudaHeader`] (the `header::write_*` functions need no allocator) |
+//! | `alloc` | via `std` | the allocator, the arena with its host backend, structures of arrays ([`soa`]), [`header::CudaHeader`] (the `header::write_*` functions need no allocator) |
 //! | `cuda` | no | `backend::cuda` (in [`backend`]): the arena on one CUDA device buffer, through cudarc; implies `std` |
 //!
 //! Without default features the traits, layout facts, [`rules`], vector
