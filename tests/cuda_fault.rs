@@ -5,7 +5,7 @@
 //! should).
 #![cfg(feature = "cuda")]
 
-use gpu_aligned::arena::Arena;
+use gpu_aligned::arena::{Arena, ArenaError};
 use gpu_aligned::backend::cuda::cudarc::driver::{sys, CudaContext, LaunchConfig, PushKernelArg};
 use gpu_aligned::backend::cuda::cudarc::nvrtc::{compile_ptx_with_opts, CompileOptions};
 use gpu_aligned::backend::cuda::CudaError;
@@ -33,10 +33,10 @@ fn a_misaligned_access_poisons_the_arena() {
     let kernel = module.load_function("read_float4").unwrap();
 
     let mut arena = Arena::device(&stream, 1 << 20).unwrap();
-    let points = arena.alloc::<float4>(4).unwrap();
-    let out = arena.alloc::<f32>(1).unwrap();
+    let mut points = arena.alloc::<float4>(4).unwrap();
+    let mut out = arena.alloc::<f32>(1).unwrap();
     arena
-        .upload(&points, &[float4::new(1.0, 2.0, 3.0, 4.0); 4])
+        .write(&mut points, &[float4::new(1.0, 2.0, 3.0, 4.0); 4])
         .unwrap();
 
     // The safe API cannot make this pointer; raw addresses can: 4 bytes
@@ -59,7 +59,7 @@ fn a_misaligned_access_poisons_the_arena() {
     );
 
     match arena.synchronize() {
-        Err(CudaError::Driver { error, .. }) => {
+        Err(ArenaError::Backend(CudaError::Driver { error, .. })) => {
             assert_eq!(
                 error.0,
                 sys::CUresult::CUDA_ERROR_MISALIGNED_ADDRESS,
@@ -73,14 +73,14 @@ fn a_misaligned_access_poisons_the_arena() {
 
     // From now on every device operation refuses, naming the first fault.
     for outcome in [
-        arena.upload(&out, &[1.0]),
-        arena.download(&out, &mut [0.0]),
-        arena.zero(&out),
+        arena.write(&mut out, &[1.0]),
+        arena.read(&out, &mut [0.0]),
+        arena.zero(&mut out),
         arena.synchronize(),
         arena.view(&out).map(|_| ()),
     ] {
         match outcome {
-            Err(CudaError::Poisoned { first: f }) => assert_eq!(f, first),
+            Err(ArenaError::Backend(CudaError::Poisoned { first: f })) => assert_eq!(f, first),
             other => panic!("expected Poisoned, got {other:?}"),
         }
     }

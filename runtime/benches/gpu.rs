@@ -360,10 +360,10 @@ fn main() -> Res<()> {
     let arena_bytes = 5 * ARRAY_BYTES as u64 + (1 << 20);
     let mut arena = Arena::device(&stream, arena_bytes)?;
     let head = arena.alloc::<u8>(1000)?;
-    let carved_f32 = arena.alloc::<f32>((ARRAY_BYTES / 4) as u64)?;
-    let carved_f4 = arena.alloc::<float4>((ARRAY_BYTES / 16) as u64)?;
-    let scratch = arena.alloc::<u8>(ARRAY_BYTES as u64 + 256)?;
-    let padded = arena.alloc::<Float3>(n3)?;
+    let carved_f32 = arena.alloc::<f32>(ARRAY_BYTES / 4)?;
+    let carved_f4 = arena.alloc::<float4>(ARRAY_BYTES / 16)?;
+    let scratch = arena.alloc::<u8>(ARRAY_BYTES + 256)?;
+    let padded = arena.alloc::<Float3>(n3 as usize)?;
     println!(
         "\narena: {} MiB at {:#x} (base alignment {}), float array at offset {}, float4 at {}",
         arena_bytes >> 20,
@@ -523,7 +523,7 @@ fn main() -> Res<()> {
         // `head` stays live in front.
         let t = Instant::now();
         for _ in 0..ARENA_PAIRS {
-            let h = arena.alloc::<u8>(bytes as u64)?;
+            let h = arena.alloc::<u8>(bytes)?;
             arena.free(std::hint::black_box(h))?;
         }
         let arena_ns = t.elapsed().as_nanos() as f64 / ARENA_PAIRS as f64;

@@ -55,10 +55,10 @@
 //!
 //!     // Typed arrays of one buffer, each starting on a 256-byte boundary.
 //!     let mut arena = Arena::host(1 << 20)?;
-//!     let particles = arena.alloc::<Particle>(1000)?;
+//!     let mut particles = arena.alloc::<Particle>(1000)?;
 //!     let tags = arena.alloc::<Tagged>(1000)?;
 //!     assert_eq!(arena.offset(&tags)? % 256, 0);
-//!     arena.get_mut(&particles)?[0] = Particle { position: float3::new(1.0, 2.0, 3.0), mass: 0.5 };
+//!     arena.get_mut(&mut particles)?[0] = Particle { position: float3::new(1.0, 2.0, 3.0), mass: 0.5 };
 //!     let upload: &[u8] = bytemuck::cast_slice(arena.get(&particles)?);
 //!     assert_eq!(upload.len(), 16_000);
 //!
@@ -203,10 +203,10 @@
 //! use gpu_aligned::vector::float4;
 //!
 //! let mut arena = Arena::host(1 << 20)?; // 1 MiB of zeroed host memory
-//! let ids = arena.alloc::<u32>(3)?;
+//! let mut ids = arena.alloc::<u32>(3)?;
 //! let points = arena.alloc::<float4>(1000)?;
 //! assert_eq!(arena.offset(&points)? % 256, 0);
-//! arena.get_mut(&ids)?.copy_from_slice(&[7, 8, 9]);
+//! arena.write(&mut ids, &[7, 8, 9])?;
 //! arena.free(ids)?;
 //! assert!(arena.get(&points)?.iter().all(|p| *p == float4::default()));
 //! # Ok::<(), gpu_aligned::arena::ArenaError>(())
@@ -225,8 +225,8 @@
 //!
 //! let stream = CudaContext::new(0)?.default_stream();
 //! let mut arena = Arena::device(&stream, 1 << 20)?;
-//! let weights = arena.alloc::<f32>(1000)?;
-//! arena.upload(&weights, &vec![0.5; 1000])?;
+//! let mut weights = arena.alloc::<f32>(1000)?;
+//! arena.write(&mut weights, &vec![0.5; 1000])?;
 //! assert_eq!(arena.to_vec(&weights)?[999], 0.5);
 //! # Ok(())
 //! # }

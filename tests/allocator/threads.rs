@@ -83,12 +83,12 @@ fn threads_write_their_own_arrays_in_a_shared_arena() {
                 let mut live = Vec::new();
                 for step in 0..steps() {
                     if live.len() < 8 && rng.next_u64() % 2 == 0 {
-                        let len = rng.next_u64() % 64 + 1;
-                        let Ok(array) = shared.alloc::<u64>(len) else {
+                        let len = (rng.next_u64() % 64 + 1) as usize;
+                        let Ok(mut array) = shared.alloc::<u64>(len) else {
                             continue;
                         };
                         let stamp = (id << 32) | step;
-                        shared.lock().get_mut(&array).unwrap().fill(stamp);
+                        shared.lock().get_mut(&mut array).unwrap().fill(stamp);
                         live.push((stamp, array));
                     } else if !live.is_empty() {
                         let pick = rng.next_u64() as usize % live.len();

@@ -5,5 +5,7 @@
 mod support;
 
 mod arena;
+pub mod generic;
+mod handles;
 mod pitched;
 mod plan;

@@ -1,7 +1,7 @@
 //! Pitched 2D arrays: row pitch, row access, copy parameters, padding.
 
 use gpu_aligned::arena::{Arena, Copy2d, DEFAULT_PITCH_ALIGN};
-use gpu_aligned::backend::{Backend, HostAccess};
+use gpu_aligned::backend::{Backend, Rows, Span};
 
 use crate::support::{align_up, assert_consistent};
 
@@ -12,15 +12,85 @@ struct FakeDevice {
     len: u64,
 }
 
+/// The fake device moves no bytes.
+#[derive(Debug, PartialEq)]
+struct NoBytes;
+
+impl std::fmt::Display for NoBytes {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("the fake device has no bytes")
+    }
+}
+
 // SAFETY: nothing dereferences these addresses: the tests below only ask the
-// arena for offsets, addresses and copy parameters.
+// arena for offsets, addresses and copy parameters, and every byte-moving
+// method refuses.
 unsafe impl Backend for FakeDevice {
+    type Error = NoBytes;
+    type Tracking = ();
+    type Stream = ();
+    type Fence = std::convert::Infallible;
+
     fn len(&self) -> u64 {
         self.len
     }
 
     fn base_address(&self) -> u64 {
         self.base
+    }
+
+    fn stream(&self) -> &() {
+        &()
+    }
+
+    unsafe fn write(&self, _: &(), _: &mut (), _: Span, _: Span, _: &[u8]) -> Result<(), NoBytes> {
+        Err(NoBytes)
+    }
+
+    unsafe fn read(&self, _: &(), _: &(), _: Span, _: Span, _: &mut [u8]) -> Result<(), NoBytes> {
+        Err(NoBytes)
+    }
+
+    unsafe fn zero(&self, _: &(), _: &mut (), _: Span, _: Span) -> Result<(), NoBytes> {
+        Err(NoBytes)
+    }
+
+    unsafe fn write_rows(
+        &self,
+        _: &(),
+        _: &mut (),
+        _: Span,
+        _: Rows,
+        _: &[u8],
+    ) -> Result<(), NoBytes> {
+        Err(NoBytes)
+    }
+
+    unsafe fn read_rows(
+        &self,
+        _: &(),
+        _: &(),
+        _: Span,
+        _: Rows,
+        _: &mut [u8],
+    ) -> Result<(), NoBytes> {
+        Err(NoBytes)
+    }
+
+    fn retire(&mut self, _: &mut ()) -> Result<Option<std::convert::Infallible>, NoBytes> {
+        Ok(None)
+    }
+
+    fn fence_passed(&self, fence: &std::convert::Infallible) -> Result<bool, NoBytes> {
+        match *fence {}
+    }
+
+    fn wait_fence(&self, fence: &std::convert::Infallible) -> Result<(), NoBytes> {
+        match *fence {}
+    }
+
+    fn quiesce(&mut self) -> Result<(), NoBytes> {
+        Ok(())
     }
 }
 
@@ -30,7 +100,7 @@ fn seed_waste_formula_holds() {
     // waste X * (64 - Y % 64) bytes when Y is not already a multiple of 64.
     let mut arena = Arena::host_with_alignment(1 << 20, 64, 64).unwrap();
     for (x, y) in [
-        (1u64, 1u64),
+        (1usize, 1usize),
         (3, 63),
         (10, 65),
         (7, 100),
@@ -38,9 +108,13 @@ fn seed_waste_formula_holds() {
         (2, 1000),
     ] {
         let image = arena.alloc_pitched::<u8>(y, x).unwrap();
-        assert_eq!(image.padding_bytes(), x * (64 - y % 64), "X = {x}, Y = {y}");
+        assert_eq!(
+            image.padding_bytes(),
+            (x * (64 - y % 64)) as u64,
+            "X = {x}, Y = {y}"
+        );
         assert_eq!(image.pitch() % 64, 0);
-        assert_eq!(image.size_bytes(), image.pitch() * x);
+        assert_eq!(image.size_bytes(), image.pitch() * x as u64);
         arena.free_pitched(image).unwrap();
     }
     // The case the formula leaves out: rows already aligned waste nothing.
@@ -61,7 +135,7 @@ fn every_row_starts_on_the_pitch_alignment() {
     let offset = arena.pitched_offset(&image).unwrap();
     for row in 0..7 {
         let address = arena.row(&image, row).unwrap().as_ptr() as u64;
-        assert_eq!(address, base + offset + row * image.pitch());
+        assert_eq!(address, base + offset + row as u64 * image.pitch());
         assert_eq!(address % DEFAULT_PITCH_ALIGN, 0, "row {row}");
     }
 }
@@ -69,11 +143,11 @@ fn every_row_starts_on_the_pitch_alignment() {
 #[test]
 fn rows_round_trip_and_padding_stays_untouched() {
     let mut arena = Arena::host(1 << 16).unwrap();
-    let image = arena.alloc_pitched::<u16>(5, 4).unwrap();
+    let mut image = arena.alloc_pitched::<u16>(5, 4).unwrap();
     let packed: Vec<u16> = (1..=20).collect();
-    arena.write_rows(&image, &packed).unwrap();
+    arena.write_rows(&mut image, &packed).unwrap();
     assert_eq!(arena.row(&image, 2).unwrap(), &[11, 12, 13, 14, 15]);
-    arena.row_mut(&image, 3).unwrap()[0] = 99;
+    arena.row_mut(&mut image, 3).unwrap()[0] = 99;
     let mut back = vec![0u16; 20];
     arena.read_rows(&image, &mut back).unwrap();
     let mut expected = packed.clone();
@@ -83,8 +157,7 @@ fn rows_round_trip_and_padding_stays_untouched() {
     let offset = arena.pitched_offset(&image).unwrap() as usize;
     let pitch = image.pitch() as usize;
     for row in 0..4 {
-        let padding =
-            &arena.backend().bytes()[offset + row * pitch + 10..offset + (row + 1) * pitch];
+        let padding = &arena.bytes()[offset + row * pitch + 10..offset + (row + 1) * pitch];
         assert!(padding.iter().all(|&b| b == 0), "row {row} padding written");
     }
 }

@@ -44,12 +44,12 @@ fn carve_reserves_every_array_aligned_and_back_to_back() {
     );
 
     let bytes = carving.take(bytes).unwrap();
-    let doubles = carving.take(doubles).unwrap();
+    let mut doubles = carving.take(doubles).unwrap();
     let points = carving.take(points).unwrap();
     let counts = carving.take(counts).unwrap();
     assert_eq!(arena.offset(&counts).unwrap(), arrays[3].offset);
     arena
-        .get_mut(&doubles)
+        .get_mut(&mut doubles)
         .unwrap()
         .copy_from_slice(&[1.0, 2.0, 3.0]);
     assert_eq!(arena.get(&doubles).unwrap(), &[1.0, 2.0, 3.0]);
@@ -72,9 +72,9 @@ fn carve_is_all_or_nothing() {
     let resident = arena.alloc::<u8>(100).unwrap();
     let before = arena.stats();
     let mut plan = Plan::new();
-    plan.array::<f32>(200);
-    plan.pitched::<u8>(100, 3);
-    plan.array::<f32>(1000); // 4000 bytes: no longer fits
+    let _ = plan.array::<f32>(200);
+    let _ = plan.pitched::<u8>(100, 3);
+    let _ = plan.array::<f32>(1000); // 4000 bytes: no longer fits
     let error = arena.carve(&plan).unwrap_err();
     assert!(
         matches!(error, ArenaError::Alloc(AllocError::OutOfMemory { .. })),
@@ -89,14 +89,14 @@ fn carve_is_all_or_nothing() {
 fn a_bad_entry_fails_the_carve_before_anything_is_reserved() {
     let mut arena = Arena::host(4096).unwrap();
     let mut plan = Plan::new();
-    plan.array::<f32>(10);
-    plan.array::<u64>(u64::MAX / 2);
+    let _ = plan.array::<f32>(10);
+    let _ = plan.array::<u64>(usize::MAX / 2);
     assert_eq!(
         arena.carve(&plan).unwrap_err(),
         ArenaError::Alloc(AllocError::SizeOverflow)
     );
     let mut empty = Plan::new();
-    empty.array::<f32>(0);
+    let _ = empty.array::<f32>(0);
     assert_eq!(
         arena.carve(&empty).unwrap_err(),
         ArenaError::Alloc(AllocError::ZeroSize)
@@ -127,13 +127,83 @@ fn keys_are_redeemed_once_and_only_in_their_own_carving() {
     let mut other = Plan::new();
     let other_key = other.array::<u32>(4);
     let mut carving = arena.carve(&plan).unwrap();
-    assert!(carving.take(other_key).is_none());
+    assert_eq!(carving.take(other_key).unwrap_err(), ArenaError::ForeignKey);
     let first = carving.take(key).unwrap();
-    assert!(carving.take(key).is_none());
+    assert_eq!(carving.take(key).unwrap_err(), ArenaError::AlreadyTaken);
     arena.free(first).unwrap();
     // The pitched array was never taken: `free_carving` gives it back.
     assert_eq!(arena.stats().allocations, 1);
     arena.free_carving(carving).unwrap();
     assert_eq!(arena.stats().allocations, 0);
     let _ = image_key;
+}
+
+/// The exploit: a clone of a plan made a key whose entry, in the original,
+/// held another element type. Carving the original and redeeming the
+/// clone's key gave a `Pitched<float4>` over a `u8` block; rows written
+/// through it overwrote a neighbouring array.
+#[test]
+fn a_cloned_plan_cannot_redeem_an_array_as_another_type() {
+    let mut arena = Arena::host(1 << 16).unwrap();
+    let mut neighbour = arena.alloc::<u32>(64).unwrap();
+    arena.get_mut(&mut neighbour).unwrap().fill(7);
+    let mut plan = Plan::new();
+    let mut clone = plan.clone();
+    let bytes_key = plan.pitched::<u8>(64, 2);
+    let float4_key = clone.pitched::<float4>(64, 2);
+    let mut carving = arena.carve(&plan).unwrap();
+    assert_eq!(
+        carving.take_pitched(float4_key).unwrap_err(),
+        ArenaError::ForeignKey
+    );
+    // The same exploit through flat arrays.
+    let mut flat = Plan::new();
+    let mut flat_clone = flat.clone();
+    let small = flat.array::<u8>(4);
+    let wide = flat_clone.array::<float4>(4);
+    let mut flat_carving = arena.carve(&flat).unwrap();
+    assert_eq!(flat_carving.take(wide).unwrap_err(), ArenaError::ForeignKey);
+    // The genuine keys still work, and the neighbour is untouched.
+    let image = carving.take_pitched(bytes_key).unwrap();
+    let small = flat_carving.take(small).unwrap();
+    assert_eq!(image.pitch(), 512);
+    assert!(arena.get(&neighbour).unwrap().iter().all(|&v| v == 7));
+    arena.free_pitched(image).unwrap();
+    arena.free(small).unwrap();
+    arena.free(neighbour).unwrap();
+    arena.free_carving(carving).unwrap();
+    arena.free_carving(flat_carving).unwrap();
+    assert_eq!(arena.live(), 0);
+}
+
+#[test]
+fn a_clone_is_a_plan_of_its_own() {
+    let mut arena = Arena::host(1 << 16).unwrap();
+    let mut plan = Plan::new();
+    let key = plan.array::<u32>(4);
+    let clone = plan.clone();
+    assert_eq!(clone.len(), 1);
+    // The clone carves the same arrays; the original's key does not redeem
+    // them.
+    let mut carving = arena.carve(&clone).unwrap();
+    assert_eq!(carving.take(key).unwrap_err(), ArenaError::ForeignKey);
+    arena.free_carving(carving).unwrap();
+}
+
+#[test]
+fn a_key_of_the_wrong_shape_is_refused() {
+    // A flat key and a pitched key at the same index of two plans that
+    // share nothing: each plan's keys fit only its own entries. Within one
+    // plan, a key made for one entry names that entry's type and shape.
+    let mut arena = Arena::host(1 << 16).unwrap();
+    let mut plan = Plan::new();
+    let flat = plan.array::<u32>(4);
+    let image = plan.pitched::<u32>(4, 4);
+    let mut carving = arena.carve(&plan).unwrap();
+    let flat = carving.take(flat).unwrap();
+    let image = carving.take_pitched(image).unwrap();
+    assert_eq!(flat.len(), 4);
+    assert_eq!((image.width(), image.height()), (4, 4));
+    arena.free(flat).unwrap();
+    arena.free_pitched(image).unwrap();
 }

@@ -12,9 +12,9 @@ use gpu_aligned::GpuAligned;
 use crate::support::Rng;
 use crate::types::{module, stream, Pair, Particle, Position, Rgba, Sample};
 
-fn grid(n: u64, block: u32) -> LaunchConfig {
+fn grid(n: usize, block: u32) -> LaunchConfig {
     LaunchConfig {
-        grid_dim: (u32::try_from(n.div_ceil(u64::from(block))).unwrap(), 1, 1),
+        grid_dim: (u32::try_from(n.div_ceil(block as usize)).unwrap(), 1, 1),
         block_dim: (block, 1, 1),
         shared_mem_bytes: 0,
     }
@@ -49,7 +49,7 @@ fn carved_derived_and_padded_types_are_updated_by_a_kernel() {
 
     // Odd lengths, so no array ends on a 256-byte boundary by luck.
     let (n_pos, n_smp, n_pairs, n_parts, n_px, n_f4, n_d, n_bytes) =
-        (1001u64, 333, 517, 259, 1027, 77, 129, 3);
+        (1001usize, 333, 517, 259, 1027, 77, 129, 3);
     let mut plan = Plan::new();
     let k_pos = plan.array::<Position>(n_pos);
     let k_smp = plan.array::<Sample>(n_smp);
@@ -61,14 +61,14 @@ fn carved_derived_and_padded_types_are_updated_by_a_kernel() {
     let k_bytes = plan.array::<u8>(n_bytes);
     let mut carving = arena.carve(&plan).unwrap();
     assert_eq!(carving.arrays().len(), 8);
-    let pos = carving.take(k_pos).unwrap();
-    let smp = carving.take(k_smp).unwrap();
-    let pairs = carving.take(k_pairs).unwrap();
-    let parts = carving.take(k_parts).unwrap();
-    let px = carving.take(k_px).unwrap();
-    let f4 = carving.take(k_f4).unwrap();
-    let d = carving.take(k_d).unwrap();
-    let bytes = carving.take(k_bytes).unwrap();
+    let mut pos = carving.take(k_pos).unwrap();
+    let mut smp = carving.take(k_smp).unwrap();
+    let mut pairs = carving.take(k_pairs).unwrap();
+    let mut parts = carving.take(k_parts).unwrap();
+    let mut px = carving.take(k_px).unwrap();
+    let mut f4 = carving.take(k_f4).unwrap();
+    let mut d = carving.take(k_d).unwrap();
+    let mut bytes = carving.take(k_bytes).unwrap();
 
     // One buffer: every address lies inside it, on a 256-byte boundary.
     let base = arena.backend().device_base();
@@ -123,42 +123,47 @@ fn carved_derived_and_padded_types_are_updated_by_a_kernel() {
     let h_d: Vec<f64> = (0..n_d).map(|_| rng.f64()).collect();
     let h_bytes: Vec<u8> = vec![0, 41, 255];
 
-    arena.upload(&pos, &h_pos).unwrap();
-    arena.upload(&smp, &h_smp).unwrap();
-    arena.upload(&pairs, &h_pairs).unwrap();
-    arena.upload(&parts, &h_parts).unwrap();
-    arena.upload(&px, &h_px).unwrap();
-    arena.upload(&f4, &h_f4).unwrap();
-    arena.upload(&d, &h_d).unwrap();
-    arena.upload(&bytes, &h_bytes).unwrap();
+    arena.write(&mut pos, &h_pos).unwrap();
+    arena.write(&mut smp, &h_smp).unwrap();
+    arena.write(&mut pairs, &h_pairs).unwrap();
+    arena.write(&mut parts, &h_parts).unwrap();
+    arena.write(&mut px, &h_px).unwrap();
+    arena.write(&mut f4, &h_f4).unwrap();
+    arena.write(&mut d, &h_d).unwrap();
+    arena.write(&mut bytes, &h_bytes).unwrap();
 
     {
-        let views = (
-            arena.view(&pos).unwrap(),
-            arena.view(&smp).unwrap(),
-            arena.view(&pairs).unwrap(),
-            arena.view(&parts).unwrap(),
-            arena.view(&px).unwrap(),
-            arena.view(&f4).unwrap(),
-            arena.view(&d).unwrap(),
-            arena.view(&bytes).unwrap(),
+        let mut views = (
+            arena.view_mut(&mut pos).unwrap(),
+            arena.view_mut(&mut smp).unwrap(),
+            arena.view_mut(&mut pairs).unwrap(),
+            arena.view_mut(&mut parts).unwrap(),
+            arena.view_mut(&mut px).unwrap(),
+            arena.view_mut(&mut f4).unwrap(),
+            arena.view_mut(&mut d).unwrap(),
+            arena.view_mut(&mut bytes).unwrap(),
         );
+        let counts = [n_pos, n_smp, n_pairs, n_parts, n_px, n_f4, n_d, n_bytes].map(|n| n as u64);
         let mut launch = stream.launch_builder(&kernel);
         launch
-            .arg(&views.0)
-            .arg(&n_pos)
-            .arg(&views.1)
-            .arg(&n_smp)
-            .arg(&views.2)
-            .arg(&n_pairs);
+            .arg(&mut views.0)
+            .arg(&counts[0])
+            .arg(&mut views.1)
+            .arg(&counts[1])
+            .arg(&mut views.2)
+            .arg(&counts[2]);
         launch
-            .arg(&views.3)
-            .arg(&n_parts)
-            .arg(&views.4)
-            .arg(&n_px)
-            .arg(&views.5)
-            .arg(&n_f4);
-        launch.arg(&views.6).arg(&n_d).arg(&views.7).arg(&n_bytes);
+            .arg(&mut views.3)
+            .arg(&counts[3])
+            .arg(&mut views.4)
+            .arg(&counts[4])
+            .arg(&mut views.5)
+            .arg(&counts[5]);
+        launch
+            .arg(&mut views.6)
+            .arg(&counts[6])
+            .arg(&mut views.7)
+            .arg(&counts[7]);
         // SAFETY: the argument list matches `update_all`, and every length
         // passed is the length of the view before it.
         unsafe { launch.launch(grid(n_px, 128)) }.unwrap();
@@ -242,21 +247,22 @@ fn pitched_round_trip_with_a_kernel_on_every_row() {
     let module = module(&stream, TOUCH_ROWS);
     let kernel = module.load_function("touch_rows").unwrap();
     let mut arena = Arena::device(&stream, 4 << 20).unwrap();
-    let (width, height) = (300u64, 97u64);
+    let (width, height) = (300usize, 97usize);
     let _before = arena.alloc::<u8>(5).unwrap();
-    let rows = arena.alloc_pitched::<f32>(width, height).unwrap();
+    let mut rows = arena.alloc_pitched::<f32>(width, height).unwrap();
     assert_eq!(rows.pitch(), 1536);
     assert_eq!(arena.pitched_offset(&rows).unwrap() % 512, 0);
 
     let mut rng = Rng(7);
     let host: Vec<f32> = (0..width * height).map(|_| rng.f32()).collect();
-    arena.upload_2d(&rows, &host).unwrap();
+    arena.write_rows(&mut rows, &host).unwrap();
     {
-        let view = arena.pitched_view(&rows).unwrap();
-        assert_eq!(view.len() as u64, rows.pitch() / 4 * height);
         let pitch_elems = rows.pitch() / 4;
+        let mut view = arena.pitched_view_mut(&mut rows).unwrap();
+        assert_eq!(view.len() as u64, pitch_elems * height as u64);
+        let (w, h) = (width as u64, height as u64);
         let mut launch = stream.launch_builder(&kernel);
-        launch.arg(&view).arg(&pitch_elems).arg(&width).arg(&height);
+        launch.arg(&mut view).arg(&pitch_elems).arg(&w).arg(&h);
         let cfg = LaunchConfig {
             grid_dim: (
                 u32::try_from(width.div_ceil(128)).unwrap(),
@@ -271,30 +277,27 @@ fn pitched_round_trip_with_a_kernel_on_every_row() {
         unsafe { launch.launch(cfg) }.unwrap();
     }
     let mut back = vec![f32::NAN; host.len()];
-    arena.download_2d(&rows, &mut back).unwrap();
+    arena.read_rows(&rows, &mut back).unwrap();
     for row in 0..height {
         for col in 0..width {
-            let i = (row * width + col) as usize;
+            let i = row * width + col;
             assert_eq!(back[i], host[i] * 2.0 + row as f32, "row {row} col {col}");
         }
     }
     // Neither the 2D copy nor the kernel wrote the padding after each row:
     // it still holds the zeros the backend started with.
     let pitch_elems = (rows.pitch() / 4) as usize;
-    let mut whole = vec![f32::NAN; pitch_elems * height as usize];
+    let mut whole = vec![f32::NAN; pitch_elems * height];
     {
         let view = arena.pitched_view(&rows).unwrap();
         stream.memcpy_dtoh(&view, &mut whole).unwrap();
         stream.synchronize().unwrap();
     }
-    for row in 0..height as usize {
+    for row in 0..height {
         let line = &whole[row * pitch_elems..(row + 1) * pitch_elems];
-        assert_eq!(
-            &line[..width as usize],
-            &back[row * width as usize..(row + 1) * width as usize]
-        );
+        assert_eq!(&line[..width], &back[row * width..(row + 1) * width]);
         assert!(
-            line[width as usize..].iter().all(|&v| v.to_bits() == 0),
+            line[width..].iter().all(|&v| v.to_bits() == 0),
             "row {row} padding"
         );
     }
@@ -343,7 +346,7 @@ fn pitch_of<T: GpuAligned>(
     arena: &mut Arena<gpu_aligned::backend::cuda::CudaBackend>,
     width: u64,
 ) -> u64 {
-    let rows = arena.alloc_pitched::<T>(width, 8).unwrap();
+    let rows = arena.alloc_pitched::<T>(width as usize, 8).unwrap();
     let pitch = rows.pitch();
     arena.free_pitched(rows).unwrap();
     pitch
@@ -369,15 +372,15 @@ fn a_launch_over_the_largest_array_that_fits() {
     let align = arena.align_for::<u32>();
     let largest = arena.allocator().largest_allocatable(align).unwrap() / 4;
     assert!(largest * 4 > capacity - 2048, "{largest}");
-    let big = arena.alloc::<u32>(largest).unwrap();
+    let mut big = arena.alloc::<u32>(largest as usize).unwrap();
     match arena.alloc::<u32>(1) {
         Err(ArenaError::Alloc(AllocError::OutOfMemory { .. })) => {}
         other => panic!("a full arena allocated: {other:?}"),
     }
     {
-        let view = arena.view(&big).unwrap();
+        let mut view = arena.view_mut(&mut big).unwrap();
         let mut launch = stream.launch_builder(&kernel);
-        launch.arg(&view).arg(&largest);
+        launch.arg(&mut view).arg(&largest);
         let cfg = LaunchConfig {
             grid_dim: (132 * 8, 1, 1),
             block_dim: (256, 1, 1),
@@ -422,13 +425,13 @@ fn a_misaligned_typed_view_cannot_be_made() {
     let mut arena = Arena::device_with_alignment(&stream, 1 << 20, 1, 512).unwrap();
     assert!(arena.backend().base_alignment() >= DRIVER_BASE_ALIGN);
     let b1 = arena.alloc::<u8>(1).unwrap();
-    let f4 = arena.alloc::<float4>(5).unwrap();
+    let mut f4 = arena.alloc::<float4>(5).unwrap();
     let b3 = arena.alloc::<u8>(3).unwrap();
-    let d = arena.alloc::<f64>(7).unwrap();
+    let mut d = arena.alloc::<f64>(7).unwrap();
     let b5 = arena.alloc::<u8>(5).unwrap();
-    let s = arena.alloc::<u16>(9).unwrap();
+    let mut s = arena.alloc::<u16>(9).unwrap();
     let b7 = arena.alloc::<u8>(7).unwrap();
-    let p = arena.alloc::<Position>(3).unwrap();
+    let mut p = arena.alloc::<Position>(3).unwrap();
     assert_eq!(arena.address(&f4).unwrap() % 16, 0);
     assert_eq!(arena.address(&d).unwrap() % 8, 0);
     assert_eq!(arena.address(&s).unwrap() % 2, 0);
@@ -444,43 +447,43 @@ fn a_misaligned_typed_view_cannot_be_made() {
     assert!(offsets.iter().any(|o| o % 256 != 0), "{offsets:?}");
 
     // Every sub-range view starts on an element boundary.
-    for start in 0..5u64 {
+    for start in 0..5usize {
         let view = arena.view_range(&f4, start, 5 - start).unwrap();
         let (ptr, _sync) = view.device_ptr(&stream);
         assert_eq!(ptr % 16, 0, "float4 view at element {start}");
     }
-    for start in 0..7u64 {
+    for start in 0..7usize {
         let view = arena.view_range(&d, start, 1).unwrap();
         let (ptr, _sync) = view.device_ptr(&stream);
         assert_eq!(ptr % 8, 0, "f64 view at element {start}");
     }
     assert!(matches!(
         arena.view_range(&f4, 4, 2),
-        Err(CudaError::OutOfRange { .. })
+        Err(ArenaError::OutOfRange { .. })
     ));
     assert!(matches!(
-        arena.view_range(&f4, u64::MAX, 2),
-        Err(CudaError::OutOfRange { .. })
+        arena.view_range(&f4, usize::MAX, 2),
+        Err(ArenaError::OutOfRange { .. })
     ));
 
     // And a kernel doing 16- and 8-byte accesses through them does not fault.
     arena
-        .upload(&f4, &[float4::new(1.0, 2.0, 3.0, 4.0); 5])
+        .write(&mut f4, &[float4::new(1.0, 2.0, 3.0, 4.0); 5])
         .unwrap();
-    arena.upload(&d, &[0.5; 7]).unwrap();
-    arena.upload(&s, &[10; 9]).unwrap();
+    arena.write(&mut d, &[0.5; 7]).unwrap();
+    arena.write(&mut s, &[10; 9]).unwrap();
     arena
-        .upload(&p, &[Position::new(float3::new(1.0, 2.0, 3.0)); 3])
+        .write(&mut p, &[Position::new(float3::new(1.0, 2.0, 3.0)); 3])
         .unwrap();
     {
-        let (vf4, vd, vs, vp) = (
-            arena.view(&f4).unwrap(),
-            arena.view(&d).unwrap(),
-            arena.view(&s).unwrap(),
-            arena.view(&p).unwrap(),
+        let (mut vf4, mut vd, mut vs, mut vp) = (
+            arena.view_mut(&mut f4).unwrap(),
+            arena.view_mut(&mut d).unwrap(),
+            arena.view_mut(&mut s).unwrap(),
+            arena.view_mut(&mut p).unwrap(),
         );
         let mut launch = stream.launch_builder(&kernel);
-        launch.arg(&vf4).arg(&vd).arg(&vs).arg(&vp);
+        launch.arg(&mut vf4).arg(&mut vd).arg(&mut vs).arg(&mut vp);
         // SAFETY: `touch_aligned` touches 5, 7, 9 and 3 elements.
         unsafe { launch.launch(grid(32, 32)) }.unwrap();
     }
@@ -509,27 +512,27 @@ fn a_misaligned_typed_view_cannot_be_made() {
 fn sub_range_copies_and_zero_fill() {
     let stream = stream();
     let mut arena = Arena::device(&stream, 1 << 20).unwrap();
-    let a = arena.alloc::<u32>(1000).unwrap();
+    let mut a = arena.alloc::<u32>(1000).unwrap();
     let data: Vec<u32> = (0..1000).map(|i| i * 3 + 1).collect();
-    arena.upload(&a, &data).unwrap();
-    arena.upload_range(&a, 10, &[7, 8, 9]).unwrap();
+    arena.write(&mut a, &data).unwrap();
+    arena.write_range(&mut a, 10, &[7, 8, 9]).unwrap();
     let mut middle = [0u32; 5];
-    arena.download_range(&a, 9, &mut middle).unwrap();
+    arena.read_range(&a, 9, &mut middle).unwrap();
     assert_eq!(middle, [28, 7, 8, 9, 40]);
-    arena.zero(&a).unwrap();
+    arena.zero(&mut a).unwrap();
     assert!(arena.to_vec(&a).unwrap().iter().all(|&v| v == 0));
     // The last element alone, then one past the end.
-    arena.upload_range(&a, 999, &[5]).unwrap();
+    arena.write_range(&mut a, 999, &[5]).unwrap();
     let mut last = [0u32];
-    arena.download_range(&a, 999, &mut last).unwrap();
+    arena.read_range(&a, 999, &mut last).unwrap();
     assert_eq!(last, [5]);
     assert!(matches!(
-        arena.upload_range(&a, 999, &[5, 6]),
-        Err(CudaError::OutOfRange { .. })
+        arena.write_range(&mut a, 999, &[5, 6]),
+        Err(ArenaError::OutOfRange { .. })
     ));
     assert!(matches!(
-        arena.download_range(&a, 1000, &mut last),
-        Err(CudaError::OutOfRange { .. })
+        arena.read_range(&a, 1000, &mut last),
+        Err(ArenaError::OutOfRange { .. })
     ));
     arena.free(a).unwrap();
 }
@@ -539,14 +542,14 @@ fn sub_range_copies_and_zero_fill() {
 fn neighbours_are_untouched_by_copies_and_zero_fill() {
     let stream = stream();
     let mut arena = Arena::device_with_alignment(&stream, 1 << 20, 4, 512).unwrap();
-    let before = arena.alloc::<u32>(3).unwrap();
-    let middle = arena.alloc::<u32>(5).unwrap();
-    let after = arena.alloc::<u32>(3).unwrap();
+    let mut before = arena.alloc::<u32>(3).unwrap();
+    let mut middle = arena.alloc::<u32>(5).unwrap();
+    let mut after = arena.alloc::<u32>(3).unwrap();
     assert_eq!(arena.offset(&middle).unwrap(), 12);
-    arena.upload(&before, &[1, 2, 3]).unwrap();
-    arena.upload(&after, &[4, 5, 6]).unwrap();
-    arena.upload(&middle, &[9; 5]).unwrap();
-    arena.zero(&middle).unwrap();
+    arena.write(&mut before, &[1, 2, 3]).unwrap();
+    arena.write(&mut after, &[4, 5, 6]).unwrap();
+    arena.write(&mut middle, &[9; 5]).unwrap();
+    arena.zero(&mut middle).unwrap();
     assert_eq!(arena.to_vec(&before).unwrap(), [1, 2, 3]);
     assert_eq!(arena.to_vec(&middle).unwrap(), [0; 5]);
     assert_eq!(arena.to_vec(&after).unwrap(), [4, 5, 6]);
@@ -560,40 +563,34 @@ fn neighbours_are_untouched_by_copies_and_zero_fill() {
 fn length_mismatch_and_foreign_handles_are_errors() {
     let stream = stream();
     let mut one = Arena::device(&stream, 1 << 20).unwrap();
-    let mut two = Arena::device(&stream, 1 << 20).unwrap();
-    let a = one.alloc::<f32>(10).unwrap();
-    match one.upload(&a, &[1.0; 9]) {
-        Err(CudaError::LengthMismatch {
-            device: 10,
-            host: 9,
+    let two = Arena::device(&stream, 1 << 20).unwrap();
+    let mut a = one.alloc::<f32>(10).unwrap();
+    match one.write(&mut a, &[1.0; 9]) {
+        Err(ArenaError::LengthMismatch {
+            expected: 10,
+            found: 9,
         }) => {}
         other => panic!("{other:?}"),
     }
     let mut out = [0.0f32; 11];
     assert!(matches!(
-        one.download(&a, &mut out),
-        Err(CudaError::LengthMismatch { .. })
+        one.read(&a, &mut out),
+        Err(ArenaError::LengthMismatch { .. })
     ));
     assert!(matches!(
-        two.upload(&a, &[1.0; 10]),
-        Err(CudaError::Arena(ArenaError::Handle(_)))
+        two.write(&mut a, &[1.0; 10]),
+        Err(ArenaError::Handle(_))
+    ));
+    assert!(matches!(two.view(&a), Err(ArenaError::Handle(_))));
+    assert!(matches!(two.zero(&mut a), Err(ArenaError::Handle(_))));
+    let mut rows = one.alloc_pitched::<f32>(10, 4).unwrap();
+    assert!(matches!(
+        one.write_rows(&mut rows, &[0.0; 39]),
+        Err(ArenaError::LengthMismatch { .. })
     ));
     assert!(matches!(
-        two.view(&a),
-        Err(CudaError::Arena(ArenaError::Handle(_)))
-    ));
-    assert!(matches!(
-        two.zero(&a),
-        Err(CudaError::Arena(ArenaError::Handle(_)))
-    ));
-    let rows = one.alloc_pitched::<f32>(10, 4).unwrap();
-    assert!(matches!(
-        one.upload_2d(&rows, &[0.0; 39]),
-        Err(CudaError::LengthMismatch { .. })
-    ));
-    assert!(matches!(
-        two.upload_2d(&rows, &[0.0; 40]),
-        Err(CudaError::Arena(ArenaError::Handle(_)))
+        two.write_rows(&mut rows, &[0.0; 40]),
+        Err(ArenaError::Handle(_))
     ));
     one.free_pitched(rows).unwrap();
     one.free(a).unwrap();
@@ -617,11 +614,11 @@ fn the_device_base_is_recorded_and_at_least_256_aligned() {
     }
     assert!(matches!(
         Arena::device(&stream, 0),
-        Err(CudaError::ZeroLength)
+        Err(ArenaError::Backend(CudaError::ZeroLength))
     ));
     // A huge request is a typed error from the driver, not a panic.
     match Arena::device(&stream, 1 << 50) {
-        Err(CudaError::Driver { error, .. }) => assert!(
+        Err(ArenaError::Backend(CudaError::Driver { error, .. })) => assert!(
             matches!(
                 error.0,
                 sys::CUresult::CUDA_ERROR_OUT_OF_MEMORY | sys::CUresult::CUDA_ERROR_INVALID_VALUE

@@ -65,11 +65,11 @@ const H100_PITCHES: [(u64, u64); 16] = [
 fn default_pitch_matches_what_the_h100_driver_returned() {
     let mut arena = Arena::host_with_alignment(1 << 22, 256, DRIVER_PITCH_ALIGN).unwrap();
     for (width, pitch) in H100_PITCHES {
-        let rows = arena.alloc_pitched::<u8>(width, 3).unwrap();
+        let rows = arena.alloc_pitched::<u8>(width as usize, 3).unwrap();
         assert_eq!(rows.pitch(), pitch, "width {width} B");
         arena.free_pitched(rows).unwrap();
         if width % 4 == 0 {
-            let rows = arena.alloc_pitched::<f32>(width / 4, 3).unwrap();
+            let rows = arena.alloc_pitched::<f32>(width as usize / 4, 3).unwrap();
             assert_eq!(rows.pitch(), pitch, "width {width} B of f32");
             arena.free_pitched(rows).unwrap();
         }

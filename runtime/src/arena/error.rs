@@ -1,23 +1,36 @@
-//! Why an arena operation was refused: the allocator's errors plus those of
-//! typed views, buffers and 2D layouts.
+//! Why an arena operation was refused: the allocator's errors, the
+//! backend's, and those of typed ranges, keys and 2D layouts; and the
+//! refused free that hands its handle back.
 
 use core::fmt;
 
 use crate::alloc::{AllocError, FreeError, HandleError};
 use crate::backend::HostBufferError;
 
-/// Why an [`Arena`](super::Arena) operation was refused.
+/// Why an [`Arena`](super::Arena) operation was refused. `E` is the
+/// backend's error: [`HostBufferError`] on the host, `CudaError` on a
+/// device.
+///
+/// ```
+/// use gpu_aligned::alloc::AllocError;
+/// use gpu_aligned::arena::{Arena, ArenaError};
+///
+/// let mut arena = Arena::host(4096)?;
+/// assert_eq!(arena.alloc::<u32>(0).unwrap_err(), ArenaError::Alloc(AllocError::ZeroSize));
+/// # Ok::<(), ArenaError>(())
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[non_exhaustive]
-pub enum ArenaError {
+pub enum ArenaError<E = HostBufferError> {
     /// The allocator refused the request (zero size, overflow, out of
     /// memory, ...).
     Alloc(AllocError),
     /// The handle is not live in this arena (another arena's, freed, or from
     /// before a reset).
     Handle(HandleError),
-    /// The host buffer could not be made.
-    Host(HostBufferError),
+    /// The backend failed (the host buffer could not be made; a driver
+    /// error on a device).
+    Backend(E),
     /// An alignment that is not a power of two.
     AlignNotPowerOfTwo {
         /// The alignment asked for.
@@ -31,36 +44,66 @@ pub enum ArenaError {
         /// The alignment it lacks.
         align: u64,
     },
+    /// A typed view would start at an address that is not a multiple of its
+    /// element's alignment (only a handle whose type does not match its
+    /// bytes could ask for one).
+    Misaligned {
+        /// The address the view would start at.
+        address: u64,
+        /// The element's alignment.
+        align: u64,
+    },
     /// A base address plus an offset overflows `u64`.
     AddressOverflow,
-    /// An allocation lies outside the bytes the backend exposes (a backend
-    /// whose `bytes()` is shorter than its `len()`), or beyond `usize`.
+    /// A handle's elements do not fit in the bytes its allocation holds, or
+    /// the allocation lies outside the buffer.
     OutsideBuffer,
-    /// The bytes could not be viewed as the element type (a backend whose
-    /// `bytes()` does not start at its `base_address()`).
-    View(bytemuck::PodCastError),
+    /// Elements `start .. start + len` are not inside an array of
+    /// `array_len`.
+    OutOfRange {
+        /// First element of the range.
+        start: usize,
+        /// Elements in the range.
+        len: usize,
+        /// Elements in the array.
+        array_len: usize,
+    },
     /// A row index past the last row of a pitched array.
     RowOutOfRange {
         /// The row asked for.
-        row: u64,
+        row: usize,
         /// The number of rows.
-        height: u64,
+        height: usize,
     },
-    /// A packed host array whose length is not `width * height`.
+    /// A host slice whose length differs from the elements it is copied to
+    /// or from.
     LengthMismatch {
-        /// Elements the pitched array holds.
-        expected: u64,
+        /// Elements on the arena's side.
+        expected: usize,
         /// Elements given.
-        found: u64,
+        found: usize,
+    },
+    /// A key of another [`Plan`](super::Plan) (a clone of a plan is another
+    /// plan).
+    ForeignKey,
+    /// The key's array was already taken out of the carving.
+    AlreadyTaken,
+    /// The key asks for another element type or shape than its plan entry
+    /// holds.
+    KeyMismatch {
+        /// The element type the plan entry was made for.
+        planned: &'static str,
+        /// The element type the key asked for.
+        asked: &'static str,
     },
 }
 
-impl fmt::Display for ArenaError {
+impl<E: fmt::Display> fmt::Display for ArenaError<E> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             ArenaError::Alloc(error) => write!(f, "{error}"),
             ArenaError::Handle(error) => write!(f, "{error}"),
-            ArenaError::Host(error) => write!(f, "{error}"),
+            ArenaError::Backend(error) => write!(f, "{error}"),
             ArenaError::AlignNotPowerOfTwo { align } => {
                 write!(f, "alignment {align} is not a power of two")
             }
@@ -69,20 +112,35 @@ impl fmt::Display for ArenaError {
                 "the buffer's address {base:#x} is not a multiple of {align}, \
                  so aligned offsets would not give aligned addresses"
             ),
+            ArenaError::Misaligned { address, align } => write!(
+                f,
+                "a typed view at {address:#x} would not be aligned to its element's {align} bytes"
+            ),
             ArenaError::AddressOverflow => f.write_str("base address plus offset overflows u64"),
             ArenaError::OutsideBuffer => {
-                f.write_str("the allocation lies outside the bytes the backend exposes")
+                f.write_str("the handle's elements do not fit the bytes its allocation holds")
             }
-            ArenaError::View(error) => write!(f, "cannot view the bytes as elements: {error}"),
-            ArenaError::RowOutOfRange { row, height } => {
-                write!(
-                    f,
-                    "row {row} is out of range for a pitched array of {height} rows"
-                )
-            }
+            ArenaError::OutOfRange {
+                start,
+                len,
+                array_len,
+            } => write!(
+                f,
+                "elements {start}..{start}+{len} are not inside an array of {array_len}"
+            ),
+            ArenaError::RowOutOfRange { row, height } => write!(
+                f,
+                "row {row} is out of range for a pitched array of {height} rows"
+            ),
             ArenaError::LengthMismatch { expected, found } => write!(
                 f,
-                "a packed array of {found} elements given where {expected} are needed"
+                "{found} elements given where the array range holds {expected}"
+            ),
+            ArenaError::ForeignKey => f.write_str("the key belongs to another plan"),
+            ArenaError::AlreadyTaken => f.write_str("the key's array was already taken"),
+            ArenaError::KeyMismatch { planned, asked } => write!(
+                f,
+                "the plan entry holds {planned} in another shape or type than the key's {asked}"
             ),
         }
     }
@@ -91,28 +149,67 @@ impl fmt::Display for ArenaError {
 // `Display` shows a wrapped error's message itself, so `source` stays `None`
 // (a reporter walking the chain would print it twice otherwise).
 #[cfg(feature = "std")]
-impl std::error::Error for ArenaError {}
+impl<E: fmt::Debug + fmt::Display> std::error::Error for ArenaError<E> {}
 
-impl From<AllocError> for ArenaError {
+impl<E> From<AllocError> for ArenaError<E> {
     fn from(error: AllocError) -> Self {
         ArenaError::Alloc(error)
     }
 }
 
-impl From<HandleError> for ArenaError {
+impl<E> From<HandleError> for ArenaError<E> {
     fn from(error: HandleError) -> Self {
         ArenaError::Handle(error)
     }
 }
 
-impl From<FreeError> for ArenaError {
+impl<E> From<FreeError> for ArenaError<E> {
     fn from(error: FreeError) -> Self {
         ArenaError::Handle(error.kind())
     }
 }
 
-impl From<HostBufferError> for ArenaError {
-    fn from(error: HostBufferError) -> Self {
-        ArenaError::Host(error)
+/// A refused free: why, and the handle, handed back so the array is not
+/// lost (free it in the arena it belongs to).
+///
+/// ```
+/// use gpu_aligned::arena::Arena;
+///
+/// let mut mine = Arena::host(4096)?;
+/// let mut theirs = Arena::host(4096)?;
+/// let a = mine.alloc::<u32>(4)?;
+/// let refused = theirs.free(a).unwrap_err();
+/// mine.free(refused.handle)?; // still live where it belongs
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+#[must_use = "the refused handle still names a live array"]
+pub struct FreeFailed<H, E = HostBufferError> {
+    /// The handle, unchanged.
+    pub handle: H,
+    /// Why it was refused.
+    pub error: ArenaError<E>,
+}
+
+impl<H: fmt::Debug, E: fmt::Debug> fmt::Debug for FreeFailed<H, E> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("FreeFailed")
+            .field("handle", &self.handle)
+            .field("error", &self.error)
+            .finish()
+    }
+}
+
+impl<H, E: fmt::Display> fmt::Display for FreeFailed<H, E> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "cannot free: {}", self.error)
+    }
+}
+
+#[cfg(feature = "std")]
+impl<H: fmt::Debug, E: fmt::Debug + fmt::Display> std::error::Error for FreeFailed<H, E> {}
+
+impl<H, E> From<FreeFailed<H, E>> for ArenaError<E> {
+    fn from(refused: FreeFailed<H, E>) -> Self {
+        refused.error
     }
 }

@@ -2,63 +2,139 @@
 //! multiple of the pitch alignment, so each row is as aligned as the array,
 //! at the cost of `pitch - width * size_of::<T>()` padding bytes per row.
 //! [`Copy2d`] gives the parameters `cudaMemcpy2D` takes to move such an array
-//! to or from a packed host array.
+//! to or from a packed host array; [`Arena::write_rows`] and
+//! [`Arena::read_rows`] make that copy on any backend.
 
 use core::fmt;
 use core::marker::PhantomData;
 use core::mem::size_of;
 
-use super::{host_range, Arena, ArenaError};
+use super::{check_len, Arena, ArenaError, ArenaResult, FreeFailed, OnStream};
 use crate::alloc::{AllocError, Allocation};
-use crate::backend::{Backend, HostAccess};
+use crate::backend::{Backend, Rows, Span};
 use crate::GpuAligned;
 
 /// A 2D array in an [`Arena`]: `height` rows of `width` elements of `T`,
 /// each row starting `pitch` bytes after the previous one. Move-only; give
 /// it back with [`Arena::free_pitched`].
-pub struct Pitched<T> {
+///
+/// ```
+/// # let mut arena = gpu_aligned::arena::Arena::host(1 << 16)?;
+/// let image = arena.alloc_pitched::<f32>(100, 3)?;
+/// assert_eq!((image.width(), image.height(), image.pitch()), (100, 3, 512));
+/// assert_eq!(image.padding_bytes(), 3 * (512 - 400));
+/// # arena.free_pitched(image)?;
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+#[must_use = "an array dropped without `Arena::free_pitched` stays allocated until the arena is reset"]
+pub struct Pitched<T, B: Backend = crate::backend::HostBuffer> {
     pub(super) allocation: Allocation,
-    pub(super) width: u64,
-    pub(super) height: u64,
+    pub(super) width: usize,
+    pub(super) height: usize,
     pub(super) pitch: u64,
+    pub(super) tracking: B::Tracking,
     pub(super) _element: PhantomData<T>,
 }
 
-impl<T> Pitched<T> {
+impl<T, B: Backend> Pitched<T, B> {
+    pub(super) fn new(allocation: Allocation, width: usize, height: usize, pitch: u64) -> Self {
+        Pitched {
+            allocation,
+            width,
+            height,
+            pitch,
+            tracking: B::Tracking::default(),
+            _element: PhantomData,
+        }
+    }
+
     /// Elements per row.
-    pub fn width(&self) -> u64 {
+    ///
+    /// ```
+    /// # let mut arena = gpu_aligned::arena::Arena::host(1 << 16)?;
+    /// let image = arena.alloc_pitched::<u8>(7, 2)?;
+    /// assert_eq!(image.width(), 7);
+    /// # arena.free_pitched(image)?;
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn width(&self) -> usize {
         self.width
     }
 
     /// Number of rows.
-    pub fn height(&self) -> u64 {
+    ///
+    /// ```
+    /// # let mut arena = gpu_aligned::arena::Arena::host(1 << 16)?;
+    /// let image = arena.alloc_pitched::<u8>(7, 2)?;
+    /// assert_eq!(image.height(), 2);
+    /// # arena.free_pitched(image)?;
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn height(&self) -> usize {
         self.height
     }
 
     /// Bytes from one row's start to the next: a multiple of the arena's
     /// pitch alignment.
+    ///
+    /// ```
+    /// # let mut arena = gpu_aligned::arena::Arena::host(1 << 16)?;
+    /// let image = arena.alloc_pitched::<u8>(513, 2)?;
+    /// assert_eq!(image.pitch(), 1024);
+    /// # arena.free_pitched(image)?;
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn pitch(&self) -> u64 {
         self.pitch
     }
 
     /// Bytes of elements in one row (`width * size_of::<T>()`).
+    ///
+    /// ```
+    /// # let mut arena = gpu_aligned::arena::Arena::host(1 << 16)?;
+    /// let image = arena.alloc_pitched::<u16>(7, 2)?;
+    /// assert_eq!(image.row_bytes(), 14);
+    /// # arena.free_pitched(image)?;
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn row_bytes(&self) -> u64 {
-        // Checked at allocation.
-        self.width * size_of::<T>() as u64
+        (self.width as u64).saturating_mul(size_of::<T>() as u64)
     }
 
     /// Bytes reserved in total (`pitch * height`).
+    ///
+    /// ```
+    /// # let mut arena = gpu_aligned::arena::Arena::host(1 << 16)?;
+    /// let image = arena.alloc_pitched::<u16>(7, 2)?;
+    /// assert_eq!(image.size_bytes(), 1024);
+    /// # arena.free_pitched(image)?;
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn size_bytes(&self) -> u64 {
         self.allocation.size()
     }
 
     /// Bytes spent on row padding: `(pitch - row_bytes) * height`.
+    ///
+    /// ```
+    /// # let mut arena = gpu_aligned::arena::Arena::host(1 << 16)?;
+    /// let image = arena.alloc_pitched::<u8>(500, 2)?;
+    /// assert_eq!(image.padding_bytes(), 24);
+    /// # arena.free_pitched(image)?;
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn padding_bytes(&self) -> u64 {
-        (self.pitch - self.row_bytes()) * self.height
+        self.pitch
+            .saturating_sub(self.row_bytes())
+            .saturating_mul(self.height as u64)
+    }
+
+    pub(super) fn span(&self) -> Span {
+        super::allocation_span(&self.allocation)
     }
 }
 
-impl<T> fmt::Debug for Pitched<T> {
+impl<T, B: Backend> fmt::Debug for Pitched<T, B> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Pitched")
             .field("type", &core::any::type_name::<T>())
@@ -73,6 +149,15 @@ impl<T> fmt::Debug for Pitched<T> {
 /// The arguments of `cudaMemcpy2D(dst, dpitch, src, spitch, width, height,
 /// kind)` for one pitched array: addresses as numbers, `width` in bytes,
 /// `height` in rows.
+///
+/// ```
+/// # let mut arena = gpu_aligned::arena::Arena::host(1 << 16)?;
+/// let image = arena.alloc_pitched::<f32>(100, 3)?;
+/// let params = arena.copy_in_params(&image, 0x1000)?;
+/// assert_eq!((params.dpitch, params.spitch, params.width, params.height), (512, 400, 400, 3));
+/// # arena.free_pitched(image)?;
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Copy2d {
     /// Destination address.
@@ -114,12 +199,15 @@ pub(super) struct Footprint {
 
 /// The footprint of a `width x height` pitched array of `T`.
 pub(super) fn pitched_layout<T: GpuAligned>(
-    width: u64,
-    height: u64,
+    width: usize,
+    height: usize,
     min_align: u64,
     pitch_align: u64,
 ) -> Result<Footprint, AllocError> {
-    let row_bytes = width
+    if width == 0 || height == 0 {
+        return Err(AllocError::ZeroSize);
+    }
+    let row_bytes = (width as u64)
         .checked_mul(size_of::<T>() as u64)
         .ok_or(AllocError::SizeOverflow)?;
     // Rows must also stay whole multiples of the element (always true for
@@ -127,7 +215,9 @@ pub(super) fn pitched_layout<T: GpuAligned>(
     // element's alignment).
     let row_align = pitch_align.max(core::mem::align_of::<T>() as u64);
     let pitch = pitch_for(row_bytes, row_align)?;
-    let bytes = pitch.checked_mul(height).ok_or(AllocError::SizeOverflow)?;
+    let bytes = pitch
+        .checked_mul(height as u64)
+        .ok_or(AllocError::SizeOverflow)?;
     Ok(Footprint {
         bytes,
         pitch,
@@ -140,6 +230,14 @@ impl<B: Backend> Arena<B> {
     /// a multiple of the arena's [pitch alignment](Arena::pitch_align), the
     /// array itself aligned to the larger of that and the minimum alignment.
     ///
+    /// ```
+    /// # let mut arena = gpu_aligned::arena::Arena::host(1 << 16)?;
+    /// let image = arena.alloc_pitched::<f32>(640, 4)?;
+    /// assert_eq!(image.pitch(), 2560);
+    /// # arena.free_pitched(image)?;
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    ///
     /// # Errors
     ///
     /// [`AllocError::ZeroSize`] if `width` or `height` is 0,
@@ -148,43 +246,88 @@ impl<B: Backend> Arena<B> {
     /// buffer's address is not aligned to the pitch alignment.
     pub fn alloc_pitched<T: GpuAligned>(
         &mut self,
-        width: u64,
-        height: u64,
-    ) -> Result<Pitched<T>, ArenaError> {
-        if width == 0 || height == 0 {
-            return Err(AllocError::ZeroSize.into());
-        }
+        width: usize,
+        height: usize,
+    ) -> ArenaResult<Pitched<T, B>, B> {
         let footprint = pitched_layout::<T>(width, height, self.min_align, self.pitch_align)?;
         let allocation = self.reserve(footprint.bytes, footprint.align)?;
-        Ok(Pitched {
-            allocation,
-            width,
-            height,
-            pitch: footprint.pitch,
-            _element: PhantomData,
-        })
+        Ok(Pitched::new(allocation, width, height, footprint.pitch))
     }
 
-    /// Frees a pitched array.
+    /// Frees a pitched array (see [`free`](Arena::free)).
+    ///
+    /// ```
+    /// # let mut arena = gpu_aligned::arena::Arena::host(1 << 16)?;
+    /// let image = arena.alloc_pitched::<f32>(10, 4)?;
+    /// arena.free_pitched(image)?;
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     ///
     /// # Errors
     ///
-    /// [`ArenaError::Handle`] for a handle this arena does not hold.
-    pub fn free_pitched<T>(&mut self, array: Pitched<T>) -> Result<(), ArenaError> {
-        Ok(self.allocator.free(array.allocation)?)
+    /// As [`free`](Arena::free): the handle comes back in the error.
+    pub fn free_pitched<T>(
+        &mut self,
+        mut array: Pitched<T, B>,
+    ) -> Result<(), FreeFailed<Pitched<T, B>, B::Error>> {
+        if let Err(error) = self.allocator.check_handle(&array.allocation) {
+            return Err(FreeFailed {
+                handle: array,
+                error: error.into(),
+            });
+        }
+        let fence = match self.backend.retire(&mut array.tracking) {
+            Ok(fence) => fence,
+            Err(error) => {
+                return Err(FreeFailed {
+                    handle: array,
+                    error: ArenaError::Backend(error),
+                })
+            }
+        };
+        let allocation = array.allocation;
+        self.release(allocation, fence).map_err(|error| FreeFailed {
+            handle: array,
+            error,
+        })
     }
 
     /// The pitched array's byte offset from the start of the buffer.
     ///
+    /// ```
+    /// # let mut arena = gpu_aligned::arena::Arena::host(1 << 16)?;
+    /// let image = arena.alloc_pitched::<f32>(10, 4)?;
+    /// assert_eq!(arena.pitched_offset(&image)? % 512, 0);
+    /// # arena.free_pitched(image)?;
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    ///
     /// # Errors
     ///
     /// [`ArenaError::Handle`] for a handle this arena does not hold.
-    pub fn pitched_offset<T>(&self, array: &Pitched<T>) -> Result<u64, ArenaError> {
+    pub fn pitched_offset<T>(&self, array: &Pitched<T, B>) -> ArenaResult<u64, B> {
         self.allocator.check_handle(&array.allocation)?;
         Ok(array.allocation.offset())
     }
 
-    fn pitched_address<T>(&self, array: &Pitched<T>) -> Result<u64, ArenaError> {
+    /// The pitched array's address in the buffer's address space (a device
+    /// pointer for a device backend): row `r` starts `r * pitch` bytes
+    /// after it.
+    ///
+    /// ```
+    /// use gpu_aligned::backend::Backend;
+    /// # let mut arena = gpu_aligned::arena::Arena::host(1 << 16)?;
+    /// let image = arena.alloc_pitched::<f32>(10, 4)?;
+    /// let base = arena.backend().base_address();
+    /// assert_eq!(arena.pitched_address(&image)?, base + arena.pitched_offset(&image)?);
+    /// # arena.free_pitched(image)?;
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// [`ArenaError::Handle`] for a handle this arena does not hold.
+    pub fn pitched_address<T>(&self, array: &Pitched<T, B>) -> ArenaResult<u64, B> {
         let offset = self.pitched_offset(array)?;
         self.backend
             .base_address()
@@ -196,141 +339,224 @@ impl<B: Backend> Arena<B> {
     /// `width` elements back to back, starting at address `src`) into the
     /// pitched array.
     ///
+    /// ```
+    /// # let mut arena = gpu_aligned::arena::Arena::host(1 << 16)?;
+    /// let image = arena.alloc_pitched::<f32>(10, 4)?;
+    /// let params = arena.copy_in_params(&image, 0x1000)?;
+    /// assert_eq!((params.src, params.dpitch), (0x1000, 512));
+    /// # arena.free_pitched(image)?;
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    ///
     /// # Errors
     ///
     /// [`ArenaError::Handle`] for a handle this arena does not hold.
-    pub fn copy_in_params<T>(&self, array: &Pitched<T>, src: u64) -> Result<Copy2d, ArenaError> {
+    pub fn copy_in_params<T>(&self, array: &Pitched<T, B>, src: u64) -> ArenaResult<Copy2d, B> {
         Ok(Copy2d {
             dst: self.pitched_address(array)?,
             dpitch: array.pitch,
             src,
             spitch: array.row_bytes(),
             width: array.row_bytes(),
-            height: array.height,
+            height: array.height as u64,
         })
     }
 
     /// `cudaMemcpy2D` parameters that copy the pitched array out into a
     /// packed host array starting at address `dst`.
     ///
+    /// ```
+    /// # let mut arena = gpu_aligned::arena::Arena::host(1 << 16)?;
+    /// let image = arena.alloc_pitched::<f32>(10, 4)?;
+    /// let params = arena.copy_out_params(&image, 0x1000)?;
+    /// assert_eq!((params.dst, params.spitch, params.dpitch), (0x1000, 512, 40));
+    /// # arena.free_pitched(image)?;
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    ///
     /// # Errors
     ///
     /// [`ArenaError::Handle`] for a handle this arena does not hold.
-    pub fn copy_out_params<T>(&self, array: &Pitched<T>, dst: u64) -> Result<Copy2d, ArenaError> {
+    pub fn copy_out_params<T>(&self, array: &Pitched<T, B>, dst: u64) -> ArenaResult<Copy2d, B> {
         Ok(Copy2d {
             dst,
             dpitch: array.row_bytes(),
             src: self.pitched_address(array)?,
             spitch: array.pitch,
             width: array.row_bytes(),
-            height: array.height,
+            height: array.height as u64,
         })
     }
-}
 
-impl<B: HostAccess> Arena<B> {
-    fn row_range<T>(
+    /// Rows `first .. first + count` of a pitched array, checked as
+    /// [`element_span`](Arena::element_span) checks flat ranges: the handle
+    /// is live, its rows fit the bytes its allocation holds, every row
+    /// starts aligned for `T`, and all lie inside the buffer.
+    pub(super) fn rows_span<T>(
         &self,
-        array: &Pitched<T>,
-        row: u64,
-    ) -> Result<core::ops::Range<usize>, ArenaError> {
-        self.allocator.check_handle(&array.allocation)?;
-        if row >= array.height {
-            return Err(ArenaError::RowOutOfRange {
-                row,
-                height: array.height,
-            });
+        array: &Pitched<T, B>,
+        first: usize,
+        count: usize,
+    ) -> ArenaResult<Rows, B> {
+        let allocation = &array.allocation;
+        self.allocator.check_handle(allocation)?;
+        match first.checked_add(count) {
+            Some(end) if end <= array.height && count > 0 => {}
+            _ => {
+                let last = first.saturating_add(count.saturating_sub(1));
+                return Err(ArenaError::RowOutOfRange {
+                    row: if first >= array.height { first } else { last },
+                    height: array.height,
+                });
+            }
         }
-        // Both stay below the allocation's end, which is below the capacity.
-        let start = array.allocation.offset() + row * array.pitch;
-        host_range(start, array.row_bytes())
-    }
-
-    /// The `width` elements of one row (the padding after them is not
-    /// included).
-    ///
-    /// # Errors
-    ///
-    /// [`ArenaError::RowOutOfRange`], or as [`Arena::get`].
-    pub fn row<T: GpuAligned>(&self, array: &Pitched<T>, row: u64) -> Result<&[T], ArenaError> {
-        let range = self.row_range(array, row)?;
-        let bytes = self
-            .backend
-            .bytes()
-            .get(range)
+        let row_bytes = (array.width as u64)
+            .checked_mul(size_of::<T>() as u64)
             .ok_or(ArenaError::OutsideBuffer)?;
-        bytemuck::try_cast_slice(bytes).map_err(ArenaError::View)
-    }
-
-    /// One row, mutably.
-    ///
-    /// # Errors
-    ///
-    /// As [`row`](Arena::row).
-    pub fn row_mut<T: GpuAligned>(
-        &mut self,
-        array: &Pitched<T>,
-        row: u64,
-    ) -> Result<&mut [T], ArenaError> {
-        let range = self.row_range(array, row)?;
-        let bytes = self
-            .backend
-            .bytes_mut()
-            .get_mut(range)
-            .ok_or(ArenaError::OutsideBuffer)?;
-        bytemuck::try_cast_slice_mut(bytes).map_err(ArenaError::View)
+        let align = core::mem::align_of::<T>() as u64;
+        // Every row, not only the first, must start aligned and hold its
+        // elements, and all rows must fit the allocation.
+        let fits = row_bytes <= array.pitch
+            && array.pitch % align == 0
+            && (array.height as u64)
+                .checked_mul(array.pitch)
+                .is_some_and(|bytes| bytes <= allocation.size());
+        if !fits {
+            return Err(ArenaError::OutsideBuffer);
+        }
+        // Below the allocation's size (checked just above).
+        let offset = allocation.offset() + first as u64 * array.pitch;
+        let reach = (count as u64 - 1) * array.pitch + row_bytes;
+        self.checked_start::<T>(Span { offset, len: reach })?;
+        Ok(Rows {
+            offset,
+            pitch: array.pitch,
+            row_bytes,
+            rows: count as u64,
+        })
     }
 
     /// Copies a packed array (`height` rows of `width` elements back to back)
-    /// into the pitched array, as `cudaMemcpy2D` with
-    /// [`copy_in_params`](Arena::copy_in_params) would.
+    /// into the pitched array, leaving the row padding alone: one
+    /// `cuMemcpy2D` on a device.
+    ///
+    /// ```
+    /// # let mut arena = gpu_aligned::arena::Arena::host(1 << 16)?;
+    /// let mut image = arena.alloc_pitched::<u16>(3, 2)?;
+    /// arena.write_rows(&mut image, &[1, 2, 3, 4, 5, 6])?;
+    /// let mut back = [0; 6];
+    /// arena.read_rows(&image, &mut back)?;
+    /// assert_eq!(back, [1, 2, 3, 4, 5, 6]);
+    /// # arena.free_pitched(image)?;
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     ///
     /// # Errors
     ///
     /// [`ArenaError::LengthMismatch`] unless `packed.len() == width * height`;
-    /// otherwise as [`row_mut`](Arena::row_mut).
+    /// [`ArenaError::Handle`] for a handle this arena does not hold;
+    /// [`ArenaError::Backend`].
     pub fn write_rows<T: GpuAligned>(
-        &mut self,
-        array: &Pitched<T>,
+        &self,
+        array: &mut Pitched<T, B>,
         packed: &[T],
-    ) -> Result<(), ArenaError> {
-        // `width * height` elements fit in the allocation, so no overflow.
-        let expected = array.width * array.height;
-        if packed.len() as u64 != expected {
-            return Err(ArenaError::LengthMismatch {
-                expected,
-                found: packed.len() as u64,
-            });
-        }
-        let width = usize::try_from(array.width).map_err(|_| ArenaError::OutsideBuffer)?;
-        for (row, source) in (0..array.height).zip(packed.chunks_exact(width)) {
-            self.row_mut(array, row)?.copy_from_slice(source);
-        }
-        Ok(())
+    ) -> ArenaResult<(), B> {
+        self.here().write_rows(array, packed)
     }
 
     /// Copies the pitched array out into a packed array, dropping the row
-    /// padding.
+    /// padding; on a device, waits for the copy.
+    ///
+    /// ```
+    /// # let mut arena = gpu_aligned::arena::Arena::host(1 << 16)?;
+    /// let image = arena.alloc_pitched::<u16>(3, 2)?;
+    /// let mut back = [9; 6];
+    /// arena.read_rows(&image, &mut back)?;
+    /// assert_eq!(back, [0; 6]);
+    /// # arena.free_pitched(image)?;
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     ///
     /// # Errors
     ///
     /// As [`write_rows`](Arena::write_rows).
     pub fn read_rows<T: GpuAligned>(
         &self,
-        array: &Pitched<T>,
+        array: &Pitched<T, B>,
         packed: &mut [T],
-    ) -> Result<(), ArenaError> {
-        let expected = array.width * array.height;
-        if packed.len() as u64 != expected {
-            return Err(ArenaError::LengthMismatch {
-                expected,
-                found: packed.len() as u64,
-            });
+    ) -> ArenaResult<(), B> {
+        self.here().read_rows(array, packed)
+    }
+}
+
+impl<B: Backend> OnStream<'_, B> {
+    /// [`Arena::write_rows`] on this stream.
+    ///
+    /// ```
+    /// # let mut arena = gpu_aligned::arena::Arena::host(1 << 16)?;
+    /// let mut image = arena.alloc_pitched::<u8>(2, 2)?;
+    /// arena.on(&()).write_rows(&mut image, &[1, 2, 3, 4])?;
+    /// # arena.free_pitched(image)?;
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// As [`Arena::write_rows`].
+    pub fn write_rows<T: GpuAligned>(
+        self,
+        array: &mut Pitched<T, B>,
+        packed: &[T],
+    ) -> ArenaResult<(), B> {
+        check_len(array.width.saturating_mul(array.height), packed.len())?;
+        let rows = self.arena.rows_span(array, 0, array.height)?;
+        let whole = array.span();
+        // SAFETY: every row lies inside the live array `array` names and
+        // inside the buffer (checked by `rows_span`), which `&mut` gives us
+        // alone; `packed` holds `row_bytes * rows` bytes (checked above).
+        unsafe {
+            self.arena.backend.write_rows(
+                self.stream,
+                &mut array.tracking,
+                whole,
+                rows,
+                bytemuck::cast_slice(packed),
+            )
         }
-        let width = usize::try_from(array.width).map_err(|_| ArenaError::OutsideBuffer)?;
-        for (row, target) in (0..array.height).zip(packed.chunks_exact_mut(width)) {
-            target.copy_from_slice(self.row(array, row)?);
+        .map_err(ArenaError::Backend)
+    }
+
+    /// [`Arena::read_rows`] on this stream.
+    ///
+    /// ```
+    /// # let mut arena = gpu_aligned::arena::Arena::host(1 << 16)?;
+    /// let image = arena.alloc_pitched::<u8>(2, 2)?;
+    /// let mut back = [0; 4];
+    /// arena.on(&()).read_rows(&image, &mut back)?;
+    /// # arena.free_pitched(image)?;
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// As [`Arena::read_rows`].
+    pub fn read_rows<T: GpuAligned>(
+        self,
+        array: &Pitched<T, B>,
+        packed: &mut [T],
+    ) -> ArenaResult<(), B> {
+        check_len(array.width.saturating_mul(array.height), packed.len())?;
+        let rows = self.arena.rows_span(array, 0, array.height)?;
+        // SAFETY: as in `write_rows`, with `&` keeping writers away.
+        unsafe {
+            self.arena.backend.read_rows(
+                self.stream,
+                &array.tracking,
+                array.span(),
+                rows,
+                bytemuck::cast_slice_mut(packed),
+            )
         }
-        Ok(())
+        .map_err(ArenaError::Backend)
     }
 }

@@ -3,15 +3,16 @@
 //! succeeds for every array or leaves the arena untouched.
 
 use alloc_crate::vec::Vec;
-use core::any::type_name;
+use core::any::{type_name, TypeId};
+use core::fmt;
 use core::marker::PhantomData;
 use core::mem::{align_of, size_of};
 use core::sync::atomic::{AtomicU64, Ordering};
 
 use super::pitched::{pitched_layout, Footprint, Pitched};
-use super::{Arena, ArenaError, ArenaSlice};
+use super::{Arena, ArenaError, ArenaResult, ArenaSlice, FreeFailed};
 use crate::alloc::{AllocError, Allocation};
-use crate::backend::Backend;
+use crate::backend::{Backend, HostBuffer};
 use crate::GpuAligned;
 
 fn next_plan_id() -> u64 {
@@ -19,17 +20,37 @@ fn next_plan_id() -> u64 {
     NEXT.fetch_add(1, Ordering::Relaxed)
 }
 
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Shape {
-    Array { len: u64 },
-    Pitched { width: u64, height: u64 },
+    Array { len: usize },
+    Pitched { width: usize, height: usize },
+}
+
+/// The element type an entry was planned for: a key must name the same one
+/// to redeem it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Element {
+    id: TypeId,
+    name: &'static str,
+    size: usize,
+    align: usize,
+}
+
+impl Element {
+    fn of<T: GpuAligned>() -> Element {
+        Element {
+            id: TypeId::of::<T>(),
+            name: type_name::<T>(),
+            size: size_of::<T>(),
+            align: align_of::<T>(),
+        }
+    }
 }
 
 #[derive(Clone, Copy, Debug)]
 struct Entry {
     shape: Shape,
-    element: &'static str,
-    element_size: u64,
+    element: Element,
     /// Byte size, pitch (0 for flat arrays) and alignment, computed when the
     /// carving arena's alignments are known.
     layout: fn(Shape, u64, u64) -> Result<Footprint, AllocError>,
@@ -45,7 +66,7 @@ fn array_layout<T: GpuAligned>(
             if len == 0 {
                 return Err(AllocError::ZeroSize);
             }
-            let bytes = len
+            let bytes = (len as u64)
                 .checked_mul(size_of::<T>() as u64)
                 .ok_or(AllocError::SizeOverflow)?;
             Ok(Footprint {
@@ -55,9 +76,6 @@ fn array_layout<T: GpuAligned>(
             })
         }
         Shape::Pitched { width, height } => {
-            if width == 0 || height == 0 {
-                return Err(AllocError::ZeroSize);
-            }
             pitched_layout::<T>(width, height, min_align, pitch_align)
         }
     }
@@ -76,19 +94,32 @@ fn array_layout<T: GpuAligned>(
 ///
 /// let mut arena = Arena::host(8 << 20)?;
 /// let mut carving = arena.carve(&plan)?;
-/// let positions = carving.take(positions).expect("from this plan");
-/// let flags = carving.take(flags).expect("from this plan");
-/// let image = carving.take_pitched(image).expect("from this plan");
+/// let positions = carving.take(positions)?;
+/// let flags = carving.take(flags)?;
+/// let image = carving.take_pitched(image)?;
 /// assert_eq!(arena.offset(&flags)? % 256, 0);
 /// assert_eq!(image.pitch() % 512, 0);
 /// println!("{} bytes, {} spent on alignment", carving.total_bytes(), carving.alignment_bytes());
 /// # arena.free(positions)?; arena.free(flags)?; arena.free_pitched(image)?;
-/// # Ok::<(), gpu_aligned::arena::ArenaError>(())
+/// # arena.free_carving(carving)?;
+/// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
-#[derive(Clone, Debug)]
+///
+/// A clone is another plan: it gets its own id, so the keys of one never
+/// redeem arrays carved for the other.
+#[derive(Debug)]
 pub struct Plan {
     id: u64,
     entries: Vec<Entry>,
+}
+
+impl Clone for Plan {
+    fn clone(&self) -> Self {
+        Plan {
+            id: next_plan_id(),
+            entries: self.entries.clone(),
+        }
+    }
 }
 
 impl Default for Plan {
@@ -98,7 +129,20 @@ impl Default for Plan {
 }
 
 /// Names a flat array of a [`Plan`]; redeem it with [`Carving::take`].
+///
+/// ```
+/// # use gpu_aligned::arena::{Arena, Plan};
+/// let mut plan = Plan::new();
+/// let key = plan.array::<u32>(10);
+/// # let mut arena = Arena::host(4096)?;
+/// let mut carving = arena.carve(&plan)?;
+/// let array = carving.take(key)?;
+/// assert_eq!(array.len(), 10);
+/// # arena.free(array)?;
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 #[derive(Debug)]
+#[must_use = "a key is the only way to take its array out of a carving"]
 pub struct ArrayKey<T> {
     plan: u64,
     index: usize,
@@ -107,7 +151,20 @@ pub struct ArrayKey<T> {
 
 /// Names a pitched array of a [`Plan`]; redeem it with
 /// [`Carving::take_pitched`].
+///
+/// ```
+/// # use gpu_aligned::arena::{Arena, Plan};
+/// let mut plan = Plan::new();
+/// let key = plan.pitched::<f32>(10, 2);
+/// # let mut arena = Arena::host(4096)?;
+/// let mut carving = arena.carve(&plan)?;
+/// let image = carving.take_pitched(key)?;
+/// assert_eq!(image.height(), 2);
+/// # arena.free_pitched(image)?;
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 #[derive(Debug)]
+#[must_use = "a key is the only way to take its array out of a carving"]
 pub struct PitchedKey<T> {
     plan: u64,
     index: usize,
@@ -131,6 +188,11 @@ impl<T> Copy for PitchedKey<T> {}
 
 impl Plan {
     /// An empty plan.
+    ///
+    /// ```
+    /// # use gpu_aligned::arena::Plan;
+    /// assert!(Plan::new().is_empty());
+    /// ```
     pub fn new() -> Plan {
         Plan {
             id: next_plan_id(),
@@ -139,7 +201,14 @@ impl Plan {
     }
 
     /// Adds an array of `len` elements of `T`.
-    pub fn array<T: GpuAligned>(&mut self, len: u64) -> ArrayKey<T> {
+    ///
+    /// ```
+    /// # use gpu_aligned::arena::Plan;
+    /// let mut plan = Plan::new();
+    /// let _key = plan.array::<f64>(100);
+    /// assert_eq!(plan.len(), 1);
+    /// ```
+    pub fn array<T: GpuAligned>(&mut self, len: usize) -> ArrayKey<T> {
         let index = self.push::<T>(Shape::Array { len });
         ArrayKey {
             plan: self.id,
@@ -149,7 +218,14 @@ impl Plan {
     }
 
     /// Adds a pitched array of `height` rows of `width` elements of `T`.
-    pub fn pitched<T: GpuAligned>(&mut self, width: u64, height: u64) -> PitchedKey<T> {
+    ///
+    /// ```
+    /// # use gpu_aligned::arena::Plan;
+    /// let mut plan = Plan::new();
+    /// let _key = plan.pitched::<u8>(640, 480);
+    /// assert_eq!(plan.len(), 1);
+    /// ```
+    pub fn pitched<T: GpuAligned>(&mut self, width: usize, height: usize) -> PitchedKey<T> {
         let index = self.push::<T>(Shape::Pitched { width, height });
         PitchedKey {
             plan: self.id,
@@ -161,19 +237,28 @@ impl Plan {
     fn push<T: GpuAligned>(&mut self, shape: Shape) -> usize {
         self.entries.push(Entry {
             shape,
-            element: type_name::<T>(),
-            element_size: size_of::<T>() as u64,
+            element: Element::of::<T>(),
             layout: array_layout::<T>,
         });
         self.entries.len() - 1
     }
 
     /// Number of arrays planned.
+    ///
+    /// ```
+    /// # use gpu_aligned::arena::Plan;
+    /// assert_eq!(Plan::new().len(), 0);
+    /// ```
     pub fn len(&self) -> usize {
         self.entries.len()
     }
 
     /// Whether nothing is planned.
+    ///
+    /// ```
+    /// # use gpu_aligned::arena::Plan;
+    /// assert!(Plan::new().is_empty());
+    /// ```
     pub fn is_empty(&self) -> bool {
         self.entries.is_empty()
     }
@@ -200,21 +285,69 @@ pub struct CarvedArray {
 /// The arrays of a [`Plan`], reserved in an arena. Take each typed handle
 /// out with [`take`](Carving::take) / [`take_pitched`](Carving::take_pitched);
 /// give back what is left with [`Arena::free_carving`].
-#[derive(Debug)]
-pub struct Carving {
+///
+/// ```
+/// # use gpu_aligned::arena::{Arena, Plan};
+/// let mut plan = Plan::new();
+/// let a = plan.array::<u32>(10);
+/// let _b = plan.array::<u32>(10);
+/// let mut arena = Arena::host(4096)?;
+/// let mut carving = arena.carve(&plan)?;
+/// let a = carving.take(a)?;
+/// arena.free(a)?;
+/// arena.free_carving(carving)?; // `_b` was never taken
+/// assert_eq!(arena.live(), 0);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+#[must_use = "arrays left in a carving stay allocated until `Arena::free_carving` or a reset"]
+pub struct Carving<B: Backend = HostBuffer> {
     plan: u64,
     arrays: Vec<CarvedArray>,
-    handles: Vec<Option<(Allocation, Shape)>>,
+    handles: Vec<Option<(Allocation, Entry)>>,
     alignment_bytes: u64,
+    _backend: PhantomData<fn() -> B>,
 }
 
-impl Carving {
+impl<B: Backend> fmt::Debug for Carving<B> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Carving")
+            .field("plan", &self.plan)
+            .field("arrays", &self.arrays)
+            .field("alignment_bytes", &self.alignment_bytes)
+            .finish_non_exhaustive()
+    }
+}
+
+impl<B: Backend> Carving<B> {
     /// Every array, in plan order.
+    ///
+    /// ```
+    /// # use gpu_aligned::arena::{Arena, Plan};
+    /// # let mut plan = Plan::new();
+    /// # let _a = plan.array::<u32>(10);
+    /// # let mut arena = Arena::host(4096)?;
+    /// let carving = arena.carve(&plan)?;
+    /// assert_eq!(carving.arrays()[0].bytes, 40);
+    /// # arena.free_carving(carving)?;
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn arrays(&self) -> &[CarvedArray] {
         &self.arrays
     }
 
     /// Bytes reserved for all arrays together (row padding included).
+    ///
+    /// ```
+    /// # use gpu_aligned::arena::{Arena, Plan};
+    /// # let mut plan = Plan::new();
+    /// # let _a = plan.array::<u32>(10);
+    /// # let _b = plan.array::<u8>(3);
+    /// # let mut arena = Arena::host(4096)?;
+    /// let carving = arena.carve(&plan)?;
+    /// assert_eq!(carving.total_bytes(), 43);
+    /// # arena.free_carving(carving)?;
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn total_bytes(&self) -> u64 {
         self.arrays.iter().map(|array| array.bytes).sum()
     }
@@ -226,53 +359,127 @@ impl Carving {
     /// last). The arena rounds each array's block up to its minimum
     /// alignment, so these bytes count as used in its [`Stats`](crate::alloc::Stats)
     /// (`used - requested`).
+    ///
+    /// ```
+    /// # use gpu_aligned::arena::{Arena, Plan};
+    /// # let mut plan = Plan::new();
+    /// # let _a = plan.array::<u32>(10);
+    /// # let mut arena = Arena::host(4096)?;
+    /// let carving = arena.carve(&plan)?;
+    /// assert_eq!(carving.alignment_bytes(), 256 - 40);
+    /// # arena.free_carving(carving)?;
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn alignment_bytes(&self) -> u64 {
         self.alignment_bytes
     }
 
     /// Bytes of row padding in the pitched arrays.
+    ///
+    /// ```
+    /// # use gpu_aligned::arena::{Arena, Plan};
+    /// # let mut plan = Plan::new();
+    /// # let _a = plan.pitched::<u8>(500, 2);
+    /// # let mut arena = Arena::host(4096)?;
+    /// let carving = arena.carve(&plan)?;
+    /// assert_eq!(carving.padding_bytes(), 24);
+    /// # arena.free_carving(carving)?;
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn padding_bytes(&self) -> u64 {
         self.arrays.iter().map(|array| array.padding).sum()
     }
 
-    /// The typed handle of a flat array, once; `None` for a key of another
-    /// plan or one already taken.
-    pub fn take<T: GpuAligned>(&mut self, key: ArrayKey<T>) -> Option<ArenaSlice<T>> {
-        if key.plan != self.plan {
-            return None;
+    /// The entry `index` of the plan, taken out, once it is checked to hold
+    /// what a key for `T` in `shape` asks for.
+    fn take_entry<T: GpuAligned>(
+        &mut self,
+        plan: u64,
+        index: usize,
+        pitched: bool,
+    ) -> ArenaResult<(Allocation, Shape), B> {
+        if plan != self.plan {
+            return Err(ArenaError::ForeignKey);
         }
-        match self.handles.get_mut(key.index)?.take()? {
-            (allocation, Shape::Array { len }) => Some(ArenaSlice {
-                allocation,
-                len,
-                _element: PhantomData,
+        let slot = self.handles.get_mut(index).ok_or(ArenaError::ForeignKey)?;
+        let (allocation, entry) = (*slot).ok_or(ArenaError::AlreadyTaken)?;
+        let same_shape = matches!(entry.shape, Shape::Pitched { .. }) == pitched;
+        if entry.element != Element::of::<T>() || !same_shape {
+            return Err(ArenaError::KeyMismatch {
+                planned: entry.element.name,
+                asked: type_name::<T>(),
+            });
+        }
+        *slot = None;
+        Ok((allocation, entry.shape))
+    }
+
+    /// The typed handle of a flat array, once.
+    ///
+    /// ```
+    /// # use gpu_aligned::arena::{Arena, ArenaError, Plan};
+    /// let mut plan = Plan::new();
+    /// let key = plan.array::<u32>(10);
+    /// let mut arena = Arena::host(4096)?;
+    /// let mut carving = arena.carve(&plan)?;
+    /// let array = carving.take(key)?;
+    /// assert_eq!(carving.take(key).unwrap_err(), ArenaError::AlreadyTaken);
+    /// # arena.free(array)?;
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// [`ArenaError::ForeignKey`] for a key of another plan (a clone
+    /// included), [`ArenaError::AlreadyTaken`] the second time,
+    /// [`ArenaError::KeyMismatch`] if the entry holds another element type
+    /// or a pitched array.
+    pub fn take<T: GpuAligned>(&mut self, key: ArrayKey<T>) -> ArenaResult<ArenaSlice<T, B>, B> {
+        match self.take_entry::<T>(key.plan, key.index, false)? {
+            (allocation, Shape::Array { len }) => Ok(ArenaSlice::new(allocation, len)),
+            // `take_entry` checked the shape.
+            (_, Shape::Pitched { .. }) => Err(ArenaError::KeyMismatch {
+                planned: type_name::<T>(),
+                asked: type_name::<T>(),
             }),
-            other => {
-                self.handles[key.index] = Some(other);
-                None
-            }
         }
     }
 
-    /// The typed handle of a pitched array, once; `None` for a key of
-    /// another plan or one already taken.
-    pub fn take_pitched<T: GpuAligned>(&mut self, key: PitchedKey<T>) -> Option<Pitched<T>> {
-        if key.plan != self.plan {
-            return None;
-        }
-        let pitch = self.arrays.get(key.index)?.pitch;
-        match self.handles.get_mut(key.index)?.take()? {
-            (allocation, Shape::Pitched { width, height }) => Some(Pitched {
-                allocation,
-                width,
-                height,
-                pitch,
-                _element: PhantomData,
-            }),
-            other => {
-                self.handles[key.index] = Some(other);
-                None
+    /// The typed handle of a pitched array, once.
+    ///
+    /// ```
+    /// # use gpu_aligned::arena::{Arena, ArenaError, Plan};
+    /// let mut plan = Plan::new();
+    /// let key = plan.pitched::<f32>(64, 2);
+    /// let mut arena = Arena::host(4096)?;
+    /// let mut carving = arena.carve(&plan)?;
+    /// let image = carving.take_pitched(key)?;
+    /// assert_eq!(image.pitch(), 512);
+    /// # arena.free_pitched(image)?;
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// As [`take`](Carving::take).
+    pub fn take_pitched<T: GpuAligned>(
+        &mut self,
+        key: PitchedKey<T>,
+    ) -> ArenaResult<Pitched<T, B>, B> {
+        let pitch = self
+            .arrays
+            .get(key.index)
+            .ok_or(ArenaError::ForeignKey)?
+            .pitch;
+        match self.take_entry::<T>(key.plan, key.index, true)? {
+            (allocation, Shape::Pitched { width, height }) => {
+                Ok(Pitched::new(allocation, width, height, pitch))
             }
+            // `take_entry` checked the shape.
+            (_, Shape::Array { .. }) => Err(ArenaError::KeyMismatch {
+                planned: type_name::<T>(),
+                asked: type_name::<T>(),
+            }),
         }
     }
 }
@@ -281,12 +488,23 @@ impl<B: Backend> Arena<B> {
     /// Reserves every array of `plan`, or none: if one cannot be placed, the
     /// ones already placed are freed and the error is returned.
     ///
+    /// ```
+    /// # use gpu_aligned::arena::{Arena, Plan};
+    /// let mut plan = Plan::new();
+    /// let _big = plan.array::<u8>(3000);
+    /// let _more = plan.array::<u8>(3000);
+    /// let mut arena = Arena::host(4096)?;
+    /// assert!(arena.carve(&plan).is_err());
+    /// assert_eq!(arena.live(), 0); // nothing was kept
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    ///
     /// # Errors
     ///
     /// The first array's error, as [`Arena::alloc`] or
     /// [`Arena::alloc_pitched`] would give it. Sizes are all computed before
     /// anything is reserved.
-    pub fn carve(&mut self, plan: &Plan) -> Result<Carving, ArenaError> {
+    pub fn carve(&mut self, plan: &Plan) -> ArenaResult<Carving<B>, B> {
         let mut layouts = Vec::with_capacity(plan.entries.len());
         for entry in &plan.entries {
             layouts.push((entry.layout)(
@@ -300,6 +518,7 @@ impl<B: Backend> Arena<B> {
             arrays: Vec::with_capacity(layouts.len()),
             handles: Vec::with_capacity(layouts.len()),
             alignment_bytes: 0,
+            _backend: PhantomData,
         };
         for (entry, footprint) in plan.entries.iter().zip(&layouts) {
             let Footprint {
@@ -317,9 +536,11 @@ impl<B: Backend> Arena<B> {
                 }
             };
             let padding = match entry.shape {
-                // The layout checked `width * element_size <= pitch` and
+                // The layout checked `width * size <= pitch` and
                 // `pitch * height == bytes`, so neither step overflows.
-                Shape::Pitched { width, height } => (pitch - width * entry.element_size) * height,
+                Shape::Pitched { width, height } => {
+                    (pitch - (width * entry.element.size) as u64) * height as u64
+                }
                 Shape::Array { .. } => 0,
             };
             // Rounding the end up overflows only for a buffer ending within
@@ -330,32 +551,53 @@ impl<B: Backend> Arena<B> {
                 .map_or(0, |bumped| (bumped & !(align - 1)) - end);
             carving.alignment_bytes += skipped;
             carving.arrays.push(CarvedArray {
-                element: entry.element,
+                element: entry.element.name,
                 offset: allocation.offset(),
                 bytes,
                 align,
                 pitch,
                 padding,
             });
-            carving.handles.push(Some((allocation, entry.shape)));
+            carving.handles.push(Some((allocation, *entry)));
         }
         Ok(carving)
     }
 
-    /// Frees the arrays of a carving that were not taken out of it.
+    /// Frees the arrays of a carving that were not taken out of it. They
+    /// were never handed out, so no stream can be using them: their bytes
+    /// come back at once.
+    ///
+    /// ```
+    /// # use gpu_aligned::arena::{Arena, Plan};
+    /// # let mut plan = Plan::new();
+    /// # let _a = plan.array::<u32>(10);
+    /// # let mut arena = Arena::host(4096)?;
+    /// let carving = arena.carve(&plan)?;
+    /// arena.free_carving(carving)?;
+    /// assert_eq!(arena.live(), 0);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     ///
     /// # Errors
     ///
-    /// [`ArenaError::Handle`] if the carving came from another arena or was
-    /// invalidated by [`reset`](Arena::reset); the other arrays are still
-    /// freed.
-    pub fn free_carving(&mut self, carving: Carving) -> Result<(), ArenaError> {
-        let mut outcome = Ok(());
-        for (allocation, _) in carving.handles.into_iter().flatten() {
-            if let Err(error) = self.allocator.free(allocation) {
-                outcome = outcome.and(Err(error.into()));
+    /// [`FreeFailed`] with the carving, untouched, if it came from another
+    /// arena or was invalidated by [`reset`](Arena::reset).
+    pub fn free_carving(
+        &mut self,
+        carving: Carving<B>,
+    ) -> Result<(), FreeFailed<Carving<B>, B::Error>> {
+        for (allocation, _) in carving.handles.iter().flatten() {
+            if let Err(error) = self.allocator.check_handle(allocation) {
+                return Err(FreeFailed {
+                    handle: carving,
+                    error: error.into(),
+                });
             }
         }
-        outcome
+        for (allocation, _) in carving.handles.into_iter().flatten() {
+            // Each was checked live just above, and they are distinct.
+            let _freed = self.allocator.free(allocation);
+        }
+        Ok(())
     }
 }

@@ -3,7 +3,7 @@
 
 use std::sync::{Mutex, MutexGuard, PoisonError};
 
-use super::{Arena, ArenaError, ArenaSlice};
+use super::{Arena, ArenaResult, ArenaSlice, FreeFailed};
 use crate::alloc::Stats;
 use crate::backend::Backend;
 use crate::GpuAligned;
@@ -38,7 +38,7 @@ impl<B: Backend> SyncArena<B> {
     /// # Errors
     ///
     /// As [`Arena::alloc`].
-    pub fn alloc<T: GpuAligned>(&self, len: u64) -> Result<ArenaSlice<T>, ArenaError> {
+    pub fn alloc<T: GpuAligned>(&self, len: usize) -> ArenaResult<ArenaSlice<T, B>, B> {
         self.lock().alloc(len)
     }
 
@@ -47,7 +47,10 @@ impl<B: Backend> SyncArena<B> {
     /// # Errors
     ///
     /// As [`Arena::free`].
-    pub fn free<T>(&self, slice: ArenaSlice<T>) -> Result<(), ArenaError> {
+    pub fn free<T>(
+        &self,
+        slice: ArenaSlice<T, B>,
+    ) -> Result<(), FreeFailed<ArenaSlice<T, B>, B::Error>> {
         self.lock().free(slice)
     }
 

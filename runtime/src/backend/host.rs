@@ -6,7 +6,7 @@ use alloc_crate::alloc::{alloc_zeroed, dealloc, Layout};
 use core::fmt;
 use core::ptr::NonNull;
 
-use super::{Backend, HostAccess};
+use super::{Backend, HostAccess, Rows, Span};
 
 /// The smallest alignment a [`HostBuffer`] gets, whatever is asked: the
 /// alignment `cudaMalloc` guarantees for device buffers.
@@ -33,6 +33,14 @@ pub enum HostBufferError {
         /// The length asked for.
         len: u64,
     },
+    /// A byte range outside the buffer was handed to a copy (never by the
+    /// arena, which checks every range first).
+    OutOfRange {
+        /// First byte of the range.
+        offset: u64,
+        /// Bytes in the range.
+        len: u64,
+    },
 }
 
 impl fmt::Display for HostBufferError {
@@ -48,6 +56,10 @@ impl fmt::Display for HostBufferError {
             HostBufferError::OutOfHostMemory { len } => {
                 write!(f, "the host has no {len} bytes to spare")
             }
+            HostBufferError::OutOfRange { offset, len } => write!(
+                f,
+                "{len} bytes at offset {offset} do not lie inside the host buffer"
+            ),
         }
     }
 }
@@ -61,11 +73,12 @@ pub struct HostBuffer {
     layout: Layout,
 }
 
-// SAFETY: `HostBuffer` owns its allocation exclusively (like a `Box<[u8]>`);
-// access goes through `&self`/`&mut self`, so the usual borrow rules make
-// sending and sharing it between threads sound.
+// SAFETY: `HostBuffer` owns its allocation exclusively (like a `Box<[u8]>`),
+// so sending it to another thread is sound.
 unsafe impl Send for HostBuffer {}
-// SAFETY: as above; `&HostBuffer` only gives out `&[u8]`.
+// SAFETY: through `&HostBuffer`, bytes are only touched by the `unsafe`
+// `Backend` methods, whose callers promise exclusive access to the ranges
+// written and shared access to the ranges read, whatever thread they run on.
 unsafe impl Sync for HostBuffer {}
 
 impl HostBuffer {
@@ -113,9 +126,71 @@ impl fmt::Debug for HostBuffer {
     }
 }
 
-// SAFETY: the length and address are fixed at construction, and the
-// allocation is owned by this value until it drops.
+impl HostBuffer {
+    /// The whole buffer. `&mut self`: while an arena owns the buffer it
+    /// hands out views of its arrays through shared borrows, so the whole
+    /// buffer is only readable when nothing else can be.
+    ///
+    /// ```
+    /// use gpu_aligned::backend::HostBuffer;
+    ///
+    /// let mut buffer = HostBuffer::new(1024, 256)?;
+    /// assert!(buffer.bytes().iter().all(|&b| b == 0));
+    /// # Ok::<(), gpu_aligned::backend::HostBufferError>(())
+    /// ```
+    pub fn bytes(&mut self) -> &[u8] {
+        // SAFETY: `ptr` points to `layout.size()` bytes owned by `self`,
+        // initialised (zeroed) at allocation; `&mut self` keeps every other
+        // access away while the slice lives.
+        unsafe { core::slice::from_raw_parts(self.ptr.as_ptr(), self.layout.size()) }
+    }
+
+    /// The whole buffer, mutably.
+    ///
+    /// ```
+    /// use gpu_aligned::backend::HostBuffer;
+    ///
+    /// let mut buffer = HostBuffer::new(1024, 256)?;
+    /// buffer.bytes_mut()[7] = 1;
+    /// assert_eq!(buffer.bytes()[7], 1);
+    /// # Ok::<(), gpu_aligned::backend::HostBufferError>(())
+    /// ```
+    pub fn bytes_mut(&mut self) -> &mut [u8] {
+        // SAFETY: as in `bytes`, and `&mut self` makes this the only view.
+        unsafe { core::slice::from_raw_parts_mut(self.ptr.as_ptr(), self.layout.size()) }
+    }
+
+    /// `span` as a pointer into the buffer, if it lies inside it.
+    fn at(&self, span: Span) -> Option<*mut u8> {
+        if !span.within(self.layout.size() as u64) {
+            return None;
+        }
+        // In bounds (checked just above), so the offset fits `usize`.
+        let offset = usize::try_from(span.offset).ok()?;
+        // SAFETY: `offset + len <= size`, so the pointer stays inside (or
+        // one past the end of) the allocation.
+        Some(unsafe { self.ptr.as_ptr().add(offset) })
+    }
+}
+
+/// A byte range the arena checked and the buffer does not hold: only a
+/// broken caller gets here, so it is a typed error, never a write.
+fn outside(span: Span) -> HostBufferError {
+    HostBufferError::OutOfRange {
+        offset: span.offset,
+        len: span.len,
+    }
+}
+
+// SAFETY: the length and address are fixed at construction, the allocation
+// is owned by this value until it drops, and every method below touches only
+// the bytes of the ranges it is given, after checking they lie inside.
 unsafe impl Backend for HostBuffer {
+    type Error = HostBufferError;
+    type Tracking = ();
+    type Stream = ();
+    type Fence = core::convert::Infallible;
+
     fn len(&self) -> u64 {
         self.layout.size() as u64
     }
@@ -123,18 +198,142 @@ unsafe impl Backend for HostBuffer {
     fn base_address(&self) -> u64 {
         self.ptr.as_ptr() as usize as u64
     }
-}
 
-impl HostAccess for HostBuffer {
-    fn bytes(&self) -> &[u8] {
-        // SAFETY: `ptr` points to `layout.size()` bytes owned by `self`,
-        // initialised (zeroed) at allocation; `&self` keeps them from being
-        // written through `bytes_mut` meanwhile.
-        unsafe { core::slice::from_raw_parts(self.ptr.as_ptr(), self.layout.size()) }
+    fn stream(&self) -> &() {
+        &()
     }
 
-    fn bytes_mut(&mut self) -> &mut [u8] {
-        // SAFETY: as in `bytes`, and `&mut self` makes this the only view.
-        unsafe { core::slice::from_raw_parts_mut(self.ptr.as_ptr(), self.layout.size()) }
+    unsafe fn write(
+        &self,
+        _stream: &(),
+        _tracking: &mut (),
+        _array: Span,
+        dst: Span,
+        src: &[u8],
+    ) -> Result<(), HostBufferError> {
+        if src.len() as u64 != dst.len {
+            return Err(outside(dst));
+        }
+        let to = self.at(dst).ok_or(outside(dst))?;
+        // SAFETY: `to` starts `dst.len == src.len()` writable bytes of the
+        // buffer (checked by `at`); the caller holds the only access to them,
+        // and `src` is a separate borrow, so the two cannot overlap.
+        unsafe { core::ptr::copy_nonoverlapping(src.as_ptr(), to, src.len()) };
+        Ok(())
+    }
+
+    unsafe fn read(
+        &self,
+        _stream: &(),
+        _tracking: &(),
+        _array: Span,
+        src: Span,
+        dst: &mut [u8],
+    ) -> Result<(), HostBufferError> {
+        if dst.len() as u64 != src.len {
+            return Err(outside(src));
+        }
+        let from = self.at(src).ok_or(outside(src))?;
+        // SAFETY: `from` starts `src.len == dst.len()` initialised bytes of
+        // the buffer, which nobody writes meanwhile (the caller holds shared
+        // access to the array); `dst` is an exclusive borrow elsewhere.
+        unsafe { core::ptr::copy_nonoverlapping(from, dst.as_mut_ptr(), dst.len()) };
+        Ok(())
+    }
+
+    unsafe fn zero(
+        &self,
+        _stream: &(),
+        _tracking: &mut (),
+        _array: Span,
+        dst: Span,
+    ) -> Result<(), HostBufferError> {
+        let to = self.at(dst).ok_or(outside(dst))?;
+        let len = usize::try_from(dst.len).map_err(|_| outside(dst))?;
+        // SAFETY: as in `write`.
+        unsafe { core::ptr::write_bytes(to, 0, len) };
+        Ok(())
+    }
+
+    unsafe fn write_rows(
+        &self,
+        stream: &(),
+        tracking: &mut (),
+        array: Span,
+        dst: Rows,
+        src: &[u8],
+    ) -> Result<(), HostBufferError> {
+        let row_bytes = usize::try_from(dst.row_bytes).map_err(|_| outside(array))?;
+        if row_bytes == 0 || src.len() as u64 != dst.row_bytes.saturating_mul(dst.rows) {
+            return Err(outside(array));
+        }
+        for (row, source) in (0..dst.rows).zip(src.chunks_exact(row_bytes)) {
+            let offset = row
+                .checked_mul(dst.pitch)
+                .and_then(|skip| skip.checked_add(dst.offset))
+                .ok_or(outside(array))?;
+            let span = Span {
+                offset,
+                len: dst.row_bytes,
+            };
+            // SAFETY: the caller promises every row lies inside the array it
+            // holds exclusively; `write` checks the buffer's bounds again.
+            unsafe { self.write(stream, tracking, array, span, source) }?;
+        }
+        Ok(())
+    }
+
+    unsafe fn read_rows(
+        &self,
+        stream: &(),
+        tracking: &(),
+        array: Span,
+        src: Rows,
+        dst: &mut [u8],
+    ) -> Result<(), HostBufferError> {
+        let row_bytes = usize::try_from(src.row_bytes).map_err(|_| outside(array))?;
+        if row_bytes == 0 || dst.len() as u64 != src.row_bytes.saturating_mul(src.rows) {
+            return Err(outside(array));
+        }
+        for (row, target) in (0..src.rows).zip(dst.chunks_exact_mut(row_bytes)) {
+            let offset = row
+                .checked_mul(src.pitch)
+                .and_then(|skip| skip.checked_add(src.offset))
+                .ok_or(outside(array))?;
+            let span = Span {
+                offset,
+                len: src.row_bytes,
+            };
+            // SAFETY: as in `write_rows`, with shared access.
+            unsafe { self.read(stream, tracking, array, span, target) }?;
+        }
+        Ok(())
+    }
+
+    fn retire(&mut self, _tracking: &mut ()) -> Result<Option<Self::Fence>, HostBufferError> {
+        // Host copies finish before they return: nothing can still use the
+        // bytes.
+        Ok(None)
+    }
+
+    fn fence_passed(&self, fence: &Self::Fence) -> Result<bool, HostBufferError> {
+        match *fence {}
+    }
+
+    fn wait_fence(&self, fence: &Self::Fence) -> Result<(), HostBufferError> {
+        match *fence {}
+    }
+
+    fn quiesce(&mut self) -> Result<(), HostBufferError> {
+        Ok(())
+    }
+}
+
+// SAFETY: `ptr` points to the `layout.size()` zero-initialised bytes of the
+// allocation this value owns until it drops; the only other accesses are the
+// `Backend` methods above and `bytes`/`bytes_mut`, which need `&mut self`.
+unsafe impl HostAccess for HostBuffer {
+    fn host_ptr(&self) -> NonNull<u8> {
+        self.ptr
     }
 }

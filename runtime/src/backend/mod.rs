@@ -1,8 +1,22 @@
-//! Where an [`Arena`](crate::arena::Arena)'s bytes live. A backend is one
-//! buffer with a fixed base address and length; the arena never moves or
-//! resizes it, it only hands out offsets into it. Backends hold the only
-//! `unsafe` code of the allocator: [`HostBuffer`] (aligned host memory) here,
-//! a CUDA device buffer behind the `cuda` feature.
+//! Where an [`Arena`](crate::arena::Arena)'s bytes live, and how they move.
+//! A backend is one buffer with a fixed base address and length. It copies
+//! host bytes in and out of ranges of it, zero-fills them, copies pitched 2D
+//! ranges, and keeps whatever per-array state it needs to order that work
+//! (none on the host; read and write events on a CUDA device). It knows
+//! nothing of element types, handles or allocators: the typed arena checks
+//! every range before it asks a backend to touch it.
+//!
+//! [`HostBuffer`] (aligned host memory) is here; a CUDA device buffer is in
+//! [`cuda`] behind the `cuda` feature.
+//!
+//! ```
+//! use gpu_aligned::backend::{Backend, HostBuffer};
+//!
+//! let buffer = HostBuffer::new(4096, 256)?;
+//! assert_eq!(buffer.len(), 4096);
+//! assert_eq!(buffer.base_address() % 256, 0);
+//! # Ok::<(), gpu_aligned::backend::HostBufferError>(())
+//! ```
 
 #[cfg(feature = "cuda")]
 pub mod cuda;
@@ -18,7 +32,91 @@ pub use host::{HostBuffer, HostBufferError, MIN_HOST_ALIGN};
 #[cfg(feature = "alloc")]
 pub use vm::{HostVm, VmError, HOST_VM_IS_LAZY};
 
-/// One buffer that an arena carves arrays out of.
+/// A byte range of a backend's buffer: `offset .. offset + len`, relative to
+/// the buffer's start.
+///
+/// ```
+/// use gpu_aligned::backend::Span;
+///
+/// let span = Span { offset: 512, len: 64 };
+/// assert_eq!(span.end(), Some(576));
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Span {
+    /// First byte, from the start of the buffer.
+    pub offset: u64,
+    /// Number of bytes.
+    pub len: u64,
+}
+
+impl Span {
+    /// One past the last byte, or `None` if that overflows `u64`.
+    ///
+    /// ```
+    /// # use gpu_aligned::backend::Span;
+    /// assert_eq!(Span { offset: u64::MAX, len: 1 }.end(), None);
+    /// ```
+    pub fn end(&self) -> Option<u64> {
+        self.offset.checked_add(self.len)
+    }
+
+    /// Whether the range lies inside a buffer of `buffer_len` bytes.
+    ///
+    /// ```
+    /// # use gpu_aligned::backend::Span;
+    /// assert!(Span { offset: 0, len: 4096 }.within(4096));
+    /// assert!(!Span { offset: 1, len: 4096 }.within(4096));
+    /// ```
+    pub fn within(&self, buffer_len: u64) -> bool {
+        self.end().is_some_and(|end| end <= buffer_len)
+    }
+}
+
+/// A pitched 2D byte range: `rows` rows of `row_bytes` bytes, each row
+/// starting `pitch` bytes after the previous one, the first at `offset`.
+///
+/// ```
+/// use gpu_aligned::backend::Rows;
+///
+/// let rows = Rows { offset: 0, pitch: 512, row_bytes: 400, rows: 3 };
+/// assert_eq!(rows.reach(), Some(2 * 512 + 400));
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Rows {
+    /// First byte of the first row, from the start of the buffer.
+    pub offset: u64,
+    /// Bytes from one row's start to the next.
+    pub pitch: u64,
+    /// Bytes of data in each row (at most `pitch`).
+    pub row_bytes: u64,
+    /// Number of rows.
+    pub rows: u64,
+}
+
+impl Rows {
+    /// Bytes from the first row's start to the last row's end, or `None` if
+    /// that overflows (or there are no rows).
+    ///
+    /// ```
+    /// # use gpu_aligned::backend::Rows;
+    /// assert_eq!(Rows { offset: 0, pitch: 512, row_bytes: 1, rows: 0 }.reach(), None);
+    /// ```
+    pub fn reach(&self) -> Option<u64> {
+        self.rows
+            .checked_sub(1)?
+            .checked_mul(self.pitch)?
+            .checked_add(self.row_bytes)
+    }
+}
+
+/// One buffer that an arena carves arrays out of, and the operations that
+/// move its bytes.
+///
+/// The arena calls the `unsafe` methods only with ranges it has checked to
+/// lie inside the buffer and inside one live array, and only while it holds
+/// exclusive access to that array for the writing ones (`&mut` on the
+/// array's handle) or shared access for the reading ones. Backends may rely
+/// on that; in turn they only touch the bytes they are asked to.
 ///
 /// # Safety
 ///
@@ -28,12 +126,30 @@ pub use vm::{HostVm, VmError, HOST_VM_IS_LAZY};
 /// - the bytes `base_address .. base_address + len` (in the address space the
 ///   buffer lives in: host or device) belong to this value alone and stay
 ///   valid, so that `base_address + offset` is a usable address for every
-///   `offset < len`.
+///   `offset < len`;
+/// - the byte-moving methods touch exactly the bytes of the ranges they are
+///   given, and a range is not touched after a method that returned a
+///   [`Fence`](Backend::Fence) for it has seen the fence pass.
 ///
 /// Code that launches kernels on `base_address + offset` relies on this: an
 /// address the backend lied about is a misaligned-address fault or a write
 /// into someone else's memory.
 pub unsafe trait Backend {
+    /// Why an operation of this backend failed.
+    type Error: core::fmt::Debug + core::fmt::Display;
+
+    /// What the backend keeps for each array (its read and write events on
+    /// a device). Made empty when the array is allocated; the backend fills
+    /// it on first use.
+    type Tracking: Default;
+
+    /// Where work is ordered: a CUDA stream on a device, nothing on the host.
+    type Stream;
+
+    /// A point that the work on a freed array's bytes must pass before the
+    /// bytes can be handed out again.
+    type Fence;
+
     /// Size of the buffer in bytes.
     fn len(&self) -> u64;
 
@@ -45,19 +161,151 @@ pub unsafe trait Backend {
     /// Address of the first byte (a host pointer or a device pointer, as a
     /// number). The arena checks it is a multiple of its minimum alignment.
     fn base_address(&self) -> u64;
+
+    /// The stream work goes to when none is named.
+    fn stream(&self) -> &Self::Stream;
+
+    /// Copies `src` into the bytes of `dst`, in `stream`'s order.
+    ///
+    /// # Safety
+    ///
+    /// `dst` lies inside the buffer and inside the array `tracking` belongs
+    /// to (whose bytes are `array`), and the caller holds exclusive access to
+    /// that array; `src.len() == dst.len`.
+    ///
+    /// # Errors
+    ///
+    /// The backend's error when the copy cannot be made.
+    unsafe fn write(
+        &self,
+        stream: &Self::Stream,
+        tracking: &mut Self::Tracking,
+        array: Span,
+        dst: Span,
+        src: &[u8],
+    ) -> Result<(), Self::Error>;
+
+    /// Copies the bytes of `src` into `dst`, in `stream`'s order, and waits
+    /// for the copy.
+    ///
+    /// # Safety
+    ///
+    /// As [`write`](Backend::write), with shared access to the array;
+    /// `dst.len() == src.len`.
+    ///
+    /// # Errors
+    ///
+    /// The backend's error.
+    unsafe fn read(
+        &self,
+        stream: &Self::Stream,
+        tracking: &Self::Tracking,
+        array: Span,
+        src: Span,
+        dst: &mut [u8],
+    ) -> Result<(), Self::Error>;
+
+    /// Sets the bytes of `dst` to zero, in `stream`'s order.
+    ///
+    /// # Safety
+    ///
+    /// As [`write`](Backend::write).
+    ///
+    /// # Errors
+    ///
+    /// The backend's error.
+    unsafe fn zero(
+        &self,
+        stream: &Self::Stream,
+        tracking: &mut Self::Tracking,
+        array: Span,
+        dst: Span,
+    ) -> Result<(), Self::Error>;
+
+    /// Copies packed rows (`dst.rows` rows of `dst.row_bytes`, back to back)
+    /// into the pitched rows `dst`, leaving the bytes between rows alone.
+    ///
+    /// # Safety
+    ///
+    /// As [`write`](Backend::write); every row of `dst` lies inside the array
+    /// and `src.len() == dst.row_bytes * dst.rows`.
+    ///
+    /// # Errors
+    ///
+    /// The backend's error.
+    unsafe fn write_rows(
+        &self,
+        stream: &Self::Stream,
+        tracking: &mut Self::Tracking,
+        array: Span,
+        dst: Rows,
+        src: &[u8],
+    ) -> Result<(), Self::Error>;
+
+    /// Copies the pitched rows `src` out into packed rows, and waits.
+    ///
+    /// # Safety
+    ///
+    /// As [`read`](Backend::read); every row of `src` lies inside the array
+    /// and `dst.len() == src.row_bytes * src.rows`.
+    ///
+    /// # Errors
+    ///
+    /// The backend's error.
+    unsafe fn read_rows(
+        &self,
+        stream: &Self::Stream,
+        tracking: &Self::Tracking,
+        array: Span,
+        src: Rows,
+        dst: &mut [u8],
+    ) -> Result<(), Self::Error>;
+
+    /// An array is being freed: empty its tracking, and say what must pass
+    /// before its bytes may be handed out again (`None`: at once).
+    ///
+    /// # Errors
+    ///
+    /// The backend's error, with `tracking` left as it was: the arena then
+    /// hands the array's handle back instead of freeing it.
+    fn retire(&mut self, tracking: &mut Self::Tracking)
+        -> Result<Option<Self::Fence>, Self::Error>;
+
+    /// Whether the work before `fence` has finished, without waiting.
+    ///
+    /// # Errors
+    ///
+    /// The backend's error.
+    fn fence_passed(&self, fence: &Self::Fence) -> Result<bool, Self::Error>;
+
+    /// Waits until the work before `fence` has finished.
+    ///
+    /// # Errors
+    ///
+    /// The backend's error.
+    fn wait_fence(&self, fence: &Self::Fence) -> Result<(), Self::Error>;
+
+    /// Every array is about to be freed at once: wait until no work that
+    /// may still use the buffer is pending.
+    ///
+    /// # Errors
+    ///
+    /// The backend's error.
+    fn quiesce(&mut self) -> Result<(), Self::Error>;
 }
 
 /// A backend whose bytes the CPU can read and write directly, which lets the
 /// arena hand out `&[T]` and `&mut [T]` views of its arrays.
 ///
-/// This trait is safe to implement: the arena bounds-checks the slices it
-/// takes from [`bytes`](HostAccess::bytes) and checks their alignment before
-/// viewing them as `T`, so a wrong implementation yields errors, not
-/// undefined behaviour.
-pub trait HostAccess: Backend {
-    /// The whole buffer, `len()` bytes starting at `base_address()`.
-    fn bytes(&self) -> &[u8];
-
-    /// The whole buffer, mutably.
-    fn bytes_mut(&mut self) -> &mut [u8];
+/// # Safety
+///
+/// [`host_ptr`](HostAccess::host_ptr) points to the [`len`](Backend::len)
+/// bytes of the buffer, at [`base_address`](Backend::base_address),
+/// initialised, readable and writable for as long as the value lives, and
+/// nothing else reads or writes them except through the [`Backend`]
+/// methods: the arena hands out references into them, guarded by its
+/// handles.
+pub unsafe trait HostAccess: Backend {
+    /// The first byte of the buffer.
+    fn host_ptr(&self) -> core::ptr::NonNull<u8>;
 }

@@ -1,0 +1,200 @@
+//! What only a host arena does: make one over a fresh [`HostBuffer`], and
+//! lend its arrays as `&[T]` / `&mut [T]`. A shared view needs the array
+//! borrowed shared, a mutable one the array borrowed `&mut`; both borrow
+//! the arena shared, so views of different arrays live side by side.
+
+use super::{check_power_of_two, Arena, ArenaError, ArenaResult, ArenaSlice, Pitched};
+use crate::backend::{HostAccess, HostBuffer};
+use crate::GpuAligned;
+
+impl Arena<HostBuffer> {
+    /// An arena over a fresh zeroed host buffer of `len` bytes, with the
+    /// default alignments.
+    ///
+    /// ```
+    /// use gpu_aligned::arena::Arena;
+    ///
+    /// let arena = Arena::host(1 << 20)?;
+    /// assert_eq!(arena.stats().capacity, 1 << 20);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// [`ArenaError::Backend`] if the buffer cannot be made.
+    pub fn host(len: u64) -> Result<Self, ArenaError> {
+        Self::host_with_alignment(len, super::DEFAULT_MIN_ALIGN, super::DEFAULT_PITCH_ALIGN)
+    }
+
+    /// An arena over a fresh zeroed host buffer of `len` bytes, aligned to
+    /// both given alignments (and at least 256).
+    ///
+    /// ```
+    /// use gpu_aligned::arena::Arena;
+    ///
+    /// let arena = Arena::host_with_alignment(1 << 20, 4096, 512)?;
+    /// assert_eq!(arena.min_align(), 4096);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// [`ArenaError::AlignNotPowerOfTwo`] for a bad alignment,
+    /// [`ArenaError::Backend`] if the buffer cannot be made.
+    pub fn host_with_alignment(
+        len: u64,
+        min_align: u64,
+        pitch_align: u64,
+    ) -> Result<Self, ArenaError> {
+        check_power_of_two(min_align)?;
+        check_power_of_two(pitch_align)?;
+        let buffer =
+            HostBuffer::new(len, min_align.max(pitch_align)).map_err(ArenaError::Backend)?;
+        Arena::with_alignment(buffer, min_align, pitch_align)
+    }
+
+    /// The whole buffer, for inspection. Takes the arena `&mut`, so no view
+    /// of an array is alive meanwhile.
+    ///
+    /// ```
+    /// # let mut arena = gpu_aligned::arena::Arena::host(4096)?;
+    /// let mut a = arena.alloc::<u8>(2)?;
+    /// arena.write(&mut a, &[5, 6])?;
+    /// let at = arena.offset(&a)? as usize;
+    /// assert_eq!(&arena.bytes()[at..at + 2], &[5, 6]);
+    /// # arena.free(a)?;
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn bytes(&mut self) -> &[u8] {
+        self.backend.bytes()
+    }
+}
+
+impl<B: HostAccess> Arena<B> {
+    /// The array's elements.
+    ///
+    /// ```
+    /// # let mut arena = gpu_aligned::arena::Arena::host(4096)?;
+    /// let a = arena.alloc::<u32>(3)?;
+    /// assert_eq!(arena.get(&a)?, &[0, 0, 0]);
+    /// # arena.free(a)?;
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// [`ArenaError::Handle`] for a handle this arena does not hold; the
+    /// errors of the range check ([`ArenaError::OutsideBuffer`],
+    /// [`ArenaError::Misaligned`]) for a handle whose type does not match
+    /// its bytes.
+    pub fn get<'a, T: GpuAligned>(
+        &'a self,
+        slice: &'a ArenaSlice<T, B>,
+    ) -> ArenaResult<&'a [T], B> {
+        let span = self.element_span(slice, 0, slice.len)?;
+        let elements = self.host_elements::<T>(span);
+        // SAFETY: `span` holds `slice.len` elements of `T` inside the buffer,
+        // starting aligned for `T` (all checked by `element_span`); the bytes
+        // are initialised and any bit pattern is a `T` (`T: Pod`). The live
+        // array is this handle's alone and `&slice` keeps it from being
+        // written (every write needs `&mut` on the handle) while the view
+        // lives; `&self` keeps the arena from freeing or resetting it.
+        Ok(unsafe { core::slice::from_raw_parts(elements, slice.len) })
+    }
+
+    /// The array's elements, mutably: needs the array, not the arena,
+    /// exclusively.
+    ///
+    /// ```
+    /// # let mut arena = gpu_aligned::arena::Arena::host(4096)?;
+    /// let mut a = arena.alloc::<u32>(2)?;
+    /// let b = arena.alloc::<u32>(2)?;
+    /// let read_b = arena.get(&b)?;
+    /// arena.get_mut(&mut a)?.copy_from_slice(&[1, 2]);
+    /// assert_eq!(read_b, &[0, 0]);
+    /// # arena.free(a)?; arena.free(b)?;
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    ///
+    /// A mutable view while the array is borrowed does not compile:
+    ///
+    /// ```compile_fail,E0502
+    /// # let mut arena = gpu_aligned::arena::Arena::host(4096).unwrap();
+    /// let mut a = arena.alloc::<u32>(2).unwrap();
+    /// let read_a = arena.get(&a).unwrap();
+    /// arena.get_mut(&mut a).unwrap()[0] = 1;
+    /// assert_eq!(read_a[0], 0);
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// As [`get`](Arena::get).
+    pub fn get_mut<'a, T: GpuAligned>(
+        &'a self,
+        slice: &'a mut ArenaSlice<T, B>,
+    ) -> ArenaResult<&'a mut [T], B> {
+        let span = self.element_span(slice, 0, slice.len)?;
+        let elements = self.host_elements::<T>(span);
+        // SAFETY: as in `get`, and `&mut slice` makes this the only access to
+        // the array: live arrays never overlap, and nothing else reaches
+        // their bytes while the arena is borrowed.
+        Ok(unsafe { core::slice::from_raw_parts_mut(elements, slice.len) })
+    }
+
+    /// The `width` elements of one row (the padding after them is not
+    /// included).
+    ///
+    /// ```
+    /// # let mut arena = gpu_aligned::arena::Arena::host(1 << 16)?;
+    /// let image = arena.alloc_pitched::<f32>(100, 4)?;
+    /// assert_eq!(arena.row(&image, 3)?.len(), 100);
+    /// # arena.free_pitched(image)?;
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// [`ArenaError::RowOutOfRange`], or as [`Arena::get`].
+    pub fn row<'a, T: GpuAligned>(
+        &'a self,
+        array: &'a Pitched<T, B>,
+        row: usize,
+    ) -> ArenaResult<&'a [T], B> {
+        let rows = self.rows_span(array, row, 1)?;
+        let elements = self.host_elements::<T>(crate::backend::Span {
+            offset: rows.offset,
+            len: rows.row_bytes,
+        });
+        // SAFETY: as in `get`: `rows_span` checked that the row's `width`
+        // elements lie inside the live array and the buffer, aligned for `T`.
+        Ok(unsafe { core::slice::from_raw_parts(elements, array.width) })
+    }
+
+    /// One row, mutably.
+    ///
+    /// ```
+    /// # let mut arena = gpu_aligned::arena::Arena::host(1 << 16)?;
+    /// let mut image = arena.alloc_pitched::<f32>(100, 4)?;
+    /// arena.row_mut(&mut image, 3)?[99] = 1.0;
+    /// assert_eq!(arena.row(&image, 3)?[99], 1.0);
+    /// # arena.free_pitched(image)?;
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// As [`row`](Arena::row).
+    pub fn row_mut<'a, T: GpuAligned>(
+        &'a self,
+        array: &'a mut Pitched<T, B>,
+        row: usize,
+    ) -> ArenaResult<&'a mut [T], B> {
+        let rows = self.rows_span(array, row, 1)?;
+        let elements = self.host_elements::<T>(crate::backend::Span {
+            offset: rows.offset,
+            len: rows.row_bytes,
+        });
+        // SAFETY: as in `row`, and `&mut array` makes this the only access.
+        Ok(unsafe { core::slice::from_raw_parts_mut(elements, array.width) })
+    }
+}

@@ -1,0 +1,258 @@
+//! The device buffer: one allocation owned as one `CudaSlice<u8>`, the
+//! stream the arena's work goes to by default, and the first sticky fault,
+//! after which the backend refuses device work.
+
+use std::sync::{Arc, OnceLock};
+
+use cudarc::driver::{sys, CudaSlice, CudaStream, DevicePtr, DriverError};
+
+use super::error::{is_sticky, CudaError};
+
+/// The start alignment `cudaMalloc`/`cuMemAlloc` documents for every
+/// allocation, and the smallest base alignment the backend accepts.
+pub const DRIVER_BASE_ALIGN: u64 = 256;
+
+/// The row-pitch alignment `cuMemAllocPitch` used on an H100 (driver
+/// 580.159.04): for every width tried (1 to 65,536 bytes) and element size (4,
+/// 8 and 16 bytes) the pitch it returned was the width rounded up to a
+/// multiple of 512. The arena's default pitch alignment is the same, so
+/// pitched arrays of a device arena follow the driver's rule.
+pub const DRIVER_PITCH_ALIGN: u64 = 512;
+
+/// Checks that a device buffer starting at `base` can hold sub-arrays whose
+/// offsets are multiples of `min_align`: the base must be aligned to both
+/// `min_align` and [`DRIVER_BASE_ALIGN`]. Returns the base's own alignment
+/// (its largest power-of-two divisor), which the backend records.
+///
+/// ```
+/// use gpu_aligned::backend::cuda::check_base;
+///
+/// assert_eq!(check_base(0x7f00_0020_0000, 256)?, 0x20_0000);
+/// assert!(check_base(0x7f00_0000_0004, 256).is_err());
+/// # Ok::<(), gpu_aligned::backend::cuda::CudaError>(())
+/// ```
+///
+/// # Errors
+///
+/// [`CudaError::BaseMisaligned`] if it is not.
+pub fn check_base(base: u64, min_align: u64) -> Result<u64, CudaError> {
+    let required = min_align.max(DRIVER_BASE_ALIGN);
+    if base == 0 || base % required != 0 {
+        return Err(CudaError::BaseMisaligned { base, required });
+    }
+    Ok(1u64 << base.trailing_zeros())
+}
+
+/// Memory for an [`Arena`](crate::arena::Arena) that lives on a CUDA
+/// device: one allocation, owned as one `CudaSlice<u8>`, zeroed at creation.
+/// cudarc takes it from the device's stream-ordered pool (`cuMemAllocAsync`)
+/// where the device has one, else with `cuMemAlloc`; either way the arena
+/// never calls the driver's allocator again.
+#[derive(Debug)]
+pub struct CudaBackend {
+    pub(super) buf: CudaSlice<u8>,
+    pub(super) stream: Arc<CudaStream>,
+    /// Owns the per-array events once several streams exist: freeing an
+    /// array makes this stream, not one of the caller's, wait for the
+    /// array's last uses.
+    pub(super) retire_stream: OnceLock<Arc<CudaStream>>,
+    pub(super) base: u64,
+    base_align: u64,
+    fault: OnceLock<DriverError>,
+}
+
+impl CudaBackend {
+    /// Allocates `len` bytes on `stream`'s device, zeroes them, and checks
+    /// that the start is at least [`DRIVER_BASE_ALIGN`]-aligned.
+    ///
+    /// ```no_run
+    /// use gpu_aligned::backend::cuda::cudarc::driver::CudaContext;
+    /// use gpu_aligned::backend::cuda::CudaBackend;
+    ///
+    /// let stream = CudaContext::new(0)?.default_stream();
+    /// let buffer = CudaBackend::new(&stream, 1 << 20)?;
+    /// assert!(buffer.base_alignment() >= 256);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// [`CudaError::ZeroLength`], [`CudaError::Driver`] if the allocation
+    /// fails (out of device memory, say), [`CudaError::BaseMisaligned`] if the
+    /// driver broke its alignment promise.
+    pub fn new(stream: &Arc<CudaStream>, len: u64) -> Result<Self, CudaError> {
+        if len == 0 {
+            return Err(CudaError::ZeroLength);
+        }
+        let bytes = usize::try_from(len).map_err(|_| CudaError::Driver {
+            op: "device allocation",
+            error: DriverError(sys::CUresult::CUDA_ERROR_OUT_OF_MEMORY),
+        })?;
+        let buf = stream
+            .alloc_zeros::<u8>(bytes)
+            .map_err(|error| CudaError::Driver {
+                op: "device allocation",
+                error,
+            })?;
+        let base = {
+            let (ptr, _sync) = buf.device_ptr(stream);
+            ptr
+        };
+        let base_align = check_base(base, DRIVER_BASE_ALIGN)?;
+        stream.synchronize().map_err(|error| CudaError::Driver {
+            op: "zero-fill",
+            error,
+        })?;
+        Ok(CudaBackend {
+            buf,
+            stream: Arc::clone(stream),
+            retire_stream: OnceLock::new(),
+            base,
+            base_align,
+            fault: OnceLock::new(),
+        })
+    }
+
+    /// The stream the arena's copies run on unless another is named.
+    ///
+    /// ```no_run
+    /// # use gpu_aligned::backend::cuda::{cudarc::driver::CudaContext, CudaBackend};
+    /// let stream = CudaContext::new(0)?.default_stream();
+    /// let buffer = CudaBackend::new(&stream, 4096)?;
+    /// assert_eq!(**buffer.stream(), *stream);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn stream(&self) -> &Arc<CudaStream> {
+        &self.stream
+    }
+
+    /// The largest power of two dividing the device base address, recorded
+    /// at creation (at least [`DRIVER_BASE_ALIGN`]; 2 MiB was seen on an H100).
+    ///
+    /// ```no_run
+    /// # use gpu_aligned::backend::cuda::{cudarc::driver::CudaContext, CudaBackend};
+    /// # let stream = CudaContext::new(0)?.default_stream();
+    /// let buffer = CudaBackend::new(&stream, 4096)?;
+    /// assert_eq!(buffer.device_base() % buffer.base_alignment(), 0);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn base_alignment(&self) -> u64 {
+        self.base_align
+    }
+
+    /// The device address of byte 0 of the buffer.
+    ///
+    /// ```no_run
+    /// # use gpu_aligned::backend::cuda::{cudarc::driver::CudaContext, CudaBackend};
+    /// # let stream = CudaContext::new(0)?.default_stream();
+    /// let buffer = CudaBackend::new(&stream, 4096)?;
+    /// assert_ne!(buffer.device_base(), 0);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn device_base(&self) -> u64 {
+        self.base
+    }
+
+    /// The sticky fault that destroyed the context, if one was seen.
+    ///
+    /// ```no_run
+    /// # use gpu_aligned::backend::cuda::{cudarc::driver::CudaContext, CudaBackend};
+    /// # let stream = CudaContext::new(0)?.default_stream();
+    /// let buffer = CudaBackend::new(&stream, 4096)?;
+    /// assert!(buffer.fault().is_none());
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn fault(&self) -> Option<DriverError> {
+        self.fault.get().copied()
+    }
+
+    /// Fails with [`CudaError::Poisoned`] once a sticky fault was seen.
+    pub(super) fn healthy(&self) -> Result<(), CudaError> {
+        match self.fault() {
+            Some(first) => Err(CudaError::Poisoned { first }),
+            None => Ok(()),
+        }
+    }
+
+    /// Turns a driver result into ours, remembering a sticky fault.
+    pub(super) fn driver<T>(
+        &self,
+        op: &'static str,
+        r: Result<T, DriverError>,
+    ) -> Result<T, CudaError> {
+        r.map_err(|error| {
+            if is_sticky(error) {
+                let first = *self.fault.get_or_init(|| error);
+                if first != error {
+                    return CudaError::Poisoned { first };
+                }
+            }
+            CudaError::Driver { op, error }
+        })
+    }
+
+    /// Refuses a stream of another context: the buffer's addresses mean
+    /// nothing there.
+    pub(super) fn same_context(&self, stream: &CudaStream) -> Result<(), CudaError> {
+        if stream.context() == self.stream.context() {
+            Ok(())
+        } else {
+            Err(CudaError::ForeignStream)
+        }
+    }
+
+    /// The stream that owns per-array events made now: the arena's own while
+    /// the context has one stream, a private one once it has several.
+    pub(super) fn owner_stream(&self) -> Result<&Arc<CudaStream>, CudaError> {
+        let context = self.stream.context();
+        if !context.is_in_multi_stream_mode() {
+            return Ok(&self.stream);
+        }
+        if let Some(stream) = self.retire_stream.get() {
+            return Ok(stream);
+        }
+        let made = context.new_stream();
+        let stream = self.driver("cuStreamCreate", made)?;
+        // Another thread may have set it first; theirs serves as well.
+        Ok(self.retire_stream.get_or_init(|| stream))
+    }
+
+    /// Waits for all work queued on the backend's stream: kernel faults
+    /// surface here (a launch itself returns success).
+    ///
+    /// ```no_run
+    /// # use gpu_aligned::backend::cuda::{cudarc::driver::CudaContext, CudaBackend};
+    /// # let stream = CudaContext::new(0)?.default_stream();
+    /// let buffer = CudaBackend::new(&stream, 4096)?;
+    /// buffer.synchronize()?;
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// The driver's error; a sticky one also poisons the backend.
+    pub fn synchronize(&self) -> Result<(), CudaError> {
+        self.healthy()?;
+        let r = self.stream.synchronize();
+        self.driver("synchronize", r)
+    }
+
+    /// Waits for `stream`, turning its error into ours.
+    pub(super) fn wait_for(&self, stream: &CudaStream) -> Result<(), CudaError> {
+        let r = stream.synchronize();
+        self.driver("synchronize", r)
+    }
+}
+
+impl Drop for CudaBackend {
+    fn drop(&mut self) {
+        // With several streams, kernels elsewhere may still use arrays of the
+        // buffer (their events are the arrays', not the buffer's): let them
+        // finish before the buffer goes back to the driver. Errors land in
+        // the context's error state, as cudarc's own drops do.
+        let context = self.stream.context();
+        if self.fault().is_none() && context.is_managing_stream_synchronization() {
+            context.record_err(context.synchronize());
+        }
+    }
+}

@@ -1,0 +1,318 @@
+//! How the device buffer's bytes move: host<->device copies, zero-fill and
+//! pitched 2D copies of one array's range on a named stream, each waiting on
+//! and recording that array's events; and stream-ordered reuse of freed
+//! arrays' bytes.
+
+use std::ops::Range;
+use std::sync::Arc;
+
+use cudarc::driver::{sys, CudaEvent, CudaStream, DevicePtrMut};
+
+use super::buffer::CudaBackend;
+use super::error::CudaError;
+use super::tracking::ArrayEvents;
+use crate::backend::{Backend, Rows, Span};
+
+/// `range` as indices into the bytes of `array`.
+fn local(array: Span, range: Span) -> Result<Range<usize>, CudaError> {
+    let outside = CudaError::OutOfRange {
+        offset: range.offset,
+        len: range.len,
+    };
+    let start = range.offset.checked_sub(array.offset).ok_or(outside)?;
+    let end = start.checked_add(range.len).ok_or(outside)?;
+    if end > array.len {
+        return Err(outside);
+    }
+    let start = usize::try_from(start).map_err(|_| outside)?;
+    let end = usize::try_from(end).map_err(|_| outside)?;
+    Ok(start..end)
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Direction {
+    HostToDevice,
+    DeviceToHost,
+}
+
+impl CudaBackend {
+    /// One `cuMemcpy2DAsync` between packed host rows at `host` and the
+    /// pitched rows at device address `device`, then waited for (the host
+    /// side is a borrowed slice that must not be touched after we return).
+    fn copy_2d(
+        &self,
+        stream: &CudaStream,
+        rows: Rows,
+        device: u64,
+        host: *mut u8,
+        direction: Direction,
+    ) -> Result<(), CudaError> {
+        let too_big = CudaError::OutOfRange {
+            offset: rows.offset,
+            len: rows.pitch.saturating_mul(rows.rows),
+        };
+        let pitch = usize::try_from(rows.pitch).map_err(|_| too_big)?;
+        let width = usize::try_from(rows.row_bytes).map_err(|_| too_big)?;
+        let height = usize::try_from(rows.rows).map_err(|_| too_big)?;
+        let mut copy = sys::CUDA_MEMCPY2D {
+            srcXInBytes: 0,
+            srcY: 0,
+            srcMemoryType: sys::CUmemorytype::CU_MEMORYTYPE_HOST,
+            srcHost: host.cast_const().cast(),
+            srcDevice: 0,
+            srcArray: core::ptr::null_mut(),
+            srcPitch: width,
+            dstXInBytes: 0,
+            dstY: 0,
+            dstMemoryType: sys::CUmemorytype::CU_MEMORYTYPE_DEVICE,
+            dstHost: core::ptr::null_mut(),
+            dstDevice: device,
+            dstArray: core::ptr::null_mut(),
+            dstPitch: pitch,
+            WidthInBytes: width,
+            Height: height,
+        };
+        if direction == Direction::DeviceToHost {
+            copy.srcMemoryType = sys::CUmemorytype::CU_MEMORYTYPE_DEVICE;
+            copy.srcHost = core::ptr::null();
+            copy.srcDevice = device;
+            copy.srcPitch = pitch;
+            copy.dstMemoryType = sys::CUmemorytype::CU_MEMORYTYPE_HOST;
+            copy.dstHost = host.cast();
+            copy.dstDevice = 0;
+            copy.dstPitch = width;
+        }
+        let bound = stream.context().bind_to_thread();
+        self.driver("cuCtxSetCurrent", bound)?;
+        // SAFETY: the device rows lie inside the array (checked by the
+        // caller, whose slice spans exactly the array); the host side is the
+        // caller's slice of exactly `width * height` bytes, borrowed until we
+        // return, and we wait for the copy before returning.
+        let r = unsafe { sys::cuMemcpy2DAsync_v2(&copy, stream.cu_stream()) }.result();
+        self.driver("cuMemcpy2D", r)?;
+        self.wait_for(stream)
+    }
+
+    /// Checks a 2D range against its array and returns the device address of
+    /// its first row.
+    fn rows_address(array: Span, rows: Rows, device_array: u64) -> Result<u64, CudaError> {
+        let reach = rows.reach().ok_or(CudaError::OutOfRange {
+            offset: rows.offset,
+            len: 0,
+        })?;
+        let range = local(
+            array,
+            Span {
+                offset: rows.offset,
+                len: reach,
+            },
+        )?;
+        // Inside the array (checked just above).
+        Ok(device_array + range.start as u64)
+    }
+}
+
+// SAFETY: `buf` is owned by the backend for its whole life and never
+// replaced, so its device address and length are fixed; the bytes belong to
+// this allocation alone. Every method below touches only the range it is
+// given, checked to lie inside the array's slice, itself inside the buffer;
+// a freed array's fence is recorded after its slice's stream has waited on
+// every event its uses recorded.
+unsafe impl Backend for CudaBackend {
+    type Error = CudaError;
+    type Tracking = ArrayEvents;
+    type Stream = Arc<CudaStream>;
+    type Fence = CudaEvent;
+
+    fn len(&self) -> u64 {
+        self.buf.len() as u64
+    }
+
+    fn base_address(&self) -> u64 {
+        self.base
+    }
+
+    fn stream(&self) -> &Arc<CudaStream> {
+        &self.stream
+    }
+
+    unsafe fn write(
+        &self,
+        stream: &Arc<CudaStream>,
+        tracking: &mut ArrayEvents,
+        array: Span,
+        dst: Span,
+        src: &[u8],
+    ) -> Result<(), CudaError> {
+        self.healthy()?;
+        self.same_context(stream)?;
+        let range = local(array, dst)?;
+        if range.len() != src.len() {
+            return Err(CudaError::OutOfRange {
+                offset: dst.offset,
+                len: dst.len,
+            });
+        }
+        let slice = tracking.get_mut(self, array)?;
+        let mut view = slice.try_slice_mut(range).ok_or(CudaError::OutOfRange {
+            offset: dst.offset,
+            len: dst.len,
+        })?;
+        let r = stream.memcpy_htod(src, &mut view);
+        self.driver("cuMemcpyHtoDAsync", r)
+    }
+
+    unsafe fn read(
+        &self,
+        stream: &Arc<CudaStream>,
+        tracking: &ArrayEvents,
+        array: Span,
+        src: Span,
+        dst: &mut [u8],
+    ) -> Result<(), CudaError> {
+        self.healthy()?;
+        self.same_context(stream)?;
+        let range = local(array, src)?;
+        if range.len() != dst.len() {
+            return Err(CudaError::OutOfRange {
+                offset: src.offset,
+                len: src.len,
+            });
+        }
+        let slice = tracking.get(self, array)?;
+        let view = slice.try_slice(range).ok_or(CudaError::OutOfRange {
+            offset: src.offset,
+            len: src.len,
+        })?;
+        let r = stream.memcpy_dtoh(&view, dst);
+        self.driver("cuMemcpyDtoHAsync", r)?;
+        self.wait_for(stream)
+    }
+
+    unsafe fn zero(
+        &self,
+        stream: &Arc<CudaStream>,
+        tracking: &mut ArrayEvents,
+        array: Span,
+        dst: Span,
+    ) -> Result<(), CudaError> {
+        self.healthy()?;
+        self.same_context(stream)?;
+        let range = local(array, dst)?;
+        let slice = tracking.get_mut(self, array)?;
+        let mut view = slice.try_slice_mut(range).ok_or(CudaError::OutOfRange {
+            offset: dst.offset,
+            len: dst.len,
+        })?;
+        let r = stream.memset_zeros(&mut view);
+        self.driver("cuMemsetD8Async", r)
+    }
+
+    unsafe fn write_rows(
+        &self,
+        stream: &Arc<CudaStream>,
+        tracking: &mut ArrayEvents,
+        array: Span,
+        dst: Rows,
+        src: &[u8],
+    ) -> Result<(), CudaError> {
+        self.healthy()?;
+        self.same_context(stream)?;
+        if Some(src.len() as u64) != dst.row_bytes.checked_mul(dst.rows) {
+            return Err(CudaError::OutOfRange {
+                offset: dst.offset,
+                len: src.len() as u64,
+            });
+        }
+        let slice = tracking.get_mut(self, array)?;
+        // Waits on the array's read and write events; recording its write
+        // event when `_record` drops, after the copy is queued.
+        let (device_array, _record) = slice.device_ptr_mut(stream);
+        let device = Self::rows_address(array, dst, device_array)?;
+        self.copy_2d(
+            stream,
+            dst,
+            device,
+            src.as_ptr().cast_mut(),
+            Direction::HostToDevice,
+        )
+    }
+
+    unsafe fn read_rows(
+        &self,
+        stream: &Arc<CudaStream>,
+        tracking: &ArrayEvents,
+        array: Span,
+        src: Rows,
+        dst: &mut [u8],
+    ) -> Result<(), CudaError> {
+        self.healthy()?;
+        self.same_context(stream)?;
+        if Some(dst.len() as u64) != src.row_bytes.checked_mul(src.rows) {
+            return Err(CudaError::OutOfRange {
+                offset: src.offset,
+                len: dst.len() as u64,
+            });
+        }
+        let slice = tracking.get(self, array)?;
+        let (device_array, _record) = cudarc::driver::DevicePtr::device_ptr(slice, stream);
+        let device = Self::rows_address(array, src, device_array)?;
+        self.copy_2d(
+            stream,
+            src,
+            device,
+            dst.as_mut_ptr(),
+            Direction::DeviceToHost,
+        )
+    }
+
+    fn retire(&mut self, tracking: &mut ArrayEvents) -> Result<Option<CudaEvent>, CudaError> {
+        if !tracking.is_made() {
+            // Never used on the device: nothing can still be using it.
+            return Ok(None);
+        }
+        let context = Arc::clone(self.stream.context());
+        if self.fault().is_some() || !context.is_managing_stream_synchronization() {
+            // One stream orders every use before any later one; and after a
+            // sticky fault no work runs at all.
+            drop(tracking.take());
+            return Ok(None);
+        }
+        let probe = context.new_event(None);
+        let fence = self.driver("cuEventCreate", probe)?;
+        if let Some(tracked) = tracking.take() {
+            let owner = Arc::clone(tracked.owner());
+            // The owner stream waits on the array's read and write events...
+            drop(tracked);
+            // ... and the fence passes once it has.
+            let recorded = fence.record(&owner);
+            self.driver("cuEventRecord", recorded)?;
+        }
+        Ok(Some(fence))
+    }
+
+    fn fence_passed(&self, fence: &CudaEvent) -> Result<bool, CudaError> {
+        if self.fault().is_some() {
+            return Ok(true);
+        }
+        let r = fence.try_is_complete();
+        self.driver("cuEventQuery", r)
+    }
+
+    fn wait_fence(&self, fence: &CudaEvent) -> Result<(), CudaError> {
+        if self.fault().is_some() {
+            return Ok(());
+        }
+        let r = fence.synchronize();
+        self.driver("cuEventSynchronize", r)
+    }
+
+    fn quiesce(&mut self) -> Result<(), CudaError> {
+        let context = Arc::clone(self.stream.context());
+        if self.fault().is_some() || !context.is_managing_stream_synchronization() {
+            return Ok(());
+        }
+        let r = context.synchronize();
+        self.driver("cuCtxSynchronize", r)
+    }
+}

@@ -1,0 +1,99 @@
+//! Why a device operation failed, and which driver errors destroy the
+//! context.
+
+use core::fmt;
+
+use cudarc::driver::{sys, DriverError};
+
+/// Driver errors after which the context is unusable: CUDA documents each as
+/// leaving "the process in an inconsistent state" so that "any further CUDA
+/// work will return the same error".
+pub(super) fn is_sticky(error: DriverError) -> bool {
+    use sys::CUresult::*;
+    matches!(
+        error.0,
+        CUDA_ERROR_ECC_UNCORRECTABLE
+            | CUDA_ERROR_ILLEGAL_ADDRESS
+            | CUDA_ERROR_LAUNCH_TIMEOUT
+            | CUDA_ERROR_ASSERT
+            | CUDA_ERROR_HARDWARE_STACK_ERROR
+            | CUDA_ERROR_ILLEGAL_INSTRUCTION
+            | CUDA_ERROR_MISALIGNED_ADDRESS
+            | CUDA_ERROR_INVALID_ADDRESS_SPACE
+            | CUDA_ERROR_INVALID_PC
+            | CUDA_ERROR_LAUNCH_FAILED
+            | CUDA_ERROR_CONTEXT_IS_DESTROYED
+    )
+}
+
+/// Why a device operation failed.
+///
+/// ```
+/// use gpu_aligned::backend::cuda::CudaError;
+///
+/// let error = CudaError::ZeroLength;
+/// assert_eq!(error.to_string(), "a device arena needs at least one byte");
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum CudaError {
+    /// The driver refused an operation.
+    Driver {
+        /// What the backend was doing.
+        op: &'static str,
+        /// The driver's error code.
+        error: DriverError,
+    },
+    /// An earlier sticky fault destroyed the context; the backend does no
+    /// more device work (see the module docs).
+    Poisoned {
+        /// The fault that destroyed the context.
+        first: DriverError,
+    },
+    /// The device buffer's start is not aligned to what the arena needs.
+    BaseMisaligned {
+        /// The buffer's device address.
+        base: u64,
+        /// The alignment required.
+        required: u64,
+    },
+    /// A device buffer of zero bytes was asked for.
+    ZeroLength,
+    /// A stream of another context than the buffer's was named.
+    ForeignStream,
+    /// A byte range outside the array it was said to belong to (the arena
+    /// checks every range first, so only a broken caller sees this).
+    OutOfRange {
+        /// First byte, from the start of the buffer.
+        offset: u64,
+        /// Bytes in the range.
+        len: u64,
+    },
+}
+
+impl fmt::Display for CudaError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            CudaError::Driver { op, error } => write!(f, "CUDA driver error in {op}: {error:?}"),
+            CudaError::Poisoned { first } => write!(
+                f,
+                "the CUDA context was destroyed by an earlier fault ({first:?}); \
+                 drop the arena and create a new context"
+            ),
+            CudaError::BaseMisaligned { base, required } => write!(
+                f,
+                "device buffer at {base:#x} is not aligned to {required} bytes"
+            ),
+            CudaError::ZeroLength => f.write_str("a device arena needs at least one byte"),
+            CudaError::ForeignStream => {
+                f.write_str("the stream belongs to another context than the device buffer")
+            }
+            CudaError::OutOfRange { offset, len } => write!(
+                f,
+                "{len} bytes at offset {offset} do not lie inside the array"
+            ),
+        }
+    }
+}
+
+impl std::error::Error for CudaError {}

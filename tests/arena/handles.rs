@@ -1,0 +1,123 @@
+//! Handles that cannot be lost or misused: a refused free hands the handle
+//! back, leaks can be counted, views borrow one array, not the arena.
+
+use gpu_aligned::alloc::HandleError;
+use gpu_aligned::arena::{Arena, ArenaError, Plan};
+use gpu_aligned::vector::float4;
+
+use crate::generic::every_verb;
+
+#[test]
+fn the_generic_function_runs_on_the_host() {
+    let mut arena = Arena::host(1 << 20).unwrap();
+    every_verb(&mut arena);
+    assert_eq!(arena.stats().allocations, 0);
+}
+
+#[test]
+fn a_foreign_free_hands_the_handle_back() {
+    let mut mine = Arena::host(1 << 16).unwrap();
+    let mut theirs = Arena::host(1 << 16).unwrap();
+    let mut a = mine.alloc::<u32>(4).unwrap();
+    mine.write(&mut a, &[1, 2, 3, 4]).unwrap();
+    let refused = theirs.free(a).unwrap_err();
+    assert_eq!(
+        refused.error,
+        ArenaError::Handle(HandleError::ForeignHandle)
+    );
+    assert_eq!(theirs.live(), 0);
+    // Still live and intact where it belongs.
+    let a = refused.handle;
+    assert_eq!(mine.to_vec(&a).unwrap(), [1, 2, 3, 4]);
+    mine.free(a).unwrap();
+    assert_eq!(mine.live(), 0);
+
+    let image = mine.alloc_pitched::<u8>(10, 2).unwrap();
+    let refused = theirs.free_pitched(image).unwrap_err();
+    mine.free_pitched(refused.handle).unwrap();
+
+    let mut plan = Plan::new();
+    let _key = plan.array::<u8>(4);
+    let carving = mine.carve(&plan).unwrap();
+    let refused = theirs.free_carving(carving).unwrap_err();
+    mine.free_carving(refused.handle).unwrap();
+    assert_eq!(mine.live(), 0);
+}
+
+#[test]
+fn a_stale_free_hands_the_handle_back() {
+    let mut arena = Arena::host(1 << 16).unwrap();
+    let before = arena.alloc::<u8>(4).unwrap();
+    arena.reset().unwrap();
+    let refused = arena.free(before).unwrap_err();
+    assert!(matches!(refused.error, ArenaError::Handle(_)));
+    // The `?` operator turns a refused free into the arena's error.
+    fn free_it(arena: &mut Arena<gpu_aligned::backend::HostBuffer>) -> Result<(), ArenaError> {
+        let stale = arena.alloc::<u8>(1)?;
+        arena.reset()?;
+        arena.free(stale)?;
+        Ok(())
+    }
+    assert!(matches!(free_it(&mut arena), Err(ArenaError::Handle(_))));
+}
+
+#[test]
+fn leaked_arrays_are_counted_until_reset() {
+    let mut arena = Arena::host(1 << 16).unwrap();
+    let kept = arena.alloc::<u8>(4).unwrap();
+    let dropped = arena.alloc::<float4>(4).unwrap();
+    drop(dropped);
+    let mut plan = Plan::new();
+    let _never_taken = plan.array::<u32>(8);
+    let carving = arena.carve(&plan).unwrap();
+    drop(carving);
+    // One freed-later array, one dropped handle, one dropped carving entry.
+    assert_eq!(arena.live(), 3);
+    arena.free(kept).unwrap();
+    assert_eq!(arena.live(), 2);
+    assert_eq!(arena.leaks(), [(256, 64), (512, 32)]);
+    arena.reset().unwrap();
+    assert_eq!(arena.live(), 0);
+    assert_eq!(arena.stats().free_blocks, 1);
+}
+
+#[test]
+fn a_view_of_one_array_lives_while_another_is_written() {
+    let mut arena = Arena::host(1 << 16).unwrap();
+    let mut a = arena.alloc::<u32>(4).unwrap();
+    let mut b = arena.alloc::<u32>(4).unwrap();
+    arena.write(&mut a, &[1, 2, 3, 4]).unwrap();
+    let view_a = arena.get(&a).unwrap();
+    let view_b = arena.get_mut(&mut b).unwrap();
+    view_b.copy_from_slice(&[5, 6, 7, 8]);
+    arena.write_range(&mut b, 0, &[9]).unwrap();
+    arena.zero(&mut b).unwrap();
+    assert_eq!(view_a, &[1, 2, 3, 4]);
+    assert_eq!(arena.to_vec(&b).unwrap(), [0; 4]);
+    arena.free(a).unwrap();
+    arena.free(b).unwrap();
+}
+
+#[test]
+fn sub_ranges_and_rows_are_checked() {
+    let mut arena = Arena::host(1 << 16).unwrap();
+    let mut a = arena.alloc::<u16>(10).unwrap();
+    assert_eq!(
+        arena.write_range(&mut a, usize::MAX, &[1]).unwrap_err(),
+        ArenaError::OutOfRange {
+            start: usize::MAX,
+            len: 1,
+            array_len: 10
+        }
+    );
+    arena.write_range(&mut a, 9, &[1]).unwrap();
+    assert!(arena.write_range(&mut a, 10, &[1]).is_err());
+    let mut image = arena.alloc_pitched::<u16>(3, 2).unwrap();
+    assert_eq!(
+        arena.row(&image, 2).unwrap_err(),
+        ArenaError::RowOutOfRange { row: 2, height: 2 }
+    );
+    assert!(arena.row_mut(&mut image, usize::MAX).is_err());
+    arena.free(a).unwrap();
+    arena.free_pitched(image).unwrap();
+}
