@@ -9,6 +9,9 @@
 mod support;
 
 mod device;
+#[path = "../arena/generic.rs"]
+mod generic;
 mod host;
+mod streams;
 mod traits;
 mod types;

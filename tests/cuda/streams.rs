@@ -1,0 +1,190 @@
+//! Per-array stream safety on a real GPU: a download on one stream waits for
+//! a kernel writing the array on another; a freed array's bytes are not
+//! handed out while a kernel on another stream still reads them; views of
+//! one array live while another is written; and the backend-generic
+//! function of the arena tests runs on the device.
+
+use std::sync::Arc;
+
+use gpu_aligned::arena::Arena;
+use gpu_aligned::backend::cuda::cudarc::driver::{
+    CudaContext, CudaStream, LaunchConfig, PushKernelArg,
+};
+use gpu_aligned::backend::cuda::CudaBackend;
+
+use crate::generic::every_verb;
+use crate::types::module;
+
+/// Each thread spins on `clock64` for `cycles` before touching memory, so
+/// the kernel is still running when the host issues the next call.
+const SLOW: &str = r#"
+__device__ void spin(long long cycles) {
+    long long start = clock64();
+    while (clock64() - start < cycles) { }
+}
+extern "C" __global__ void slow_fill(unsigned* a, unsigned long long n, unsigned value, long long cycles) {
+    spin(cycles);
+    for (unsigned long long i = (unsigned long long)blockIdx.x * blockDim.x + threadIdx.x; i < n;
+         i += (unsigned long long)gridDim.x * blockDim.x)
+        a[i] = value + (unsigned)i;
+}
+extern "C" __global__ void slow_double(const unsigned* a, unsigned* out, unsigned long long n, long long cycles) {
+    spin(cycles);
+    for (unsigned long long i = (unsigned long long)blockIdx.x * blockDim.x + threadIdx.x; i < n;
+         i += (unsigned long long)gridDim.x * blockDim.x)
+        out[i] = a[i] * 2u + 1u;
+}
+"#;
+
+/// About 50 ms at the H100's clock: far longer than issuing a copy takes.
+const SPIN_CYCLES: i64 = 100_000_000;
+const N: usize = 1 << 16;
+
+fn launch_config() -> LaunchConfig {
+    LaunchConfig {
+        grid_dim: (64, 1, 1),
+        block_dim: (256, 1, 1),
+        shared_mem_bytes: 0,
+    }
+}
+
+/// A context with two streams of its own (so cudarc and the arena track
+/// events), and the arena on the first.
+fn two_streams(bytes: u64) -> (Arc<CudaStream>, Arc<CudaStream>, Arena<CudaBackend>) {
+    let context = CudaContext::new(0).expect("a CUDA GPU");
+    let s1 = context.new_stream().unwrap();
+    let s2 = context.new_stream().unwrap();
+    let arena = Arena::device(&s1, bytes).unwrap();
+    (s1, s2, arena)
+}
+
+#[test]
+#[ignore = "needs an NVIDIA GPU"]
+fn the_generic_function_runs_on_the_device() {
+    let stream = crate::types::stream();
+    let mut arena = Arena::device(&stream, 1 << 20).unwrap();
+    every_verb(&mut arena);
+    assert_eq!(arena.stats().allocations, 0);
+    // And again with several streams in the context.
+    let (_s1, _s2, mut arena) = two_streams(1 << 20);
+    every_verb(&mut arena);
+    arena.synchronize().unwrap();
+}
+
+#[test]
+#[ignore = "needs an NVIDIA GPU"]
+fn a_download_on_one_stream_waits_for_a_kernel_writing_on_another() {
+    let (s1, s2, mut arena) = two_streams(1 << 20);
+    let module = module(&s1, SLOW);
+    let fill = module.load_function("slow_fill").unwrap();
+    let mut a = arena.alloc::<u32>(N).unwrap();
+    let mut other = arena.alloc::<u32>(N).unwrap();
+    arena.zero(&mut a).unwrap();
+    {
+        let mut view = arena.view_mut(&mut a).unwrap();
+        let (n, value) = (N as u64, 1000u32);
+        let mut launch = s2.launch_builder(&fill);
+        launch.arg(&mut view).arg(&n).arg(&value).arg(&SPIN_CYCLES);
+        // SAFETY: `slow_fill` writes elements [0, n) of the view.
+        unsafe { launch.launch(launch_config()) }.unwrap();
+    }
+    // Another array is not held up by the kernel: a copy to it on S1 is
+    // issued and finishes while S2 still spins.
+    arena.on(&s1).write(&mut other, &vec![5; N]).unwrap();
+    // The download of A on S1, issued at once, waits for S2's write.
+    let back = arena.on(&s1).to_vec(&a).unwrap();
+    for (i, v) in back.iter().enumerate() {
+        assert_eq!(*v, 1000 + i as u32, "element {i}");
+    }
+    assert_eq!(arena.on(&s1).to_vec(&other).unwrap(), vec![5; N]);
+    arena.free(a).unwrap();
+    arena.free(other).unwrap();
+}
+
+/// Frees A while a kernel on S2 still reads it, allocates B of the same
+/// size and uploads to it on S1: the kernel reads A's values. Run with an
+/// arena so tight that B can only get A's bytes (the arena must wait for
+/// the kernel) and with a roomy one (B gets other bytes at once).
+fn free_while_read(tight: bool) {
+    let bytes = (N * 4) as u64;
+    let capacity = if tight { 3 * bytes } else { 8 * bytes };
+    let (s1, s2, mut arena) = two_streams(capacity);
+    let module = module(&s1, SLOW);
+    let double = module.load_function("slow_double").unwrap();
+    let mut a = arena.alloc::<u32>(N).unwrap();
+    let mut out = arena.alloc::<u32>(N).unwrap();
+    let mut other = arena.alloc::<u32>(N).unwrap();
+    let data: Vec<u32> = (0..N as u32).map(|i| i * 3).collect();
+    arena.write(&mut a, &data).unwrap();
+    arena.write(&mut other, &vec![9; N]).unwrap();
+    let a_offset = arena.offset(&a).unwrap();
+    {
+        let view = arena.view(&a).unwrap();
+        let mut result = arena.view_mut(&mut out).unwrap();
+        let n = N as u64;
+        let mut launch = s2.launch_builder(&double);
+        launch.arg(&view).arg(&mut result).arg(&n).arg(&SPIN_CYCLES);
+        // SAFETY: `slow_double` reads [0, n) of `view`, writes [0, n) of
+        // `result`.
+        unsafe { launch.launch(launch_config()) }.unwrap();
+    }
+    // A download of another array on S1 meanwhile: with one pair of events
+    // for the whole buffer, this re-recorded the read event on S1, and the
+    // upload below no longer waited for S2's kernel.
+    assert_eq!(arena.on(&s1).to_vec(&other).unwrap(), vec![9; N]);
+    arena.free(a).unwrap();
+    assert_eq!(arena.pending_frees(), 1, "A's bytes wait for the kernel");
+    assert_eq!(arena.live(), 2);
+    let mut b = arena.alloc::<u32>(N).unwrap();
+    let b_offset = arena.offset(&b).unwrap();
+    if tight {
+        // Nothing else fits: the arena waited for the kernel, then reused.
+        assert_eq!(b_offset, a_offset);
+        assert_eq!(arena.pending_frees(), 0);
+    } else {
+        assert_ne!(b_offset, a_offset);
+    }
+    arena.on(&s1).write(&mut b, &vec![u32::MAX; N]).unwrap();
+    let result = arena.on(&s2).to_vec(&out).unwrap();
+    for (i, v) in result.iter().enumerate() {
+        assert_eq!(*v, data[i] * 2 + 1, "element {i}");
+    }
+    assert_eq!(arena.to_vec(&b).unwrap(), vec![u32::MAX; N]);
+    arena.free(b).unwrap();
+    arena.free(out).unwrap();
+    arena.free(other).unwrap();
+}
+
+#[test]
+#[ignore = "needs an NVIDIA GPU"]
+fn a_freed_array_is_not_reused_while_a_kernel_reads_it() {
+    free_while_read(true);
+}
+
+#[test]
+#[ignore = "needs an NVIDIA GPU"]
+fn a_freed_array_waits_aside_while_other_bytes_are_handed_out() {
+    free_while_read(false);
+}
+
+#[test]
+#[ignore = "needs an NVIDIA GPU"]
+fn a_view_of_one_array_lives_while_another_is_uploaded() {
+    let stream = crate::types::stream();
+    let mut arena = Arena::device(&stream, 1 << 20).unwrap();
+    let mut a = arena.alloc::<u32>(16).unwrap();
+    let mut b = arena.alloc::<u32>(16).unwrap();
+    arena.write(&mut a, &[3; 16]).unwrap();
+    let view_a = arena.view(&a).unwrap();
+    let write_b = arena.view_mut(&mut b).unwrap();
+    assert_eq!((view_a.len(), write_b.len()), (16, 16));
+    drop(write_b);
+    arena.write(&mut b, &[4; 16]).unwrap();
+    let mut back = vec![0u32; 16];
+    stream.memcpy_dtoh(&view_a, &mut back).unwrap();
+    stream.synchronize().unwrap();
+    assert_eq!(back, [3; 16]);
+    assert_eq!(arena.to_vec(&b).unwrap(), [4; 16]);
+    arena.free(a).unwrap();
+    arena.free(b).unwrap();
+}
