@@ -176,9 +176,10 @@ fn a_view_of_one_array_lives_while_another_is_uploaded() {
     let mut b = arena.alloc::<u32>(16).unwrap();
     arena.write(&mut a, &[3; 16]).unwrap();
     let view_a = arena.view(&a).unwrap();
-    let write_b = arena.view_mut(&mut b).unwrap();
-    assert_eq!((view_a.len(), write_b.len()), (16, 16));
-    drop(write_b);
+    {
+        let write_b = arena.view_mut(&mut b).unwrap();
+        assert_eq!((view_a.len(), write_b.len()), (16, 16));
+    }
     arena.write(&mut b, &[4; 16]).unwrap();
     let mut back = vec![0u32; 16];
     stream.memcpy_dtoh(&view_a, &mut back).unwrap();
