@@ -14,6 +14,11 @@
 //! cudarc records no events at all and neither does this backend: that
 //! stream orders everything.
 //!
+//! Freeing an array makes a private stream of the backend wait on the
+//! array's events, so none of the caller's streams is held up; an array
+//! first used while the context still had one stream keeps its events on
+//! the arena's stream, which then does the waiting.
+//!
 //! Two streams share one limit with cudarc: an array keeps its last read
 //! only, so when kernels on two streams read the same array at once, a later
 //! write or free waits for the read recorded last. Order such readers
