@@ -184,8 +184,8 @@
 //! assert_eq!(advise(&Body::LAYOUT, &access)?.best, Storage::Soa);
 //!
 //! let mut arena = Arena::host(1 << 20)?;
-//! let bodies = arena.alloc_soa::<Body>(1000)?; // seven columns, each 256-byte aligned
-//! arena.get_mut(&bodies.columns().mass)?.fill(1.0);
+//! let mut bodies = arena.alloc_soa::<Body>(1000)?; // seven columns, each 256-byte aligned
+//! arena.get_mut(&mut bodies.columns_mut().mass)?.fill(1.0);
 //!
 //! let mut header = CudaHeader::new();
 //! header.add_soa::<Body>()?; // Body, Body_soa, Body_aos and Body_aos16
@@ -531,8 +531,8 @@ pub use gpu_aligned_derive::padded;
 /// struct Body { position: float3_16_t, velocity: float3_16_t, mass: f32, kind: u8 }
 ///
 /// let mut arena = Arena::host(1 << 16)?;
-/// let bodies = arena.alloc_soa::<Body>(100)?;
-/// arena.get_mut(&bodies.columns().mass)?.fill(2.0); // one column, one instruction each
+/// let mut bodies = arena.alloc_soa::<Body>(100)?;
+/// arena.get_mut(&mut bodies.columns_mut().mass)?.fill(2.0); // one column, one instruction each
 /// assert_eq!(arena.get(&bodies.columns().mass)?[99], 2.0);
 /// assert_eq!(arena.offset(&bodies.columns().kind)? % 256, 0);
 /// arena.free_soa(bodies)?;

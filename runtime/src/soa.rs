@@ -26,8 +26,8 @@
 //! let particles: Vec<Particle> = (0..100)
 //!     .map(|i| Particle { position: float4::new(i as f32, 0.0, 0.0, 1.0), mass: 2.0, kind: (i % 3) as u8 })
 //!     .collect();
-//! let soa = arena.alloc_soa::<Particle>(particles.len())?;
-//! arena.write_soa(&soa, &particles)?;
+//! let mut soa = arena.alloc_soa::<Particle>(particles.len())?;
+//! arena.write_soa(&mut soa, &particles)?;
 //! assert_eq!(arena.get(&soa.columns().mass)?[7], 2.0);
 //! assert_eq!(arena.read_soa(&soa)?, particles);
 //! arena.free_soa(soa)?;
@@ -38,7 +38,7 @@
 //! views with the same members over columns or over an array of structs.
 
 use crate::arena::{Arena, ArenaError, ArenaSlice, Carving, Plan};
-use crate::backend::{Backend, HostAccess};
+use crate::backend::HostBuffer;
 use crate::layout::{GpuAligned, GpuLayout};
 use alloc_crate::boxed::Box;
 use alloc_crate::vec::Vec;
@@ -97,7 +97,7 @@ pub unsafe trait GpuSoa: Sized + 'static {
     #[doc(hidden)]
     fn __scatter<W: __derive::Writer>(
         items: &[Self],
-        columns: &Self::Columns,
+        columns: &mut Self::Columns,
         writer: &mut W,
     ) -> Result<(), W::Error>;
     #[doc(hidden)]
@@ -141,13 +141,32 @@ impl<T: GpuSoa> Soa<T> {
     ///
     /// let mut arena = Arena::host(1 << 12)?;
     /// let soa = arena.alloc_soa::<Pair>(3)?;
-    /// arena.get_mut(&soa.columns().b)?.copy_from_slice(&[1, 2, 3]);
-    /// assert_eq!(arena.read_soa(&soa)?[2].b, 3);
+    /// assert_eq!(arena.get(&soa.columns().b)?, &[0, 0, 0]);
     /// # arena.free_soa(soa)?;
-    /// # Ok::<(), gpu_aligned::arena::ArenaError>(())
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn columns(&self) -> &T::Columns {
         &self.columns
+    }
+
+    /// The columns, for writing one of them (a writable view or a copy
+    /// needs its column alone).
+    ///
+    /// ```
+    /// use gpu_aligned::arena::Arena;
+    ///
+    /// #[derive(Clone, Copy, gpu_aligned::GpuSoa)]
+    /// struct Pair { a: u64, b: u16 }
+    ///
+    /// let mut arena = Arena::host(1 << 12)?;
+    /// let mut soa = arena.alloc_soa::<Pair>(3)?;
+    /// arena.get_mut(&mut soa.columns_mut().b)?.copy_from_slice(&[1, 2, 3]);
+    /// assert_eq!(arena.read_soa(&soa)?[2].b, 3);
+    /// # arena.free_soa(soa)?;
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn columns_mut(&mut self) -> &mut T::Columns {
+        &mut self.columns
     }
 
     /// The number of elements (every column's length).
@@ -319,7 +338,7 @@ impl<T: GpuSoa> fmt::Debug for SoaKey<T> {
 /// Adds one flat array per column to a plan, keeping the typed keys.
 struct Planning<'p> {
     plan: &'p mut Plan,
-    len: u64,
+    len: usize,
     keys: Vec<Box<dyn Any>>,
 }
 
@@ -350,7 +369,7 @@ impl __derive::Source for Taking<'_> {
         let key = *key
             .downcast::<crate::arena::ArrayKey<F>>()
             .map_err(|_| NotInCarving)?;
-        self.carving.take(key).ok_or(NotInCarving)
+        self.carving.take(key).map_err(|_| NotInCarving)
     }
 }
 
@@ -372,7 +391,7 @@ impl Plan {
     pub fn soa<T: GpuSoa>(&mut self, len: usize) -> SoaKey<T> {
         let mut planning = Planning {
             plan: self,
-            len: len as u64,
+            len,
             keys: Vec::with_capacity(T::COLUMNS),
         };
         T::__plan(&mut planning);
@@ -416,14 +435,14 @@ impl Carving {
 }
 
 /// Frees every column, keeping the first error.
-struct Freeing<'a, B: Backend> {
-    arena: &'a mut Arena<B>,
+struct Freeing<'a> {
+    arena: &'a mut Arena<HostBuffer>,
     outcome: Result<(), ArenaError>,
 }
 
-impl<B: Backend> __derive::Consumer for Freeing<'_, B> {
+impl __derive::Consumer for Freeing<'_> {
     fn column<F: GpuAligned>(&mut self, _name: &'static str, column: ArenaSlice<F>) {
-        let freed = self.arena.free(column);
+        let freed = self.arena.free(column).map_err(ArenaError::from);
         if self.outcome.is_ok() {
             self.outcome = freed;
         }
@@ -431,36 +450,28 @@ impl<B: Backend> __derive::Consumer for Freeing<'_, B> {
 }
 
 /// Writes host values into columns of a host arena.
-struct HostWriting<'a, B: HostAccess> {
-    arena: &'a mut Arena<B>,
+struct HostWriting<'a> {
+    arena: &'a Arena<HostBuffer>,
 }
 
-impl<B: HostAccess> __derive::Writer for HostWriting<'_, B> {
+impl __derive::Writer for HostWriting<'_> {
     type Error = ArenaError;
 
     fn column<F: GpuAligned>(
         &mut self,
-        column: &ArenaSlice<F>,
+        column: &mut ArenaSlice<F>,
         values: &[F],
     ) -> Result<(), ArenaError> {
-        let target = self.arena.get_mut(column)?;
-        let target = target
-            .get_mut(..values.len())
-            .ok_or(ArenaError::LengthMismatch {
-                expected: column.len(),
-                found: values.len() as u64,
-            })?;
-        target.copy_from_slice(values);
-        Ok(())
+        self.arena.write(column, values)
     }
 }
 
 /// Reads columns of a host arena.
-struct HostReading<'a, B: HostAccess> {
-    arena: &'a Arena<B>,
+struct HostReading<'a> {
+    arena: &'a Arena<HostBuffer>,
 }
 
-impl<B: HostAccess> __derive::Reader for HostReading<'_, B> {
+impl __derive::Reader for HostReading<'_> {
     type Error = ArenaError;
 
     fn column<F: GpuAligned>(
@@ -470,8 +481,8 @@ impl<B: HostAccess> __derive::Reader for HostReading<'_, B> {
     ) -> Result<Vec<F>, ArenaError> {
         let values = self.arena.get(column)?;
         let values = values.get(..len).ok_or(ArenaError::LengthMismatch {
-            expected: len as u64,
-            found: values.len() as u64,
+            expected: len,
+            found: values.len(),
         })?;
         Ok(values.to_vec())
     }
@@ -481,7 +492,7 @@ impl<B: HostAccess> __derive::Reader for HostReading<'_, B> {
     }
 }
 
-impl<B: Backend> Arena<B> {
+impl Arena<HostBuffer> {
     /// Allocates `len` elements of `T` as one column per field, in one
     /// all-or-nothing reservation; each column starts on the arena's
     /// minimum alignment.
@@ -578,7 +589,7 @@ impl<B: Backend> Arena<B> {
     }
 }
 
-impl<B: HostAccess> Arena<B> {
+impl Arena<HostBuffer> {
     /// Copies `items` into the columns of `soa`, field by field.
     ///
     /// ```
@@ -588,10 +599,10 @@ impl<B: HostAccess> Arena<B> {
     /// struct Hit { x: f32, id: u32 }
     ///
     /// let mut arena = Arena::host(1 << 14)?;
-    /// let soa = arena.alloc_soa::<Hit>(2)?;
-    /// arena.write_soa(&soa, &[Hit { x: 1.0, id: 7 }, Hit { x: 2.0, id: 9 }])?;
+    /// let mut soa = arena.alloc_soa::<Hit>(2)?;
+    /// arena.write_soa(&mut soa, &[Hit { x: 1.0, id: 7 }, Hit { x: 2.0, id: 9 }])?;
     /// assert_eq!(arena.get(&soa.columns().id)?, &[7, 9]);
-    /// assert!(arena.write_soa(&soa, &[Hit { x: 1.0, id: 7 }]).is_err());
+    /// assert!(arena.write_soa(&mut soa, &[Hit { x: 1.0, id: 7 }]).is_err());
     /// # arena.free_soa(soa)?;
     /// # Ok::<(), gpu_aligned::arena::ArenaError>(())
     /// ```
@@ -601,17 +612,17 @@ impl<B: HostAccess> Arena<B> {
     /// [`ArenaError::LengthMismatch`] if `items.len()` is not `soa.len()`
     /// (nothing is written then); [`ArenaError::Handle`] if the columns are
     /// not this arena's.
-    pub fn write_soa<T: GpuSoa>(&mut self, soa: &Soa<T>, items: &[T]) -> Result<(), ArenaError> {
+    pub fn write_soa<T: GpuSoa>(&self, soa: &mut Soa<T>, items: &[T]) -> Result<(), ArenaError> {
         if items.len() != soa.len {
             return Err(ArenaError::LengthMismatch {
-                expected: soa.len as u64,
-                found: items.len() as u64,
+                expected: soa.len,
+                found: items.len(),
             });
         }
         // Check every column before writing any, so a foreign handle leaves
         // the arena untouched.
         T::__visit(&soa.columns, &mut Checking { arena: self })?;
-        T::__scatter(items, &soa.columns, &mut HostWriting { arena: self })
+        T::__scatter(items, &mut soa.columns, &mut HostWriting { arena: self })
     }
 
     /// The elements of `soa`, rebuilt from its columns.
@@ -623,8 +634,8 @@ impl<B: HostAccess> Arena<B> {
     /// struct Hit { x: f32, id: u32 }
     ///
     /// let mut arena = Arena::host(1 << 14)?;
-    /// let soa = arena.alloc_soa::<Hit>(1)?;
-    /// arena.write_soa(&soa, &[Hit { x: 0.5, id: 3 }])?;
+    /// let mut soa = arena.alloc_soa::<Hit>(1)?;
+    /// arena.write_soa(&mut soa, &[Hit { x: 0.5, id: 3 }])?;
     /// assert_eq!(arena.read_soa(&soa)?, [Hit { x: 0.5, id: 3 }]);
     /// # arena.free_soa(soa)?;
     /// # Ok::<(), gpu_aligned::arena::ArenaError>(())
@@ -639,11 +650,11 @@ impl<B: HostAccess> Arena<B> {
 }
 
 /// Checks that every column is a live handle of the arena.
-struct Checking<'a, B: HostAccess> {
-    arena: &'a Arena<B>,
+struct Checking<'a> {
+    arena: &'a Arena<HostBuffer>,
 }
 
-impl<B: HostAccess> __derive::Visitor for Checking<'_, B> {
+impl __derive::Visitor for Checking<'_> {
     type Error = ArenaError;
 
     fn column<F: GpuAligned>(
@@ -651,7 +662,7 @@ impl<B: HostAccess> __derive::Visitor for Checking<'_, B> {
         _name: &'static str,
         column: &ArenaSlice<F>,
     ) -> Result<(), ArenaError> {
-        self.arena.get(column).map(|_| ())
+        self.arena.offset(column).map(|_| ())
     }
 }
 
@@ -753,13 +764,13 @@ macro_rules! __gpu_soa_derive {
 
             fn __scatter<W: $crate::soa::__derive::Writer>(
                 items: &[Self],
-                columns: &$columns,
+                columns: &mut $columns,
                 writer: &mut W,
             ) -> ::core::result::Result<(), W::Error> {
                 $({
                     let values: $crate::soa::__derive::Vec<$fty> =
                         items.iter().map(|item| item.$member).collect();
-                    writer.column::<$fty>(&columns.$member, &values)?;
+                    writer.column::<$fty>(&mut columns.$member, &values)?;
                 })*
                 ::core::result::Result::Ok(())
             }
@@ -876,7 +887,7 @@ pub mod __derive {
         /// `values` into `column`.
         fn column<F: GpuAligned>(
             &mut self,
-            column: &ArenaSlice<F>,
+            column: &mut ArenaSlice<F>,
             values: &[F],
         ) -> Result<(), Self::Error>;
     }

@@ -76,8 +76,8 @@ fn structs_round_trip_through_their_columns() {
     let mut arena = Arena::host(1 << 20).unwrap();
     for len in [1, 2, 31, 257, 1000] {
         let particles: Vec<Particle> = (0..len).map(|_| particle(&mut rng)).collect();
-        let soa = arena.alloc_soa::<Particle>(len).unwrap();
-        arena.write_soa(&soa, &particles).unwrap();
+        let mut soa = arena.alloc_soa::<Particle>(len).unwrap();
+        arena.write_soa(&mut soa, &particles).unwrap();
         assert_eq!(arena.read_soa(&soa).unwrap(), particles);
         // Each column holds its field, in element order.
         let columns = soa.columns();
@@ -90,8 +90,8 @@ fn structs_round_trip_through_their_columns() {
         arena.free_soa(soa).unwrap();
     }
     let scalars: Vec<Scalar> = (0..100).map(|i| Scalar { value: i as f64 }).collect();
-    let soa = arena.alloc_soa::<Scalar>(100).unwrap();
-    arena.write_soa(&soa, &scalars).unwrap();
+    let mut soa = arena.alloc_soa::<Scalar>(100).unwrap();
+    arena.write_soa(&mut soa, &scalars).unwrap();
     assert_eq!(arena.read_soa(&soa).unwrap(), scalars);
     arena.free_soa(soa).unwrap();
     let bytes: Vec<Bytes> = (0..=255u8)
@@ -101,8 +101,8 @@ fn structs_round_trip_through_their_columns() {
             c: !i,
         })
         .collect();
-    let soa = arena.alloc_soa::<Bytes>(bytes.len()).unwrap();
-    arena.write_soa(&soa, &bytes).unwrap();
+    let mut soa = arena.alloc_soa::<Bytes>(bytes.len()).unwrap();
+    arena.write_soa(&mut soa, &bytes).unwrap();
     assert_eq!(arena.read_soa(&soa).unwrap(), bytes);
     arena.free_soa(soa).unwrap();
     assert_eq!(arena.stats().allocations, 0, "every column was freed");
@@ -111,12 +111,12 @@ fn structs_round_trip_through_their_columns() {
 #[test]
 fn a_column_written_alone_shows_in_the_elements() {
     let mut arena = Arena::host(1 << 16).unwrap();
-    let soa = arena.alloc_soa::<Particle>(4).unwrap();
+    let mut soa = arena.alloc_soa::<Particle>(4).unwrap();
     let mut rng = Rng(9);
     let particles: Vec<Particle> = (0..4).map(|_| particle(&mut rng)).collect();
-    arena.write_soa(&soa, &particles).unwrap();
+    arena.write_soa(&mut soa, &particles).unwrap();
     arena
-        .get_mut(&soa.columns().charge)
+        .get_mut(&mut soa.columns_mut().charge)
         .unwrap()
         .copy_from_slice(&[-1, -2, -3, -4]);
     let read = arena.read_soa(&soa).unwrap();
@@ -183,17 +183,17 @@ fn all_or_nothing_when_the_columns_do_not_fit() {
 #[test]
 fn a_length_mismatch_is_refused_and_writes_nothing() {
     let mut arena = Arena::host(1 << 16).unwrap();
-    let soa = arena.alloc_soa::<Scalar>(3).unwrap();
+    let mut soa = arena.alloc_soa::<Scalar>(3).unwrap();
     arena
-        .write_soa(&soa, &[1.0, 2.0, 3.0].map(|value| Scalar { value }))
+        .write_soa(&mut soa, &[1.0, 2.0, 3.0].map(|value| Scalar { value }))
         .unwrap();
     for wrong in [2, 4] {
         let items = vec![Scalar { value: 9.0 }; wrong];
         assert_eq!(
-            arena.write_soa(&soa, &items),
+            arena.write_soa(&mut soa, &items),
             Err(ArenaError::LengthMismatch {
                 expected: 3,
-                found: wrong as u64
+                found: wrong
             })
         );
     }
@@ -203,16 +203,16 @@ fn a_length_mismatch_is_refused_and_writes_nothing() {
 
 #[test]
 fn columns_of_another_arena_are_refused() {
-    let mut mine = Arena::host(1 << 16).unwrap();
+    let mine = Arena::host(1 << 16).unwrap();
     let mut other = Arena::host(1 << 16).unwrap();
-    let soa = other.alloc_soa::<Bytes>(8).unwrap();
+    let mut soa = other.alloc_soa::<Bytes>(8).unwrap();
     let items = [Bytes { a: 1, b: 2, c: 3 }; 8];
     assert!(matches!(
-        mine.write_soa(&soa, &items),
+        mine.write_soa(&mut soa, &items),
         Err(ArenaError::Handle(_))
     ));
     assert!(matches!(mine.read_soa(&soa), Err(ArenaError::Handle(_))));
-    other.write_soa(&soa, &items).unwrap();
+    other.write_soa(&mut soa, &items).unwrap();
     assert_eq!(other.read_soa(&soa).unwrap(), items);
     other.free_soa(soa).unwrap();
 }
@@ -226,14 +226,14 @@ fn an_soa_sits_in_a_plan_beside_ordinary_arrays() {
     let after = plan.array::<u64>(10);
     assert_eq!(plan.len(), 2 + 8, "one array per column");
     let mut carving = arena.carve(&plan).unwrap();
-    let soa = carving.take_soa(particles).expect("planned here");
-    let before = carving.take(before).expect("planned here");
-    let after = carving.take(after).expect("planned here");
+    let mut soa = carving.take_soa(particles).expect("planned here");
+    let mut before = carving.take(before).expect("planned here");
+    let mut after = carving.take(after).expect("planned here");
     let mut rng = Rng(77);
     let items: Vec<Particle> = (0..50).map(|_| particle(&mut rng)).collect();
-    arena.write_soa(&soa, &items).unwrap();
-    arena.get_mut(&before).unwrap().fill(1.5);
-    arena.get_mut(&after).unwrap().fill(7);
+    arena.write_soa(&mut soa, &items).unwrap();
+    arena.get_mut(&mut before).unwrap().fill(1.5);
+    arena.get_mut(&mut after).unwrap().fill(7);
     assert_eq!(arena.read_soa(&soa).unwrap(), items);
     assert!(arena.get(&before).unwrap().iter().all(|&v| v == 1.5));
     arena.free_soa(soa).unwrap();
@@ -247,7 +247,7 @@ fn an_soa_sits_in_a_plan_beside_ordinary_arrays() {
     let key = first.soa::<Scalar>(4);
     let second = {
         let mut plan = Plan::new();
-        plan.array::<f64>(4);
+        let _ = plan.array::<f64>(4);
         plan
     };
     let mut wrong = arena.carve(&second).unwrap();
@@ -348,8 +348,8 @@ mod renamed {
             r#type: 3,
             weight: 0.5,
         }; 5];
-        let soa = arena.alloc_soa::<Renamed>(5).unwrap();
-        arena.write_soa(&soa, &items).unwrap();
+        let mut soa = arena.alloc_soa::<Renamed>(5).unwrap();
+        arena.write_soa(&mut soa, &items).unwrap();
         assert_eq!(arena.get(&soa.columns().r#type).unwrap(), &[3; 5]);
         assert_eq!(arena.read_soa(&soa).unwrap(), items);
         assert_eq!(Renamed::LAYOUT.name, "Renamed");
