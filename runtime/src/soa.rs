@@ -270,13 +270,13 @@ unsafe impl<const N: usize> cudarc::driver::DeviceRepr for SoaView<N> {}
 unsafe impl<const N: usize> cudarc::driver::ValidAsZeroBits for SoaView<N> {}
 
 /// Collects each column's address under its field name.
-struct Addressing<'a, B: Backend> {
-    arena: &'a Arena<B>,
+struct Addressing<'a> {
+    arena: &'a Arena<HostBuffer>,
     layout: &'static GpuLayout,
     columns: Vec<u64>,
 }
 
-impl<B: Backend> __derive::Visitor for Addressing<'_, B> {
+impl __derive::Visitor for Addressing<'_> {
     type Error = ArenaError;
 
     fn column<F: GpuAligned>(
