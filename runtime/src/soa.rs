@@ -37,8 +37,8 @@
 //! The CUDA side is [`CudaHeader::add_soa`](crate::header::CudaHeader::add_soa):
 //! views with the same members over columns or over an array of structs.
 
-use crate::arena::{Arena, ArenaError, ArenaSlice, Carving, Plan};
-use crate::backend::HostBuffer;
+use crate::arena::{Arena, ArenaError, ArenaResult, ArenaSlice, Carving, FreeFailed, Plan};
+use crate::backend::{Backend, HostBuffer};
 use crate::layout::{GpuAligned, GpuLayout};
 use alloc_crate::boxed::Box;
 use alloc_crate::vec::Vec;
@@ -78,31 +78,34 @@ pub unsafe trait GpuSoa: Sized + 'static {
     const LAYOUT: GpuLayout;
     /// The number of columns (fields).
     const COLUMNS: usize;
-    /// The generated `<Name>Columns`: one `pub` [`ArenaSlice`] per field.
-    type Columns: fmt::Debug;
+    /// The generated `<Name>Columns`: one `pub` [`ArenaSlice`] per field,
+    /// in an arena on the backend `B`.
+    type Columns<B: Backend>: fmt::Debug;
     /// The kernel's view: [`SoaView`] with one pointer per column.
     type View: __derive::ViewParts;
 
     #[doc(hidden)]
     fn __plan<P: __derive::Planner>(planner: &mut P);
     #[doc(hidden)]
-    fn __columns<S: __derive::Source>(source: &mut S) -> Result<Self::Columns, S::Error>;
+    fn __columns<B: Backend, S: __derive::Source<B>>(
+        source: &mut S,
+    ) -> Result<Self::Columns<B>, S::Error>;
     #[doc(hidden)]
-    fn __visit<V: __derive::Visitor>(
-        columns: &Self::Columns,
+    fn __visit<B: Backend, V: __derive::Visitor<B>>(
+        columns: &Self::Columns<B>,
         visitor: &mut V,
     ) -> Result<(), V::Error>;
     #[doc(hidden)]
-    fn __consume<C: __derive::Consumer>(columns: Self::Columns, consumer: &mut C);
+    fn __consume<B: Backend, C: __derive::Consumer<B>>(columns: Self::Columns<B>, consumer: &mut C);
     #[doc(hidden)]
-    fn __scatter<W: __derive::Writer>(
+    fn __scatter<B: Backend, W: __derive::Writer<B>>(
         items: &[Self],
-        columns: &mut Self::Columns,
+        columns: &mut Self::Columns<B>,
         writer: &mut W,
     ) -> Result<(), W::Error>;
     #[doc(hidden)]
-    fn __gather<R: __derive::Reader>(
-        columns: &Self::Columns,
+    fn __gather<B: Backend, R: __derive::Reader<B>>(
+        columns: &Self::Columns<B>,
         len: usize,
         reader: &mut R,
     ) -> Result<Vec<Self>, R::Error>;
@@ -125,12 +128,12 @@ pub unsafe trait GpuSoa: Sized + 'static {
 /// # Ok::<(), gpu_aligned::arena::ArenaError>(())
 /// ```
 #[must_use = "an Soa holds arena memory: give it back with `Arena::free_soa`"]
-pub struct Soa<T: GpuSoa> {
-    columns: T::Columns,
+pub struct Soa<T: GpuSoa, B: Backend = HostBuffer> {
+    columns: T::Columns<B>,
     len: usize,
 }
 
-impl<T: GpuSoa> Soa<T> {
+impl<T: GpuSoa, B: Backend> Soa<T, B> {
     /// The columns: one `pub` typed array per field, named like the field.
     ///
     /// ```
@@ -145,7 +148,7 @@ impl<T: GpuSoa> Soa<T> {
     /// # arena.free_soa(soa)?;
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
-    pub fn columns(&self) -> &T::Columns {
+    pub fn columns(&self) -> &T::Columns<B> {
         &self.columns
     }
 
@@ -165,7 +168,7 @@ impl<T: GpuSoa> Soa<T> {
     /// # arena.free_soa(soa)?;
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
-    pub fn columns_mut(&mut self) -> &mut T::Columns {
+    pub fn columns_mut(&mut self) -> &mut T::Columns<B> {
         &mut self.columns
     }
 
@@ -207,7 +210,7 @@ impl<T: GpuSoa> Soa<T> {
     }
 }
 
-impl<T: GpuSoa> fmt::Debug for Soa<T> {
+impl<T: GpuSoa, B: Backend> fmt::Debug for Soa<T, B> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Soa")
             .field("type", &core::any::type_name::<T>())
@@ -270,20 +273,20 @@ unsafe impl<const N: usize> cudarc::driver::DeviceRepr for SoaView<N> {}
 unsafe impl<const N: usize> cudarc::driver::ValidAsZeroBits for SoaView<N> {}
 
 /// Collects each column's address under its field name.
-struct Addressing<'a> {
-    arena: &'a Arena<HostBuffer>,
+struct Addressing<'a, B: Backend> {
+    arena: &'a Arena<B>,
     layout: &'static GpuLayout,
     columns: Vec<u64>,
 }
 
-impl __derive::Visitor for Addressing<'_> {
-    type Error = ArenaError;
+impl<B: Backend> __derive::Visitor<B> for Addressing<'_, B> {
+    type Error = ArenaError<B::Error>;
 
     fn column<F: GpuAligned>(
         &mut self,
         name: &'static str,
-        column: &ArenaSlice<F>,
-    ) -> Result<(), ArenaError> {
+        column: &ArenaSlice<F, B>,
+    ) -> ArenaResult<(), B> {
         let address = self.arena.address(column)?;
         let index = self
             .layout
@@ -349,8 +352,8 @@ impl __derive::Planner for Planning<'_> {
 }
 
 /// Redeems the keys of a plan, in the order they were planned.
-struct Taking<'c> {
-    carving: &'c mut Carving,
+struct Taking<'c, B: Backend> {
+    carving: &'c mut Carving<B>,
     keys: alloc_crate::vec::IntoIter<Box<dyn Any>>,
 }
 
@@ -358,13 +361,13 @@ struct Taking<'c> {
 /// one already taken).
 struct NotInCarving;
 
-impl __derive::Source for Taking<'_> {
+impl<B: Backend> __derive::Source<B> for Taking<'_, B> {
     type Error = NotInCarving;
 
     fn column<F: GpuAligned>(
         &mut self,
         _name: &'static str,
-    ) -> Result<ArenaSlice<F>, NotInCarving> {
+    ) -> Result<ArenaSlice<F, B>, NotInCarving> {
         let key = self.keys.next().ok_or(NotInCarving)?;
         let key = *key
             .downcast::<crate::arena::ArrayKey<F>>()
@@ -403,7 +406,7 @@ impl Plan {
     }
 }
 
-impl Carving {
+impl<B: Backend> Carving<B> {
     /// The structure of arrays planned under `key`, once; `None` for a key
     /// of another plan or one already taken (columns taken before the
     /// failure stay in the carving, which frees them).
@@ -423,7 +426,7 @@ impl Carving {
     /// arena.free_carving(carving)?;
     /// # Ok::<(), gpu_aligned::arena::ArenaError>(())
     /// ```
-    pub fn take_soa<T: GpuSoa>(&mut self, key: SoaKey<T>) -> Option<Soa<T>> {
+    pub fn take_soa<T: GpuSoa>(&mut self, key: SoaKey<T>) -> Option<Soa<T, B>> {
         let len = key.len;
         let mut taking = Taking {
             carving: self,
@@ -435,13 +438,13 @@ impl Carving {
 }
 
 /// Frees every column, keeping the first error.
-struct Freeing<'a> {
-    arena: &'a mut Arena<HostBuffer>,
-    outcome: Result<(), ArenaError>,
+struct Freeing<'a, B: Backend> {
+    arena: &'a mut Arena<B>,
+    outcome: ArenaResult<(), B>,
 }
 
-impl __derive::Consumer for Freeing<'_> {
-    fn column<F: GpuAligned>(&mut self, _name: &'static str, column: ArenaSlice<F>) {
+impl<B: Backend> __derive::Consumer<B> for Freeing<'_, B> {
+    fn column<F: GpuAligned>(&mut self, _name: &'static str, column: ArenaSlice<F, B>) {
         let freed = self.arena.free(column).map_err(ArenaError::from);
         if self.outcome.is_ok() {
             self.outcome = freed;
@@ -449,53 +452,72 @@ impl __derive::Consumer for Freeing<'_> {
     }
 }
 
-/// Writes host values into columns of a host arena.
-struct HostWriting<'a> {
-    arena: &'a Arena<HostBuffer>,
+/// Writes host values into the columns.
+struct Writing<'a, B: Backend> {
+    arena: &'a Arena<B>,
 }
 
-impl __derive::Writer for HostWriting<'_> {
-    type Error = ArenaError;
+impl<B: Backend> __derive::Writer<B> for Writing<'_, B> {
+    type Error = ArenaError<B::Error>;
 
     fn column<F: GpuAligned>(
         &mut self,
-        column: &mut ArenaSlice<F>,
+        column: &mut ArenaSlice<F, B>,
         values: &[F],
-    ) -> Result<(), ArenaError> {
+    ) -> ArenaResult<(), B> {
         self.arena.write(column, values)
     }
 }
 
-/// Reads columns of a host arena.
-struct HostReading<'a> {
-    arena: &'a Arena<HostBuffer>,
+/// Reads the columns into host vectors.
+struct Reading<'a, B: Backend> {
+    arena: &'a Arena<B>,
 }
 
-impl __derive::Reader for HostReading<'_> {
-    type Error = ArenaError;
+impl<B: Backend> __derive::Reader<B> for Reading<'_, B> {
+    type Error = ArenaError<B::Error>;
 
     fn column<F: GpuAligned>(
         &mut self,
-        column: &ArenaSlice<F>,
+        column: &ArenaSlice<F, B>,
         len: usize,
-    ) -> Result<Vec<F>, ArenaError> {
-        let values = self.arena.get(column)?;
-        let values = values.get(..len).ok_or(ArenaError::LengthMismatch {
-            expected: len,
-            found: values.len(),
-        })?;
-        Ok(values.to_vec())
+    ) -> ArenaResult<Vec<F>, B> {
+        let values = self.arena.to_vec(column)?;
+        if values.len() != len {
+            return Err(ArenaError::LengthMismatch {
+                expected: len,
+                found: values.len(),
+            });
+        }
+        Ok(values)
     }
 
-    fn short(_column: &'static str) -> ArenaError {
+    fn short(_column: &'static str) -> ArenaError<B::Error> {
         ArenaError::OutsideBuffer
     }
 }
 
-impl Arena<HostBuffer> {
+/// Checks that every column is a live handle of the arena.
+struct Checking<'a, B: Backend> {
+    arena: &'a Arena<B>,
+}
+
+impl<B: Backend> __derive::Visitor<B> for Checking<'_, B> {
+    type Error = ArenaError<B::Error>;
+
+    fn column<F: GpuAligned>(
+        &mut self,
+        _name: &'static str,
+        column: &ArenaSlice<F, B>,
+    ) -> ArenaResult<(), B> {
+        self.arena.offset(column).map(|_| ())
+    }
+}
+
+impl<B: Backend> Arena<B> {
     /// Allocates `len` elements of `T` as one column per field, in one
     /// all-or-nothing reservation; each column starts on the arena's
-    /// minimum alignment.
+    /// minimum alignment. On host and device arenas alike.
     ///
     /// ```
     /// use gpu_aligned::arena::Arena;
@@ -510,25 +532,27 @@ impl Arena<HostBuffer> {
     ///     assert_eq!(offset % arena.min_align(), 0);
     /// }
     /// arena.free_soa(soa)?;
-    /// # Ok::<(), gpu_aligned::arena::ArenaError>(())
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     ///
     /// # Errors
     ///
     /// As [`Arena::carve`]: a zero `len`, a size that overflows, or no room
     /// for every column; nothing is reserved then.
-    pub fn alloc_soa<T: GpuSoa>(&mut self, len: usize) -> Result<Soa<T>, ArenaError> {
+    pub fn alloc_soa<T: GpuSoa>(&mut self, len: usize) -> ArenaResult<Soa<T, B>, B> {
         let mut plan = Plan::new();
         let key = plan.soa::<T>(len);
         let mut carving = self.carve(&plan)?;
         let soa = carving.take_soa(key);
         // Every column was taken, so this frees nothing; it would give the
         // columns back if one were missing.
-        self.free_carving(carving)?;
+        self.free_carving(carving).map_err(ArenaError::from)?;
         soa.ok_or(ArenaError::OutsideBuffer)
     }
 
-    /// Frees every column of `soa`.
+    /// Frees every column of `soa`. The columns are checked first: if one
+    /// is not this arena's, nothing is freed and `soa` comes back in the
+    /// error (`handle: Some(soa)`).
     ///
     /// ```
     /// use gpu_aligned::arena::Arena;
@@ -540,20 +564,34 @@ impl Arena<HostBuffer> {
     /// let soa = arena.alloc_soa::<Hit>(100)?;
     /// arena.free_soa(soa)?;
     /// assert_eq!(arena.stats().allocations, 0);
-    /// # Ok::<(), gpu_aligned::arena::ArenaError>(())
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     ///
     /// # Errors
     ///
-    /// [`ArenaError::Handle`] if the columns are not this arena's; the
-    /// other columns are still freed.
-    pub fn free_soa<T: GpuSoa>(&mut self, soa: Soa<T>) -> Result<(), ArenaError> {
+    /// [`FreeFailed`] with `handle: Some(soa)` when a column is not this
+    /// arena's ([`ArenaError::Handle`]): nothing was freed. With `handle:
+    /// None` for a backend failure while freeing ([`ArenaError::Backend`]):
+    /// the other columns are freed, the one that failed stays allocated
+    /// until the arena is reset.
+    pub fn free_soa<T: GpuSoa>(
+        &mut self,
+        soa: Soa<T, B>,
+    ) -> Result<(), FreeFailed<Option<Soa<T, B>>, B::Error>> {
+        if let Err(error) = T::__visit(&soa.columns, &mut Checking { arena: self }) {
+            return Err(FreeFailed {
+                handle: Some(soa),
+                error,
+            });
+        }
         let mut freeing = Freeing {
             arena: self,
             outcome: Ok(()),
         };
         T::__consume(soa.columns, &mut freeing);
-        freeing.outcome
+        freeing
+            .outcome
+            .map_err(|error| FreeFailed { handle: None, error })
     }
 
     /// The kernel's view of `soa`: each column's address, in layout order,
@@ -571,13 +609,13 @@ impl Arena<HostBuffer> {
     /// let view = arena.soa_view(&soa)?;
     /// assert_eq!(view.columns, [arena.address(&soa.columns().v)?]);
     /// arena.free_soa(soa)?;
-    /// # Ok::<(), gpu_aligned::arena::ArenaError>(())
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     ///
     /// # Errors
     ///
     /// [`ArenaError::Handle`] if the columns are not this arena's.
-    pub fn soa_view<T: GpuSoa>(&self, soa: &Soa<T>) -> Result<T::View, ArenaError> {
+    pub fn soa_view<T: GpuSoa>(&self, soa: &Soa<T, B>) -> ArenaResult<T::View, B> {
         let mut addressing = Addressing {
             arena: self,
             layout: &T::LAYOUT,
@@ -587,10 +625,9 @@ impl Arena<HostBuffer> {
         <T::View as __derive::ViewParts>::from_parts(&addressing.columns, soa.len as u64)
             .ok_or(ArenaError::OutsideBuffer)
     }
-}
 
-impl Arena<HostBuffer> {
-    /// Copies `items` into the columns of `soa`, field by field.
+    /// Copies `items` into the columns of `soa`, field by field, on host
+    /// and device arenas alike.
     ///
     /// ```
     /// use gpu_aligned::arena::Arena;
@@ -604,15 +641,15 @@ impl Arena<HostBuffer> {
     /// assert_eq!(arena.get(&soa.columns().id)?, &[7, 9]);
     /// assert!(arena.write_soa(&mut soa, &[Hit { x: 1.0, id: 7 }]).is_err());
     /// # arena.free_soa(soa)?;
-    /// # Ok::<(), gpu_aligned::arena::ArenaError>(())
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     ///
     /// # Errors
     ///
-    /// [`ArenaError::LengthMismatch`] if `items.len()` is not `soa.len()`
-    /// (nothing is written then); [`ArenaError::Handle`] if the columns are
-    /// not this arena's.
-    pub fn write_soa<T: GpuSoa>(&self, soa: &mut Soa<T>, items: &[T]) -> Result<(), ArenaError> {
+    /// [`ArenaError::LengthMismatch`] if `items.len()` is not `soa.len()`,
+    /// [`ArenaError::Handle`] if a column is not this arena's (nothing is
+    /// written in either case); [`ArenaError::Backend`] if a copy fails.
+    pub fn write_soa<T: GpuSoa>(&self, soa: &mut Soa<T, B>, items: &[T]) -> ArenaResult<(), B> {
         if items.len() != soa.len {
             return Err(ArenaError::LengthMismatch {
                 expected: soa.len,
@@ -622,10 +659,11 @@ impl Arena<HostBuffer> {
         // Check every column before writing any, so a foreign handle leaves
         // the arena untouched.
         T::__visit(&soa.columns, &mut Checking { arena: self })?;
-        T::__scatter(items, &mut soa.columns, &mut HostWriting { arena: self })
+        T::__scatter(items, &mut soa.columns, &mut Writing { arena: self })
     }
 
-    /// The elements of `soa`, rebuilt from its columns.
+    /// The elements of `soa`, rebuilt from its columns (on a device, after
+    /// the copies finish).
     ///
     /// ```
     /// use gpu_aligned::arena::Arena;
@@ -638,31 +676,15 @@ impl Arena<HostBuffer> {
     /// arena.write_soa(&mut soa, &[Hit { x: 0.5, id: 3 }])?;
     /// assert_eq!(arena.read_soa(&soa)?, [Hit { x: 0.5, id: 3 }]);
     /// # arena.free_soa(soa)?;
-    /// # Ok::<(), gpu_aligned::arena::ArenaError>(())
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     ///
     /// # Errors
     ///
-    /// [`ArenaError::Handle`] if the columns are not this arena's.
-    pub fn read_soa<T: GpuSoa>(&self, soa: &Soa<T>) -> Result<Vec<T>, ArenaError> {
-        T::__gather(&soa.columns, soa.len, &mut HostReading { arena: self })
-    }
-}
-
-/// Checks that every column is a live handle of the arena.
-struct Checking<'a> {
-    arena: &'a Arena<HostBuffer>,
-}
-
-impl __derive::Visitor for Checking<'_> {
-    type Error = ArenaError;
-
-    fn column<F: GpuAligned>(
-        &mut self,
-        _name: &'static str,
-        column: &ArenaSlice<F>,
-    ) -> Result<(), ArenaError> {
-        self.arena.offset(column).map(|_| ())
+    /// [`ArenaError::Handle`] if a column is not this arena's;
+    /// [`ArenaError::Backend`] if a copy fails.
+    pub fn read_soa<T: GpuSoa>(&self, soa: &Soa<T, B>) -> ArenaResult<Vec<T>, B> {
+        T::__gather(&soa.columns, soa.len, &mut Reading { arena: self })
     }
 }
 
@@ -692,13 +714,21 @@ macro_rules! __gpu_soa_derive {
             "The columns of a structure of arrays of [`", $name, "`]: one typed array per ",
             "field, named like the field, each usable with every arena verb."
         )]
-        #[derive(Debug)]
         #[must_use = "columns hold arena memory: give them back with `Arena::free_soa`"]
-        $vis struct $columns {
+        $vis struct $columns<B: $crate::backend::Backend = $crate::backend::HostBuffer> {
             $(
                 #[doc = concat!("The column of `", $fname, "`.")]
-                pub $member: $crate::arena::ArenaSlice<$fty>,
+                pub $member: $crate::arena::ArenaSlice<$fty, B>,
             )*
+        }
+
+        #[allow(unused_qualifications, clippy::all)]
+        impl<B: $crate::backend::Backend> ::core::fmt::Debug for $columns<B> {
+            fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+                f.debug_struct(::core::stringify!($columns))
+                    $( .field($fname, &self.$member) )*
+                    .finish()
+            }
         }
 
         #[doc(hidden)]
@@ -735,36 +765,39 @@ macro_rules! __gpu_soa_derive {
                 },
             );
             const COLUMNS: usize = $count;
-            type Columns = $columns;
+            type Columns<B: $crate::backend::Backend> = $columns<B>;
             type View = $crate::soa::SoaView<$count>;
 
             fn __plan<P: $crate::soa::__derive::Planner>(planner: &mut P) {
                 $( planner.column::<$fty>($fname); )*
             }
 
-            fn __columns<S: $crate::soa::__derive::Source>(
+            fn __columns<B: $crate::backend::Backend, S: $crate::soa::__derive::Source<B>>(
                 source: &mut S,
-            ) -> ::core::result::Result<$columns, S::Error> {
+            ) -> ::core::result::Result<$columns<B>, S::Error> {
                 ::core::result::Result::Ok($columns {
                     $( $member: source.column::<$fty>($fname)?, )*
                 })
             }
 
-            fn __visit<V: $crate::soa::__derive::Visitor>(
-                columns: &$columns,
+            fn __visit<B: $crate::backend::Backend, V: $crate::soa::__derive::Visitor<B>>(
+                columns: &$columns<B>,
                 visitor: &mut V,
             ) -> ::core::result::Result<(), V::Error> {
                 $( visitor.column::<$fty>($fname, &columns.$member)?; )*
                 ::core::result::Result::Ok(())
             }
 
-            fn __consume<C: $crate::soa::__derive::Consumer>(columns: $columns, consumer: &mut C) {
+            fn __consume<B: $crate::backend::Backend, C: $crate::soa::__derive::Consumer<B>>(
+                columns: $columns<B>,
+                consumer: &mut C,
+            ) {
                 $( consumer.column::<$fty>($fname, columns.$member); )*
             }
 
-            fn __scatter<W: $crate::soa::__derive::Writer>(
+            fn __scatter<B: $crate::backend::Backend, W: $crate::soa::__derive::Writer<B>>(
                 items: &[Self],
-                columns: &mut $columns,
+                columns: &mut $columns<B>,
                 writer: &mut W,
             ) -> ::core::result::Result<(), W::Error> {
                 $({
@@ -775,8 +808,8 @@ macro_rules! __gpu_soa_derive {
                 ::core::result::Result::Ok(())
             }
 
-            fn __gather<R: $crate::soa::__derive::Reader>(
-                columns: &$columns,
+            fn __gather<B: $crate::backend::Backend, R: $crate::soa::__derive::Reader<B>>(
+                columns: &$columns<B>,
                 len: usize,
                 reader: &mut R,
             ) -> ::core::result::Result<$crate::soa::__derive::Vec<Self>, R::Error> {
@@ -805,6 +838,7 @@ macro_rules! __gpu_soa_derive {
 #[doc(hidden)]
 pub mod __derive {
     use crate::arena::ArenaSlice;
+    use crate::backend::Backend;
     use crate::layout::{GpuAligned, GpuField};
     pub use alloc_crate::vec::Vec;
 
@@ -852,54 +886,54 @@ pub mod __derive {
     }
 
     /// Hands out each column, in declaration order.
-    pub trait Source {
+    pub trait Source<B: Backend> {
         /// Why a column could not be handed out.
         type Error;
         /// The next column.
         fn column<F: GpuAligned>(
             &mut self,
             name: &'static str,
-        ) -> Result<ArenaSlice<F>, Self::Error>;
+        ) -> Result<ArenaSlice<F, B>, Self::Error>;
     }
 
     /// Sees each column.
-    pub trait Visitor {
+    pub trait Visitor<B: Backend> {
         /// Why the visit stopped.
         type Error;
         /// One column.
         fn column<F: GpuAligned>(
             &mut self,
             name: &'static str,
-            column: &ArenaSlice<F>,
+            column: &ArenaSlice<F, B>,
         ) -> Result<(), Self::Error>;
     }
 
     /// Takes each column by value.
-    pub trait Consumer {
+    pub trait Consumer<B: Backend> {
         /// One column.
-        fn column<F: GpuAligned>(&mut self, name: &'static str, column: ArenaSlice<F>);
+        fn column<F: GpuAligned>(&mut self, name: &'static str, column: ArenaSlice<F, B>);
     }
 
     /// Stores one field's values into its column.
-    pub trait Writer {
+    pub trait Writer<B: Backend> {
         /// Why a write failed.
         type Error;
         /// `values` into `column`.
         fn column<F: GpuAligned>(
             &mut self,
-            column: &mut ArenaSlice<F>,
+            column: &mut ArenaSlice<F, B>,
             values: &[F],
         ) -> Result<(), Self::Error>;
     }
 
     /// Loads one field's values from its column.
-    pub trait Reader {
+    pub trait Reader<B: Backend> {
         /// Why a read failed.
         type Error;
         /// The first `len` values of `column`.
         fn column<F: GpuAligned>(
             &mut self,
-            column: &ArenaSlice<F>,
+            column: &ArenaSlice<F, B>,
             len: usize,
         ) -> Result<Vec<F>, Self::Error>;
         /// The error for a column that came back shorter than asked.
