@@ -8,6 +8,9 @@
 #[path = "../support/mod.rs"]
 mod support;
 
+#[cfg(feature = "cuda")]
+mod device;
+
 use gpu_aligned::arena::{Arena, ArenaError, Plan};
 use gpu_aligned::coalesce::{advise, Access, Fields, Storage};
 use gpu_aligned::header::CudaHeader;
