@@ -437,6 +437,25 @@ impl<B: Backend> Carving<B> {
     }
 }
 
+/// Why [`Arena::free_soa`] refused or failed: the `Soa` itself when nothing
+/// was freed (a column of another arena), `None` when a backend failure
+/// left one column allocated after the others were freed.
+///
+/// ```
+/// use gpu_aligned::arena::Arena;
+///
+/// #[derive(Clone, Copy, gpu_aligned::GpuSoa)]
+/// struct One { v: f32 }
+///
+/// let mut mine = Arena::host(1 << 12)?;
+/// let mut theirs = Arena::host(1 << 12)?;
+/// let soa = mine.alloc_soa::<One>(4)?;
+/// let refused = theirs.free_soa(soa).unwrap_err();
+/// mine.free_soa(refused.handle.expect("nothing was freed"))?;
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub type SoaFreeFailed<T, B> = FreeFailed<Option<Soa<T, B>>, <B as Backend>::Error>;
+
 /// Frees every column, keeping the first error.
 struct Freeing<'a, B: Backend> {
     arena: &'a mut Arena<B>,
@@ -574,10 +593,7 @@ impl<B: Backend> Arena<B> {
     /// None` for a backend failure while freeing ([`ArenaError::Backend`]):
     /// the other columns are freed, the one that failed stays allocated
     /// until the arena is reset.
-    pub fn free_soa<T: GpuSoa>(
-        &mut self,
-        soa: Soa<T, B>,
-    ) -> Result<(), FreeFailed<Option<Soa<T, B>>, B::Error>> {
+    pub fn free_soa<T: GpuSoa>(&mut self, soa: Soa<T, B>) -> Result<(), SoaFreeFailed<T, B>> {
         if let Err(error) = T::__visit(&soa.columns, &mut Checking { arena: self }) {
             return Err(FreeFailed {
                 handle: Some(soa),
@@ -589,9 +605,10 @@ impl<B: Backend> Arena<B> {
             outcome: Ok(()),
         };
         T::__consume(soa.columns, &mut freeing);
-        freeing
-            .outcome
-            .map_err(|error| FreeFailed { handle: None, error })
+        freeing.outcome.map_err(|error| FreeFailed {
+            handle: None,
+            error,
+        })
     }
 
     /// The kernel's view of `soa`: each column's address, in layout order,

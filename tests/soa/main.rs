@@ -206,7 +206,7 @@ fn a_length_mismatch_is_refused_and_writes_nothing() {
 
 #[test]
 fn columns_of_another_arena_are_refused() {
-    let mine = Arena::host(1 << 16).unwrap();
+    let mut mine = Arena::host(1 << 16).unwrap();
     let mut other = Arena::host(1 << 16).unwrap();
     let mut soa = other.alloc_soa::<Bytes>(8).unwrap();
     let items = [Bytes { a: 1, b: 2, c: 3 }; 8];
@@ -215,9 +215,16 @@ fn columns_of_another_arena_are_refused() {
         Err(ArenaError::Handle(_))
     ));
     assert!(matches!(mine.read_soa(&soa), Err(ArenaError::Handle(_))));
+    assert!(matches!(mine.soa_view(&soa), Err(ArenaError::Handle(_))));
     other.write_soa(&mut soa, &items).unwrap();
     assert_eq!(other.read_soa(&soa).unwrap(), items);
+    // A refused free frees nothing and hands the columns back.
+    let refused = mine.free_soa(soa).unwrap_err();
+    assert!(matches!(refused.error, ArenaError::Handle(_)));
+    let soa = refused.handle.expect("nothing was freed");
+    assert_eq!(other.read_soa(&soa).unwrap(), items);
     other.free_soa(soa).unwrap();
+    assert_eq!(other.stats().allocations, 0);
 }
 
 #[test]
