@@ -228,3 +228,21 @@ fn misaligned_base_is_an_error() {
         }
     );
 }
+
+/// The fake device asks to retire every array (the default), so its frees
+/// take the checked path: a foreign free still hands the handle back.
+#[test]
+fn a_backend_that_retires_arrays_hands_back_foreign_handles() {
+    use gpu_aligned::arena::ArenaError;
+    let device = |base| FakeDevice { base, len: 1 << 16 };
+    let mut mine = Arena::new(device(0x10_0000)).unwrap();
+    let mut theirs = Arena::new(device(0x20_0000)).unwrap();
+    let a = mine.alloc::<u32>(4).unwrap();
+    let image = mine.alloc_pitched::<u8>(8, 2).unwrap();
+    let refused = theirs.free(a).unwrap_err();
+    assert!(matches!(refused.error, ArenaError::Handle(_)));
+    mine.free(refused.handle).unwrap();
+    let refused = theirs.free_pitched(image).unwrap_err();
+    mine.free_pitched(refused.handle).unwrap();
+    assert_eq!((mine.live(), theirs.live()), (0, 0));
+}

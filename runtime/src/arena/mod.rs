@@ -567,6 +567,17 @@ impl<B: Backend> Arena<B> {
         &mut self,
         mut slice: ArenaSlice<T, B>,
     ) -> Result<(), FreeFailed<ArenaSlice<T, B>, B::Error>> {
+        if !self.backend.needs_retire(&slice.tracking) {
+            // The allocator checks the handle itself; the handle stays whole
+            // (its `Allocation` is a copy) to be handed back.
+            return match self.allocator.free(slice.allocation) {
+                Ok(()) => Ok(()),
+                Err(error) => Err(FreeFailed {
+                    handle: slice,
+                    error: error.into(),
+                }),
+            };
+        }
         if let Err(error) = self.allocator.check_handle(&slice.allocation) {
             return Err(FreeFailed {
                 handle: slice,

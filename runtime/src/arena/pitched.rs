@@ -270,6 +270,15 @@ impl<B: Backend> Arena<B> {
         &mut self,
         mut array: Pitched<T, B>,
     ) -> Result<(), FreeFailed<Pitched<T, B>, B::Error>> {
+        if !self.backend.needs_retire(&array.tracking) {
+            return match self.allocator.free(array.allocation) {
+                Ok(()) => Ok(()),
+                Err(error) => Err(FreeFailed {
+                    handle: array,
+                    error: error.into(),
+                }),
+            };
+        }
         if let Err(error) = self.allocator.check_handle(&array.allocation) {
             return Err(FreeFailed {
                 handle: array,

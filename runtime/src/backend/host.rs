@@ -310,6 +310,10 @@ unsafe impl Backend for HostBuffer {
         Ok(())
     }
 
+    fn needs_retire(&self, _tracking: &()) -> bool {
+        false
+    }
+
     fn retire(&mut self, _tracking: &mut ()) -> Result<Option<Self::Fence>, HostBufferError> {
         // Host copies finish before they return: nothing can still use the
         // bytes.

@@ -261,6 +261,14 @@ pub unsafe trait Backend {
         dst: &mut [u8],
     ) -> Result<(), Self::Error>;
 
+    /// Whether freeing an array with this tracking needs
+    /// [`retire`](Backend::retire) at all: `false` lets the arena hand its
+    /// bytes back at once, without asking. The default asks.
+    fn needs_retire(&self, tracking: &Self::Tracking) -> bool {
+        let _ = tracking;
+        true
+    }
+
     /// An array is being freed: empty its tracking, and say what must pass
     /// before its bytes may be handed out again (`None`: at once).
     ///

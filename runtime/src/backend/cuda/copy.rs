@@ -266,6 +266,11 @@ unsafe impl Backend for CudaBackend {
         )
     }
 
+    fn needs_retire(&self, tracking: &ArrayEvents) -> bool {
+        // An array never used on the device has no events to wait for.
+        tracking.is_made()
+    }
+
     fn retire(&mut self, tracking: &mut ArrayEvents) -> Result<Option<CudaEvent>, CudaError> {
         if !tracking.is_made() {
             // Never used on the device: nothing can still be using it.
