@@ -195,6 +195,9 @@ pub struct Arena<B: Backend> {
     backend: B,
     min_align: u64,
     pitch_align: u64,
+    /// The largest power of two dividing the buffer's address (which never
+    /// changes): an alignment up to it is one an offset can give.
+    base_align: u64,
     /// Freed arrays whose bytes wait for the backend's work on them to
     /// finish, oldest first.
     pending: VecDeque<(Allocation, B::Fence)>,
@@ -277,11 +280,16 @@ impl<B: Backend> Arena<B> {
         // allocator rounds blocks up to it instead of keeping those slivers
         // in its free lists.
         let allocator = Allocator::with_granularity(backend.len(), min_align)?;
+        let base_align = match base {
+            0 => 1 << 63,
+            _ => 1 << base.trailing_zeros(),
+        };
         Ok(Arena {
             allocator,
             backend,
             min_align,
             pitch_align,
+            base_align,
             pending: VecDeque::new(),
         })
     }
@@ -490,9 +498,13 @@ impl<B: Backend> Arena<B> {
     /// first when their fences have passed; only when nothing fits are the
     /// pending ones waited for.
     fn reserve(&mut self, bytes: u64, align: u64) -> ArenaResult<Allocation, B> {
-        let base = self.backend.base_address();
-        if base % align != 0 {
-            return Err(ArenaError::MisalignedBase { base, align });
+        // `align` is a power of two (the allocator refuses others), so a
+        // compare replaces a division.
+        if align > self.base_align && align.is_power_of_two() {
+            return Err(ArenaError::MisalignedBase {
+                base: self.backend.base_address(),
+                align,
+            });
         }
         if self.pending.is_empty() {
             return Ok(self.allocator.alloc(bytes, align)?);
