@@ -26,14 +26,14 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     assert_eq!((Tagged::LAYOUT.size, Tagged::LAYOUT.padding), (8, 3));
 
     let mut arena = Arena::host(1 << 16)?;
-    let particles = arena.alloc::<Particle>(100)?;
-    let tags = arena.alloc::<Tagged>(10)?;
+    let mut particles = arena.alloc::<Particle>(100)?;
+    let mut tags = arena.alloc::<Tagged>(10)?;
     assert_eq!(arena.offset(&tags)? % 256, 0);
-    arena.get_mut(&particles)?[99] = Particle {
+    arena.get_mut(&mut particles)?[99] = Particle {
         position: float3::new(1.0, 2.0, 3.0),
         mass: 0.5,
     };
-    arena.get_mut(&tags)?[0] = Tagged::new(7, 42);
+    arena.get_mut(&mut tags)?[0] = Tagged::new(7, 42);
     let bytes: &[u8] = bytemuck::cast_slice(arena.get(&tags)?);
     assert_eq!(&bytes[..8], &[7, 0, 0, 0, 42, 0, 0, 0]);
 
