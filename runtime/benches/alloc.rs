@@ -1,23 +1,33 @@
 //! The sub-allocator against `offset-allocator` 0.2 (the TLSF-style offset
-//! allocator it is most like) on the same sequence: a steady state of 1,000
-//! live allocations where each step frees a random one and allocates 256 B
-//! to 64 KiB in its place. Ours is asked for bytes at alignment 256, with its
-//! handle checks on; offset-allocator, which has no alignment, for the same
-//! sizes in 256-byte units. The ratio of the two times per free+alloc pair is
-//! the figure in the README.
+//! allocator it is most like), each case on one pre-generated sequence that
+//! both run in the same process: a steady state where each step frees a
+//! random live allocation and allocates another in its place, timed per
+//! free+alloc pair. Ours keeps every check (handles, sizes, alignment);
+//! offset-allocator has no alignment, so it is given what it needs to hand
+//! out the same aligned bytes:
+//!
+//! - `a`: 1,000 live, 256 B to 64 KiB at alignment 256, ours at granularity
+//!   256 (what an arena with the default minimum alignment uses);
+//!   offset-allocator in 256-byte units.
+//! - `b`: 1,000 live, 1 B to 64 KiB at alignments 1 to 4096, ours from
+//!   `Allocator::new`; offset-allocator over-allocating `size + align - 1`
+//!   bytes.
+//! - `c`: 10,000 live, 16 to 256 B at alignment 16, ours from
+//!   `Allocator::new`; offset-allocator over-allocating `size + 15` bytes.
+//!
+//! Then how long a failing allocation takes with 1,000 and 100,000 free
+//! blocks (bounded, not a walk of every block), and threads: one shared
+//! `SyncAllocator` against one `Allocator` per thread, 1 and 2 threads,
+//! in pairs per second.
 //!
 //! Before the timings, it prints the utilization at first failure of a
 //! random workload with alignments 1 to 4096 (see `utilization`).
 
-use criterion::{criterion_group, BenchmarkId, Criterion};
-use gpu_aligned::alloc::Allocator;
+use std::sync::Barrier;
+use std::time::{Duration, Instant};
 
-const LIVE: usize = 1_000;
-const STEPS: usize = 1 << 14;
-const UNIT: u64 = 256;
-/// 128 MiB: room for 1,000 allocations of up to 64 KiB twice over, so the
-/// steady state measures the search, not out-of-memory handling.
-const CAPACITY: u64 = 128 << 20;
+use criterion::{criterion_group, BenchmarkId, Criterion, Throughput};
+use gpu_aligned::alloc::{AllocError, Allocation, Allocator, SyncAllocator};
 
 /// SplitMix64: a seeded generator, so both allocators see one sequence.
 struct Rng(u64);
@@ -34,92 +44,360 @@ impl Rng {
     fn below(&mut self, bound: u64) -> u64 {
         self.next() % bound
     }
+
+    /// A number in `low..=high`.
+    fn between(&mut self, low: u64, high: u64) -> u64 {
+        low + self.below(high - low + 1)
+    }
 }
 
-/// The initial sizes and, per step, which slot to replace with what size.
-struct Workload {
-    initial: Vec<u64>,
-    steps: Vec<(usize, u64)>,
+/// One steady-state case: the requests, and how offset-allocator is asked.
+struct Case {
+    live: usize,
+    capacity: u64,
+    /// Granularity of our allocator; `None` is `Allocator::new`.
+    granularity: Option<u64>,
+    /// `Some(unit)`: offset-allocator counts in units of this many bytes
+    /// (the requests' alignment); `None`: it counts bytes and is asked for
+    /// `size + align - 1`.
+    oa_unit: Option<u64>,
+    /// `(size, align)` of the initial allocations.
+    initial: Vec<(u64, u64)>,
+    /// Per step: which live allocation to replace, with what.
+    steps: Vec<(usize, u64, u64)>,
 }
 
-fn workload() -> Workload {
-    let mut rng = Rng(0x5eed);
-    let size = |rng: &mut Rng| 256 + rng.below(64 * 1024 - 256 + 1);
-    let initial = (0..LIVE).map(|_| size(&mut rng)).collect();
-    let steps = (0..STEPS)
-        .map(|_| (rng.below(LIVE as u64) as usize, size(&mut rng)))
-        .collect();
-    Workload { initial, steps }
+const STEPS: usize = 1 << 16;
+
+impl Case {
+    fn new(
+        seed: u64,
+        live: usize,
+        capacity: u64,
+        granularity: Option<u64>,
+        oa_unit: Option<u64>,
+        request: impl Fn(&mut Rng) -> (u64, u64),
+    ) -> Case {
+        let mut rng = Rng(seed);
+        let initial = (0..live).map(|_| request(&mut rng)).collect();
+        let steps = (0..STEPS)
+            .map(|_| {
+                let slot = rng.below(live as u64) as usize;
+                let (size, align) = request(&mut rng);
+                (slot, size, align)
+            })
+            .collect();
+        Case {
+            live,
+            capacity,
+            granularity,
+            oa_unit,
+            initial,
+            steps,
+        }
+    }
+
+    fn ours(&self) -> Allocator {
+        match self.granularity {
+            None => Allocator::new(self.capacity),
+            Some(granularity) => {
+                Allocator::with_granularity(self.capacity, granularity).expect("a power of two")
+            }
+        }
+    }
+
+    /// What offset-allocator is asked for, in its units.
+    fn oa_request(&self, size: u64, align: u64) -> u32 {
+        match self.oa_unit {
+            Some(unit) => size.div_ceil(unit) as u32,
+            None => (size + align - 1) as u32,
+        }
+    }
+
+    fn oa_capacity(&self) -> u32 {
+        (self.capacity / self.oa_unit.unwrap_or(1)) as u32
+    }
 }
 
-fn units(bytes: u64) -> u32 {
-    bytes.div_ceil(UNIT) as u32
-}
-
-/// Our allocator through the sequence, one free+alloc pair per iteration.
-fn bench_ours(
-    c: &mut criterion::BenchmarkGroup<'_, criterion::measurement::WallTime>,
-    work: &Workload,
-    granularity: u64,
-) {
-    let id = BenchmarkId::new(
-        "gpu-aligned",
-        format!("align 256, granularity {granularity}"),
-    );
-    c.bench_function(id, |b| {
-        let mut allocator =
-            Allocator::with_granularity(CAPACITY, granularity).expect("a power of two");
-        let mut live: Vec<_> = work
+fn steady_state(c: &mut Criterion, name: &str, case: &Case) {
+    let mut group = c.benchmark_group(name);
+    group.bench_function("gpu-aligned", |b| {
+        let mut allocator = case.ours();
+        let mut live: Vec<Allocation> = case
             .initial
             .iter()
-            .map(|&size| {
+            .map(|&(size, align)| allocator.alloc(size, align).expect("room"))
+            .collect();
+        let mut step = 0;
+        b.iter(|| {
+            let (slot, size, align) = case.steps[step % STEPS];
+            step += 1;
+            allocator.free(live[slot]).expect("live");
+            live[slot] = allocator.alloc(size, align).expect("steady state fits");
+        });
+    });
+    group.bench_function("offset-allocator", |b| {
+        let max_allocs = (case.live as u32 * 4).max(128 * 1024);
+        let mut allocator: offset_allocator::Allocator =
+            offset_allocator::Allocator::with_max_allocs(case.oa_capacity(), max_allocs);
+        let mut live: Vec<_> = case
+            .initial
+            .iter()
+            .map(|&(size, align)| {
                 allocator
-                    .alloc(size, UNIT)
-                    .expect("room for the initial set")
+                    .allocate(case.oa_request(size, align))
+                    .expect("room")
             })
             .collect();
         let mut step = 0;
         b.iter(|| {
-            let (slot, size) = work.steps[step % STEPS];
+            let (slot, size, align) = case.steps[step % STEPS];
             step += 1;
-            allocator.free(live[slot]).expect("live");
-            live[slot] = allocator.alloc(size, UNIT).expect("steady state fits");
+            allocator.free(live[slot]);
+            live[slot] = allocator
+                .allocate(case.oa_request(size, align))
+                .expect("steady state fits");
         });
     });
+    group.finish();
 }
 
-fn steady_state(c: &mut Criterion) {
-    let work = workload();
-    let mut group = c.benchmark_group("steady state, 1000 live, free+alloc 256 B..64 KiB");
-    // Granularity 256 is what an arena with the default minimum alignment
-    // uses (and what 256-byte units give offset-allocator); granularity 1
-    // keeps every request byte-exact and the slivers after it free.
-    bench_ours(&mut group, &work, 256);
-    bench_ours(&mut group, &work, 1);
+/// The three cases, named as in the module docs.
+fn all_cases() -> [(&'static str, Case); 3] {
+    // 128 MiB: room for 1,000 allocations of up to 64 KiB (plus alignment)
+    // twice over, so the steady state measures the search, not running out.
+    let a = Case::new(0xa, 1_000, 128 << 20, Some(256), Some(256), |rng| {
+        (rng.between(256, 64 << 10), 256)
+    });
+    let b = Case::new(0xb, 1_000, 128 << 20, None, None, |rng| {
+        (rng.between(1, 64 << 10), 1 << rng.below(13))
+    });
+    let c = Case::new(0xc, 10_000, 16 << 20, None, None, |rng| {
+        (rng.between(16, 256), 16)
+    });
+    [
+        ("a: 1000 live, 256 B-64 KiB, align 256, granularity 256", a),
+        ("b: 1000 live, 1 B-64 KiB, align 1-4096", b),
+        ("c: 10000 live, 16-256 B, align 16", c),
+    ]
+}
 
-    group.bench_function(
-        BenchmarkId::new("offset-allocator", "256-byte units"),
-        |b| {
-            let mut allocator: offset_allocator::Allocator =
-                offset_allocator::Allocator::new(units(CAPACITY));
-            let mut live: Vec<_> = work
-                .initial
-                .iter()
-                .map(|&size| {
-                    allocator
-                        .allocate(units(size))
-                        .expect("room for the initial set")
-                })
-                .collect();
-            let mut step = 0;
-            b.iter(|| {
-                let (slot, size) = work.steps[step % STEPS];
-                step += 1;
-                allocator.free(live[slot]);
-                live[slot] = allocator.allocate(units(size)).expect("steady state fits");
-            });
-        },
+fn cases(c: &mut Criterion) {
+    for (name, case) in all_cases() {
+        steady_state(c, name, &case);
+    }
+}
+
+/// `ALLOC_PAIRS=<case letter>,<ours|oa>,<pairs>`: runs that many pairs of
+/// one case untimed and exits, for instruction counts under
+/// `valgrind --tool=callgrind` (two runs with different pair counts; the
+/// difference divided by the difference in pairs is the cost of one pair,
+/// without the set-up).
+fn pairs_only(spec: &str) {
+    let mut parts = spec.split(',');
+    let (letter, side, pairs) = (
+        parts.next().expect("case letter"),
+        parts.next().expect("ours or oa"),
+        parts
+            .next()
+            .and_then(|p| p.parse::<usize>().ok())
+            .expect("pairs"),
     );
+    let (_, case) = all_cases()
+        .into_iter()
+        .find(|(name, _)| name.starts_with(letter))
+        .expect("a case a, b or c");
+    if side == "ours" {
+        let mut allocator = case.ours();
+        let mut live: Vec<Allocation> = case
+            .initial
+            .iter()
+            .map(|&(size, align)| allocator.alloc(size, align).expect("room"))
+            .collect();
+        for &(slot, size, align) in case.steps.iter().cycle().take(pairs) {
+            allocator.free(live[slot]).expect("live");
+            live[slot] = allocator.alloc(size, align).expect("fits");
+        }
+        std::hint::black_box(&live);
+    } else {
+        let max_allocs = (case.live as u32 * 4).max(128 * 1024);
+        let mut allocator: offset_allocator::Allocator =
+            offset_allocator::Allocator::with_max_allocs(case.oa_capacity(), max_allocs);
+        let mut live: Vec<_> = case
+            .initial
+            .iter()
+            .map(|&(size, align)| {
+                allocator
+                    .allocate(case.oa_request(size, align))
+                    .expect("room")
+            })
+            .collect();
+        for &(slot, size, align) in case.steps.iter().cycle().take(pairs) {
+            allocator.free(live[slot]);
+            live[slot] = allocator
+                .allocate(case.oa_request(size, align))
+                .expect("fits");
+        }
+        std::hint::black_box(&live);
+    }
+}
+
+/// An allocator with `holes` free blocks of 90 bytes between live ones and
+/// nothing free that holds 91 bytes.
+fn fragmented(holes: u64) -> Allocator {
+    let mut allocator = Allocator::new(holes * 180);
+    let mut freed = Vec::new();
+    for _ in 0..holes {
+        freed.push(allocator.alloc(90, 1).expect("room"));
+        let _separator = allocator.alloc(90, 1).expect("room");
+    }
+    for hole in freed {
+        allocator.free(hole).expect("live");
+    }
+    allocator
+}
+
+fn failing(c: &mut Criterion) {
+    let mut group = c.benchmark_group("failing alloc");
+    for holes in [1_000u64, 100_000] {
+        let mut allocator = fragmented(holes);
+        group.bench_function(BenchmarkId::new("free blocks", holes), |b| {
+            b.iter(|| {
+                let refused = allocator.alloc(91, 1);
+                assert!(matches!(refused, Err(AllocError::OutOfMemory { .. })));
+            });
+        });
+    }
+    group.finish();
+}
+
+/// Live allocations each thread keeps; sizes as in case `a`.
+const PER_THREAD_LIVE: usize = 256;
+
+/// One thread's part: its own sequence of (slot, size) steps.
+fn thread_steps(seed: u64) -> Vec<(usize, u64)> {
+    let mut rng = Rng(seed);
+    (0..STEPS)
+        .map(|_| {
+            (
+                rng.below(PER_THREAD_LIVE as u64) as usize,
+                rng.between(256, 64 << 10),
+            )
+        })
+        .collect()
+}
+
+/// Runs `threads` workers that each do `iters` free+alloc pairs through
+/// `pair`, started together; returns the wall time from start to the last
+/// finish.
+fn timed_threads<S: Send>(
+    threads: usize,
+    iters: u64,
+    mut states: Vec<S>,
+    work: impl Fn(&mut S, u64) + Sync,
+) -> Duration {
+    let start = Barrier::new(threads + 1);
+    std::thread::scope(|scope| {
+        let workers: Vec<_> = states
+            .drain(..)
+            .map(|mut state| {
+                let (start, work) = (&start, &work);
+                scope.spawn(move || {
+                    start.wait();
+                    work(&mut state, iters);
+                })
+            })
+            .collect();
+        start.wait();
+        let began = Instant::now();
+        for worker in workers {
+            worker.join().expect("worker");
+        }
+        began.elapsed()
+    })
+}
+
+fn threads(c: &mut Criterion) {
+    let steps: Vec<_> = (0..2).map(|t| thread_steps(0x7 + t)).collect();
+    let capacity = 256 << 20;
+    let mut group = c.benchmark_group("threads, free+alloc pairs, 256 B-64 KiB, align 256");
+    for threads in [1usize, 2] {
+        group.throughput(Throughput::Elements(threads as u64));
+        group.bench_function(BenchmarkId::new("one shared SyncAllocator", threads), |b| {
+            b.iter_custom(|iters| {
+                let shared = SyncAllocator::from(
+                    Allocator::with_granularity(capacity, 256).expect("a power of two"),
+                );
+                let states: Vec<_> = (0..threads)
+                    .map(|t| {
+                        let live: Vec<_> = (0..PER_THREAD_LIVE)
+                            .map(|i| shared.alloc(steps[t][i].1, 256).expect("room"))
+                            .collect();
+                        (live, &steps[t])
+                    })
+                    .collect();
+                timed_threads(threads, iters, states, |(live, steps), iters| {
+                    for i in 0..iters as usize {
+                        let (slot, size) = steps[i % STEPS];
+                        shared.free(live[slot]).expect("live");
+                        live[slot] = shared.alloc(size, 256).expect("fits");
+                    }
+                })
+            });
+        });
+        group.bench_function(
+            BenchmarkId::new("one shared SyncAllocator, 16 pairs per lock", threads),
+            |b| {
+                b.iter_custom(|iters| {
+                    let shared = SyncAllocator::from(
+                        Allocator::with_granularity(capacity, 256).expect("a power of two"),
+                    );
+                    let states: Vec<_> = (0..threads)
+                        .map(|t| {
+                            let live: Vec<_> = (0..PER_THREAD_LIVE)
+                                .map(|i| shared.alloc(steps[t][i].1, 256).expect("room"))
+                                .collect();
+                            (live, &steps[t])
+                        })
+                        .collect();
+                    timed_threads(threads, iters, states, |(live, steps), iters| {
+                        let mut i = 0;
+                        while i < iters as usize {
+                            let mut allocator = shared.lock();
+                            let batch_end = (i + 16).min(iters as usize);
+                            while i < batch_end {
+                                let (slot, size) = steps[i % STEPS];
+                                allocator.free(live[slot]).expect("live");
+                                live[slot] = allocator.alloc(size, 256).expect("fits");
+                                i += 1;
+                            }
+                        }
+                    })
+                });
+            },
+        );
+        group.bench_function(BenchmarkId::new("one Allocator per thread", threads), |b| {
+            b.iter_custom(|iters| {
+                let states: Vec<_> = (0..threads)
+                    .map(|t| {
+                        let mut allocator =
+                            Allocator::with_granularity(capacity / 2, 256).expect("a power of two");
+                        let live: Vec<_> = (0..PER_THREAD_LIVE)
+                            .map(|i| allocator.alloc(steps[t][i].1, 256).expect("room"))
+                            .collect();
+                        (allocator, live, &steps[t])
+                    })
+                    .collect();
+                timed_threads(threads, iters, states, |(allocator, live, steps), iters| {
+                    for i in 0..iters as usize {
+                        let (slot, size) = steps[i % STEPS];
+                        allocator.free(live[slot]).expect("live");
+                        live[slot] = allocator.alloc(size, 256).expect("fits");
+                    }
+                })
+            });
+        });
+    }
     group.finish();
 }
 
@@ -146,9 +424,13 @@ fn utilization(seed: u64) -> f64 {
     }
 }
 
-criterion_group!(benches, steady_state);
+criterion_group!(benches, cases, failing, threads);
 
 fn main() {
+    if let Ok(spec) = std::env::var("ALLOC_PAIRS") {
+        pairs_only(&spec);
+        return;
+    }
     let runs: Vec<f64> = (1..=10).map(utilization).collect();
     let mean = runs.iter().sum::<f64>() / runs.len() as f64;
     let worst = runs.iter().copied().fold(f64::INFINITY, f64::min);
