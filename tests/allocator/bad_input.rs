@@ -46,7 +46,7 @@ fn zero_align_is_an_error() {
 #[test]
 fn align_larger_than_capacity_fits_at_offset_zero() {
     // Alignment is relative to the buffer's start: offset 0 satisfies any.
-    let mut allocator = Allocator::new(100);
+    let mut allocator = Allocator::with_granularity(100, 1).unwrap();
     let a = allocator.alloc(1, 128).unwrap();
     assert_eq!(a.offset(), 0);
     // Nothing else is a multiple of 128 below 100.
@@ -82,7 +82,7 @@ fn size_larger_than_capacity_is_an_error() {
 
 #[test]
 fn sizes_and_aligns_near_u64_max_do_not_overflow() {
-    let mut allocator = Allocator::new(u64::MAX);
+    let mut allocator = Allocator::with_granularity(u64::MAX, 1).unwrap();
     let first = allocator.alloc(1, 1).unwrap();
     // The only free block is [1, u64::MAX): an aligned start near the top
     // leaves no room, and padding arithmetic must not wrap.
@@ -124,7 +124,7 @@ fn size_overflow_is_an_error() {
 
 #[test]
 fn out_of_memory_says_how_much_is_free_and_what_fits() {
-    let mut allocator = Allocator::new(1024);
+    let mut allocator = Allocator::with_granularity(1024, 1).unwrap();
     let a = allocator.alloc(100, 1).unwrap();
     let b = allocator.alloc(500, 512).unwrap();
     assert_eq!((a.offset(), b.offset()), (0, 512));

@@ -35,7 +35,7 @@ fn growth_keeps_every_allocation_and_merges_with_the_free_tail() {
 
 #[test]
 fn growth_after_a_full_buffer_adds_a_free_block() {
-    let mut allocator = Allocator::new(1000);
+    let mut allocator = Allocator::with_granularity(1000, 1).unwrap();
     let a = allocator.alloc(1000, 1).unwrap();
     assert_eq!(allocator.free_tail(), 0);
     allocator.grow(3000).unwrap();
@@ -96,7 +96,7 @@ fn growth_cannot_shrink() {
 
 #[test]
 fn shrinking_drops_only_free_tail_bytes() {
-    let mut allocator = Allocator::new(4096);
+    let mut allocator = Allocator::with_granularity(4096, 1).unwrap();
     let a = allocator.alloc(1000, 1).unwrap();
     assert_eq!(allocator.free_tail(), 3096);
     assert!(allocator.shrink(999).is_err());

@@ -2,7 +2,7 @@
 //! refused free gives back; what rounding costs; how far a failing search
 //! goes.
 
-use gpu_aligned::alloc::{AllocError, Allocator, HandleError, SEARCH_LIMIT};
+use gpu_aligned::alloc::{AllocError, Allocator, HandleError, DEFAULT_GRANULARITY, SEARCH_LIMIT};
 
 use crate::support::assert_consistent;
 
@@ -60,17 +60,26 @@ fn rounding_to_the_granularity_is_counted_as_waste() {
     assert_eq!(allocator.stats().alignment_waste, 0);
     // Byte-exact blocks waste nothing: padding before an aligned start stays
     // a free block.
-    let mut exact = Allocator::new(4096);
+    let mut exact = Allocator::with_granularity(4096, 1).unwrap();
     let _a = exact.alloc(100, 1).unwrap();
     let _b = exact.alloc(100, 1024).unwrap();
     assert_eq!(exact.stats().alignment_waste, 0);
     assert_consistent(&exact);
+    // The default granularity rounds to 16 bytes, and says so.
+    let mut default = Allocator::new(4096);
+    assert_eq!(default.granularity(), DEFAULT_GRANULARITY);
+    let a = default.alloc(1, 1).unwrap();
+    let b = default.alloc(17, 1).unwrap();
+    assert_eq!((a.offset(), b.offset()), (0, 16));
+    let stats = default.stats();
+    assert_eq!((stats.used, stats.alignment_waste), (48, 15 + 15));
+    assert_consistent(&default);
 }
 
 /// `count` free blocks of 90 bytes between live ones, and a 91-byte free
 /// block (the same size class) listed behind them.
 fn fragmented(count: u64) -> Allocator {
-    let mut allocator = Allocator::new(count * 180 + 256);
+    let mut allocator = Allocator::with_granularity(count * 180 + 256, 1).unwrap();
     let mut holes = Vec::new();
     for _ in 0..count {
         holes.push(allocator.alloc(90, 1).unwrap());

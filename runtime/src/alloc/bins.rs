@@ -18,81 +18,34 @@ pub(super) const FIRST_LEVEL_COUNT: usize = 64;
 /// Total number of free lists.
 pub(super) const BIN_COUNT: usize = FIRST_LEVEL_COUNT * SECOND_LEVEL_COUNT;
 
-/// A free list, named by its two levels.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
-pub(super) struct Bin {
-    pub(super) first: u32,
-    pub(super) second: u32,
+/// The list a free block of `size` bytes is filed under, as a flat index
+/// `first * 32 + second`: its size lies in `[lower_bound(bin),
+/// lower_bound(bin + 1))`.
+#[inline(always)]
+pub(super) fn containing(size: u64) -> usize {
+    if size < LINEAR_LIMIT {
+        return size as usize;
+    }
+    let log2 = 63 - size.leading_zeros();
+    let shift = log2 - SECOND_LEVEL_LOG2;
+    // The top bit is implied by the first level (`shift + 1`); the next five
+    // bits pick the step within the doubling.
+    let second = (size >> shift) as usize & (SECOND_LEVEL_COUNT - 1);
+    ((shift as usize + 1) << SECOND_LEVEL_LOG2) | second
 }
 
-impl Bin {
-    /// The flat index into the list heads.
-    #[inline]
-    pub(super) fn index(self) -> usize {
-        // Both levels are in range by construction; the mask makes that
-        // visible to the compiler.
-        ((self.first as usize) << SECOND_LEVEL_LOG2 | self.second as usize) & (BIN_COUNT - 1)
+/// The first list whose every block holds at least `size` bytes, or `None`
+/// when no list can (the rounded size overflows `u64`).
+#[inline(always)]
+pub(super) fn first_fitting(size: u64) -> Option<usize> {
+    if size < LINEAR_LIMIT {
+        return Some(size as usize);
     }
-
-    /// The inverse of [`Bin::index`].
-    pub(super) fn from_index(index: usize) -> Bin {
-        Bin {
-            first: (index / SECOND_LEVEL_COUNT) as u32,
-            second: (index % SECOND_LEVEL_COUNT) as u32,
-        }
-    }
-
-    /// The list a free block of `size` bytes is filed under: its size lies in
-    /// `[lower_bound(bin), lower_bound(next bin))`.
-    #[inline]
-    pub(super) fn containing(size: u64) -> Bin {
-        if size < LINEAR_LIMIT {
-            return Bin {
-                first: 0,
-                second: size as u32,
-            };
-        }
-        let log2 = 63 - size.leading_zeros();
-        let shift = log2 - SECOND_LEVEL_LOG2;
-        Bin {
-            first: shift + 1,
-            // The top bit is implied by the first level; the next five bits
-            // pick the step within the doubling.
-            second: ((size >> shift) as u32) & (SECOND_LEVEL_COUNT as u32 - 1),
-        }
-    }
-
-    /// The first list whose every block holds at least `size` bytes, or `None`
-    /// when no list can (the rounded size overflows `u64`).
-    #[inline]
-    pub(super) fn first_fitting(size: u64) -> Option<Bin> {
-        if size < LINEAR_LIMIT {
-            return Some(Bin::containing(size));
-        }
-        let log2 = 63 - size.leading_zeros();
-        let step = 1u64 << (log2 - SECOND_LEVEL_LOG2);
-        // Rounding up to the next list boundary: blocks in the list that
-        // merely contains `size` may be smaller than `size`.
-        size.checked_add(step - 1).map(Bin::containing)
-    }
-
-    /// The list after this one in size order, if any.
-    #[inline]
-    pub(super) fn next(self) -> Option<Bin> {
-        if self.second + 1 < SECOND_LEVEL_COUNT as u32 {
-            Some(Bin {
-                first: self.first,
-                second: self.second + 1,
-            })
-        } else if self.first + 1 < FIRST_LEVEL_COUNT as u32 {
-            Some(Bin {
-                first: self.first + 1,
-                second: 0,
-            })
-        } else {
-            None
-        }
-    }
+    let log2 = 63 - size.leading_zeros();
+    let step = 1u64 << (log2 - SECOND_LEVEL_LOG2);
+    // Rounding up to the next list boundary: blocks in the list that merely
+    // contains `size` may be smaller than `size`.
+    size.checked_add(step - 1).map(containing)
 }
 
 /// Which lists are non-empty, so the first non-empty list at or above a
@@ -111,61 +64,55 @@ impl Bitmaps {
         }
     }
 
-    #[inline]
-    pub(super) fn set(&mut self, bin: Bin) {
-        self.second[bin.first as usize % FIRST_LEVEL_COUNT] |= 1 << bin.second;
-        self.first |= 1 << bin.first;
+    #[inline(always)]
+    pub(super) fn set(&mut self, bin: usize) {
+        let first = (bin >> SECOND_LEVEL_LOG2) % FIRST_LEVEL_COUNT;
+        self.second[first] |= 1 << (bin % SECOND_LEVEL_COUNT);
+        self.first |= 1 << first;
     }
 
-    #[inline]
-    pub(super) fn clear(&mut self, bin: Bin) {
-        let row = &mut self.second[bin.first as usize % FIRST_LEVEL_COUNT];
-        *row &= !(1 << bin.second);
+    #[inline(always)]
+    pub(super) fn clear(&mut self, bin: usize) {
+        let first = (bin >> SECOND_LEVEL_LOG2) % FIRST_LEVEL_COUNT;
+        let row = &mut self.second[first];
+        *row &= !(1 << (bin % SECOND_LEVEL_COUNT));
         if *row == 0 {
-            self.first &= !(1 << bin.first);
+            self.first &= !(1 << first);
         }
     }
 
-    #[inline]
-    pub(super) fn is_set(&self, bin: Bin) -> bool {
-        self.second[bin.first as usize % FIRST_LEVEL_COUNT] & (1 << bin.second) != 0
+    pub(super) fn is_set(&self, bin: usize) -> bool {
+        let first = (bin >> SECOND_LEVEL_LOG2) % FIRST_LEVEL_COUNT;
+        self.second[first] & (1 << (bin % SECOND_LEVEL_COUNT)) != 0
     }
 
     /// The first non-empty list at or after `from`, in size order.
-    #[inline]
-    pub(super) fn first_at_or_after(&self, from: Bin) -> Option<Bin> {
-        let same_level =
-            self.second[from.first as usize % FIRST_LEVEL_COUNT] & (u32::MAX << from.second);
+    #[inline(always)]
+    pub(super) fn first_at_or_after(&self, from: usize) -> Option<usize> {
+        let first = (from >> SECOND_LEVEL_LOG2) % FIRST_LEVEL_COUNT;
+        let same_level = self.second[first] & (u32::MAX << (from % SECOND_LEVEL_COUNT));
         if same_level != 0 {
-            return Some(Bin {
-                first: from.first,
-                second: same_level.trailing_zeros(),
-            });
+            return Some((first << SECOND_LEVEL_LOG2) | same_level.trailing_zeros() as usize);
         }
-        // Sizes reach first level 59 at most, so the shift stays below 64;
-        // `checked_shl` keeps that from being a promise the code relies on.
-        let higher_levels = self.first & u64::MAX.checked_shl(from.first + 1).unwrap_or(0);
+        // Two shifts, each below 64: the levels above `first`.
+        let higher_levels = self.first & ((u64::MAX << first) << 1);
         if higher_levels == 0 {
             return None;
         }
-        let first = higher_levels.trailing_zeros();
-        Some(Bin {
-            first,
-            second: self.second[first as usize % FIRST_LEVEL_COUNT].trailing_zeros(),
-        })
+        let first = higher_levels.trailing_zeros() as usize;
+        let second = self.second[first % FIRST_LEVEL_COUNT].trailing_zeros() as usize;
+        Some((first << SECOND_LEVEL_LOG2) | second)
     }
 
     /// The last non-empty list (the one holding the largest blocks).
     #[inline]
-    pub(super) fn last(&self) -> Option<Bin> {
+    pub(super) fn last(&self) -> Option<usize> {
         if self.first == 0 {
             return None;
         }
-        let first = 63 - self.first.leading_zeros();
-        Some(Bin {
-            first,
-            second: 31 - self.second[first as usize].leading_zeros(),
-        })
+        let first = 63 - self.first.leading_zeros() as usize;
+        let second = 31 - self.second[first % FIRST_LEVEL_COUNT].leading_zeros() as usize;
+        Some((first << SECOND_LEVEL_LOG2) | second)
     }
 
     /// The first-level bits: bit `f` is set when a list of level `f` is
@@ -176,6 +123,7 @@ impl Bitmaps {
     }
 
     /// The second-level bits of one first level.
+    #[inline]
     pub(super) fn row(&self, first: usize) -> u32 {
         self.second[first % FIRST_LEVEL_COUNT]
     }
@@ -199,12 +147,12 @@ mod tests {
     use alloc_crate::vec;
 
     /// The smallest size filed under `bin`.
-    fn lower_bound(bin: Bin) -> u64 {
-        if bin.first == 0 {
-            return u64::from(bin.second);
+    fn lower_bound(bin: usize) -> u64 {
+        let (first, second) = (bin / SECOND_LEVEL_COUNT, bin % SECOND_LEVEL_COUNT);
+        if first == 0 {
+            return second as u64;
         }
-        let shift = bin.first - 1;
-        (LINEAR_LIMIT | u64::from(bin.second)) << shift
+        (LINEAR_LIMIT | second as u64) << (first - 1)
     }
 
     #[test]
@@ -215,20 +163,17 @@ mod tests {
             sizes.extend([p - 1, p, p + 1, p | (p >> 1), p | (p >> 3) | 7]);
         }
         for size in sizes {
-            let bin = Bin::containing(size);
-            assert!(
-                bin.index() < BIN_COUNT,
-                "size {size}: bin {bin:?} out of range"
-            );
+            let bin = containing(size);
+            assert!(bin < BIN_COUNT, "size {size}: bin {bin:?} out of range");
             assert!(
                 lower_bound(bin) <= size,
                 "size {size}: bin {bin:?} starts above it"
             );
-            let next = Bin::containing(size.saturating_add(1));
+            let next = containing(size.saturating_add(1));
             if size < u64::MAX && next != bin {
                 assert_eq!(lower_bound(next), size + 1, "size {size}: bins leave a gap");
             }
-            if let Some(fit) = Bin::first_fitting(size) {
+            if let Some(fit) = first_fitting(size) {
                 assert!(
                     lower_bound(fit) >= size,
                     "size {size}: bin {fit:?} may hold smaller blocks"
@@ -241,16 +186,16 @@ mod tests {
     #[test]
     fn first_at_or_after_finds_the_next_set_bin() {
         let mut maps = Bitmaps::new();
-        let small = Bin::containing(40);
-        let large = Bin::containing(1 << 40);
+        let small = containing(40);
+        let large = containing(1 << 40);
         maps.set(small);
         maps.set(large);
-        assert_eq!(maps.first_at_or_after(Bin::containing(0)), Some(small));
+        assert_eq!(maps.first_at_or_after(containing(0)), Some(small));
         assert_eq!(maps.first_at_or_after(small), Some(small));
-        assert_eq!(maps.first_at_or_after(Bin::containing(41 + 8)), Some(large));
+        assert_eq!(maps.first_at_or_after(containing(41 + 8)), Some(large));
         assert_eq!(maps.last(), Some(large));
         maps.clear(large);
-        assert_eq!(maps.first_at_or_after(Bin::containing(1 << 20)), None);
+        assert_eq!(maps.first_at_or_after(containing(1 << 20)), None);
         assert_eq!(maps.last(), Some(small));
         maps.clear(small);
         assert_eq!(maps.last(), None);

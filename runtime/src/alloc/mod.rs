@@ -11,12 +11,14 @@
 //! reach the aligned start go back to the free list as a block of their own
 //! instead of being hidden inside the allocation.
 //!
-//! An optional granularity ([`Allocator::with_granularity`]) keeps every
-//! block on a multiple of it: requests are rounded up to it (the
-//! [`Arena`](crate::arena::Arena) uses its minimum alignment, since the bytes
-//! after an array up to the next aligned start could never hold another of
-//! its arrays anyway), and [`Stats::alignment_waste`] counts what that
-//! rounding costs. That keeps slivers out of the free lists.
+//! A granularity keeps every block on a multiple of it: requests are rounded
+//! up to it, and [`Stats::alignment_waste`] counts what that rounding costs.
+//! [`Allocator::new`] uses [`DEFAULT_GRANULARITY`] (16 bytes, the widest
+//! CUDA vector load), which keeps slivers too small for anything out of the
+//! free lists; [`Allocator::with_granularity`] picks another, 1 for
+//! byte-exact blocks (the [`Arena`](crate::arena::Arena) uses its minimum
+//! alignment, since the bytes after an array up to the next aligned start
+//! could never hold another of its arrays anyway).
 //!
 //! The buffer can [`grow`](Allocator::grow) in place (every offset handed out
 //! stays valid) and [`shrink`](Allocator::shrink) by its free tail, for
@@ -37,8 +39,9 @@
 //! let a = allocator.alloc(100, 1)?;
 //! let b = allocator.alloc(1000, 256)?;
 //! assert_eq!(b.offset() % 256, 0);
-//! // The 156 bytes between `a` and `b` were skipped for alignment and are free.
-//! assert_eq!(allocator.stats().alignment_waste, 0);
+//! // `a` holds 112 bytes (100 rounded up to 16); the 144 bytes between `a`
+//! // and `b` were skipped for alignment and are free.
+//! assert_eq!(allocator.stats().alignment_waste, 12 + 8);
 //! allocator.free(a)?;
 //! assert!(allocator.free(a).is_err()); // double free
 //! allocator.free(b)?;
@@ -63,13 +66,18 @@ use alloc_crate::vec::Vec;
 use core::fmt;
 use core::sync::atomic::{AtomicU64, Ordering};
 
-use bins::{Bin, Bitmaps, BIN_COUNT, SECOND_LEVEL_COUNT};
+use bins::{Bitmaps, BIN_COUNT, SECOND_LEVEL_COUNT};
 
 /// The most free blocks one [`Allocator::alloc`] looks at beyond its
 /// constant-time lookups before it reports
 /// [`OutOfMemory`](AllocError::OutOfMemory): a failing allocation takes
 /// bounded time however fragmented the buffer is.
 pub const SEARCH_LIMIT: usize = 64;
+
+/// The granularity of [`Allocator::new`]: every block starts on 16 bytes,
+/// the widest load a CUDA thread makes (`float4`, `double2`), and no free
+/// block is ever smaller than that, which keeps the free lists short.
+pub const DEFAULT_GRANULARITY: u64 = 16;
 
 /// "No block" in the intrusive links and list heads.
 const NONE: u32 = u32::MAX;
@@ -81,56 +89,77 @@ fn next_allocator_id() -> u64 {
     NEXT.fetch_add(1, Ordering::Relaxed)
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum State {
-    Free,
-    Used,
-    /// The slot holds no block; it waits on the vacant list for reuse.
-    Vacant,
-}
-
-/// One block of the buffer, free or used, in a slot of the block table.
-/// Blocks link to their physical neighbours (to merge on free) and, while
-/// free, to the other blocks of their size class.
-#[derive(Clone, Debug)]
+/// One block of the buffer in a slot of the block table. Blocks link to
+/// their physical neighbours (to merge on free) and, while free, to the
+/// other blocks of their size class. What a slot holds is read from two
+/// fields, which keeps the record at 40 bytes:
+///
+/// - used: `stamp != 0` (the stamp its handle carries);
+/// - free: `stamp == 0` and `size != 0`;
+/// - vacant (no block; the slot waits on the vacant list): `size == 0`.
+#[derive(Clone, Copy, Debug)]
 struct Block {
     offset: u64,
     size: u64,
+    stamp: u64,
     prev_phys: u32,
     next_phys: u32,
-    /// Free list links; `next_free` also links the vacant list.
+    /// While free: the links of its size class's list; while vacant,
+    /// `next_free` links the vacant list; while used, the two hold the low
+    /// and high halves of the size requested (`size` is rounded up to the
+    /// granularity).
     prev_free: u32,
     next_free: u32,
-    /// While used: the stamp of the allocation in it, which its handle
-    /// carries. Stamps come from one 64-bit counter per allocator and are
-    /// never reused, so no handle of an earlier allocation matches.
-    stamp: u64,
-    /// While used: the bytes requested (`size` is rounded to the
-    /// granularity).
-    requested: u64,
-    /// While free: the index of its size class, saved so unlinking it need
-    /// not recompute it.
-    bin: u16,
-    state: State,
 }
 
 impl Block {
     const VACANT: Block = Block {
         offset: 0,
         size: 0,
+        stamp: 0,
         prev_phys: NONE,
         next_phys: NONE,
         prev_free: NONE,
         next_free: NONE,
-        stamp: 0,
-        requested: 0,
-        bin: 0,
-        state: State::Vacant,
     };
 
+    /// A free block, not yet on a list.
+    #[inline(always)]
+    fn free(offset: u64, size: u64, prev_phys: u32, next_phys: u32) -> Block {
+        Block {
+            offset,
+            size,
+            prev_phys,
+            next_phys,
+            ..Block::VACANT
+        }
+    }
+
+    #[inline(always)]
     fn end(&self) -> u64 {
         // Blocks lie within `[0, capacity)`, so this cannot overflow.
         self.offset + self.size
+    }
+
+    #[inline(always)]
+    fn is_used(&self) -> bool {
+        self.stamp != 0
+    }
+
+    #[inline(always)]
+    fn is_free(&self) -> bool {
+        self.stamp == 0 && self.size != 0
+    }
+
+    #[inline(always)]
+    fn is_vacant(&self) -> bool {
+        self.size == 0
+    }
+
+    /// While used: the size requested.
+    #[inline(always)]
+    fn requested(&self) -> u64 {
+        u64::from(self.prev_free) | (u64::from(self.next_free) << 32)
     }
 }
 
@@ -211,9 +240,14 @@ impl Allocation {
 
 /// The sub-allocator. See the [module docs](self).
 pub struct Allocator {
+    blocks: Vec<Block>,
+    /// First block of each size class's free list.
+    heads: Box<[u32; BIN_COUNT]>,
+    bitmaps: Bitmaps,
     id: u64,
     /// Every block starts on a multiple of this (a power of two).
     granularity: u64,
+    capacity: u64,
     /// The stamp of the next allocation. Only ever grows (never wraps: at
     /// `u64::MAX` allocation stops), so a stamp names one allocation for the
     /// allocator's lifetime, across [`reset`](Allocator::reset)s too.
@@ -221,19 +255,14 @@ pub struct Allocator {
     /// The first stamp handed out since the last reset: handles with an
     /// older stamp were freed by a reset, not by [`free`](Allocator::free).
     reset_stamp: u64,
-    capacity: u64,
-    blocks: Vec<Block>,
-    /// First block of each size class's free list.
-    heads: Box<[u32; BIN_COUNT]>,
-    bitmaps: Bitmaps,
     /// First slot of the vacant list, and its length.
     vacant: u32,
     vacant_count: u32,
-    /// Bytes in used blocks (requests rounded up to the granularity).
+    /// Bytes in used blocks (requests rounded up to the granularity); the
+    /// rest of the capacity is free.
     used: u64,
     /// Bytes requested by the live allocations.
     requested: u64,
-    free: u64,
     allocations: u64,
     free_blocks: u64,
 }
@@ -243,8 +272,8 @@ impl fmt::Debug for Allocator {
         f.debug_struct("Allocator")
             .field("id", &self.id)
             .field("capacity", &self.capacity)
+            .field("granularity", &self.granularity)
             .field("used", &self.used)
-            .field("free", &self.free)
             .field("allocations", &self.allocations)
             .field("free_blocks", &self.free_blocks)
             .finish_non_exhaustive()
@@ -253,24 +282,49 @@ impl fmt::Debug for Allocator {
 
 /// `offset` rounded up to a multiple of `align` (a power of two), or `None`
 /// on overflow.
-#[inline]
+#[inline(always)]
 fn align_up(offset: u64, align: u64) -> Option<u64> {
     let mask = align - 1;
     offset.checked_add(mask).map(|bumped| bumped & !mask)
 }
 
 impl Allocator {
-    /// An allocator for a buffer of `capacity` bytes, all free. A capacity of
-    /// zero is allowed; every allocation from it fails.
+    /// An allocator for a buffer of `capacity` bytes, all free, whose blocks
+    /// start on multiples of [`DEFAULT_GRANULARITY`] (16 bytes: each request
+    /// is rounded up to it). A capacity of zero is allowed; every allocation
+    /// from it fails until it [grows](Allocator::grow).
+    ///
+    /// ```
+    /// use gpu_aligned::alloc::{Allocator, DEFAULT_GRANULARITY};
+    ///
+    /// let mut allocator = Allocator::new(1 << 20);
+    /// assert_eq!(allocator.capacity(), 1 << 20);
+    /// assert_eq!(allocator.granularity(), DEFAULT_GRANULARITY);
+    /// let a = allocator.alloc(1, 1)?;
+    /// let b = allocator.alloc(1, 1)?;
+    /// assert_eq!(b.offset() - a.offset(), 16);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn new(capacity: u64) -> Allocator {
-        Allocator::build(capacity, 1)
+        Allocator::build(capacity, DEFAULT_GRANULARITY)
     }
 
     /// An allocator whose blocks all start on multiples of `granularity`:
     /// each request is rounded up to it (only the last block of a capacity
-    /// that is not a multiple may be shorter). [`Allocation::size`] still
+    /// that is not a multiple may be shorter). Granularity 1 gives
+    /// byte-exact blocks. [`Allocation::size`] still
     /// reports the size requested; [`Stats::used`] counts the rounded
-    /// blocks and [`Stats::requested`] the requests.
+    /// blocks, [`Stats::requested`] the requests and
+    /// [`Stats::alignment_waste`] the difference.
+    ///
+    /// ```
+    /// # use gpu_aligned::alloc::Allocator;
+    /// let mut allocator = Allocator::with_granularity(4096, 256)?;
+    /// let a = allocator.alloc(10, 1)?;
+    /// let b = allocator.alloc(10, 1)?;
+    /// assert_eq!(b.offset() - a.offset(), 256);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     ///
     /// # Errors
     ///
@@ -285,19 +339,18 @@ impl Allocator {
 
     fn build(capacity: u64, granularity: u64) -> Allocator {
         let mut allocator = Allocator {
-            id: next_allocator_id(),
-            granularity,
-            next_stamp: 1,
-            reset_stamp: 1,
-            capacity,
-            blocks: Vec::with_capacity(16),
+            blocks: Vec::new(),
             heads: Box::new([NONE; BIN_COUNT]),
             bitmaps: Bitmaps::new(),
+            id: next_allocator_id(),
+            granularity,
+            capacity,
+            next_stamp: 1,
+            reset_stamp: 1,
             vacant: NONE,
             vacant_count: 0,
             used: 0,
             requested: 0,
-            free: 0,
             allocations: 0,
             free_blocks: 0,
         };
@@ -306,12 +359,26 @@ impl Allocator {
     }
 
     /// The size of the managed buffer in bytes.
+    ///
+    /// ```
+    /// # let allocator = gpu_aligned::alloc::Allocator::new(4096);
+    /// assert_eq!(allocator.capacity(), 4096);
+    /// ```
+    #[inline]
     pub fn capacity(&self) -> u64 {
         self.capacity
     }
 
-    /// The granularity every block start is a multiple of (1 unless made
-    /// with [`with_granularity`](Allocator::with_granularity)).
+    /// The granularity every block start is a multiple of
+    /// ([`DEFAULT_GRANULARITY`] unless made with
+    /// [`with_granularity`](Allocator::with_granularity)).
+    ///
+    /// ```
+    /// # use gpu_aligned::alloc::Allocator;
+    /// assert_eq!(Allocator::with_granularity(4096, 256)?.granularity(), 256);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    #[inline]
     pub fn granularity(&self) -> u64 {
         self.granularity
     }
@@ -321,6 +388,16 @@ impl Allocator {
     ///
     /// This takes time proportional to the number of size classes, not to
     /// the number of allocations.
+    ///
+    /// ```
+    /// # let mut allocator = gpu_aligned::alloc::Allocator::new(4096);
+    /// let a = allocator.alloc(4096, 1)?;
+    /// allocator.reset();
+    /// let b = allocator.alloc(4096, 1)?;
+    /// assert!(allocator.free(a).is_err());
+    /// allocator.free(b)?;
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn reset(&mut self) {
         // No epoch is needed: the stamps of the allocations made after the
         // reset are new, so the handles of those before it match nothing.
@@ -337,6 +414,22 @@ impl Allocator {
         self.next_stamp = self.next_stamp.saturating_add(count);
     }
 
+    fn rebuild_empty(&mut self) {
+        self.blocks.clear();
+        self.heads.fill(NONE);
+        self.bitmaps.reset();
+        self.vacant = NONE;
+        self.vacant_count = 0;
+        self.used = 0;
+        self.requested = 0;
+        self.allocations = 0;
+        self.free_blocks = 0;
+        if self.capacity > 0 {
+            self.blocks.push(Block::free(0, self.capacity, NONE, NONE));
+            self.link_free(0);
+        }
+    }
+
     /// Grows the buffer to `new_capacity` bytes in place: every live
     /// allocation keeps its offset and stays valid, and the new bytes join
     /// the free block at the end (or become one).
@@ -345,12 +438,12 @@ impl Allocator {
     /// use gpu_aligned::alloc::Allocator;
     ///
     /// let mut allocator = Allocator::new(1024);
-    /// let a = allocator.alloc(1000, 1)?;
+    /// let a = allocator.alloc(1000, 1)?; // 1008 bytes at granularity 16
     /// assert!(allocator.alloc(1000, 1).is_err());
     /// allocator.grow(4096)?;
     /// let b = allocator.alloc(1000, 1)?;
-    /// assert_eq!(b.offset(), 1000);
-    /// assert_eq!(allocator.free_tail(), 4096 - 2000);
+    /// assert_eq!(b.offset(), 1008);
+    /// assert_eq!(allocator.free_tail(), 4096 - 2 * 1008);
     /// allocator.free(a)?;
     /// allocator.free(b)?;
     /// # Ok::<(), Box<dyn std::error::Error>>(())
@@ -376,37 +469,29 @@ impl Allocator {
         self.capacity = new_capacity;
         let Some(last) = self.last_block() else {
             let slot = self.take_slot();
-            self.blocks[slot as usize] = Block {
-                size: new_capacity,
-                ..Block::VACANT
-            };
-            self.insert_free(slot);
+            self.blocks[slot as usize] = Block::free(0, new_capacity, NONE, NONE);
+            self.link_free(slot);
             return Ok(());
         };
-        if self.blocks[last as usize].state == State::Free {
-            self.remove_free(last);
+        if self.blocks[last as usize].is_free() {
+            self.unlink_free(last);
             self.blocks[last as usize].size += new_capacity - old_capacity;
-            self.insert_free(last);
+            self.link_free(last);
             return Ok(());
         }
         // A used block that the old end cut short of its granule reaches it
         // now, so the free block after it starts on a granule boundary.
-        let block = &mut self.blocks[last as usize];
         let granule_end = align_up(old_capacity, self.granularity)
             .unwrap_or(u64::MAX)
             .min(new_capacity);
-        block.size += granule_end - old_capacity;
+        self.blocks[last as usize].size += granule_end - old_capacity;
         self.used += granule_end - old_capacity;
         if granule_end < new_capacity {
             let slot = self.take_slot();
-            self.blocks[slot as usize] = Block {
-                offset: granule_end,
-                size: new_capacity - granule_end,
-                prev_phys: last,
-                ..Block::VACANT
-            };
+            self.blocks[slot as usize] =
+                Block::free(granule_end, new_capacity - granule_end, last, NONE);
             self.blocks[last as usize].next_phys = slot;
-            self.insert_free(slot);
+            self.link_free(slot);
         }
         Ok(())
     }
@@ -416,7 +501,7 @@ impl Allocator {
     /// memory back. At most [`free_tail`](Allocator::free_tail) bytes can go.
     ///
     /// ```
-    /// # let mut allocator = gpu_aligned::alloc::Allocator::new(4096);
+    /// # let mut allocator = gpu_aligned::alloc::Allocator::with_granularity(4096, 1)?;
     /// let a = allocator.alloc(1000, 1)?;
     /// assert_eq!(allocator.free_tail(), 3096);
     /// allocator.shrink(2048)?;
@@ -447,11 +532,11 @@ impl Allocator {
         };
         let cut = self.capacity - new_capacity;
         self.capacity = new_capacity;
-        self.remove_free(last);
+        self.unlink_free(last);
         let block = &mut self.blocks[last as usize];
         if block.size > cut {
             block.size -= cut;
-            self.insert_free(last);
+            self.link_free(last);
         } else {
             let prev = block.prev_phys;
             if prev != NONE {
@@ -474,39 +559,18 @@ impl Allocator {
     /// ```
     pub fn free_tail(&self) -> u64 {
         match self.last_block() {
-            Some(last) if self.blocks[last as usize].state == State::Free => {
-                self.blocks[last as usize].size
-            }
+            Some(last) if self.blocks[last as usize].is_free() => self.blocks[last as usize].size,
             _ => 0,
         }
     }
 
-    /// The slot of the block that ends the buffer, if it has any.
+    /// The slot of the block that ends the buffer, if it has any. Growing
+    /// and shrinking are rare, so a walk of the table does.
     fn last_block(&self) -> Option<u32> {
         self.blocks
             .iter()
-            .position(|block| block.state != State::Vacant && block.next_phys == NONE)
+            .position(|block| !block.is_vacant() && block.next_phys == NONE)
             .map(|slot| slot as u32)
-    }
-
-    fn rebuild_empty(&mut self) {
-        self.blocks.clear();
-        self.heads.fill(NONE);
-        self.bitmaps.reset();
-        self.vacant = NONE;
-        self.vacant_count = 0;
-        self.used = 0;
-        self.requested = 0;
-        self.free = 0;
-        self.allocations = 0;
-        self.free_blocks = 0;
-        if self.capacity > 0 {
-            self.blocks.push(Block {
-                size: self.capacity,
-                ..Block::VACANT
-            });
-            self.insert_free(0);
-        }
     }
 
     /// Allocates `size` bytes whose offset is a multiple of `align`.
@@ -533,10 +597,12 @@ impl Allocator {
     /// largest fit the search saw) when the search finds no free block for
     /// the request; [`AllocError::TooManyBlocks`] when the block table cannot
     /// grow; [`AllocError::StampsExhausted`] after `u64::MAX - 1`
-    /// allocations.
+    /// allocations. The allocator is unchanged on error.
     ///
-    /// The search takes bounded time, found or not: the constant-time
-    /// good-fit lookups, then, when they find nothing, a walk of at most
+    /// The search takes bounded time, found or not: two constant-time
+    /// lookups (the first size class whose blocks all hold `size` bytes, then
+    /// the first whose blocks hold `size + align - 1`, which fit at any
+    /// start), then, when they find nothing, a walk of at most
     /// [`SEARCH_LIMIT`] free blocks in the size classes that might still hold
     /// a fitting block. While the allocator has at most that many free blocks
     /// the walk sees them all, so out of memory means nothing fits; beyond
@@ -545,6 +611,34 @@ impl Allocator {
     /// everything).
     #[inline]
     pub fn alloc(&mut self, size: u64, align: u64) -> Result<Allocation, AllocError> {
+        // One test for everything the common path does not handle: a request
+        // that can never succeed, the end of the stamps, or too few spare
+        // slots for a split.
+        if size.wrapping_sub(1) >= self.capacity
+            || !align.is_power_of_two()
+            || self.next_stamp == u64::MAX
+            || self.vacant_count < 2
+        {
+            return self.alloc_slow(size, align);
+        }
+        self.alloc_checked(size, align)
+    }
+
+    /// [`alloc`](Allocator::alloc) for a valid request with two spare slots.
+    #[inline(always)]
+    fn alloc_checked(&mut self, size: u64, align: u64) -> Result<Allocation, AllocError> {
+        // Starting on a granule boundary is what keeps every block on one.
+        let block_align = align.max(self.granularity);
+        let (slot, start) = match self.find_fast(size, block_align) {
+            Some(found) => found,
+            None => self.find_slow(size, align, block_align)?,
+        };
+        Ok(self.split_and_use(slot, start, size))
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn alloc_slow(&mut self, size: u64, align: u64) -> Result<Allocation, AllocError> {
         if size == 0 {
             return Err(AllocError::ZeroSize);
         }
@@ -560,30 +654,10 @@ impl Allocator {
         if self.next_stamp == u64::MAX {
             return Err(AllocError::StampsExhausted);
         }
-        // Starting on a granule boundary is what keeps every block on one.
-        let block_align = align.max(self.granularity);
-        let found = match self.find_block(size, block_align) {
-            Some(found) => found,
-            // The largest-first walk may meet a fitting block that the
-            // smallest-first one gave up before; it is taken, so a refusal
-            // never names a largest fit that would have held the request.
-            None => match self.largest_fit_bounded(size, block_align) {
-                Ok(found) => found,
-                Err(largest_fit) => {
-                    return Err(AllocError::OutOfMemory {
-                        size,
-                        align,
-                        free: self.free,
-                        largest_fit,
-                    })
-                }
-            },
-        };
-        let (slot, start) = found;
         // Splitting needs up to two more slots; get them before changing
         // anything so a failure leaves the allocator as it was.
         self.reserve_slots(2)?;
-        Ok(self.split_and_use(slot, start, size))
+        self.alloc_checked(size, align)
     }
 
     /// Frees an allocation, merging it with free neighbours.
@@ -609,44 +683,67 @@ impl Allocator {
     /// error.
     #[inline]
     pub fn free(&mut self, allocation: Allocation) -> Result<(), FreeError> {
-        let slot = match self.resolve(&allocation) {
-            Ok(slot) => slot,
-            Err(kind) => return Err(FreeError::new(kind, allocation)),
+        let slot = allocation.slot;
+        let block = match self.blocks.get(slot as usize) {
+            Some(block) if self.matches(block, &allocation) => *block,
+            _ => return Err(FreeError::new(self.refusal(&allocation), allocation)),
         };
-        let index = slot as usize;
-        let block = &mut self.blocks[index];
-        block.stamp = 0;
         self.used -= block.size;
-        self.requested -= block.requested;
+        self.requested -= allocation.size;
         self.allocations -= 1;
 
-        let prev = block.prev_phys;
-        if prev != NONE && self.blocks[prev as usize].state == State::Free {
-            self.remove_free(prev);
-            let absorbed = self.blocks[prev as usize].clone();
-            let block = &mut self.blocks[index];
-            block.offset = absorbed.offset;
-            block.size += absorbed.size;
-            block.prev_phys = absorbed.prev_phys;
-            if absorbed.prev_phys != NONE {
-                self.blocks[absorbed.prev_phys as usize].next_phys = slot;
-            }
+        let (mut offset, mut size) = (block.offset, block.size);
+        let (mut prev, mut next) = (block.prev_phys, block.next_phys);
+        // Physical neighbours are never vacant: a stamp of 0 means free.
+        if prev != NONE && self.blocks[prev as usize].stamp == 0 {
+            let absorbed = self.unlink_free(prev);
             self.release_slot(prev);
-        }
-        let next = self.blocks[index].next_phys;
-        if next != NONE && self.blocks[next as usize].state == State::Free {
-            self.remove_free(next);
-            let absorbed = self.blocks[next as usize].clone();
-            let block = &mut self.blocks[index];
-            block.size += absorbed.size;
-            block.next_phys = absorbed.next_phys;
-            if absorbed.next_phys != NONE {
-                self.blocks[absorbed.next_phys as usize].prev_phys = slot;
+            offset = absorbed.offset;
+            size += absorbed.size;
+            prev = absorbed.prev_phys;
+            if prev != NONE {
+                self.blocks[prev as usize].next_phys = slot;
             }
-            self.release_slot(next);
         }
-        self.insert_free(slot);
+        if next != NONE && self.blocks[next as usize].stamp == 0 {
+            let absorbed = self.unlink_free(next);
+            self.release_slot(next);
+            size += absorbed.size;
+            next = absorbed.next_phys;
+            if next != NONE {
+                self.blocks[next as usize].prev_phys = slot;
+            }
+        }
+        self.blocks[slot as usize] = Block::free(offset, size, prev, next);
+        self.link_free(slot);
         Ok(())
+    }
+
+    /// Whether `allocation` names the used block `block`. The stamp alone
+    /// names an allocation within its allocator; the offset is compared too
+    /// so that even a bug elsewhere could not turn a matching stamp into a
+    /// view of other bytes. Stamps start at 1, so a match is a used block.
+    #[inline(always)]
+    fn matches(&self, block: &Block, allocation: &Allocation) -> bool {
+        block.stamp == allocation.stamp
+            && allocation.allocator == self.id
+            && block.offset == allocation.offset
+    }
+
+    /// Why `allocation` is not live here.
+    #[cold]
+    #[inline(never)]
+    fn refusal(&self, allocation: &Allocation) -> HandleError {
+        if allocation.allocator != self.id {
+            return HandleError::ForeignHandle;
+        }
+        match self.blocks.get(allocation.slot as usize) {
+            // A slot past the table's end was dropped by a reset.
+            None => HandleError::StaleHandle,
+            Some(_) if allocation.stamp < self.reset_stamp => HandleError::StaleHandle,
+            Some(block) if block.is_used() => HandleError::StaleHandle,
+            Some(_) => HandleError::DoubleFree,
+        }
     }
 
     /// Checks that `allocation` is live in this allocator, as
@@ -668,7 +765,10 @@ impl Allocator {
     /// The [`HandleError`] [`free`](Allocator::free) would report.
     #[inline]
     pub fn check_handle(&self, allocation: &Allocation) -> Result<(), HandleError> {
-        self.resolve(allocation).map(|_| ())
+        match self.blocks.get(allocation.slot as usize) {
+            Some(block) if self.matches(block, allocation) => Ok(()),
+            _ => Err(self.refusal(allocation)),
+        }
     }
 
     /// The number of live allocations (what a leak report starts from).
@@ -704,8 +804,8 @@ impl Allocator {
     pub fn live(&self) -> impl Iterator<Item = (u64, u64)> + '_ {
         self.blocks
             .iter()
-            .filter(|block| block.state == State::Used)
-            .map(|block| (block.offset, block.requested))
+            .filter(|block| block.is_used())
+            .map(|block| (block.offset, block.requested()))
     }
 
     /// A snapshot of the counters; see [`Stats`].
@@ -723,7 +823,7 @@ impl Allocator {
             capacity: self.capacity,
             used: self.used,
             requested: self.requested,
-            free: self.free,
+            free: self.capacity - self.used,
             allocations: self.allocations,
             free_blocks: self.free_blocks,
             largest_free_block: self.largest_free_block(),
@@ -737,7 +837,7 @@ impl Allocator {
     /// allocation path.
     ///
     /// ```
-    /// # let mut allocator = gpu_aligned::alloc::Allocator::new(1024);
+    /// # let mut allocator = gpu_aligned::alloc::Allocator::with_granularity(1024, 1)?;
     /// let _a = allocator.alloc(100, 1)?;
     /// assert_eq!(allocator.largest_allocatable(1)?, 924);
     /// assert_eq!(allocator.largest_allocatable(512)?, 512);
@@ -755,17 +855,96 @@ impl Allocator {
         Ok(self
             .blocks
             .iter()
-            .filter(|block| block.state == State::Free)
+            .filter(|block| block.is_free())
             .map(|block| Self::fit_in(block, align))
             .max()
             .unwrap_or(0))
     }
 
     /// How many bytes at `align` fit in `block`.
+    #[inline]
     fn fit_in(block: &Block, align: u64) -> u64 {
         align_up(block.offset, align)
             .and_then(|start| block.end().checked_sub(start))
             .unwrap_or(0)
+    }
+
+    /// The largest free block: the longest list of the largest non-empty
+    /// size class is walked, nothing else.
+    fn largest_free_block(&self) -> u64 {
+        let Some(bin) = self.bitmaps.last() else {
+            return 0;
+        };
+        let mut largest = 0;
+        let mut cursor = self.heads[bin];
+        while cursor != NONE {
+            let block = &self.blocks[cursor as usize];
+            largest = largest.max(block.size);
+            cursor = block.next_free;
+        }
+        largest
+    }
+
+    /// The two constant-time lookups: where `size` bytes at `align` can go
+    /// (a free block's slot and the aligned start inside it), if either finds
+    /// it.
+    #[inline(always)]
+    fn find_fast(&self, size: u64, align: u64) -> Option<(u32, u64)> {
+        // 1. Good fit: the head of the first size class whose blocks all hold
+        //    `size`. It fits unless its start needs padding it cannot spare.
+        let bin = self.bitmaps.first_at_or_after(bins::first_fitting(size)?)?;
+        let slot = self.heads[bin];
+        let block = &self.blocks[slot as usize];
+        let start = align_up(block.offset, align)?;
+        if start <= block.end() && block.end() - start >= size {
+            return Some((slot, start));
+        }
+        // 2. A class whose blocks hold `size + align - 1` bytes fits at any
+        //    start, so its head always does.
+        let padded = bins::first_fitting(size.checked_add(align - 1)?)?;
+        let bin = self.bitmaps.first_at_or_after(padded)?;
+        let slot = self.heads[bin];
+        let offset = self.blocks[slot as usize].offset;
+        Some((slot, align_up(offset, align)?))
+    }
+
+    /// The bounded walks after the constant-time lookups found nothing: the
+    /// size classes that may hold a fitting block, smallest first, then the
+    /// largest blocks, which also gives the largest fit for the error.
+    #[cold]
+    #[inline(never)]
+    fn find_slow(&self, size: u64, align: u64, block_align: u64) -> Result<(u32, u64), AllocError> {
+        // Only blocks of `size ..= size + align - 2` bytes can fit here,
+        // since larger ones were found above.
+        let mut budget = SEARCH_LIMIT;
+        let mut from = Some(bins::containing(size));
+        while let Some(bin) = from.and_then(|b| self.bitmaps.first_at_or_after(b)) {
+            let mut cursor = self.heads[bin];
+            while cursor != NONE {
+                if budget == 0 {
+                    break;
+                }
+                budget -= 1;
+                let block = &self.blocks[cursor as usize];
+                if Self::fit_in(block, block_align) >= size {
+                    return Ok((cursor, align_up(block.offset, block_align).unwrap_or(0)));
+                }
+                cursor = block.next_free;
+            }
+            from = (bin + 1 < BIN_COUNT && budget > 0).then_some(bin + 1);
+        }
+        // The largest-first walk may meet a fitting block that the
+        // smallest-first one gave up before; it is taken, so a refusal never
+        // names a largest fit that would have held the request.
+        match self.largest_fit_bounded(size, block_align) {
+            Ok(found) => Ok(found),
+            Err(largest_fit) => Err(AllocError::OutOfMemory {
+                size,
+                align,
+                free: self.capacity - self.used,
+                largest_fit,
+            }),
+        }
     }
 
     /// Looks at up to [`SEARCH_LIMIT`] free blocks, largest size classes
@@ -773,19 +952,18 @@ impl Allocator {
     /// or else the largest size that fits at `align` among those seen (exact
     /// while there are no more free blocks than the limit, a lower bound
     /// beyond).
-    #[cold]
     fn largest_fit_bounded(&self, size: u64, align: u64) -> Result<(u32, u64), u64> {
         let mut budget = SEARCH_LIMIT;
         let mut largest = 0;
         let mut row_bits = self.bitmaps.first_bits();
         while row_bits != 0 {
-            let first = 63 - row_bits.leading_zeros();
+            let first = 63 - row_bits.leading_zeros() as usize;
             row_bits &= !(1u64 << first);
-            let mut bins = self.bitmaps.row(first as usize);
+            let mut bins = self.bitmaps.row(first);
             while bins != 0 {
-                let second = 31 - bins.leading_zeros();
+                let second = 31 - bins.leading_zeros() as usize;
                 bins &= !(1u32 << second);
-                let mut cursor = self.heads[Bin { first, second }.index()];
+                let mut cursor = self.heads[first * SECOND_LEVEL_COUNT + second];
                 while cursor != NONE {
                     if budget == 0 {
                         return Err(largest);
@@ -804,117 +982,38 @@ impl Allocator {
         Err(largest)
     }
 
-    /// The largest free block: the longest list of the largest non-empty
-    /// size class is walked, nothing else.
-    fn largest_free_block(&self) -> u64 {
-        let Some(bin) = self.bitmaps.last() else {
-            return 0;
-        };
-        let mut largest = 0;
-        let mut cursor = self.heads[bin.index()];
-        while cursor != NONE {
-            let block = &self.blocks[cursor as usize];
-            largest = largest.max(block.size);
-            cursor = block.next_free;
-        }
-        largest
-    }
-
-    /// Where `size` bytes at `align` can go: a free block's slot and the
-    /// aligned start inside it.
-    #[inline]
-    fn find_block(&self, size: u64, align: u64) -> Option<(u32, u64)> {
-        // 1. Good fit: the head of the first size class whose blocks all hold
-        //    `size`. It fits unless its start needs padding it cannot spare.
-        if let Some(bin) = Bin::first_fitting(size).and_then(|b| self.bitmaps.first_at_or_after(b))
-        {
-            let slot = self.heads[bin.index()];
-            if let Some(start) = self.fit_start(slot, size, align) {
-                return Some((slot, start));
-            }
-        }
-        // 2. A class whose blocks hold `size + align - 1` bytes fits at any
-        //    start, so its head always does.
-        let padded = size.checked_add(align - 1);
-        if align > 1 {
-            if let Some(bin) = padded
-                .and_then(Bin::first_fitting)
-                .and_then(|b| self.bitmaps.first_at_or_after(b))
-            {
-                let slot = self.heads[bin.index()];
-                if let Some(start) = self.fit_start(slot, size, align) {
-                    return Some((slot, start));
-                }
-            }
-        }
-        // 3. Nearly full or fragmented: walk the classes that may hold a
-        //    fitting block, up to the search limit. Only blocks of
-        //    `size ..= size + align - 2` bytes get here, since larger ones
-        //    were found above.
-        let mut budget = SEARCH_LIMIT;
-        let mut from = Some(Bin::containing(size));
-        while let Some(bin) = from.and_then(|b| self.bitmaps.first_at_or_after(b)) {
-            let mut cursor = self.heads[bin.index()];
-            while cursor != NONE {
-                if budget == 0 {
-                    return None;
-                }
-                budget -= 1;
-                if let Some(start) = self.fit_start(cursor, size, align) {
-                    return Some((cursor, start));
-                }
-                cursor = self.blocks[cursor as usize].next_free;
-            }
-            from = bin.next();
-        }
-        None
-    }
-
-    /// The aligned start of `size` bytes inside free block `slot`, if they fit.
-    #[inline]
-    fn fit_start(&self, slot: u32, size: u64, align: u64) -> Option<u64> {
-        let block = &self.blocks[slot as usize];
-        let start = align_up(block.offset, align)?;
-        let end = start.checked_add(size)?;
-        (end <= block.end()).then_some(start)
-    }
-
-    #[inline]
+    /// Makes sure `needed` slots wait on the vacant list, so a split takes
+    /// them without a check or a reallocation.
     fn reserve_slots(&mut self, needed: u32) -> Result<(), AllocError> {
-        if self.vacant_count >= needed {
-            return Ok(());
-        }
-        let missing = (needed - self.vacant_count) as usize;
-        if self.blocks.len() + missing > NONE as usize {
-            return Err(AllocError::TooManyBlocks);
-        }
-        self.blocks
-            .try_reserve(missing)
-            .map_err(|_| AllocError::TooManyBlocks)
-    }
-
-    /// Takes a slot for a new block; [`reserve_slots`](Self::reserve_slots)
-    /// has made sure one is there without reallocating.
-    #[inline]
-    fn take_slot(&mut self) -> u32 {
-        if self.vacant != NONE {
-            let slot = self.vacant;
-            self.vacant = self.blocks[slot as usize].next_free;
-            self.vacant_count -= 1;
-            slot
-        } else {
+        while self.vacant_count < needed {
+            if self.blocks.len() >= NONE as usize {
+                return Err(AllocError::TooManyBlocks);
+            }
+            self.blocks
+                .try_reserve(1)
+                .map_err(|_| AllocError::TooManyBlocks)?;
+            let slot = self.blocks.len() as u32;
             self.blocks.push(Block::VACANT);
-            (self.blocks.len() - 1) as u32
+            self.release_slot(slot);
         }
+        Ok(())
     }
 
-    #[inline]
+    /// Takes a slot off the vacant list, which
+    /// [`reserve_slots`](Self::reserve_slots) has filled.
+    #[inline(always)]
+    fn take_slot(&mut self) -> u32 {
+        let slot = self.vacant;
+        self.vacant = self.blocks[slot as usize].next_free;
+        self.vacant_count -= 1;
+        slot
+    }
+
+    #[inline(always)]
     fn release_slot(&mut self, slot: u32) {
         let block = &mut self.blocks[slot as usize];
-        block.state = State::Vacant;
-        block.prev_phys = NONE;
-        block.next_phys = NONE;
-        block.prev_free = NONE;
+        block.size = 0;
+        block.stamp = 0;
         block.next_free = self.vacant;
         self.vacant = slot;
         self.vacant_count += 1;
@@ -922,68 +1021,50 @@ impl Allocator {
 
     /// Turns free block `slot` into an allocation of `size` bytes at `start`,
     /// returning the bytes before and after it to the free lists.
-    #[inline]
+    #[inline(always)]
     fn split_and_use(&mut self, slot: u32, start: u64, size: u64) -> Allocation {
-        let end = self.blocks[slot as usize].end();
+        let block = self.unlink_free(slot);
+        let end = block.end();
         // The block reaches the next granule boundary, or the end of the
         // buffer when that comes first.
-        let reserved = align_up(size, self.granularity)
-            .unwrap_or(u64::MAX)
-            .min(end - start);
-        self.remove_free(slot);
-        let Block {
-            offset,
-            prev_phys,
-            next_phys,
-            ..
-        } = self.blocks[slot as usize];
-        debug_assert!(
-            offset <= start && start + size <= end,
-            "allocation {start}+{size} outside its block {offset}..{end}"
-        );
-
-        let front = start - offset;
-        if front > 0 {
+        let room = end - start;
+        let reserved = match align_up(size, self.granularity) {
+            Some(rounded) if rounded <= room => rounded,
+            _ => room,
+        };
+        let (mut prev, mut next) = (block.prev_phys, block.next_phys);
+        if start > block.offset {
             let pad = self.take_slot();
-            self.blocks[pad as usize] = Block {
-                offset,
-                size: front,
-                prev_phys,
-                next_phys: slot,
-                ..Block::VACANT
-            };
-            if prev_phys != NONE {
-                self.blocks[prev_phys as usize].next_phys = pad;
+            self.blocks[pad as usize] = Block::free(block.offset, start - block.offset, prev, slot);
+            if prev != NONE {
+                self.blocks[prev as usize].next_phys = pad;
             }
-            self.blocks[slot as usize].prev_phys = pad;
-            self.insert_free(pad);
+            self.link_free(pad);
+            prev = pad;
         }
-        let back = end - (start + reserved);
-        if back > 0 {
+        let used_end = start + reserved;
+        if used_end < end {
             let tail = self.take_slot();
-            self.blocks[tail as usize] = Block {
-                offset: start + reserved,
-                size: back,
-                prev_phys: slot,
-                next_phys,
-                ..Block::VACANT
-            };
-            if next_phys != NONE {
-                self.blocks[next_phys as usize].prev_phys = tail;
+            self.blocks[tail as usize] = Block::free(used_end, end - used_end, slot, next);
+            if next != NONE {
+                self.blocks[next as usize].prev_phys = tail;
             }
-            self.blocks[slot as usize].next_phys = tail;
-            self.insert_free(tail);
+            self.link_free(tail);
+            next = tail;
         }
 
         let stamp = self.next_stamp;
         // `alloc` refused before the counter could reach its end.
         self.next_stamp += 1;
-        let block = &mut self.blocks[slot as usize];
-        block.offset = start;
-        block.size = reserved;
-        block.state = State::Used;
-        block.stamp = stamp;
-        block.requested = size;
+        self.blocks[slot as usize] = Block {
+            offset: start,
+            size: reserved,
+            stamp,
+            prev_phys: prev,
+            next_phys: next,
+            prev_free: size as u32,
+            next_free: (size >> 32) as u32,
+        };
         self.used += reserved;
         self.requested += size;
         self.allocations += 1;
@@ -996,76 +1077,42 @@ impl Allocator {
         }
     }
 
-    #[inline]
-    fn insert_free(&mut self, slot: u32) {
-        let size = self.blocks[slot as usize].size;
-        let bin = Bin::containing(size);
-        let head = self.heads[bin.index()];
-        if head != NONE {
-            self.blocks[head as usize].prev_free = slot;
-        }
+    /// Puts free block `slot` at the head of its size class's list.
+    #[inline(always)]
+    fn link_free(&mut self, slot: u32) {
+        let bin = bins::containing(self.blocks[slot as usize].size);
+        let head = self.heads[bin];
         let block = &mut self.blocks[slot as usize];
-        block.state = State::Free;
-        block.bin = bin.index() as u16;
         block.prev_free = NONE;
         block.next_free = head;
-        self.heads[bin.index()] = slot;
-        self.bitmaps.set(bin);
-        self.free += size;
+        if head != NONE {
+            self.blocks[head as usize].prev_free = slot;
+        } else {
+            self.bitmaps.set(bin);
+        }
+        self.heads[bin] = slot;
         self.free_blocks += 1;
     }
 
-    #[inline]
-    fn remove_free(&mut self, slot: u32) {
-        let Block {
-            size,
-            prev_free,
-            next_free,
-            bin,
-            ..
-        } = self.blocks[slot as usize];
-        let bin = Bin::from_index(usize::from(bin));
-        if prev_free != NONE {
-            self.blocks[prev_free as usize].next_free = next_free;
+    /// Takes free block `slot` off its list, returning a copy of it.
+    #[inline(always)]
+    fn unlink_free(&mut self, slot: u32) -> Block {
+        let block = self.blocks[slot as usize];
+        let (prev, next) = (block.prev_free, block.next_free);
+        if prev != NONE {
+            self.blocks[prev as usize].next_free = next;
         } else {
-            self.heads[bin.index()] = next_free;
-            if next_free == NONE {
+            let bin = bins::containing(block.size);
+            self.heads[bin] = next;
+            if next == NONE {
                 self.bitmaps.clear(bin);
             }
         }
-        if next_free != NONE {
-            self.blocks[next_free as usize].prev_free = prev_free;
+        if next != NONE {
+            self.blocks[next as usize].prev_free = prev;
         }
-        self.free -= size;
         self.free_blocks -= 1;
-    }
-
-    /// The slot of a live allocation, or why the handle is not one.
-    #[inline]
-    fn resolve(&self, allocation: &Allocation) -> Result<u32, HandleError> {
-        if allocation.allocator != self.id {
-            return Err(HandleError::ForeignHandle);
-        }
-        // A slot past the table's end was dropped by a reset.
-        let block = self
-            .blocks
-            .get(allocation.slot as usize)
-            .ok_or(HandleError::StaleHandle)?;
-        match block.state {
-            // The stamp alone names the allocation; the offset and size are
-            // compared too so that even a bug elsewhere could not turn a
-            // matching stamp into a view of other bytes.
-            State::Used
-                if block.stamp == allocation.stamp
-                    && block.offset == allocation.offset
-                    && block.requested == allocation.size =>
-            {
-                Ok(allocation.slot)
-            }
-            _ if allocation.stamp < self.reset_stamp => Err(HandleError::StaleHandle),
-            State::Used => Err(HandleError::StaleHandle),
-            State::Free | State::Vacant => Err(HandleError::DoubleFree),
-        }
+        block
     }
 
     /// Walks every block and every free list and checks the allocator's
@@ -1075,6 +1122,13 @@ impl Allocator {
     /// behind [`stats`](Allocator::stats) equal what the walk finds.
     ///
     /// Takes time proportional to the number of blocks; meant for tests.
+    ///
+    /// ```
+    /// # let mut allocator = gpu_aligned::alloc::Allocator::new(4096);
+    /// let _a = allocator.alloc(100, 64)?;
+    /// allocator.check_invariants()?;
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     ///
     /// # Errors
     ///
@@ -1096,7 +1150,7 @@ impl Allocator {
         let mut occupied = 0u64;
         let mut first = NONE;
         for (slot, block) in self.blocks.iter().enumerate() {
-            if block.state != State::Vacant {
+            if !block.is_vacant() {
                 occupied += 1;
                 if block.prev_phys == NONE {
                     expect("blocks with no predecessor", NONE as u64, first as u64)?;
@@ -1112,7 +1166,7 @@ impl Allocator {
 
         // Physical order: contiguous, in bounds, merged.
         let (mut cursor, mut offset, mut walked) = (first, 0u64, 0u64);
-        let (mut used, mut free, mut allocations, mut free_blocks) = (0u64, 0u64, 0u64, 0u64);
+        let (mut used, mut requested, mut allocations, mut free_blocks) = (0u64, 0u64, 0u64, 0u64);
         let mut previous_free = false;
         let mut previous = NONE;
         while cursor != NONE {
@@ -1127,24 +1181,33 @@ impl Allocator {
                 previous as u64,
                 block.prev_phys as u64,
             )?;
-            expect("blocks of zero size", 1, u64::from(block.size > 0))?;
             expect(
                 "block offset modulo the granularity",
                 0,
                 block.offset % self.granularity,
             )?;
-            let is_free = block.state == State::Free;
+            let is_free = block.is_free();
             expect(
                 "adjacent free blocks",
                 0,
                 u64::from(is_free && previous_free),
             )?;
             if is_free {
-                free += block.size;
                 free_blocks += 1;
             } else {
                 used += block.size;
+                requested += block.requested();
                 allocations += 1;
+                expect(
+                    "requested bytes within the block (1 = yes)",
+                    1,
+                    u64::from(block.requested() <= block.size && block.requested() > 0),
+                )?;
+                expect(
+                    "stamp of a used block older than the next (1 = yes)",
+                    1,
+                    u64::from(block.stamp < self.next_stamp),
+                )?;
             }
             walked += 1;
             expect(
@@ -1160,12 +1223,7 @@ impl Allocator {
         expect("end of the last block", self.capacity, offset)?;
         expect("blocks reachable in physical order", occupied, walked)?;
         expect("used bytes", used, self.used)?;
-        expect(
-            "requested bytes within used bytes (1 = yes)",
-            1,
-            u64::from(self.requested <= self.used),
-        )?;
-        expect("free bytes", free, self.free)?;
+        expect("requested bytes", requested, self.requested)?;
         expect("allocations", allocations, self.allocations)?;
         expect("free blocks", free_blocks, self.free_blocks)?;
 
@@ -1192,11 +1250,10 @@ impl Allocator {
             }
             for (second, &head) in row.iter().enumerate() {
                 let index = first * SECOND_LEVEL_COUNT + second;
-                let bin = Bin::from_index(index);
                 expect(
                     "bitmap bit of a list (1 = non-empty)",
                     u64::from(head != NONE),
-                    u64::from(self.bitmaps.is_set(bin)),
+                    u64::from(self.bitmaps.is_set(index)),
                 )?;
                 let (mut cursor, mut previous) = (head, NONE);
                 while cursor != NONE {
@@ -1204,17 +1261,12 @@ impl Allocator {
                     expect(
                         "state of a listed block (1 = free)",
                         1,
-                        u64::from(block.state == State::Free),
+                        u64::from(block.is_free()),
                     )?;
                     expect(
                         "size class of a listed block",
                         index as u64,
-                        Bin::containing(block.size).index() as u64,
-                    )?;
-                    expect(
-                        "size class saved in a listed block",
-                        index as u64,
-                        u64::from(block.bin),
+                        bins::containing(block.size) as u64,
                     )?;
                     expect(
                         "back link of a free list",
@@ -1240,7 +1292,7 @@ impl Allocator {
             expect(
                 "state of a vacant slot (1 = vacant)",
                 1,
-                u64::from(block.state == State::Vacant),
+                u64::from(block.is_vacant()),
             )?;
             vacant += 1;
             expect(
