@@ -82,34 +82,66 @@ pub const DEFAULT_GRANULARITY: u64 = 16;
 /// "No block" in the intrusive links and list heads.
 const NONE: u32 = u32::MAX;
 
-/// Every allocator gets a distinct id so a handle presented to the wrong one
-/// is recognised.
-fn next_allocator_id() -> u64 {
+/// The id of an allocator that may never allocate: the ids ran out.
+const RETIRED: u32 = u32::MAX;
+
+/// Every allocator gets a distinct 32-bit id so a handle presented to the
+/// wrong one is recognised. The counter behind it is 64-bit and never wraps:
+/// an allocator made after the 2^32 - 2 ids are used up gets [`RETIRED`] and
+/// no stamps (every allocation is refused with
+/// [`AllocError::StampsExhausted`]), so no two allocators that hand out
+/// handles ever share an id.
+fn next_allocator_id() -> u32 {
     static NEXT: AtomicU64 = AtomicU64::new(1);
-    NEXT.fetch_add(1, Ordering::Relaxed)
+    u32::try_from(NEXT.fetch_add(1, Ordering::Relaxed))
+        .ok()
+        .filter(|&id| id != RETIRED)
+        .unwrap_or(RETIRED)
 }
 
 /// One block of the buffer in a slot of the block table. Blocks link to
-/// their physical neighbours (to merge on free) and, while free, to the
-/// other blocks of their size class. What a slot holds is read from two
-/// fields, which keeps the record at 40 bytes:
+/// their physical neighbours (to merge on free); what a slot holds is read
+/// from two fields:
 ///
 /// - used: `stamp != 0` (the stamp its handle carries);
 /// - free: `stamp == 0` and `size != 0`;
 /// - vacant (no block; the slot waits on the vacant list): `size == 0`.
+///
+/// The record is 32 bytes, aligned so that none straddles two cache lines;
+/// the free-list links live apart in [`Links`], a table four times denser,
+/// since unlinking a block touches its list neighbours' links only.
 #[derive(Clone, Copy, Debug)]
+#[repr(C, align(32))]
 struct Block {
     offset: u64,
     size: u64,
     stamp: u64,
     prev_phys: u32,
     next_phys: u32,
-    /// While free: the links of its size class's list; while vacant,
-    /// `next_free` links the vacant list; while used, the two hold the low
-    /// and high halves of the size requested (`size` is rounded up to the
-    /// granularity).
-    prev_free: u32,
-    next_free: u32,
+}
+
+/// The other half of a slot: while its block is free, the links of its size
+/// class's list; while vacant, `next` links the vacant list; while used, the
+/// low and high halves of the size requested (`size` is rounded up to the
+/// granularity).
+#[derive(Clone, Copy, Debug)]
+#[repr(C, align(8))]
+struct Links {
+    prev: u32,
+    next: u32,
+}
+
+impl Links {
+    const NONE: Links = Links {
+        prev: NONE,
+        next: NONE,
+    };
+
+    /// While used: the size requested.
+    #[inline(always)]
+    fn requested(self) -> u64 {
+        u64::from(self.prev) | (u64::from(self.next) << 32)
+    }
 }
 
 impl Block {
@@ -119,19 +151,17 @@ impl Block {
         stamp: 0,
         prev_phys: NONE,
         next_phys: NONE,
-        prev_free: NONE,
-        next_free: NONE,
     };
 
-    /// A free block, not yet on a list.
+    /// A free block.
     #[inline(always)]
     fn free(offset: u64, size: u64, prev_phys: u32, next_phys: u32) -> Block {
         Block {
             offset,
             size,
+            stamp: 0,
             prev_phys,
             next_phys,
-            ..Block::VACANT
         }
     }
 
@@ -154,12 +184,6 @@ impl Block {
     #[inline(always)]
     fn is_vacant(&self) -> bool {
         self.size == 0
-    }
-
-    /// While used: the size requested.
-    #[inline(always)]
-    fn requested(&self) -> u64 {
-        u64::from(self.prev_free) | (u64::from(self.next_free) << 32)
     }
 }
 
@@ -190,8 +214,8 @@ impl Block {
 pub struct Allocation {
     offset: u64,
     size: u64,
-    allocator: u64,
     stamp: u64,
+    allocator: u32,
     slot: u32,
 }
 
@@ -241,10 +265,12 @@ impl Allocation {
 /// The sub-allocator. See the [module docs](self).
 pub struct Allocator {
     blocks: Vec<Block>,
+    /// The free-list links (or requested size) of each slot of `blocks`.
+    links: Vec<Links>,
     /// First block of each size class's free list.
     heads: Box<[u32; BIN_COUNT]>,
     bitmaps: Bitmaps,
-    id: u64,
+    id: u32,
     /// Every block starts on a multiple of this (a power of two).
     granularity: u64,
     capacity: u64,
@@ -338,14 +364,16 @@ impl Allocator {
     }
 
     fn build(capacity: u64, granularity: u64) -> Allocator {
+        let id = next_allocator_id();
         let mut allocator = Allocator {
             blocks: Vec::new(),
+            links: Vec::new(),
             heads: Box::new([NONE; BIN_COUNT]),
             bitmaps: Bitmaps::new(),
-            id: next_allocator_id(),
+            id,
             granularity,
             capacity,
-            next_stamp: 1,
+            next_stamp: if id == RETIRED { u64::MAX } else { 1 },
             reset_stamp: 1,
             vacant: NONE,
             vacant_count: 0,
@@ -416,6 +444,7 @@ impl Allocator {
 
     fn rebuild_empty(&mut self) {
         self.blocks.clear();
+        self.links.clear();
         self.heads.fill(NONE);
         self.bitmaps.reset();
         self.vacant = NONE;
@@ -426,6 +455,7 @@ impl Allocator {
         self.free_blocks = 0;
         if self.capacity > 0 {
             self.blocks.push(Block::free(0, self.capacity, NONE, NONE));
+            self.links.push(Links::NONE);
             self.link_free(0);
         }
     }
@@ -614,10 +644,13 @@ impl Allocator {
         // One test for everything the common path does not handle: a request
         // that can never succeed, the end of the stamps, or too few spare
         // slots for a split.
-        if size.wrapping_sub(1) >= self.capacity
-            || !align.is_power_of_two()
-            || self.next_stamp == u64::MAX
-            || self.vacant_count < 2
+        // `|`, not `||`: one branch instead of four. `align & (align - 1)`
+        // is 0 only for powers of two and for 0, which `align == 0` adds.
+        if (size.wrapping_sub(1) >= self.capacity)
+            | (align & align.wrapping_sub(1) != 0)
+            | (align == 0)
+            | (self.next_stamp == u64::MAX)
+            | (self.vacant_count < 2)
         {
             return self.alloc_slow(size, align);
         }
@@ -804,8 +837,9 @@ impl Allocator {
     pub fn live(&self) -> impl Iterator<Item = (u64, u64)> + '_ {
         self.blocks
             .iter()
-            .filter(|block| block.is_used())
-            .map(|block| (block.offset, block.requested()))
+            .zip(&self.links)
+            .filter(|(block, _)| block.is_used())
+            .map(|(block, links)| (block.offset, links.requested()))
     }
 
     /// A snapshot of the counters; see [`Stats`].
@@ -878,9 +912,8 @@ impl Allocator {
         let mut largest = 0;
         let mut cursor = self.heads[bin];
         while cursor != NONE {
-            let block = &self.blocks[cursor as usize];
-            largest = largest.max(block.size);
-            cursor = block.next_free;
+            largest = largest.max(self.blocks[cursor as usize].size);
+            cursor = self.links[cursor as usize].next;
         }
         largest
     }
@@ -929,7 +962,7 @@ impl Allocator {
                 if Self::fit_in(block, block_align) >= size {
                     return Ok((cursor, align_up(block.offset, block_align).unwrap_or(0)));
                 }
-                cursor = block.next_free;
+                cursor = self.links[cursor as usize].next;
             }
             from = (bin + 1 < BIN_COUNT && budget > 0).then_some(bin + 1);
         }
@@ -975,7 +1008,7 @@ impl Allocator {
                         return Ok((cursor, block.end() - fit));
                     }
                     largest = largest.max(fit);
-                    cursor = block.next_free;
+                    cursor = self.links[cursor as usize].next;
                 }
             }
         }
@@ -992,8 +1025,12 @@ impl Allocator {
             self.blocks
                 .try_reserve(1)
                 .map_err(|_| AllocError::TooManyBlocks)?;
+            self.links
+                .try_reserve(1)
+                .map_err(|_| AllocError::TooManyBlocks)?;
             let slot = self.blocks.len() as u32;
             self.blocks.push(Block::VACANT);
+            self.links.push(Links::NONE);
             self.release_slot(slot);
         }
         Ok(())
@@ -1004,7 +1041,7 @@ impl Allocator {
     #[inline(always)]
     fn take_slot(&mut self) -> u32 {
         let slot = self.vacant;
-        self.vacant = self.blocks[slot as usize].next_free;
+        self.vacant = self.links[slot as usize].next;
         self.vacant_count -= 1;
         slot
     }
@@ -1014,7 +1051,7 @@ impl Allocator {
         let block = &mut self.blocks[slot as usize];
         block.size = 0;
         block.stamp = 0;
-        block.next_free = self.vacant;
+        self.links[slot as usize].next = self.vacant;
         self.vacant = slot;
         self.vacant_count += 1;
     }
@@ -1032,6 +1069,7 @@ impl Allocator {
             Some(rounded) if rounded <= room => rounded,
             _ => room,
         };
+        let used_end = start + reserved;
         let (mut prev, mut next) = (block.prev_phys, block.next_phys);
         if start > block.offset {
             let pad = self.take_slot();
@@ -1042,7 +1080,6 @@ impl Allocator {
             self.link_free(pad);
             prev = pad;
         }
-        let used_end = start + reserved;
         if used_end < end {
             let tail = self.take_slot();
             self.blocks[tail as usize] = Block::free(used_end, end - used_end, slot, next);
@@ -1052,7 +1089,21 @@ impl Allocator {
             self.link_free(tail);
             next = tail;
         }
+        self.use_slot(slot, start, reserved, size, prev, next)
+    }
 
+    /// Fills slot `slot` with a used block of `reserved` bytes at `start`
+    /// for a request of `size` bytes, between `prev` and `next`.
+    #[inline(always)]
+    fn use_slot(
+        &mut self,
+        slot: u32,
+        start: u64,
+        reserved: u64,
+        size: u64,
+        prev: u32,
+        next: u32,
+    ) -> Allocation {
         let stamp = self.next_stamp;
         // `alloc` refused before the counter could reach its end.
         self.next_stamp += 1;
@@ -1062,8 +1113,10 @@ impl Allocator {
             stamp,
             prev_phys: prev,
             next_phys: next,
-            prev_free: size as u32,
-            next_free: (size >> 32) as u32,
+        };
+        self.links[slot as usize] = Links {
+            prev: size as u32,
+            next: (size >> 32) as u32,
         };
         self.used += reserved;
         self.requested += size;
@@ -1082,11 +1135,12 @@ impl Allocator {
     fn link_free(&mut self, slot: u32) {
         let bin = bins::containing(self.blocks[slot as usize].size);
         let head = self.heads[bin];
-        let block = &mut self.blocks[slot as usize];
-        block.prev_free = NONE;
-        block.next_free = head;
+        self.links[slot as usize] = Links {
+            prev: NONE,
+            next: head,
+        };
         if head != NONE {
-            self.blocks[head as usize].prev_free = slot;
+            self.links[head as usize].prev = slot;
         } else {
             self.bitmaps.set(bin);
         }
@@ -1098,9 +1152,9 @@ impl Allocator {
     #[inline(always)]
     fn unlink_free(&mut self, slot: u32) -> Block {
         let block = self.blocks[slot as usize];
-        let (prev, next) = (block.prev_free, block.next_free);
+        let Links { prev, next } = self.links[slot as usize];
         if prev != NONE {
-            self.blocks[prev as usize].next_free = next;
+            self.links[prev as usize].next = next;
         } else {
             let bin = bins::containing(block.size);
             self.heads[bin] = next;
@@ -1109,7 +1163,7 @@ impl Allocator {
             }
         }
         if next != NONE {
-            self.blocks[next as usize].prev_free = prev;
+            self.links[next as usize].prev = prev;
         }
         self.free_blocks -= 1;
         block
@@ -1147,6 +1201,11 @@ impl Allocator {
             }
         }
 
+        expect(
+            "slots with links",
+            self.blocks.len() as u64,
+            self.links.len() as u64,
+        )?;
         let mut occupied = 0u64;
         let mut first = NONE;
         for (slot, block) in self.blocks.iter().enumerate() {
@@ -1195,13 +1254,14 @@ impl Allocator {
             if is_free {
                 free_blocks += 1;
             } else {
+                let asked = self.links[cursor as usize].requested();
                 used += block.size;
-                requested += block.requested();
+                requested += asked;
                 allocations += 1;
                 expect(
                     "requested bytes within the block (1 = yes)",
                     1,
-                    u64::from(block.requested() <= block.size && block.requested() > 0),
+                    u64::from(asked <= block.size && asked > 0),
                 )?;
                 expect(
                     "stamp of a used block older than the next (1 = yes)",
@@ -1268,10 +1328,11 @@ impl Allocator {
                         index as u64,
                         bins::containing(block.size) as u64,
                     )?;
+                    let links = self.links[cursor as usize];
                     expect(
                         "back link of a free list",
                         previous as u64,
-                        block.prev_free as u64,
+                        links.prev as u64,
                     )?;
                     listed += 1;
                     expect(
@@ -1280,7 +1341,7 @@ impl Allocator {
                         u64::from(listed <= free_blocks),
                     )?;
                     previous = cursor;
-                    cursor = block.next_free;
+                    cursor = links.next;
                 }
             }
         }
@@ -1300,7 +1361,7 @@ impl Allocator {
                 1,
                 u64::from(vacant <= self.blocks.len() as u64),
             )?;
-            cursor = block.next_free;
+            cursor = self.links[cursor as usize].next;
         }
         expect("vacant slots", u64::from(self.vacant_count), vacant)?;
         self.stats().check()
