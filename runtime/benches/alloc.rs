@@ -242,10 +242,10 @@ fn pairs_only(spec: &str) {
     }
 }
 
-/// An allocator with `holes` free blocks of 90 bytes between live ones and
-/// nothing free that holds 91 bytes.
+/// A byte-exact allocator with `holes` free blocks of 90 bytes between live
+/// ones and nothing free that holds 91 bytes.
 fn fragmented(holes: u64) -> Allocator {
-    let mut allocator = Allocator::new(holes * 180);
+    let mut allocator = Allocator::with_granularity(holes * 180, 1).expect("a power of two");
     let mut freed = Vec::new();
     for _ in 0..holes {
         freed.push(allocator.alloc(90, 1).expect("room"));

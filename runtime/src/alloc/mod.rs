@@ -630,9 +630,11 @@ impl Allocator {
     /// allocations. The allocator is unchanged on error.
     ///
     /// The search takes bounded time, found or not: two constant-time
-    /// lookups (the first size class whose blocks all hold `size` bytes, then
-    /// the first whose blocks hold `size + align - 1`, which fit at any
-    /// start), then, when they find nothing, a walk of at most
+    /// lookups (the first size class whose blocks all hold `size` bytes, and
+    /// the first whose blocks hold `size + align - 1`, which fit at any start;
+    /// the second first when `align` exceeds the granularity, since the head
+    /// of the first then often lacks room for its padding), then, when they
+    /// find nothing, a walk of at most
     /// [`SEARCH_LIMIT`] free blocks in the size classes that might still hold
     /// a fitting block. While the allocator has at most that many free blocks
     /// the walk sees them all, so out of memory means nothing fits; beyond
@@ -923,6 +925,11 @@ impl Allocator {
     /// it.
     #[inline(always)]
     fn find_fast(&self, size: u64, align: u64) -> Option<(u32, u64)> {
+        if align > self.granularity {
+            if let Some(found) = self.find_padded(size, align) {
+                return Some(found);
+            }
+        }
         // 1. Good fit: the head of the first size class whose blocks all hold
         //    `size`. It fits unless its start needs padding it cannot spare.
         let bin = self.bitmaps.first_at_or_after(bins::first_fitting(size)?)?;
@@ -932,6 +939,11 @@ impl Allocator {
         if start <= block.end() && block.end() - start >= size {
             return Some((slot, start));
         }
+        None
+    }
+
+    #[inline(always)]
+    fn find_padded(&self, size: u64, align: u64) -> Option<(u32, u64)> {
         // 2. A class whose blocks hold `size + align - 1` bytes fits at any
         //    start, so its head always does.
         let padded = bins::first_fitting(size.checked_add(align - 1)?)?;
