@@ -1,44 +1,6 @@
 //! A thread-safe [`Allocator`]: the same allocator behind a mutex, for
-//! buffers that several threads carve arrays out of now and then.
-//!
-//! # Which model for several threads
-//!
-//! An allocator operation takes tens of nanoseconds; handing a lock and the
-//! allocator's cache lines from one core to another takes about as long or
-//! longer. So when two threads allocate and free in a tight loop through one
-//! shared allocator, each operation waits for the other thread's, and two
-//! threads get less done than one alone: the cost is the sharing, not the
-//! lock's implementation, and no lock removes it.
-//!
-//! The model that scales is **one allocator per thread**: give each thread
-//! (or each stream, or each worker) its own [`Allocator`] over its own part
-//! of the buffer (an allocator manages offsets from 0, so a thread's
-//! offsets are relative to the start of its part). Nothing is shared, and
-//! two threads do twice the work of one. The benchmark `alloc` measures
-//! both (group `threads`).
-//!
-//! Where one buffer must be shared, take the lock once for a batch of
-//! operations with [`SyncAllocator::lock`] rather than once per operation:
-//! the hand-off is paid once per batch.
-//!
-//! ```
-//! use gpu_aligned::alloc::SyncAllocator;
-//!
-//! let shared = SyncAllocator::new(1 << 20);
-//! std::thread::scope(|scope| {
-//!     for _ in 0..2 {
-//!         scope.spawn(|| {
-//!             // One lock for the whole batch.
-//!             let mut allocator = shared.lock();
-//!             let batch: Vec<_> = (0..16).map(|_| allocator.alloc(256, 256)).collect();
-//!             for allocation in batch {
-//!                 allocator.free(allocation.unwrap()).unwrap();
-//!             }
-//!         });
-//!     }
-//! });
-//! assert_eq!(shared.stats().allocations, 0);
-//! ```
+//! buffers that several threads carve arrays out of now and then; its docs
+//! say when one allocator per thread is the better model.
 
 use std::sync::{Mutex, MutexGuard, PoisonError};
 
@@ -46,9 +8,46 @@ use super::{AllocError, Allocation, Allocator, FreeError, Stats};
 
 /// An [`Allocator`] that can be shared between threads (`Sync`): every call
 /// takes a lock for the duration of one allocator operation, and
-/// [`lock`](SyncAllocator::lock) holds it for a batch. See the
-/// [module docs](self) for when one allocator per thread is the better
-/// model.
+/// [`lock`](SyncAllocator::lock) holds it for a batch.
+///
+/// # Which model for several threads
+///
+/// An allocator operation takes tens of nanoseconds; handing a lock and the
+/// allocator's cache lines from one core to another takes about as long or
+/// longer. So when two threads allocate and free in a tight loop through one
+/// shared allocator, each operation waits for the other thread's, and two
+/// threads get less done than one alone: the cost is the sharing, not the
+/// lock's implementation, and no lock removes it.
+///
+/// The model that scales is **one allocator per thread**: give each thread
+/// (or each stream, or each worker) its own [`Allocator`] over its own part
+/// of the buffer (an allocator manages offsets from 0, so a thread's
+/// offsets are relative to the start of its part). Nothing is shared, and
+/// two threads do twice the work of one. The benchmark `alloc` measures
+/// both (group `threads`).
+///
+/// Where one buffer must be shared, take the lock once for a batch of
+/// operations with [`lock`](SyncAllocator::lock) rather than once per operation:
+/// the hand-off is paid once per batch.
+///
+/// ```
+/// use gpu_aligned::alloc::SyncAllocator;
+///
+/// let shared = SyncAllocator::new(1 << 20);
+/// std::thread::scope(|scope| {
+///     for _ in 0..2 {
+///         scope.spawn(|| {
+///             // One lock for the whole batch.
+///             let mut allocator = shared.lock();
+///             let batch: Vec<_> = (0..16).map(|_| allocator.alloc(256, 256)).collect();
+///             for allocation in batch {
+///                 allocator.free(allocation.unwrap()).unwrap();
+///             }
+///         });
+///     }
+/// });
+/// assert_eq!(shared.stats().allocations, 0);
+/// ```
 #[derive(Debug)]
 pub struct SyncAllocator {
     inner: Mutex<Allocator>,
