@@ -20,6 +20,18 @@ use core::mem::{align_of, size_of};
 /// that `align_of::<Self>() == size_of::<Self>()`, that the type has no
 /// implicit padding, and that [`GpuAligned::LAYOUT`] describes it exactly.
 /// Code that hands out typed views of raw device memory relies on all four.
+///
+/// ```
+/// use gpu_aligned::vector::float4;
+/// use gpu_aligned::GpuAligned;
+///
+/// // Code generic over elements can rely on the rule.
+/// fn words_per_element<T: GpuAligned>() -> usize {
+///     T::LAYOUT.size / T::LAYOUT.align
+/// }
+/// assert_eq!(words_per_element::<float4>(), 1);
+/// assert_eq!(words_per_element::<u16>(), 1);
+/// ```
 #[diagnostic::on_unimplemented(
     message = "`{Self}` is not a GPU element (`GpuAligned`)",
     label = "not `GpuAligned`",
@@ -44,6 +56,16 @@ pub unsafe trait GpuAligned: GpuData + Copy + bytemuck::Pod + 'static {
 /// An implementation promises that [`GpuData::TYPE`] describes `Self`
 /// (its size and alignment equal `Self`'s) and that `Self` has no implicit
 /// padding.
+///
+/// ```
+/// use gpu_aligned::vector::float3;
+/// use gpu_aligned::{GpuData, GpuType, Scalar};
+///
+/// assert_eq!(<f64 as GpuData>::TYPE, GpuType::Scalar(Scalar::F64));
+/// // float3 is GPU data (a legal field) but not a GPU element.
+/// assert_eq!(<float3 as GpuData>::TYPE.size(), 12);
+/// assert_eq!(<[u16; 3] as GpuData>::TYPE.align(), 2);
+/// ```
 #[diagnostic::on_unimplemented(
     message = "`{Self}` is not plain GPU data, so it cannot be a field of a GPU element",
     label = "not GPU data",
@@ -57,6 +79,19 @@ pub unsafe trait GpuData: Copy + bytemuck::Pod + 'static {
 
 /// The layout facts of a [`GpuAligned`] or other struct-like [`GpuData`]
 /// type, computed by the compiler.
+///
+/// ```
+/// use gpu_aligned::GpuAligned;
+///
+/// #[gpu_aligned::padded]
+/// #[derive(Clone, Copy)]
+/// struct Tagged { tag: u8, value: u32 }
+///
+/// let layout = Tagged::LAYOUT;
+/// assert_eq!((layout.name, layout.size, layout.align, layout.padding), ("Tagged", 8, 8, 3));
+/// let names: Vec<&str> = layout.fields.iter().map(|f| f.name).collect();
+/// assert_eq!(names, ["tag", "__pad_before_value", "value"]);
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct GpuLayout {
@@ -132,6 +167,13 @@ impl GpuField {
 }
 
 /// A scalar type with the same meaning in Rust and CUDA C++.
+///
+/// ```
+/// use gpu_aligned::{GpuData, GpuType, Scalar};
+///
+/// let GpuType::Scalar(scalar) = <u32 as GpuData>::TYPE else { unreachable!() };
+/// assert_eq!((scalar, scalar.rust_name(), scalar.cuda_name()), (Scalar::U32, "u32", "uint32_t"));
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub enum Scalar {
@@ -163,6 +205,11 @@ pub enum Scalar {
 
 impl Scalar {
     /// Size in bytes.
+    ///
+    /// ```
+    /// use gpu_aligned::Scalar;
+    /// assert_eq!((Scalar::I8.size(), Scalar::F32.size(), Scalar::U128.size()), (1, 4, 16));
+    /// ```
     pub const fn size(self) -> usize {
         match self {
             Scalar::U8 | Scalar::I8 => 1,
@@ -174,6 +221,10 @@ impl Scalar {
     }
 
     /// The Rust spelling.
+    ///
+    /// ```
+    /// assert_eq!(gpu_aligned::Scalar::I64.rust_name(), "i64");
+    /// ```
     pub const fn rust_name(self) -> &'static str {
         match self {
             Scalar::U8 => "u8",
@@ -194,6 +245,11 @@ impl Scalar {
     /// The CUDA C++ spelling: the fixed-width `<cstdint>` name for integers,
     /// `__int128` for the 128-bit ones (CUDA has no fixed-width name for
     /// them), `float` and `double`.
+    ///
+    /// ```
+    /// use gpu_aligned::Scalar;
+    /// assert_eq!((Scalar::I16.cuda_name(), Scalar::F64.cuda_name()), ("int16_t", "double"));
+    /// ```
     pub const fn cuda_name(self) -> &'static str {
         match self {
             Scalar::U8 => "uint8_t",
@@ -213,6 +269,18 @@ impl Scalar {
 }
 
 /// What a [`GpuData`] type is, in terms CUDA C++ can spell.
+///
+/// ```
+/// use gpu_aligned::vector::double3;
+/// use gpu_aligned::{GpuData, GpuType, Scalar};
+///
+/// let GpuType::Vector { cuda_name, lane, lanes, align } = <double3 as GpuData>::TYPE else {
+///     unreachable!()
+/// };
+/// assert_eq!((cuda_name, lane, lanes, align), ("double3", Scalar::F64, 3, 8));
+/// let GpuType::Array { elem, len } = <[f32; 4] as GpuData>::TYPE else { unreachable!() };
+/// assert_eq!((*elem, len), (GpuType::Scalar(Scalar::F32), 4));
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum GpuType {
@@ -247,6 +315,14 @@ pub enum GpuType {
 
 impl GpuType {
     /// Size in bytes.
+    ///
+    /// ```
+    /// use gpu_aligned::vector::double3;
+    /// use gpu_aligned::GpuData;
+    /// // CUDA rounds double3 up to a multiple of its alignment: 24 bytes.
+    /// assert_eq!(<double3 as GpuData>::TYPE.size(), 24);
+    /// assert_eq!(<[u8; 5] as GpuData>::TYPE.size(), 5);
+    /// ```
     pub const fn size(&self) -> usize {
         match self {
             GpuType::Scalar(s) => s.size(),
@@ -283,6 +359,13 @@ impl GpuType {
     }
 
     /// Alignment in bytes.
+    ///
+    /// ```
+    /// use gpu_aligned::vector::{float3, float4};
+    /// use gpu_aligned::GpuData;
+    /// assert_eq!(<float3 as GpuData>::TYPE.align(), 4);
+    /// assert_eq!(<float4 as GpuData>::TYPE.align(), 16);
+    /// ```
     pub const fn align(&self) -> usize {
         match self {
             GpuType::Scalar(s) => s.size(),
@@ -344,6 +427,19 @@ impl GpuLayout {
     /// Bytes not covered by any listed field (holes the compiler left). A
     /// layout with no fields (a built-in scalar's) is one opaque value, all
     /// data.
+    ///
+    /// ```
+    /// use gpu_aligned::{GpuField, GpuLayout, GpuType, Scalar};
+    ///
+    /// // C++'s `struct { uint8_t tag; uint32_t value; }`: 3 bytes nobody wrote.
+    /// static FIELDS: [GpuField; 2] = [
+    ///     GpuField::new("tag", 0, 1, 1, false, GpuType::Scalar(Scalar::U8)),
+    ///     GpuField::new("value", 4, 4, 4, false, GpuType::Scalar(Scalar::U32)),
+    /// ];
+    /// let layout = GpuLayout::new("Tagged", 8, 4, 0, &FIELDS);
+    /// assert_eq!((layout.implicit_padding(), layout.data_bytes()), (3, 5));
+    /// assert!(!layout.is_one_word()); // 8 bytes aligned to 4
+    /// ```
     pub const fn implicit_padding(&self) -> usize {
         if self.fields.is_empty() {
             return 0;
@@ -380,6 +476,13 @@ impl GpuLayout {
     }
 
     /// The field called `name`, if any.
+    ///
+    /// ```
+    /// use gpu_aligned::vector::float4;
+    /// use gpu_aligned::GpuAligned;
+    /// assert_eq!(float4::LAYOUT.field("w").map(|w| w.offset), Some(12));
+    /// assert!(float4::LAYOUT.field("v").is_none());
+    /// ```
     pub fn field(&self, name: &str) -> Option<&'static GpuField> {
         self.fields.iter().find(|f| f.name == name)
     }
