@@ -7,7 +7,7 @@
 //! every range before it asks a backend to touch it.
 //!
 //! [`HostBuffer`] (aligned host memory) is here; a CUDA device buffer is in
-//! [`cuda`] behind the `cuda` feature.
+//! `backend::cuda`, behind the `cuda` feature.
 //!
 //! ```
 //! use gpu_aligned::backend::{Backend, HostBuffer};
