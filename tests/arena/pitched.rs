@@ -95,9 +95,9 @@ unsafe impl Backend for FakeDevice {
 }
 
 #[test]
-fn seed_waste_formula_holds() {
-    // Seed 003: X rows of Y one-byte elements, rows aligned to 64 bytes,
-    // waste X * (64 - Y % 64) bytes when Y is not already a multiple of 64.
+fn row_padding_is_rows_times_the_shortfall_to_the_pitch() {
+    // X rows of Y one-byte elements, rows aligned to 64 bytes, waste
+    // X * (64 - Y % 64) bytes when Y is not already a multiple of 64.
     let mut arena = Arena::host_with_alignment(1 << 20, 64, 64).unwrap();
     for (x, y) in [
         (1usize, 1usize),
