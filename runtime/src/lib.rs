@@ -27,7 +27,8 @@
 //! - [`arena`] hands out typed arrays of one buffer, each starting on a
 //!   256-byte boundary, over the constant-time offsets-only allocator in
 //!   [`alloc`](mod@alloc); with the `cuda` feature the buffer is one CUDA
-//!   device allocation (`backend::cuda`, in [`backend`]).
+//!   device allocation (`backend::cuda`, in [`backend`]), each array
+//!   ordered on its own across streams.
 //!
 //! In short:
 //!
@@ -213,9 +214,11 @@
 //! ```
 //!
 //! **Do the same on a GPU.** With the `cuda` feature, `Arena::device` puts
-//! the arena on one device allocation; each array is a typed `CudaView<T>`
-//! that cudarc's launch builder takes as a kernel argument (a full example
-//! with a kernel is in `backend::cuda`):
+//! the arena on one device allocation. Each array lends typed views
+//! (`arena.view`, `arena.view_mut`) that cudarc's launch builder takes as
+//! kernel arguments, and is ordered on its own across streams, with its own
+//! read and write events (a full example with a kernel is in
+//! `backend::cuda`):
 //!
 //! ```no_run
 //! # #[cfg(feature = "cuda")]
