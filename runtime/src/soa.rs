@@ -96,6 +96,11 @@ pub unsafe trait GpuSoa: Sized + 'static {
         visitor: &mut V,
     ) -> Result<(), V::Error>;
     #[doc(hidden)]
+    fn __visit_mut<'a, B: Backend, V: __derive::VisitorMut<'a, B>>(
+        columns: &'a mut Self::Columns<B>,
+        visitor: &mut V,
+    ) -> Result<(), V::Error>;
+    #[doc(hidden)]
     fn __consume<B: Backend, C: __derive::Consumer<B>>(columns: Self::Columns<B>, consumer: &mut C);
     #[doc(hidden)]
     fn __scatter<B: Backend, W: __derive::Writer<B>>(
@@ -705,6 +710,124 @@ impl<B: Backend> Arena<B> {
     }
 }
 
+#[cfg(feature = "cuda")]
+mod cuda_launch {
+    use super::{__derive, GpuSoa, Soa};
+    use crate::arena::{Arena, ArenaError, ArenaResult, ArenaSlice};
+    use crate::backend::cuda::CudaBackend;
+    use crate::backend::Backend;
+    use crate::layout::GpuAligned;
+    use alloc_crate::boxed::Box;
+    use alloc_crate::vec::Vec;
+    use cudarc::driver::{CudaStream, CudaViewMut, DevicePtrMut, SyncOnDrop};
+
+    /// One column's writable device view, whatever its element type.
+    trait Column<'c> {
+        /// Makes `stream` wait for the column's earlier reads and writes;
+        /// the guard records a write of it on `stream` when dropped.
+        fn begin_write<'s>(&'s mut self, stream: &'s CudaStream) -> SyncOnDrop<'s>;
+    }
+
+    impl<'c, F> Column<'c> for CudaViewMut<'c, F> {
+        fn begin_write<'s>(&'s mut self, stream: &'s CudaStream) -> SyncOnDrop<'s> {
+            self.device_ptr_mut(stream).1
+        }
+    }
+
+    /// Takes a writable view of each column.
+    struct Viewing<'c> {
+        arena: &'c Arena<CudaBackend>,
+        columns: Vec<Box<dyn Column<'c> + 'c>>,
+    }
+
+    impl<'c> __derive::VisitorMut<'c, CudaBackend> for Viewing<'c> {
+        type Error = ArenaError<<CudaBackend as Backend>::Error>;
+
+        fn column<F: GpuAligned>(
+            &mut self,
+            _name: &'static str,
+            column: &'c mut ArenaSlice<F, CudaBackend>,
+        ) -> Result<(), Self::Error> {
+            self.columns.push(Box::new(self.arena.view_mut(column)?));
+            Ok(())
+        }
+    }
+
+    impl Arena<CudaBackend> {
+        /// Runs `launch` with the kernel's view of `soa` ([`GpuSoa::View`]),
+        /// tracking every column as a kernel argument that writes it would
+        /// be: `stream` first waits for the columns' earlier reads and
+        /// writes on any stream, and after `launch` a write of each column
+        /// is recorded on `stream`. A read on another stream then waits for
+        /// the kernel, and a freed column is not reused before it ends.
+        /// `launch` must enqueue its work on `stream`.
+        ///
+        /// ```no_run
+        /// use gpu_aligned::arena::Arena;
+        /// use gpu_aligned::backend::cuda::cudarc::driver::{CudaContext, LaunchConfig, PushKernelArg};
+        /// use gpu_aligned::backend::cuda::cudarc::nvrtc::compile_ptx;
+        /// use gpu_aligned::header::CudaHeader;
+        ///
+        /// #[derive(Clone, Copy, gpu_aligned::GpuSoa)]
+        /// struct Hit { x: f32, id: u32 }
+        ///
+        /// let context = CudaContext::new(0)?;
+        /// let (s1, s2) = (context.new_stream()?, context.new_stream()?);
+        /// let mut header = CudaHeader::new();
+        /// header.add_soa::<Hit>()?;
+        /// let source = format!(
+        ///     "{}\nextern \"C\" __global__ void bump(Hit_soa v) {{ \
+        ///      unsigned long long i = blockIdx.x * blockDim.x + threadIdx.x; \
+        ///      if (i < v.len) v.x[i] += 1.0f; }}",
+        ///     header.render()
+        /// );
+        /// let module = context.load_module(compile_ptx(source)?)?;
+        /// let bump = module.load_function("bump")?;
+        ///
+        /// let mut arena = Arena::device(&s1, 1 << 20)?;
+        /// let mut hits = arena.alloc_soa::<Hit>(1000)?;
+        /// arena.launch_soa(&mut hits, &s2, |view| {
+        ///     let mut launch = s2.launch_builder(&bump); // not the arena's stream
+        ///     launch.arg(view);
+        ///     // SAFETY: `bump` takes one `Hit_soa`, laid out as the view.
+        ///     unsafe { launch.launch(LaunchConfig::for_num_elems(1000)) }.map(|_| ())
+        /// })??;
+        /// let after = arena.read_soa(&hits)?; // on s1: waits for the kernel on s2
+        /// assert!(after.iter().all(|hit| hit.x == 1.0));
+        /// # Ok::<(), Box<dyn std::error::Error>>(())
+        /// ```
+        ///
+        /// # Errors
+        ///
+        /// [`ArenaError::Handle`] if a column is not this arena's; a backend
+        /// error after a sticky fault. `launch`'s own result is returned
+        /// inside.
+        pub fn launch_soa<T: GpuSoa, R>(
+            &self,
+            soa: &mut Soa<T, CudaBackend>,
+            stream: &CudaStream,
+            launch: impl FnOnce(&T::View) -> R,
+        ) -> ArenaResult<R, CudaBackend> {
+            let view = self.soa_view(soa)?;
+            let mut viewing = Viewing {
+                arena: self,
+                columns: Vec::with_capacity(T::COLUMNS),
+            };
+            T::__visit_mut(&mut soa.columns, &mut viewing)?;
+            let mut columns = viewing.columns;
+            let writes: Vec<SyncOnDrop<'_>> = columns
+                .iter_mut()
+                .map(|column| column.begin_write(stream))
+                .collect();
+            let result = launch(&view);
+            // Dropping the guards records each column's write on `stream`,
+            // after what `launch` enqueued.
+            drop(writes);
+            Ok(result)
+        }
+    }
+}
+
 /// The body of `#[derive(GpuSoa)]`: the `<Name>Columns` struct, a check per
 /// field whose error names the fix, and the `unsafe impl GpuSoa`. It lives
 /// here, not in the derive, so the `unsafe` is this crate's: a caller that
@@ -802,6 +925,14 @@ macro_rules! __gpu_soa_derive {
                 visitor: &mut V,
             ) -> ::core::result::Result<(), V::Error> {
                 $( visitor.column::<$fty>($fname, &columns.$member)?; )*
+                ::core::result::Result::Ok(())
+            }
+
+            fn __visit_mut<'__a, B: $crate::backend::Backend, V: $crate::soa::__derive::VisitorMut<'__a, B>>(
+                columns: &'__a mut $columns<B>,
+                visitor: &mut V,
+            ) -> ::core::result::Result<(), V::Error> {
+                $( visitor.column::<$fty>($fname, &mut columns.$member)?; )*
                 ::core::result::Result::Ok(())
             }
 
@@ -922,6 +1053,18 @@ pub mod __derive {
             &mut self,
             name: &'static str,
             column: &ArenaSlice<F, B>,
+        ) -> Result<(), Self::Error>;
+    }
+
+    /// Sees each column mutably, for as long as `'a`.
+    pub trait VisitorMut<'a, B: Backend> {
+        /// Why the visit stopped.
+        type Error;
+        /// One column.
+        fn column<F: GpuAligned>(
+            &mut self,
+            name: &'static str,
+            column: &'a mut ArenaSlice<F, B>,
         ) -> Result<(), Self::Error>;
     }
 
