@@ -1,5 +1,6 @@
 //! What a new user writes first: a derived element, a padded one, arrays of
-//! both in a host arena, a layout report and a CUDA header.
+//! both in a host arena, a struct stored as columns, a layout report and a
+//! CUDA header.
 
 use gpu_aligned::arena::Arena;
 use gpu_aligned::header::CudaHeader;
@@ -21,6 +22,13 @@ struct Tagged {
     value: u32,
 }
 
+#[derive(Clone, Copy, Debug, PartialEq, gpu_aligned::GpuSoa)]
+struct Body {
+    mass: f32,
+    id: u32,
+    kind: u8,
+}
+
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     assert_eq!((Particle::LAYOUT.size, Particle::LAYOUT.align), (16, 16));
     assert_eq!((Tagged::LAYOUT.size, Tagged::LAYOUT.padding), (8, 3));
@@ -37,8 +45,22 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let bytes: &[u8] = bytemuck::cast_slice(arena.get(&tags)?);
     assert_eq!(&bytes[..8], &[7, 0, 0, 0, 42, 0, 0, 0]);
 
+    let bodies: Vec<Body> = (0..10)
+        .map(|id| Body {
+            mass: 2.0,
+            id,
+            kind: 1,
+        })
+        .collect();
+    let mut soa = arena.alloc_soa::<Body>(bodies.len())?;
+    arena.write_soa(&mut soa, &bodies)?;
+    assert_eq!(arena.read_soa(&soa)?, bodies);
+
     let mut header = CudaHeader::new();
-    header.add::<Particle>()?.add::<Tagged>()?;
+    header
+        .add::<Particle>()?
+        .add::<Tagged>()?
+        .add_soa::<Body>()?;
     assert!(header.render().contains("struct __align__(16) Particle {"));
 
     print!("{}", LayoutReport::of::<Tagged>());
