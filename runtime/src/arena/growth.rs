@@ -41,7 +41,9 @@ impl Default for GrowthPolicy {
 
 impl GrowthPolicy {
     /// Never grow: a full arena returns out-of-memory, as a fixed buffer
-    /// does.
+    /// does. The arena spans [`initial`](GrowthPolicy::initial) bytes
+    /// ([`DEFAULT_CHUNK`] unless set with
+    /// [`with_initial`](GrowthPolicy::with_initial)).
     ///
     /// ```
     /// use gpu_aligned::arena::{GrowthError, GrowthPolicy};
@@ -88,12 +90,13 @@ impl GrowthPolicy {
         GrowthPolicy { chunk, ..self }
     }
 
-    /// Start with `initial` bytes committed (rounded up to whole chunks)
-    /// rather than one chunk.
+    /// Start with `initial` bytes (rounded up to whole chunks when the
+    /// arena is made) rather than one chunk; for a [fixed](GrowthPolicy::fixed)
+    /// policy, the arena's length.
     ///
     /// ```
     /// use gpu_aligned::arena::GrowthPolicy;
-    /// assert_eq!(GrowthPolicy::up_to(1 << 30).with_initial(0).initial(), 0);
+    /// assert_eq!(GrowthPolicy::up_to(1 << 30).with_initial(8 << 20).initial(), 8 << 20);
     /// ```
     pub const fn with_initial(self, initial: u64) -> GrowthPolicy {
         GrowthPolicy { initial, ..self }
@@ -139,18 +142,19 @@ impl GrowthPolicy {
 
     /// Checks the policy against a backend whose memory comes in multiples
     /// of `granularity` bytes, and returns the `(initial, max)` lengths it
-    /// settles on: the initial length rounded up to whole chunks, the
-    /// maximum rounded down, and for a fixed policy both equal to
-    /// `fixed_len`.
+    /// settles on: the initial length rounded up to whole chunks (one chunk
+    /// at least), the maximum rounded down to whole chunks. A fixed policy
+    /// settles on its initial length for both, as it is.
     ///
     /// ```
     /// use gpu_aligned::arena::{GrowthError, GrowthPolicy};
     /// let policy = GrowthPolicy::up_to((1 << 30) + 5).with_initial(1);
-    /// assert_eq!(policy.resolve(4096, 0)?, (2 << 20, 1 << 30));
+    /// assert_eq!(policy.resolve(4096)?, (2 << 20, 1 << 30));
     /// assert_eq!(
-    ///     policy.with_chunk(3000).resolve(4096, 0),
+    ///     policy.with_chunk(3000).resolve(4096),
     ///     Err(GrowthError::ChunkNotMultiple { chunk: 3000, granularity: 4096 })
     /// );
+    /// assert_eq!(GrowthPolicy::fixed().with_initial(1000).resolve(4096)?, (1000, 1000));
     /// # Ok::<(), GrowthError>(())
     /// ```
     ///
@@ -158,19 +162,18 @@ impl GrowthPolicy {
     ///
     /// [`GrowthError::ChunkNotMultiple`] for a zero chunk or one that is not
     /// a multiple of `granularity`; [`GrowthError::InitialAboveMax`] when
-    /// the rounded initial length exceeds the rounded maximum (or the
-    /// maximum is below one chunk).
-    pub fn resolve(&self, granularity: u64, fixed_len: u64) -> Result<(u64, u64), GrowthError> {
+    /// the rounded initial length exceeds the rounded maximum.
+    pub fn resolve(&self, granularity: u64) -> Result<(u64, u64), GrowthError> {
         if !self.grows {
-            return Ok((fixed_len, fixed_len));
+            return Ok((self.initial, self.initial));
         }
         let chunk = self.chunk;
         if chunk == 0 || granularity == 0 || chunk % granularity != 0 {
             return Err(GrowthError::ChunkNotMultiple { chunk, granularity });
         }
         let max = self.max / chunk * chunk;
-        let initial = round_up(self.initial, chunk).unwrap_or(u64::MAX);
-        if initial > max || max == 0 {
+        let initial = round_up(self.initial.max(1), chunk).unwrap_or(u64::MAX);
+        if initial > max {
             return Err(GrowthError::InitialAboveMax {
                 initial: self.initial,
                 max: self.max,
