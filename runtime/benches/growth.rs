@@ -2,16 +2,20 @@
 //! NVIDIA GPU): what growing by one chunk costs (map the chunk and grant
 //! access) against what a fixed buffer needs to grow (allocate a bigger
 //! buffer, copy everything over, free the old one), for 1, 4 and 16 GiB of
-//! data. Every figure is the median of repeated runs, timed on the host
-//! around calls that return only once the device is done.
+//! data; and the steady-state alloc+free pair of a device arena grown in
+//! place to 1 GiB against a fixed 1 GiB one. Every figure is the median of
+//! repeated runs, timed on the host around calls that return only once the
+//! device is done.
 
 use std::sync::Arc;
 use std::time::Instant;
 
+use gpu_aligned::arena::{Arena, GrowthPolicy};
 use gpu_aligned::backend::cuda::cudarc;
+use gpu_aligned::backend::cuda::CudaBackend;
 use gpu_aligned::backend::cuda_vm::CudaVm;
 
-use cudarc::driver::{sys, CudaContext};
+use cudarc::driver::{sys, CudaContext, CudaStream};
 
 type Res<T> = Result<T, Box<dyn std::error::Error>>;
 
@@ -79,6 +83,91 @@ fn reallocate_and_copy(ctx: &Arc<CudaContext>, chunk: u64, size: u64) -> Res<f64
     Ok(median(samples.split_off(2)))
 }
 
+/// A small xorshift generator: the same sequence for both arenas.
+struct Rng(u64);
+
+impl Rng {
+    fn below(&mut self, bound: u64) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0 % bound
+    }
+}
+
+const LIVE: usize = 1000;
+const PAIRS: usize = 200_000;
+
+/// Nanoseconds per alloc+free pair with `LIVE` arrays of 256 B to 64 KiB
+/// live: free a random one, allocate another in its place.
+fn steady_state(arena: &mut Arena<CudaBackend>, seed: u64) -> Res<f64> {
+    let mut rng = Rng(seed);
+    let mut live = Vec::with_capacity(LIVE);
+    for _ in 0..LIVE {
+        live.push(arena.alloc::<u8>(256 + rng.below(64 << 10) as usize)?);
+    }
+    let mut pair = |arena: &mut Arena<CudaBackend>, rng: &mut Rng| -> Res<()> {
+        let index = rng.below(LIVE as u64) as usize;
+        let fresh = arena.alloc::<u8>(256 + rng.below(64 << 10) as usize)?;
+        let old = std::mem::replace(&mut live[index], fresh);
+        arena.free(old).map_err(|e| e.to_string())?;
+        Ok(())
+    };
+    for _ in 0..PAIRS / 10 {
+        pair(arena, &mut rng)?;
+    }
+    let start = Instant::now();
+    for _ in 0..PAIRS {
+        pair(arena, &mut rng)?;
+    }
+    let ns = start.elapsed().as_secs_f64() * 1e9 / PAIRS as f64;
+    for array in live {
+        arena.free(array).map_err(|e| e.to_string())?;
+    }
+    Ok(ns)
+}
+
+/// A device arena grown in place from one chunk to 1 GiB by 512
+/// allocations of 2 MiB, all freed again.
+fn grown_arena(stream: &Arc<CudaStream>) -> Res<Arena<CudaBackend>> {
+    let mut arena = Arena::device_growing(stream, GrowthPolicy::up_to(2 * GIB))?;
+    let mut arrays = Vec::new();
+    while arena.capacity() < GIB {
+        arrays.push(arena.alloc::<u8>(2 << 20)?);
+    }
+    for array in arrays {
+        arena.free(array).map_err(|e| e.to_string())?;
+    }
+    Ok(arena)
+}
+
+fn alloc_free_pairs(ctx: &Arc<CudaContext>) -> Res<()> {
+    let stream = ctx.default_stream();
+    let mut fixed = Arena::device(&stream, GIB)?;
+    let mut grown = grown_arena(&stream)?;
+    println!();
+    println!(
+        "Steady-state alloc+free pair, {LIVE} live arrays of 256 B-64 KiB \
+         (median of 7 runs of {PAIRS} pairs)"
+    );
+    println!(
+        "grown arena: {} bytes in {} MiB chunks",
+        grown.capacity(),
+        grown.growth().chunk() >> 20
+    );
+    let (mut fixed_ns, mut grown_ns) = (Vec::new(), Vec::new());
+    for run in 0..7 {
+        fixed_ns.push(steady_state(&mut fixed, 0x9E37_79B9 + run)?);
+        grown_ns.push(steady_state(&mut grown, 0x9E37_79B9 + run)?);
+    }
+    let (fixed_ns, grown_ns) = (median(fixed_ns), median(grown_ns));
+    println!("{:>14} | {:>10}", "arena", "ns / pair");
+    println!("{:>14} | {fixed_ns:>10.1}", "fixed 1 GiB");
+    println!("{:>14} | {grown_ns:>10.1}", "grown to 1 GiB");
+    println!("grown / fixed: {:.3}x", grown_ns / fixed_ns);
+    Ok(())
+}
+
 fn main() -> Res<()> {
     let ctx = CudaContext::new(0)?;
     let chunk = CudaVm::granularity(&ctx)?;
@@ -106,5 +195,5 @@ fn main() -> Res<()> {
             copy / grow
         );
     }
-    Ok(())
+    alloc_free_pairs(&ctx)
 }

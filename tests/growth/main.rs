@@ -6,6 +6,10 @@
 #[path = "../support/mod.rs"]
 mod support;
 
+mod arena;
+#[cfg(feature = "cuda")]
+mod device_arena;
 #[cfg(feature = "cuda")]
 mod device_vm;
 mod host_vm;
+mod sizing;

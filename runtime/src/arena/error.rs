@@ -4,6 +4,7 @@
 
 use core::fmt;
 
+use super::GrowthError;
 use crate::alloc::{AllocError, FreeError, HandleError};
 use crate::backend::HostBufferError;
 
@@ -83,6 +84,9 @@ pub enum ArenaError<E = HostBufferError> {
         /// Elements given.
         found: usize,
     },
+    /// The arena did not grow: its policy is fixed, the growth would pass
+    /// its maximum, or the policy does not suit the backend.
+    Growth(GrowthError),
     /// A key of another [`Plan`](super::Plan) (a clone of a plan is another
     /// plan).
     ForeignKey,
@@ -136,6 +140,7 @@ impl<E: fmt::Display> fmt::Display for ArenaError<E> {
                 f,
                 "{found} elements given where the array range holds {expected}"
             ),
+            ArenaError::Growth(error) => write!(f, "{error}"),
             ArenaError::ForeignKey => f.write_str("the key belongs to another plan"),
             ArenaError::AlreadyTaken => f.write_str("the key's array was already taken"),
             ArenaError::KeyMismatch { planned, asked } => write!(

@@ -6,6 +6,14 @@
 
 use core::fmt;
 
+use super::{Arena, ArenaError, ArenaResult, DEFAULT_MIN_ALIGN, DEFAULT_PITCH_ALIGN};
+use crate::alloc::AllocError;
+use crate::backend::{Backend, HostBuffer, HostVm};
+#[cfg(feature = "cuda")]
+use alloc_crate::sync::Arc;
+#[cfg(feature = "cuda")]
+use cudarc::driver::CudaStream;
+
 /// The default chunk: 2 MiB, the allocation granularity of CUDA virtual
 /// memory on current NVIDIA GPUs, and a multiple of every host page size in
 /// common use (4 KiB, 16 KiB, 64 KiB, 2 MiB).
@@ -28,7 +36,8 @@ pub const DEFAULT_CHUNK: u64 = 2 << 20;
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct GrowthPolicy {
     grows: bool,
-    initial: u64,
+    /// `None`: one chunk.
+    initial: Option<u64>,
     max: u64,
     chunk: u64,
 }
@@ -53,7 +62,7 @@ impl GrowthPolicy {
     pub const fn fixed() -> GrowthPolicy {
         GrowthPolicy {
             grows: false,
-            initial: DEFAULT_CHUNK,
+            initial: None,
             max: DEFAULT_CHUNK,
             chunk: DEFAULT_CHUNK,
         }
@@ -72,7 +81,7 @@ impl GrowthPolicy {
     pub const fn up_to(max: u64) -> GrowthPolicy {
         GrowthPolicy {
             grows: true,
-            initial: DEFAULT_CHUNK,
+            initial: None,
             max,
             chunk: DEFAULT_CHUNK,
         }
@@ -99,7 +108,10 @@ impl GrowthPolicy {
     /// assert_eq!(GrowthPolicy::up_to(1 << 30).with_initial(8 << 20).initial(), 8 << 20);
     /// ```
     pub const fn with_initial(self, initial: u64) -> GrowthPolicy {
-        GrowthPolicy { initial, ..self }
+        GrowthPolicy {
+            initial: Some(initial),
+            ..self
+        }
     }
 
     /// Whether the arena grows at all.
@@ -111,14 +123,18 @@ impl GrowthPolicy {
         self.grows
     }
 
-    /// Bytes the arena spans when it is made.
+    /// Bytes the arena spans when it is made: one chunk unless set with
+    /// [`with_initial`](GrowthPolicy::with_initial).
     ///
     /// ```
     /// use gpu_aligned::arena::{GrowthPolicy, DEFAULT_CHUNK};
     /// assert_eq!(GrowthPolicy::up_to(1 << 30).initial(), DEFAULT_CHUNK);
     /// ```
     pub const fn initial(&self) -> u64 {
-        self.initial
+        match self.initial {
+            Some(initial) => initial,
+            None => self.chunk,
+        }
     }
 
     /// The most bytes the arena may span.
@@ -165,17 +181,17 @@ impl GrowthPolicy {
     /// the rounded initial length exceeds the rounded maximum.
     pub fn resolve(&self, granularity: u64) -> Result<(u64, u64), GrowthError> {
         if !self.grows {
-            return Ok((self.initial, self.initial));
+            return Ok((self.initial(), self.initial()));
         }
         let chunk = self.chunk;
         if chunk == 0 || granularity == 0 || chunk % granularity != 0 {
             return Err(GrowthError::ChunkNotMultiple { chunk, granularity });
         }
         let max = self.max / chunk * chunk;
-        let initial = round_up(self.initial.max(1), chunk).unwrap_or(u64::MAX);
+        let initial = round_up(self.initial().max(1), chunk).unwrap_or(u64::MAX);
         if initial > max {
             return Err(GrowthError::InitialAboveMax {
-                initial: self.initial,
+                initial: self.initial(),
                 max: self.max,
             });
         }
@@ -269,4 +285,294 @@ impl std::error::Error for GrowthError {}
 /// `n` rounded up to a multiple of `to` (nonzero), if it fits.
 fn round_up(n: u64, to: u64) -> Option<u64> {
     n.checked_add(to - 1).map(|n| n / to * to)
+}
+
+impl Arena<HostBuffer> {
+    /// A host arena that grows as its policy says: `policy.max()` bytes of
+    /// address space are reserved (at no cost in memory) and
+    /// `policy.initial()` committed; when an array does not fit, the next
+    /// chunks are committed in place. Default alignments.
+    ///
+    /// ```
+    /// use gpu_aligned::arena::{Arena, GrowthPolicy};
+    ///
+    /// let mut arena = Arena::host_growing(GrowthPolicy::up_to(16 << 20))?;
+    /// let mut small = arena.alloc::<u32>(4)?;
+    /// arena.write(&mut small, &[1, 2, 3, 4])?;
+    /// let at = arena.address(&small)?;
+    /// let big = arena.alloc::<f32>(1 << 20)?; // 4 MiB: the arena grows
+    /// assert!(arena.capacity() >= 4 << 20);
+    /// assert_eq!(arena.address(&small)?, at); // nothing moved
+    /// assert_eq!(arena.get(&small)?, &[1, 2, 3, 4]);
+    /// # arena.free(big)?;
+    /// # arena.free(small)?;
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// [`ArenaError::Growth`] for a policy whose chunk is not a multiple of
+    /// the page size or whose initial length is above its maximum;
+    /// [`ArenaError::Backend`] if the OS refuses the reservation.
+    pub fn host_growing(policy: GrowthPolicy) -> ArenaResult<Self, HostBuffer> {
+        Self::host_growing_with_alignment(policy, DEFAULT_MIN_ALIGN, DEFAULT_PITCH_ALIGN)
+    }
+
+    /// [`host_growing`](Arena::host_growing) with other alignments for array
+    /// starts and row pitches (powers of two).
+    ///
+    /// ```
+    /// use gpu_aligned::arena::{Arena, GrowthPolicy};
+    ///
+    /// let arena = Arena::host_growing_with_alignment(GrowthPolicy::up_to(16 << 20), 4096, 512)?;
+    /// assert_eq!(arena.min_align(), 4096);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// As [`host_growing`](Arena::host_growing), and
+    /// [`ArenaError::AlignNotPowerOfTwo`] for a bad alignment.
+    pub fn host_growing_with_alignment(
+        policy: GrowthPolicy,
+        min_align: u64,
+        pitch_align: u64,
+    ) -> ArenaResult<Self, HostBuffer> {
+        super::check_power_of_two(min_align)?;
+        super::check_power_of_two(pitch_align)?;
+        let (initial, max) = policy
+            .resolve(HostVm::page_size())
+            .map_err(ArenaError::Growth)?;
+        let buffer = HostBuffer::growable(initial, max, min_align.max(pitch_align))
+            .map_err(ArenaError::Backend)?;
+        let mut arena = Arena::with_alignment(buffer, min_align, pitch_align)?;
+        arena.growth = GrowthPolicy {
+            initial: Some(initial),
+            max,
+            ..policy
+        };
+        Ok(arena)
+    }
+}
+
+#[cfg(feature = "cuda")]
+impl Arena<crate::backend::cuda::CudaBackend> {
+    /// A device arena that grows as its policy says, on CUDA virtual memory:
+    /// `policy.max()` bytes of device addresses are reserved (at most the
+    /// device's memory: a larger maximum is cut to it), `policy.initial()`
+    /// mapped and zeroed; when an array does not fit, the next chunks are
+    /// mapped onto the end (`cuMemCreate`, `cuMemMap`, `cuMemSetAccess`) and
+    /// zeroed. The base address never changes, so every device pointer
+    /// handed out stays valid. [`trim`](Arena::trim) waits for the
+    /// context's streams, then unmaps the unused chunks at the end. The
+    /// chunk must be a multiple of the device's allocation granularity
+    /// ([`CudaVm::granularity`](crate::backend::cuda_vm::CudaVm::granularity),
+    /// 2 MiB on an H100; [`DEFAULT_CHUNK`] by default).
+    ///
+    /// Where the device lacks virtual memory management, the arena is one
+    /// fixed buffer of `policy.initial()` bytes instead, and
+    /// [`growth()`](Arena::growth) says it does not grow. The pitfalls of
+    /// virtual memory (no legacy IPC handles, access for peer devices) are
+    /// in [`cuda_vm`](crate::backend::cuda_vm).
+    ///
+    /// ```no_run
+    /// use gpu_aligned::arena::{Arena, GrowthPolicy};
+    /// use gpu_aligned::backend::cuda::cudarc::driver::CudaContext;
+    ///
+    /// let stream = CudaContext::new(0)?.default_stream();
+    /// let mut arena = Arena::device_growing(&stream, GrowthPolicy::up_to(16 << 30))?;
+    /// let first = arena.alloc::<f32>(1000)?;
+    /// let at = arena.address(&first)?;
+    /// let big = arena.alloc::<f32>(1 << 30)?; // 4 GiB: chunks are mapped
+    /// assert_eq!(arena.address(&first)?, at); // nothing moved
+    /// arena.free(big)?;
+    /// arena.trim()?; // the 4 GiB go back to the device
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// [`ArenaError::Growth`] for a bad policy; [`ArenaError::Backend`] when
+    /// the driver refuses.
+    pub fn device_growing(
+        stream: &Arc<CudaStream>,
+        policy: GrowthPolicy,
+    ) -> ArenaResult<Self, crate::backend::cuda::CudaBackend> {
+        Self::device_growing_with_alignment(
+            stream,
+            policy,
+            DEFAULT_MIN_ALIGN,
+            crate::backend::cuda::DRIVER_PITCH_ALIGN,
+        )
+    }
+
+    /// [`device_growing`](Arena::device_growing) with other alignments for
+    /// array starts and row pitches (powers of two).
+    ///
+    /// ```no_run
+    /// use gpu_aligned::arena::{Arena, GrowthPolicy};
+    /// use gpu_aligned::backend::cuda::cudarc::driver::CudaContext;
+    ///
+    /// let stream = CudaContext::new(0)?.default_stream();
+    /// let policy = GrowthPolicy::up_to(1 << 30);
+    /// let arena = Arena::device_growing_with_alignment(&stream, policy, 4096, 512)?;
+    /// assert_eq!(arena.min_align(), 4096);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// As [`device_growing`](Arena::device_growing), and
+    /// [`ArenaError::AlignNotPowerOfTwo`] for a bad alignment.
+    pub fn device_growing_with_alignment(
+        stream: &Arc<CudaStream>,
+        policy: GrowthPolicy,
+        min_align: u64,
+        pitch_align: u64,
+    ) -> ArenaResult<Self, crate::backend::cuda::CudaBackend> {
+        use crate::backend::cuda::{CudaBackend, CudaError};
+        use crate::backend::cuda_vm::CudaVm;
+
+        super::check_power_of_two(min_align)?;
+        super::check_power_of_two(pitch_align)?;
+        let context = stream.context();
+        let vm_error = |e| ArenaError::Backend(CudaError::Vm(e));
+        if !policy.grows() || !CudaVm::supported(context).map_err(vm_error)? {
+            let (initial, _) = GrowthPolicy::fixed()
+                .with_initial(policy.initial())
+                .resolve(1)
+                .map_err(ArenaError::Growth)?;
+            let backend = CudaBackend::new(stream, initial).map_err(ArenaError::Backend)?;
+            return Arena::with_alignment(backend, min_align, pitch_align);
+        }
+        let granularity = CudaVm::granularity(context).map_err(vm_error)?;
+        let total = context.total_mem().map_err(|error| {
+            ArenaError::Backend(CudaError::Driver {
+                op: "cuDeviceTotalMem",
+                error,
+            })
+        })? as u64;
+        let policy = GrowthPolicy {
+            max: policy.max.min(total),
+            ..policy
+        };
+        let (initial, max) = policy.resolve(granularity).map_err(ArenaError::Growth)?;
+        let backend = CudaBackend::growable(stream, initial, max, policy.chunk)
+            .map_err(ArenaError::Backend)?;
+        let mut arena = Arena::with_alignment(backend, min_align, pitch_align)?;
+        arena.growth = GrowthPolicy {
+            initial: Some(initial),
+            max,
+            ..policy
+        };
+        Ok(arena)
+    }
+}
+
+impl<B: Backend> Arena<B> {
+    /// The arena's growth policy, as settled when it was made (lengths in
+    /// whole chunks, the maximum at most what the backend reserved); a
+    /// fixed arena's says it does not grow.
+    ///
+    /// ```
+    /// use gpu_aligned::arena::{Arena, GrowthPolicy};
+    ///
+    /// assert!(!Arena::host(4096)?.growth().grows());
+    /// let arena = Arena::host_growing(GrowthPolicy::up_to((16 << 20) + 1))?;
+    /// assert_eq!(arena.growth().max(), 16 << 20);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn growth(&self) -> GrowthPolicy {
+        self.growth
+    }
+
+    /// Bytes the arena spans now: a growing arena raises it as arrays need
+    /// it, and [`trim`](Arena::trim) lowers it.
+    ///
+    /// ```
+    /// use gpu_aligned::arena::{Arena, GrowthPolicy};
+    ///
+    /// let mut arena = Arena::host_growing(GrowthPolicy::up_to(16 << 20))?;
+    /// assert_eq!(arena.capacity(), 2 << 20);
+    /// let big = arena.alloc::<u8>(5 << 20)?;
+    /// assert_eq!(arena.capacity(), 6 << 20);
+    /// # arena.free(big)?;
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn capacity(&self) -> u64 {
+        self.allocator.capacity()
+    }
+
+    /// Grows the buffer, then the allocator, in place, so that a block of
+    /// `bytes` at `align` fits after the last block in use. Returns whether
+    /// anything grew.
+    pub(super) fn grow_for(&mut self, bytes: u64, align: u64) -> ArenaResult<bool, B> {
+        if !self.growth.grows() {
+            return Ok(false);
+        }
+        let capacity = self.allocator.capacity();
+        let tail_start = capacity - self.allocator.free_tail();
+        let needed = round_up(tail_start, align)
+            .zip(round_up(bytes, self.min_align))
+            .and_then(|(start, size)| start.checked_add(size))
+            .ok_or(AllocError::SizeOverflow)?;
+        let target = self
+            .growth
+            .grow_to(capacity, needed)
+            .map_err(ArenaError::Growth)?;
+        let grown = self.backend.grow(target).map_err(ArenaError::Backend)?;
+        if grown <= capacity {
+            return Ok(false);
+        }
+        self.allocator.grow(grown)?;
+        Ok(true)
+    }
+
+    /// Gives back the memory at the end of a growing arena that no live
+    /// array holds, in whole chunks, never below the initial length, and
+    /// returns the bytes given back. Freed arrays whose work may still be
+    /// queued on a stream are waited for first: a device backend unmaps
+    /// memory only once no stream can use it. A fixed arena gives nothing
+    /// back.
+    ///
+    /// ```
+    /// use gpu_aligned::arena::{Arena, GrowthPolicy};
+    ///
+    /// let mut arena = Arena::host_growing(GrowthPolicy::up_to(16 << 20))?;
+    /// let big = arena.alloc::<u8>(10 << 20)?;
+    /// assert_eq!(arena.capacity(), 10 << 20);
+    /// arena.free(big)?;
+    /// assert_eq!(arena.trim()?, 8 << 20);
+    /// assert_eq!(arena.capacity(), 2 << 20);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// [`ArenaError::Backend`] if waiting for the streams or giving the
+    /// memory back fails; the arena stays usable, with what the backend
+    /// still holds.
+    pub fn trim(&mut self) -> ArenaResult<u64, B> {
+        if !self.growth.grows() {
+            return Ok(0);
+        }
+        self.drain_pending()?;
+        let capacity = self.allocator.capacity();
+        let in_use = capacity - self.allocator.free_tail();
+        let keep = round_up(in_use, self.growth.chunk())
+            .unwrap_or(capacity)
+            .max(self.growth.initial())
+            .min(capacity);
+        if keep >= capacity {
+            return Ok(0);
+        }
+        self.allocator.shrink(keep)?;
+        let trimmed = self.backend.trim(keep);
+        // What the backend still holds (all of it, on an error before any
+        // memory went back) stays the allocator's.
+        let held = self.backend.len().clamp(keep, capacity);
+        self.allocator.grow(held)?;
+        trimmed.map_err(ArenaError::Backend)?;
+        Ok(capacity - held)
+    }
 }

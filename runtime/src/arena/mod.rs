@@ -201,6 +201,8 @@ pub struct Arena<B: Backend> {
     /// Freed arrays whose bytes wait for the backend's work on them to
     /// finish, oldest first.
     pending: VecDeque<(Allocation, B::Fence)>,
+    /// Whether and how far the buffer grows when an array does not fit.
+    growth: GrowthPolicy,
 }
 
 impl<B: Backend> fmt::Debug for Arena<B> {
@@ -284,6 +286,7 @@ impl<B: Backend> Arena<B> {
             0 => 1 << 63,
             _ => 1 << base.trailing_zeros(),
         };
+        let growth = GrowthPolicy::fixed().with_initial(backend.len());
         Ok(Arena {
             allocator,
             backend,
@@ -291,6 +294,7 @@ impl<B: Backend> Arena<B> {
             pitch_align,
             base_align,
             pending: VecDeque::new(),
+            growth,
         })
     }
 
@@ -495,8 +499,8 @@ impl<B: Backend> Arena<B> {
 
     /// Reserves `bytes` at `align` (relative to the buffer's address, which
     /// is checked to be aligned as well). Bytes of freed arrays come back
-    /// first when their fences have passed; only when nothing fits are the
-    /// pending ones waited for.
+    /// first when their fences have passed; when nothing fits, a growing
+    /// arena grows, and only then are the pending ones waited for.
     fn reserve(&mut self, bytes: u64, align: u64) -> ArenaResult<Allocation, B> {
         // `align` is a power of two (the allocator refuses others), so a
         // compare replaces a division.
@@ -506,15 +510,28 @@ impl<B: Backend> Arena<B> {
                 align,
             });
         }
-        if self.pending.is_empty() {
-            return Ok(self.allocator.alloc(bytes, align)?);
+        if !self.pending.is_empty() {
+            self.reclaim()?;
         }
-        self.reclaim()?;
+        let refused = match self.allocator.alloc(bytes, align) {
+            Err(
+                error @ (AllocError::OutOfMemory { .. } | AllocError::SizeExceedsCapacity { .. }),
+            ) => ArenaError::Alloc(error),
+            other => return Ok(other?),
+        };
+        // Nothing fits. Growing waits for no stream, waiting for the pending
+        // frees may, so a growing arena grows first.
+        let refused = match self.grow_for(bytes, align) {
+            Ok(true) => return Ok(self.allocator.alloc(bytes, align)?),
+            Ok(false) => refused,
+            Err(error) => error,
+        };
+        if self.pending.is_empty() {
+            return Err(refused);
+        }
+        self.drain_pending()?;
         match self.allocator.alloc(bytes, align) {
-            Err(AllocError::OutOfMemory { .. }) if !self.pending.is_empty() => {
-                self.drain_pending()?;
-                Ok(self.allocator.alloc(bytes, align)?)
-            }
+            Err(AllocError::OutOfMemory { .. }) => Err(refused),
             other => Ok(other?),
         }
     }

@@ -11,7 +11,7 @@ use core::sync::atomic::{AtomicU64, Ordering};
 
 use super::pitched::{pitched_layout, Footprint, Pitched};
 use super::{Arena, ArenaError, ArenaResult, ArenaSlice, FreeFailed};
-use crate::alloc::{AllocError, Allocation};
+use crate::alloc::{AllocError, Allocation, Allocator};
 use crate::backend::{Backend, HostBuffer};
 use crate::GpuAligned;
 
@@ -261,6 +261,68 @@ impl Plan {
     /// ```
     pub fn is_empty(&self) -> bool {
         self.entries.is_empty()
+    }
+
+    /// The bytes a fixed arena with these alignments needs to
+    /// [carve](Arena::carve) this plan when it is fresh: where the last
+    /// array ends once the arena's allocator has placed every array, in
+    /// plan order (the last array's own bytes, not rounded up). An arena of
+    /// exactly this length holds the plan; where no alignment gap is left to
+    /// fill, one byte less does not.
+    ///
+    /// ```
+    /// use gpu_aligned::arena::{Arena, Plan, DEFAULT_MIN_ALIGN, DEFAULT_PITCH_ALIGN};
+    /// use gpu_aligned::vector::float4;
+    ///
+    /// let mut plan = Plan::new();
+    /// let _points = plan.array::<float4>(1000);
+    /// let _image = plan.pitched::<f32>(640, 480);
+    /// let bytes = plan.bytes_needed(DEFAULT_MIN_ALIGN, DEFAULT_PITCH_ALIGN)?;
+    ///
+    /// let mut exact = Arena::host(bytes)?;
+    /// let carving = exact.carve(&plan)?;
+    /// # exact.free_carving(carving)?;
+    /// assert!(Arena::host(bytes - 1)?.carve(&plan).is_err());
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// [`AllocError::AlignNotPowerOfTwo`] for a bad alignment,
+    /// [`AllocError::ZeroSize`] for an empty array in the plan,
+    /// [`AllocError::SizeOverflow`] when the sizes overflow `u64`.
+    pub fn bytes_needed(&self, min_align: u64, pitch_align: u64) -> Result<u64, AllocError> {
+        for align in [min_align, pitch_align] {
+            if !align.is_power_of_two() {
+                return Err(AllocError::AlignNotPowerOfTwo { align });
+            }
+        }
+        let mut footprints = Vec::with_capacity(self.entries.len());
+        // Room for any placement: every array, rounded up, plus its
+        // alignment.
+        let mut room = 0u64;
+        for entry in &self.entries {
+            let footprint = (entry.layout)(entry.shape, min_align, pitch_align)?;
+            room = footprint
+                .bytes
+                .checked_add(min_align - 1)
+                .and_then(|bytes| bytes.checked_add(footprint.align))
+                .and_then(|bytes| room.checked_add(bytes))
+                .ok_or(AllocError::SizeOverflow)?;
+            footprints.push(footprint);
+        }
+        if footprints.is_empty() {
+            return Ok(0);
+        }
+        // Where the arrays land depends on the allocator's placement (it
+        // fills alignment gaps with later arrays), so let it place them.
+        let mut allocator = Allocator::with_granularity(room, min_align)?;
+        let mut end = 0;
+        for footprint in &footprints {
+            let allocation = allocator.alloc(footprint.bytes, footprint.align)?;
+            end = end.max(allocation.end());
+        }
+        Ok(end)
     }
 }
 

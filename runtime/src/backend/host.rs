@@ -1,11 +1,13 @@
-//! The host-memory backend: one zero-initialised allocation from the global
-//! allocator, aligned to at least 256 bytes (what `cudaMalloc` guarantees),
-//! so the same offsets are aligned on the host as on the device.
+//! The host-memory backend: one range of zero-initialised memory aligned to
+//! at least 256 bytes (what `cudaMalloc` guarantees), so the same offsets are
+//! aligned on the host as on the device. It lives in a [`HostVm`]
+//! reservation: the OS hands out its pages only when they are first touched,
+//! and a growable buffer commits more of its reservation in place.
 
-use alloc_crate::alloc::{alloc_zeroed, dealloc, Layout};
 use core::fmt;
 use core::ptr::NonNull;
 
+use super::vm::{HostVm, VmError};
 use super::{Backend, HostAccess, Rows, Span};
 
 /// The smallest alignment a [`HostBuffer`] gets, whatever is asked: the
@@ -33,6 +35,9 @@ pub enum HostBufferError {
         /// The length asked for.
         len: u64,
     },
+    /// The OS refused to commit or give back memory of the buffer's
+    /// reservation (see [`HostVm`]).
+    Vm(VmError),
     /// A byte range outside the buffer was handed to a copy (never by the
     /// arena, which checks every range first).
     OutOfRange {
@@ -56,6 +61,7 @@ impl fmt::Display for HostBufferError {
             HostBufferError::OutOfHostMemory { len } => {
                 write!(f, "the host has no {len} bytes to spare")
             }
+            HostBufferError::Vm(error) => write!(f, "{error}"),
             HostBufferError::OutOfRange { offset, len } => write!(
                 f,
                 "{len} bytes at offset {offset} do not lie inside the host buffer"
@@ -68,12 +74,21 @@ impl fmt::Display for HostBufferError {
 impl std::error::Error for HostBufferError {}
 
 /// An aligned, zero-initialised host buffer, freed on drop.
+///
+/// Its memory is a [`HostVm`] reservation: making a buffer costs no memory,
+/// and only the pages its arrays write become memory (a 64 GiB buffer on a
+/// machine with less RAM is made at once). A buffer made with
+/// [`growable`](HostBuffer::growable) reserves more than it starts with and
+/// grows in place ([`Backend::grow`]), its address fixed.
 pub struct HostBuffer {
-    ptr: NonNull<u8>,
-    layout: Layout,
+    vm: HostVm,
+    /// The buffer's length: at most what `vm` has committed.
+    len: u64,
+    /// The most `len` may grow to, at most what `vm` reserved.
+    max: u64,
 }
 
-// SAFETY: `HostBuffer` owns its allocation exclusively (like a `Box<[u8]>`),
+// SAFETY: `HostBuffer` owns its reservation exclusively (like a `Box<[u8]>`),
 // so sending it to another thread is sound.
 unsafe impl Send for HostBuffer {}
 // SAFETY: through `&HostBuffer`, bytes are only touched by the `unsafe`
@@ -81,47 +96,79 @@ unsafe impl Send for HostBuffer {}
 // written and shared access to the ranges read, whatever thread they run on.
 unsafe impl Sync for HostBuffer {}
 
+/// The buffer's error for a refusal of its reservation.
+fn from_vm(error: VmError, len: u64) -> HostBufferError {
+    match error {
+        VmError::ZeroLength => HostBufferError::ZeroLength,
+        VmError::AlignNotPowerOfTwo { align } => HostBufferError::AlignNotPowerOfTwo { align },
+        VmError::TooLarge { .. } => HostBufferError::TooLarge { len },
+        VmError::Reserve { .. } => HostBufferError::OutOfHostMemory { len },
+        other => HostBufferError::Vm(other),
+    }
+}
+
 impl HostBuffer {
     /// A zeroed buffer of `len` bytes whose address is a multiple of
-    /// `max(align, 256)`.
+    /// `max(align, 256)`. Its pages become memory when first written.
+    ///
+    /// ```
+    /// use gpu_aligned::backend::{Backend, HostBuffer};
+    ///
+    /// let buffer = HostBuffer::new(1000, 4096)?;
+    /// assert_eq!((buffer.len(), buffer.base_address() % 4096), (1000, 0));
+    /// # Ok::<(), gpu_aligned::backend::HostBufferError>(())
+    /// ```
     ///
     /// # Errors
     ///
     /// [`HostBufferError::ZeroLength`], [`HostBufferError::AlignNotPowerOfTwo`],
     /// [`HostBufferError::TooLarge`], or
-    /// [`HostBufferError::OutOfHostMemory`] when the global allocator fails.
+    /// [`HostBufferError::OutOfHostMemory`] when the OS refuses the address
+    /// space ([`HostBufferError::Vm`] when it refuses to commit it).
     pub fn new(len: u64, align: u64) -> Result<HostBuffer, HostBufferError> {
+        HostBuffer::growable(len, len, align)
+    }
+
+    /// A zeroed buffer of `len` bytes that can grow in place to `max` bytes:
+    /// `max` bytes of address space are reserved (at no cost in memory) and
+    /// the first `len` committed. The address is a multiple of
+    /// `max(align, 256)`.
+    ///
+    /// ```
+    /// use gpu_aligned::backend::{Backend, HostBuffer};
+    ///
+    /// let buffer = HostBuffer::growable(1 << 16, 16 << 20, 256)?;
+    /// assert_eq!((buffer.len(), buffer.max_len()), (1 << 16, 16 << 20));
+    /// # Ok::<(), gpu_aligned::backend::HostBufferError>(())
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// As [`new`](HostBuffer::new), for `max` as well as `len`;
+    /// [`HostBufferError::TooLarge`] when `len > max`.
+    pub fn growable(len: u64, max: u64, align: u64) -> Result<HostBuffer, HostBufferError> {
         if len == 0 {
             return Err(HostBufferError::ZeroLength);
         }
         if !align.is_power_of_two() {
             return Err(HostBufferError::AlignNotPowerOfTwo { align });
         }
-        let too_large = HostBufferError::TooLarge { len };
-        let size = usize::try_from(len).map_err(|_| too_large)?;
-        let align = usize::try_from(align.max(MIN_HOST_ALIGN)).map_err(|_| too_large)?;
-        let layout = Layout::from_size_align(size, align).map_err(|_| too_large)?;
-        // SAFETY: `layout` has a nonzero size (checked above).
-        let raw = unsafe { alloc_zeroed(layout) };
-        let ptr = NonNull::new(raw).ok_or(HostBufferError::OutOfHostMemory { len })?;
-        Ok(HostBuffer { ptr, layout })
-    }
-}
-
-impl Drop for HostBuffer {
-    fn drop(&mut self) {
-        // SAFETY: `ptr` came from `alloc_zeroed(self.layout)` and is freed
-        // only here, once.
-        unsafe { dealloc(self.ptr.as_ptr(), self.layout) }
+        if len > max {
+            return Err(HostBufferError::TooLarge { len });
+        }
+        let align = align.max(MIN_HOST_ALIGN);
+        let mut vm = HostVm::reserve(max, align).map_err(|e| from_vm(e, max))?;
+        vm.commit(len).map_err(|e| from_vm(e, len))?;
+        Ok(HostBuffer { vm, len, max })
     }
 }
 
 impl fmt::Debug for HostBuffer {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("HostBuffer")
-            .field("address", &self.ptr)
-            .field("len", &self.layout.size())
-            .field("align", &self.layout.align())
+            .field("len", &self.len)
+            .field("max", &self.max)
+            .field("memory", &self.vm)
             .finish()
     }
 }
@@ -139,10 +186,12 @@ impl HostBuffer {
     /// # Ok::<(), gpu_aligned::backend::HostBufferError>(())
     /// ```
     pub fn bytes(&mut self) -> &[u8] {
-        // SAFETY: `ptr` points to `layout.size()` bytes owned by `self`,
-        // initialised (zeroed) at allocation; `&mut self` keeps every other
+        let len = self.len as usize;
+        // SAFETY: the first `len` bytes of the reservation are committed,
+        // owned by `self` and initialised (zero when committed, written only
+        // through the `Backend` methods since); `&mut self` keeps every other
         // access away while the slice lives.
-        unsafe { core::slice::from_raw_parts(self.ptr.as_ptr(), self.layout.size()) }
+        unsafe { core::slice::from_raw_parts(self.vm.as_ptr().as_ptr(), len) }
     }
 
     /// The whole buffer, mutably.
@@ -156,20 +205,21 @@ impl HostBuffer {
     /// # Ok::<(), gpu_aligned::backend::HostBufferError>(())
     /// ```
     pub fn bytes_mut(&mut self) -> &mut [u8] {
+        let len = self.len as usize;
         // SAFETY: as in `bytes`, and `&mut self` makes this the only view.
-        unsafe { core::slice::from_raw_parts_mut(self.ptr.as_ptr(), self.layout.size()) }
+        unsafe { core::slice::from_raw_parts_mut(self.vm.as_ptr().as_ptr(), len) }
     }
 
     /// `span` as a pointer into the buffer, if it lies inside it.
     fn at(&self, span: Span) -> Option<*mut u8> {
-        if !span.within(self.layout.size() as u64) {
+        if !span.within(self.len) {
             return None;
         }
         // In bounds (checked just above), so the offset fits `usize`.
         let offset = usize::try_from(span.offset).ok()?;
-        // SAFETY: `offset + len <= size`, so the pointer stays inside (or
-        // one past the end of) the allocation.
-        Some(unsafe { self.ptr.as_ptr().add(offset) })
+        // SAFETY: `offset + len <= self.len`, so the pointer stays inside
+        // (or one past the end of) the committed bytes.
+        Some(unsafe { self.vm.as_ptr().as_ptr().add(offset) })
     }
 }
 
@@ -182,9 +232,11 @@ fn outside(span: Span) -> HostBufferError {
     }
 }
 
-// SAFETY: the length and address are fixed at construction, the allocation
-// is owned by this value until it drops, and every method below touches only
-// the bytes of the ranges it is given, after checking they lie inside.
+// SAFETY: the address is fixed at construction (a reservation never moves);
+// the length changes only in `grow` (up, committing first, so the bytes below
+// stay) and `trim`; the reservation is owned by this value until it drops,
+// and every method below touches only the bytes of the ranges it is given,
+// after checking they lie inside.
 unsafe impl Backend for HostBuffer {
     type Error = HostBufferError;
     type Tracking = ();
@@ -192,11 +244,11 @@ unsafe impl Backend for HostBuffer {
     type Fence = core::convert::Infallible;
 
     fn len(&self) -> u64 {
-        self.layout.size() as u64
+        self.len
     }
 
     fn base_address(&self) -> u64 {
-        self.ptr.as_ptr() as usize as u64
+        self.vm.base_address()
     }
 
     fn stream(&self) -> &() {
@@ -331,13 +383,49 @@ unsafe impl Backend for HostBuffer {
     fn quiesce(&mut self) -> Result<(), HostBufferError> {
         Ok(())
     }
+
+    fn max_len(&self) -> u64 {
+        self.max
+    }
+
+    fn grow(&mut self, len: u64) -> Result<u64, HostBufferError> {
+        let len = len.min(self.max);
+        if len > self.len {
+            self.vm.commit(len).map_err(HostBufferError::Vm)?;
+            self.len = len;
+        }
+        Ok(self.len)
+    }
+
+    fn trim(&mut self, len: u64) -> Result<u64, HostBufferError> {
+        if len >= self.len {
+            return Ok(self.len);
+        }
+        // Pages are the unit the OS takes back: the bytes from `len` to the
+        // end of its page stay committed, so zero them, as the pages given
+        // back will read when they are committed again.
+        let page_end = self
+            .len
+            .min(len.div_ceil(HostVm::page_size()) * HostVm::page_size());
+        if page_end > len {
+            // Both ends lie inside the committed bytes (`len < page_end <=
+            // self.len`), so they fit `usize`.
+            let (start, count) = (len as usize, (page_end - len) as usize);
+            // SAFETY: `start .. start + count` lies inside the committed
+            // bytes, and `&mut self` means no view of them is alive.
+            unsafe { core::ptr::write_bytes(self.vm.as_ptr().as_ptr().add(start), 0, count) };
+        }
+        self.vm.decommit(len).map_err(HostBufferError::Vm)?;
+        self.len = len;
+        Ok(len)
+    }
 }
 
-// SAFETY: `ptr` points to the `layout.size()` zero-initialised bytes of the
-// allocation this value owns until it drops; the only other accesses are the
+// SAFETY: the reservation's pointer starts the `len` committed, initialised
+// bytes this value owns until it drops; the only other accesses are the
 // `Backend` methods above and `bytes`/`bytes_mut`, which need `&mut self`.
 unsafe impl HostAccess for HostBuffer {
     fn host_ptr(&self) -> NonNull<u8> {
-        self.ptr
+        self.vm.as_ptr()
     }
 }

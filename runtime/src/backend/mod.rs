@@ -121,8 +121,10 @@ impl Rows {
 /// # Safety
 ///
 /// An implementation promises that, for as long as the value lives:
-/// - [`len`](Backend::len) and [`base_address`](Backend::base_address)
-///   never change;
+/// - [`base_address`](Backend::base_address) never changes, and
+///   [`len`](Backend::len) changes only through [`grow`](Backend::grow)
+///   (never down, every byte below the old length keeping its contents and
+///   address) and [`trim`](Backend::trim);
 /// - the bytes `base_address .. base_address + len` (in the address space the
 ///   buffer lives in: host or device) belong to this value alone and stay
 ///   valid, so that `base_address + offset` is a usable address for every
@@ -300,6 +302,72 @@ pub unsafe trait Backend {
     ///
     /// The backend's error.
     fn quiesce(&mut self) -> Result<(), Self::Error>;
+
+    /// The most bytes [`grow`](Backend::grow) can reach: the range reserved
+    /// up front. A buffer that cannot grow (the default) says its length.
+    ///
+    /// ```
+    /// use gpu_aligned::backend::{Backend, HostBuffer};
+    ///
+    /// assert_eq!(HostBuffer::new(4096, 256)?.max_len(), 4096);
+    /// assert_eq!(HostBuffer::growable(4096, 1 << 20, 256)?.max_len(), 1 << 20);
+    /// # Ok::<(), gpu_aligned::backend::HostBufferError>(())
+    /// ```
+    fn max_len(&self) -> u64 {
+        self.len()
+    }
+
+    /// Grows the buffer in place to `len` bytes (at most
+    /// [`max_len`](Backend::max_len)) and returns its new length. The base
+    /// address stays, and so does every byte below the old length. A buffer
+    /// that cannot grow (the default) returns its length unchanged.
+    ///
+    /// ```
+    /// use gpu_aligned::backend::{Backend, HostBuffer};
+    ///
+    /// let mut buffer = HostBuffer::growable(4096, 1 << 20, 256)?;
+    /// let base = buffer.base_address();
+    /// assert_eq!(buffer.grow(1 << 16)?, 1 << 16);
+    /// assert_eq!(buffer.base_address(), base);
+    /// assert_eq!(HostBuffer::new(4096, 256)?.grow(1 << 16)?, 4096);
+    /// # Ok::<(), gpu_aligned::backend::HostBufferError>(())
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// The backend's error when the memory cannot be had (the OS or the
+    /// driver refuses); the buffer keeps its length then.
+    fn grow(&mut self, len: u64) -> Result<u64, Self::Error> {
+        let _ = len;
+        Ok(self.len())
+    }
+
+    /// Gives the memory past the first `len` bytes back (the host's pages,
+    /// the device's chunks), once no work queued on any stream can still use
+    /// it, and returns the new length: `len`, or more where the backend
+    /// keeps whole units of its own. The bytes given back lose their
+    /// contents. A buffer that cannot shrink (the default) returns its
+    /// length unchanged.
+    ///
+    /// An arena calls it only for bytes that no live array holds.
+    ///
+    /// ```
+    /// use gpu_aligned::backend::{Backend, HostBuffer};
+    ///
+    /// let mut buffer = HostBuffer::growable(1 << 20, 1 << 20, 256)?;
+    /// assert_eq!(buffer.trim(4096)?, 4096);
+    /// assert_eq!(buffer.len(), 4096);
+    /// # Ok::<(), gpu_aligned::backend::HostBufferError>(())
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// The backend's error when waiting for the streams or giving memory
+    /// back fails; [`len`](Backend::len) then says what is left.
+    fn trim(&mut self, len: u64) -> Result<u64, Self::Error> {
+        let _ = len;
+        Ok(self.len())
+    }
 }
 
 /// A backend whose bytes the CPU can read and write directly, which lets the

@@ -341,6 +341,20 @@ impl HostVm {
         self.ptr.as_ptr() as usize as u64
     }
 
+    /// The first byte of the reservation, for code that reaches the
+    /// committed bytes through raw pointers (a buffer lending ranges of
+    /// them through `&self`). Only the first [`committed()`](HostVm::committed)
+    /// bytes may be read or written.
+    ///
+    /// ```
+    /// let vm = gpu_aligned::backend::HostVm::reserve(1 << 20, 256)?;
+    /// assert_eq!(vm.as_ptr().as_ptr() as usize as u64, vm.base_address());
+    /// # Ok::<(), gpu_aligned::backend::VmError>(())
+    /// ```
+    pub fn as_ptr(&self) -> NonNull<u8> {
+        self.ptr
+    }
+
     /// The committed bytes.
     ///
     /// ```

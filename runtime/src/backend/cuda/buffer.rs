@@ -1,12 +1,14 @@
-//! The device buffer: one allocation owned as one `CudaSlice<u8>`, the
-//! stream the arena's work goes to by default, and the first sticky fault,
-//! after which the backend refuses device work.
+//! The device buffer: one allocation owned as one `CudaSlice<u8>`, or a
+//! range of device addresses that grows in place ([`CudaVm`]); the stream
+//! the arena's work goes to by default, and the first sticky fault, after
+//! which the backend refuses device work.
 
 use std::sync::{Arc, OnceLock};
 
 use cudarc::driver::{sys, CudaSlice, CudaStream, DevicePtr, DriverError};
 
 use super::error::{is_sticky, CudaError};
+use crate::backend::cuda_vm::CudaVm;
 
 /// The start alignment `cudaMalloc`/`cuMemAlloc` documents for every
 /// allocation, and the smallest base alignment the backend accepts.
@@ -44,13 +46,15 @@ pub fn check_base(base: u64, min_align: u64) -> Result<u64, CudaError> {
 }
 
 /// Memory for an [`Arena`](crate::arena::Arena) that lives on a CUDA
-/// device: one allocation, owned as one `CudaSlice<u8>`, zeroed at creation.
-/// cudarc takes it from the device's stream-ordered pool (`cuMemAllocAsync`)
-/// where the device has one, else with `cuMemAlloc`; either way the arena
-/// never calls the driver's allocator again.
+/// device, zeroed at creation: one allocation, owned as one `CudaSlice<u8>`
+/// ([`new`](CudaBackend::new)), which cudarc takes from the device's
+/// stream-ordered pool (`cuMemAllocAsync`) where the device has one, else
+/// with `cuMemAlloc`; or a reserved range of device addresses onto which
+/// chunks are mapped as the arena grows ([`growable`](CudaBackend::growable)).
+/// Either way the arena never calls the driver's allocator for an array.
 #[derive(Debug)]
 pub struct CudaBackend {
-    pub(super) buf: CudaSlice<u8>,
+    pub(super) memory: DeviceMemory,
     pub(super) stream: Arc<CudaStream>,
     /// Owns the per-array events once several streams exist: freeing an
     /// array makes this stream, not one of the caller's, wait for the
@@ -61,7 +65,132 @@ pub struct CudaBackend {
     fault: OnceLock<DriverError>,
 }
 
+/// Where a [`CudaBackend`]'s bytes are.
+#[derive(Debug)]
+pub(super) enum DeviceMemory {
+    /// One allocation of fixed length.
+    Fixed(CudaSlice<u8>),
+    /// A reservation whose mapped front is the buffer.
+    Growing(CudaVm),
+}
+
 impl CudaBackend {
+    /// The buffer's length in bytes.
+    pub(super) fn buffer_len(&self) -> u64 {
+        match &self.memory {
+            DeviceMemory::Fixed(buf) => buf.len() as u64,
+            DeviceMemory::Growing(vm) => vm.mapped(),
+        }
+    }
+
+    /// Reserves `max` bytes of device addresses on `stream`'s device
+    /// (rounded up to whole chunks), maps and zeroes the first `len` (whole
+    /// chunks too), and grows in place by `chunk`-byte chunks up to `max`
+    /// when asked ([`Backend::grow`](crate::backend::Backend::grow)). `chunk`
+    /// is a multiple of [`CudaVm::granularity`]. Growth zeroes the new
+    /// chunks and waits for that, so a fresh array reads zero on any stream,
+    /// as in a buffer from [`new`](CudaBackend::new).
+    ///
+    /// ```no_run
+    /// use gpu_aligned::backend::Backend;
+    /// use gpu_aligned::backend::cuda::cudarc::driver::CudaContext;
+    /// use gpu_aligned::backend::cuda::CudaBackend;
+    ///
+    /// let stream = CudaContext::new(0)?.default_stream();
+    /// let mut buffer = CudaBackend::growable(&stream, 2 << 20, 1 << 30, 2 << 20)?;
+    /// let base = buffer.base_address();
+    /// assert_eq!(buffer.grow(64 << 20)?, 64 << 20);
+    /// assert_eq!(buffer.base_address(), base);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// [`CudaError::ZeroLength`]; [`CudaError::Vm`] where the device lacks
+    /// virtual memory management ([`CudaVmError::Unsupported`](crate::backend::cuda_vm::CudaVmError::Unsupported)),
+    /// for a chunk off the granularity, or when the driver refuses;
+    /// [`CudaError::BaseMisaligned`] if the driver broke its alignment
+    /// promise.
+    pub fn growable(
+        stream: &Arc<CudaStream>,
+        len: u64,
+        max: u64,
+        chunk: u64,
+    ) -> Result<Self, CudaError> {
+        if len == 0 {
+            return Err(CudaError::ZeroLength);
+        }
+        let vm = CudaVm::reserve(stream.context(), Some(max), chunk).map_err(CudaError::Vm)?;
+        let base = vm.base_address();
+        let base_align = check_base(base, DRIVER_BASE_ALIGN)?;
+        let mut backend = CudaBackend {
+            memory: DeviceMemory::Growing(vm),
+            stream: Arc::clone(stream),
+            retire_stream: OnceLock::new(),
+            base,
+            base_align,
+            fault: OnceLock::new(),
+        };
+        backend.map_zeroed(len)?;
+        Ok(backend)
+    }
+
+    /// Maps chunks of a growing buffer until `len` bytes (at most its
+    /// reservation) are mapped, zeroes the new ones on the backend's stream
+    /// and waits for that. Returns the buffer's length.
+    pub(super) fn map_zeroed(&mut self, len: u64) -> Result<u64, CudaError> {
+        self.healthy()?;
+        let (old, new) = match &mut self.memory {
+            DeviceMemory::Fixed(buf) => return Ok(buf.len() as u64),
+            DeviceMemory::Growing(vm) => {
+                let old = vm.mapped();
+                vm.grow_to(len.min(vm.reserved())).map_err(CudaError::Vm)?;
+                (old, vm.mapped())
+            }
+        };
+        if new > old {
+            // Mapped chunks fit the host's address space, so the length
+            // fits `usize`.
+            let bytes = (new - old) as usize;
+            // SAFETY: `base + old .. base + new` was just mapped for this
+            // buffer (and the context made current by the mapping), and no
+            // array lies in it yet.
+            let r = unsafe {
+                cudarc::driver::result::memset_d8_async(
+                    self.base + old,
+                    0,
+                    bytes,
+                    self.stream.cu_stream(),
+                )
+            };
+            self.driver("cuMemsetD8Async", r)?;
+            let r = self.stream.synchronize();
+            self.driver("zero-fill", r)?;
+        }
+        Ok(new)
+    }
+
+    /// Waits for the context, then unmaps the chunks of a growing buffer
+    /// past the first `len` bytes. Returns the buffer's length.
+    pub(super) fn unmap(&mut self, len: u64) -> Result<u64, CudaError> {
+        self.healthy()?;
+        match &mut self.memory {
+            DeviceMemory::Fixed(buf) => Ok(buf.len() as u64),
+            DeviceMemory::Growing(vm) => {
+                vm.trim_to(len).map_err(CudaError::Vm)?;
+                Ok(vm.mapped())
+            }
+        }
+    }
+
+    /// The most bytes the buffer can grow to.
+    pub(super) fn reserved_len(&self) -> u64 {
+        match &self.memory {
+            DeviceMemory::Fixed(buf) => buf.len() as u64,
+            DeviceMemory::Growing(vm) => vm.reserved(),
+        }
+    }
+
     /// Allocates `len` bytes on `stream`'s device, zeroes them, and checks
     /// that the start is at least [`DRIVER_BASE_ALIGN`]-aligned.
     ///
@@ -104,7 +233,7 @@ impl CudaBackend {
             error,
         })?;
         Ok(CudaBackend {
-            buf,
+            memory: DeviceMemory::Fixed(buf),
             stream: Arc::clone(stream),
             retire_stream: OnceLock::new(),
             base,

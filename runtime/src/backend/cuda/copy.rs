@@ -112,9 +112,11 @@ impl CudaBackend {
     }
 }
 
-// SAFETY: `buf` is owned by the backend for its whole life and never
-// replaced, so its device address and length are fixed; the bytes belong to
-// this allocation alone. Every method below touches only the range it is
+// SAFETY: the memory is owned by the backend for its whole life and never
+// replaced, so its device address is fixed; its length changes only in
+// `grow` (mapping chunks after the mapped ones, which stay) and `trim`
+// (which waits for the context before unmapping); the bytes belong to this
+// allocation or reservation alone. Every method below touches only the range it is
 // given, checked to lie inside the array's slice, itself inside the buffer;
 // a freed array's fence is recorded after its slice's stream has waited on
 // every event its uses recorded.
@@ -125,7 +127,7 @@ unsafe impl Backend for CudaBackend {
     type Fence = CudaEvent;
 
     fn len(&self) -> u64 {
-        self.buf.len() as u64
+        self.buffer_len()
     }
 
     fn base_address(&self) -> u64 {
@@ -319,5 +321,17 @@ unsafe impl Backend for CudaBackend {
         }
         let r = context.synchronize();
         self.driver("cuCtxSynchronize", r)
+    }
+
+    fn max_len(&self) -> u64 {
+        self.reserved_len()
+    }
+
+    fn grow(&mut self, len: u64) -> Result<u64, CudaError> {
+        self.map_zeroed(len)
+    }
+
+    fn trim(&mut self, len: u64) -> Result<u64, CudaError> {
+        self.unmap(len)
     }
 }

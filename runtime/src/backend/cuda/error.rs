@@ -5,6 +5,8 @@ use core::fmt;
 
 use cudarc::driver::{sys, DriverError};
 
+use crate::backend::cuda_vm::CudaVmError;
+
 /// Driver errors after which the context is unusable: CUDA documents each as
 /// leaving "the process in an inconsistent state" so that "any further CUDA
 /// work will return the same error".
@@ -61,6 +63,9 @@ pub enum CudaError {
     ZeroLength,
     /// A stream of another context than the buffer's was named.
     ForeignStream,
+    /// Reserving, mapping or unmapping device virtual memory failed (or the
+    /// device does not support it).
+    Vm(CudaVmError),
     /// A byte range outside the array it was said to belong to (the arena
     /// checks every range first, so only a broken caller sees this).
     OutOfRange {
@@ -88,6 +93,7 @@ impl fmt::Display for CudaError {
             CudaError::ForeignStream => {
                 f.write_str("the stream belongs to another context than the device buffer")
             }
+            CudaError::Vm(error) => write!(f, "{error}"),
             CudaError::OutOfRange { offset, len } => write!(
                 f,
                 "{len} bytes at offset {offset} do not lie inside the array"

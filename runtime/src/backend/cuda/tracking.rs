@@ -60,7 +60,7 @@ pub struct ArrayEvents {
 impl ArrayEvents {
     fn make(backend: &CudaBackend, array: Span) -> Result<Tracked, CudaError> {
         backend.healthy()?;
-        let inside = array.within(backend.buf.len() as u64);
+        let inside = array.within(backend.buffer_len());
         let len = usize::try_from(array.len).ok().filter(|_| inside);
         let Some(len) = len else {
             return Err(CudaError::OutOfRange {
@@ -77,8 +77,8 @@ impl ArrayEvents {
         // Inside the buffer (checked above), so no overflow.
         let address = backend.base + array.offset;
         // SAFETY: `address .. address + len` lies inside the buffer's one
-        // live allocation, whose bytes are initialised (zeroed at creation)
-        // and valid as `u8`. The slice is never dropped normally (see
+        // live allocation (or mapped range), whose bytes are initialised
+        // (zeroed when allocated or mapped) and valid as `u8`. The slice is never dropped normally (see
         // `Tracked`), so it never frees this interior pointer.
         let slice = unsafe { owner.upgrade_device_ptr::<u8>(address, len) };
         Ok(Tracked(ManuallyDrop::new(slice)))
