@@ -28,7 +28,10 @@
 //!   256-byte boundary, over the constant-time offsets-only allocator in
 //!   [`alloc`](mod@alloc); with the `cuda` feature the buffer is one CUDA
 //!   device allocation (`backend::cuda`, in [`backend`]), each array
-//!   ordered on its own across streams.
+//!   ordered on its own across streams; a growing arena
+//!   ([`GrowthPolicy`](arena::GrowthPolicy)) reserves address space and
+//!   commits host pages or maps device chunks as it grows, so no array
+//!   moves.
 //!
 //! In short:
 //!

@@ -22,8 +22,10 @@ fn growth_keeps_the_first_arrays_address_and_contents() {
     arena.write(&mut first, &values).unwrap();
     let address = arena.address(&first).unwrap();
 
+    // Miri interprets every write: fewer arrays there, still several chunks.
+    let count = if cfg!(miri) { 12 } else { 100 };
     let mut others = Vec::new();
-    for i in 0..100u32 {
+    for i in 0..count {
         // Odd sizes, so growth does not always land on a chunk boundary.
         let len = 5000 + i as usize * 37;
         let mut array = arena.alloc::<u32>(len).unwrap();
@@ -31,7 +33,11 @@ fn growth_keeps_the_first_arrays_address_and_contents() {
         others.push(array);
         assert_eq!(arena.address(&first).unwrap(), address);
     }
-    assert!(arena.capacity() > 2 << 20, "grew to {}", arena.capacity());
+    assert!(
+        arena.capacity() >= 4 * CHUNK,
+        "grew to {}",
+        arena.capacity()
+    );
     assert_eq!(arena.capacity() % CHUNK, 0);
     assert_eq!(arena.get(&first).unwrap(), &values[..]);
     for (i, array) in others.iter().enumerate() {
@@ -103,7 +109,8 @@ fn trim_gives_whole_chunks_back_and_keeps_live_arrays() {
     let mut arena = Arena::host_growing(small_policy(4 << 20)).unwrap();
     let mut first = arena.alloc::<u64>(100).unwrap();
     arena.write(&mut first, &[9; 100]).unwrap();
-    let big = arena.alloc::<u8>(3 << 20).unwrap();
+    let mut big = arena.alloc::<u8>(3 << 20).unwrap();
+    arena.write(&mut big, &vec![0xEE; 3 << 20]).unwrap();
     let grown = arena.capacity();
     assert!(grown >= 3 << 20);
     // A live array at the end keeps everything.
@@ -114,9 +121,11 @@ fn trim_gives_whole_chunks_back_and_keeps_live_arrays() {
     assert_eq!(given_back, grown - CHUNK);
     assert_eq!(arena.backend().len(), CHUNK);
     assert_eq!(arena.get(&first).unwrap(), &[9; 100][..]);
-    // It grows again, and the regrown bytes are zero.
+    // It grows again, and the bytes given back and regrown read zero.
     let again = arena.alloc::<u8>(1 << 20).unwrap();
-    assert!(arena.get(&again).unwrap().iter().all(|&b| b == 0));
+    let kept = (CHUNK - arena.offset(&again).unwrap()) as usize;
+    let regrown = &arena.get(&again).unwrap()[kept..];
+    assert!(regrown.iter().step_by(509).all(|&b| b == 0));
     arena.free(again).unwrap();
     arena.free(first).unwrap();
 }

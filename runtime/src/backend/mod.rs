@@ -6,8 +6,9 @@
 //! nothing of element types, handles or allocators: the typed arena checks
 //! every range before it asks a backend to touch it.
 //!
-//! [`HostBuffer`] (aligned host memory) is here; a CUDA device buffer is in
-//! `backend::cuda`, behind the `cuda` feature.
+//! [`HostBuffer`] (aligned host memory, in a [`HostVm`] reservation) is
+//! here; a CUDA device buffer is in `backend::cuda`, and device memory that
+//! grows in place in `backend::cuda_vm`, behind the `cuda` feature.
 //!
 //! ```
 //! use gpu_aligned::backend::{Backend, HostBuffer};
