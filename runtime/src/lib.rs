@@ -216,6 +216,25 @@
 //! # Ok::<(), gpu_aligned::arena::ArenaError>(())
 //! ```
 //!
+//! **Let an arena grow.** A growing arena reserves address space up front
+//! and commits host pages (or maps 2 MiB device chunks) at its end as arrays
+//! need them, so nothing already handed out ever moves:
+//!
+//! ```
+//! use gpu_aligned::arena::{Arena, GrowthPolicy};
+//!
+//! let mut arena = Arena::host_growing(GrowthPolicy::up_to(16 << 20))?;
+//! let mut first = arena.alloc::<u32>(4)?;
+//! arena.write(&mut first, &[1, 2, 3, 4])?;
+//! let at = arena.address(&first)?;
+//! let big = arena.alloc::<f32>(1 << 20)?; // 4 MiB more: the arena grows in place
+//! assert_eq!(arena.address(&first)?, at);
+//! assert_eq!(arena.get(&first)?, &[1, 2, 3, 4]);
+//! # arena.free(big)?;
+//! # arena.free(first)?;
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+//!
 //! **Do the same on a GPU.** With the `cuda` feature, `Arena::device` puts
 //! the arena on one device allocation. Each array lends typed views
 //! (`arena.view`, `arena.view_mut`) that cudarc's launch builder takes as
