@@ -596,37 +596,29 @@ impl<B: Backend> Arena<B> {
         &mut self,
         mut slice: ArenaSlice<T, B>,
     ) -> Result<(), FreeFailed<ArenaSlice<T, B>, B::Error>> {
-        if !self.backend.needs_retire(&slice.tracking) {
-            // The allocator checks the handle itself; the handle stays whole
-            // (its `Allocation` is a copy) to be handed back.
-            return match self.allocator.free(slice.allocation) {
-                Ok(()) => Ok(()),
-                Err(error) => Err(FreeFailed {
-                    handle: slice,
-                    error: error.into(),
-                }),
-            };
-        }
-        if let Err(error) = self.allocator.check_handle(&slice.allocation) {
-            return Err(FreeFailed {
+        self.free_parts(slice.allocation, &mut slice.tracking)
+            .map_err(|error| FreeFailed {
                 handle: slice,
-                error: error.into(),
-            });
+                error,
+            })
+    }
+
+    /// Frees what a handle holds: the allocation goes back to the allocator
+    /// at once when no stream can still use it, otherwise once the fence
+    /// that the backend recorded at the free has passed. The caller keeps
+    /// the handle, to hand it back on an error.
+    fn free_parts(
+        &mut self,
+        allocation: Allocation,
+        tracking: &mut B::Tracking,
+    ) -> ArenaResult<(), B> {
+        if !self.backend.needs_retire(tracking) {
+            // The allocator checks the handle itself.
+            return Ok(self.allocator.free(allocation)?);
         }
-        let fence = match self.backend.retire(&mut slice.tracking) {
-            Ok(fence) => fence,
-            Err(error) => {
-                return Err(FreeFailed {
-                    handle: slice,
-                    error: ArenaError::Backend(error),
-                })
-            }
-        };
-        let allocation = slice.allocation;
-        self.release(allocation, fence).map_err(|error| FreeFailed {
-            handle: slice,
-            error,
-        })
+        self.allocator.check_handle(&allocation)?;
+        let fence = self.backend.retire(tracking).map_err(ArenaError::Backend)?;
+        self.release(allocation, fence)
     }
 
     /// The array's byte offset from the start of the buffer.

@@ -270,35 +270,11 @@ impl<B: Backend> Arena<B> {
         &mut self,
         mut array: Pitched<T, B>,
     ) -> Result<(), FreeFailed<Pitched<T, B>, B::Error>> {
-        if !self.backend.needs_retire(&array.tracking) {
-            return match self.allocator.free(array.allocation) {
-                Ok(()) => Ok(()),
-                Err(error) => Err(FreeFailed {
-                    handle: array,
-                    error: error.into(),
-                }),
-            };
-        }
-        if let Err(error) = self.allocator.check_handle(&array.allocation) {
-            return Err(FreeFailed {
+        self.free_parts(array.allocation, &mut array.tracking)
+            .map_err(|error| FreeFailed {
                 handle: array,
-                error: error.into(),
-            });
-        }
-        let fence = match self.backend.retire(&mut array.tracking) {
-            Ok(fence) => fence,
-            Err(error) => {
-                return Err(FreeFailed {
-                    handle: array,
-                    error: ArenaError::Backend(error),
-                })
-            }
-        };
-        let allocation = array.allocation;
-        self.release(allocation, fence).map_err(|error| FreeFailed {
-            handle: array,
-            error,
-        })
+                error,
+            })
     }
 
     /// The pitched array's byte offset from the start of the buffer.
