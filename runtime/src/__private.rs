@@ -146,10 +146,14 @@ macro_rules! __gpu_aligned_derive {
             // compile), and each raw pointer has the field's exact type (raw
             // pointers never coerce through `Deref`). The binding's name is
             // one no user item has: a constant or unit struct in scope with
-            // the same name would turn the parameter into a pattern.
+            // the same name would turn the parameter into a pattern. A union
+            // matches a pattern naming one field, but never one with `..`:
+            // its fields overlap, so one of them may leave bytes
+            // uninitialised that the others cover.
             #[allow(dead_code, clippy::no_effect_underscore_binding)]
             fn __fields(__gpu_aligned_value: &$ty) {
                 let $ty { $($member: _),* } = __gpu_aligned_value;
+                let $ty { .. } = __gpu_aligned_value;
                 $(
                     let _: *const $fty =
                         $crate::__private::core::ptr::addr_of!(__gpu_aligned_value.$member);

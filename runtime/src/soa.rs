@@ -277,10 +277,12 @@ unsafe impl<const N: usize> cudarc::driver::DeviceRepr for SoaView<N> {}
 // SAFETY: as above: all zeroes is a valid `SoaView`.
 unsafe impl<const N: usize> cudarc::driver::ValidAsZeroBits for SoaView<N> {}
 
-/// Collects each column's address under its field name.
+/// Collects each column's address under its field name, checking that the
+/// column holds the `len` elements the view will promise a kernel.
 struct Addressing<'a, B: Backend> {
     arena: &'a Arena<B>,
     layout: &'static GpuLayout,
+    len: usize,
     columns: Vec<u64>,
 }
 
@@ -293,6 +295,14 @@ impl<B: Backend> __derive::Visitor<B> for Addressing<'_, B> {
         column: &ArenaSlice<F, B>,
     ) -> ArenaResult<(), B> {
         let address = self.arena.address(column)?;
+        // `columns_mut` lets a column be swapped for another array of the
+        // same type: a shorter one would send the kernel past its end.
+        if column.len() != self.len {
+            return Err(ArenaError::LengthMismatch {
+                expected: self.len,
+                found: column.len(),
+            });
+        }
         let index = self
             .layout
             .fields
@@ -636,11 +646,14 @@ impl<B: Backend> Arena<B> {
     ///
     /// # Errors
     ///
-    /// [`ArenaError::Handle`] if the columns are not this arena's.
+    /// [`ArenaError::Handle`] if the columns are not this arena's;
+    /// [`ArenaError::LengthMismatch`] if a column was swapped (through
+    /// [`columns_mut`](Soa::columns_mut)) for one of another length.
     pub fn soa_view<T: GpuSoa>(&self, soa: &Soa<T, B>) -> ArenaResult<T::View, B> {
         let mut addressing = Addressing {
             arena: self,
             layout: &T::LAYOUT,
+            len: soa.len,
             columns: alloc_crate::vec![0; T::COLUMNS],
         };
         T::__visit(&soa.columns, &mut addressing)?;

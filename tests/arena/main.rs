@@ -7,5 +7,6 @@ mod support;
 mod arena;
 pub mod generic;
 mod handles;
+mod holes;
 mod pitched;
 mod plan;

@@ -1,0 +1,154 @@
+//! Attacks by safe code on the allocator, the arena and structures of
+//! arrays: extreme sizes, alignments and lengths give typed errors, never a
+//! panic or an overlapping block; handles and columns swapped behind the
+//! arena's back are refused.
+
+use gpu_aligned::alloc::Allocator;
+use gpu_aligned::arena::{Arena, ArenaError, Plan};
+use gpu_aligned::backend::HostBuffer;
+use gpu_aligned::vector::float4;
+
+use crate::support::{assert_consistent, Rng};
+
+/// Sizes and alignments at the edges of `u64`.
+fn extreme(rng: &mut Rng) -> u64 {
+    match rng.below(8) {
+        0 => 0,
+        1 => u64::MAX,
+        2 => u64::MAX - rng.below(300),
+        3 => 1 << rng.below(64),
+        4 => (1 << rng.below(64)) + 1,
+        5 => rng.next_u64(),
+        _ => rng.below(5000),
+    }
+}
+
+#[test]
+fn the_allocator_survives_extreme_requests() {
+    let mut rng = Rng(0x0bad_f00d);
+    for round in 0..200 {
+        let capacity = extreme(&mut rng);
+        let granularity = 1 << rng.below(64);
+        let Ok(mut allocator) = Allocator::with_granularity(capacity, granularity) else {
+            continue;
+        };
+        let mut live = Vec::new();
+        for _ in 0..40 {
+            match rng.below(6) {
+                0 | 1 | 2 => {
+                    if let Ok(a) = allocator.alloc(extreme(&mut rng), extreme(&mut rng)) {
+                        live.push(a);
+                    }
+                }
+                3 if !live.is_empty() => {
+                    let a = live.swap_remove(rng.below(live.len() as u64) as usize);
+                    allocator.free(a).unwrap();
+                }
+                4 => {
+                    let _ = allocator.grow(extreme(&mut rng));
+                }
+                _ => {
+                    let _ = allocator.shrink(extreme(&mut rng));
+                    let _ = allocator.largest_allocatable(extreme(&mut rng));
+                }
+            }
+            assert_consistent(&allocator);
+            let mut spans: Vec<(u64, u64)> = live.iter().map(|a| (a.offset(), a.end())).collect();
+            spans.sort_unstable();
+            for pair in spans.windows(2) {
+                assert!(pair[0].1 <= pair[1].0, "round {round}: overlap {pair:?}");
+            }
+            for a in &live {
+                assert!(a.end() <= allocator.capacity());
+            }
+        }
+    }
+}
+
+#[test]
+fn the_arena_survives_extreme_lengths() {
+    let mut arena = Arena::host(1 << 16).unwrap();
+    assert!(arena.alloc::<u8>(usize::MAX).is_err());
+    assert!(arena.alloc::<float4>(usize::MAX).is_err());
+    assert!(arena.alloc::<float4>(usize::MAX / 16 + 1).is_err());
+    assert!(arena.alloc::<u8>(0).is_err());
+    assert!(arena.alloc_pitched::<u8>(usize::MAX, usize::MAX).is_err());
+    assert!(arena.alloc_pitched::<float4>(usize::MAX / 16, 2).is_err());
+    assert!(arena.alloc_pitched::<u8>(1, usize::MAX).is_err());
+    assert!(arena.alloc_pitched::<u8>(0, 1).is_err());
+    let mut plan = Plan::new();
+    let _big = plan.array::<float4>(usize::MAX);
+    let _wide = plan.pitched::<u32>(usize::MAX, 3);
+    assert!(arena.carve(&plan).is_err());
+    let mut a = arena.alloc::<u32>(4).unwrap();
+    assert!(arena.write_range(&mut a, usize::MAX, &[1]).is_err());
+    assert!(arena.write_range(&mut a, 4, &[1]).is_err());
+    assert!(arena.write_range(&mut a, 3, &[1]).is_ok());
+    let mut out = [0u32; 2];
+    assert!(arena.read_range(&a, usize::MAX - 1, &mut out).is_err());
+    let image = arena.alloc_pitched::<u32>(3, 2).unwrap();
+    assert!(arena.row(&image, usize::MAX).is_err());
+    assert!(arena.row(&image, 2).is_err());
+    arena.free(a).unwrap();
+    arena.free_pitched(image).unwrap();
+    assert_eq!(arena.live(), 0);
+}
+
+#[test]
+fn arenas_refuse_extreme_alignments_and_lengths() {
+    for (len, min_align, pitch_align) in [
+        (0, 256, 512),
+        (u64::MAX, 256, 512),
+        (1 << 62, 256, 512),
+        (4096, 0, 512),
+        (4096, 3, 512),
+        (4096, 256, 0),
+        (4096, 256, 6),
+        (4096, 1 << 63, 512),
+        (4096, 256, 1 << 63),
+    ] {
+        assert!(
+            Arena::host_with_alignment(len, min_align, pitch_align).is_err(),
+            "{len} {min_align} {pitch_align}"
+        );
+    }
+    // Alignments the buffer's address cannot give are refused per request.
+    let buffer = HostBuffer::new(4096, 256).unwrap();
+    let mut arena = Arena::with_alignment(buffer, 1, 1 << 62).unwrap();
+    assert!(arena.alloc_pitched::<u8>(1, 1).is_err());
+    assert!(arena.alloc_pitched::<u8>(1, 3).is_err());
+    let a = arena.alloc::<u8>(1).unwrap();
+    let b = arena.alloc::<float4>(1).unwrap();
+    assert_eq!(arena.offset(&b).unwrap() % 16, 0);
+    arena.free(a).unwrap();
+    arena.free(b).unwrap();
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, gpu_aligned::GpuSoa)]
+pub struct Body {
+    pub mass: f32,
+    pub position: float4,
+}
+
+#[test]
+fn a_column_swapped_for_a_shorter_one_gives_no_view() {
+    let mut arena = Arena::host(1 << 16).unwrap();
+    let mut soa = arena.alloc_soa::<Body>(100).unwrap();
+    let mut short = arena.alloc::<float4>(1).unwrap();
+    core::mem::swap(&mut soa.columns_mut().position, &mut short);
+    assert!(matches!(
+        arena.soa_view(&soa),
+        Err(ArenaError::LengthMismatch { .. })
+    ));
+    let body = Body {
+        mass: 1.0,
+        position: float4::new(1.0, 2.0, 3.0, 4.0),
+    };
+    assert!(arena.write_soa(&mut soa, &[body; 100]).is_err());
+    assert!(arena.read_soa(&soa).is_err());
+    core::mem::swap(&mut soa.columns_mut().position, &mut short);
+    assert_eq!(arena.soa_view(&soa).unwrap().len, 100);
+    arena.free_soa(soa).unwrap();
+    arena.free(short).unwrap();
+    assert_eq!(arena.live(), 0);
+}
