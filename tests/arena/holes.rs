@@ -35,7 +35,7 @@ fn the_allocator_survives_extreme_requests() {
         let mut live = Vec::new();
         for _ in 0..40 {
             match rng.below(6) {
-                0 | 1 | 2 => {
+                0..=2 => {
                     if let Ok(a) = allocator.alloc(extreme(&mut rng), extreme(&mut rng)) {
                         live.push(a);
                     }
