@@ -26,7 +26,8 @@ fn extreme(rng: &mut Rng) -> u64 {
 #[test]
 fn the_allocator_survives_extreme_requests() {
     let mut rng = Rng(0x0bad_f00d);
-    for round in 0..200 {
+    let rounds = if cfg!(miri) { 10 } else { 200 };
+    for round in 0..rounds {
         let capacity = extreme(&mut rng);
         let granularity = 1 << rng.below(64);
         let Ok(mut allocator) = Allocator::with_granularity(capacity, granularity) else {
@@ -60,6 +61,53 @@ fn the_allocator_survives_extreme_requests() {
             }
             for a in &live {
                 assert!(a.end() <= allocator.capacity());
+            }
+        }
+    }
+}
+
+#[test]
+fn growing_and_shrinking_never_overlaps_blocks() {
+    let mut rng = Rng(0x5eed_9a0e);
+    let rounds = if cfg!(miri) { 2 } else { 20 };
+    for _ in 0..rounds {
+        let granularity = 1 << rng.below(9);
+        let mut allocator =
+            Allocator::with_granularity(1 + rng.below(1 << 14), granularity).unwrap();
+        let mut live = Vec::new();
+        for _ in 0..300 {
+            match rng.below(7) {
+                0..=2 => {
+                    let size = 1 + rng.below(2048);
+                    if let Ok(a) = allocator.alloc(size, 1 << rng.below(12)) {
+                        live.push(a);
+                    }
+                }
+                3 | 4 if !live.is_empty() => {
+                    let a = live.swap_remove(rng.below(live.len() as u64) as usize);
+                    allocator.free(a).unwrap();
+                }
+                5 => {
+                    let capacity = allocator.capacity();
+                    let _ = allocator.grow(capacity + rng.below(4096));
+                }
+                _ => {
+                    let tail = allocator.free_tail();
+                    let capacity = allocator.capacity();
+                    let target = capacity.saturating_sub(rng.below(tail + 2));
+                    let shrunk = allocator.shrink(target);
+                    assert_eq!(shrunk.is_ok(), capacity - target <= tail);
+                }
+            }
+            assert_consistent(&allocator);
+            let mut spans: Vec<(u64, u64)> = live.iter().map(|a| (a.offset(), a.end())).collect();
+            spans.sort_unstable();
+            for pair in spans.windows(2) {
+                assert!(pair[0].1 <= pair[1].0, "overlap {pair:?}");
+            }
+            for a in &live {
+                assert!(a.end() <= allocator.capacity());
+                assert_eq!(allocator.check_handle(a), Ok(()));
             }
         }
     }
@@ -151,4 +199,23 @@ fn a_column_swapped_for_a_shorter_one_gives_no_view() {
     arena.free_soa(soa).unwrap();
     arena.free(short).unwrap();
     assert_eq!(arena.live(), 0);
+}
+
+#[test]
+fn the_same_buffer_under_a_new_arena_refuses_the_old_handles() {
+    let mut arena = Arena::host(4096).unwrap();
+    let mut old = arena.alloc::<u32>(4).unwrap();
+    arena.write(&mut old, &[1, 2, 3, 4]).unwrap();
+    let mut again = Arena::new(arena.into_backend()).unwrap();
+    let mut new = again.alloc::<u32>(4).unwrap();
+    assert_eq!(again.offset(&new).unwrap(), 0);
+    assert!(matches!(again.get(&old), Err(ArenaError::Handle(_))));
+    assert!(matches!(
+        again.get_mut(&mut old),
+        Err(ArenaError::Handle(_))
+    ));
+    assert!(again.write(&mut old, &[9; 4]).is_err());
+    assert_eq!(again.get_mut(&mut new).unwrap(), &[1, 2, 3, 4]);
+    assert!(again.free(old).is_err());
+    again.free(new).unwrap();
 }
