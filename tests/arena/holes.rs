@@ -147,7 +147,6 @@ fn arenas_refuse_extreme_alignments_and_lengths() {
     for (len, min_align, pitch_align) in [
         (0, 256, 512),
         (u64::MAX, 256, 512),
-        (1 << 62, 256, 512),
         (4096, 0, 512),
         (4096, 3, 512),
         (4096, 256, 0),
@@ -218,4 +217,26 @@ fn the_same_buffer_under_a_new_arena_refuses_the_old_handles() {
     assert_eq!(again.get_mut(&mut new).unwrap(), &[1, 2, 3, 4]);
     assert!(again.free(old).is_err());
     again.free(new).unwrap();
+}
+
+#[test]
+fn a_host_reservation_refuses_extreme_lengths() {
+    use gpu_aligned::backend::HostVm;
+    assert!(HostVm::reserve(0, 256).is_err());
+    assert!(HostVm::reserve(u64::MAX, 256).is_err());
+    assert!(HostVm::reserve(4096, 3).is_err());
+    assert!(HostVm::reserve(4096, 1 << 63).is_err());
+    let page = HostVm::page_size();
+    let mut vm = HostVm::reserve(2 * page, 256).unwrap();
+    assert!(vm.commit(u64::MAX).is_err());
+    assert!(vm.commit(2 * page + 1).is_err());
+    assert_eq!(vm.committed(), 0);
+    vm.commit(1).unwrap();
+    vm.committed_bytes_mut()[0] = 7;
+    vm.decommit(u64::MAX).unwrap();
+    assert_eq!(vm.committed(), page);
+    vm.decommit(0).unwrap();
+    assert_eq!(vm.committed(), 0);
+    vm.commit(2 * page).unwrap();
+    assert_eq!(vm.committed_bytes()[0], 0);
 }
