@@ -240,3 +240,57 @@ fn a_host_reservation_refuses_extreme_lengths() {
     vm.commit(2 * page).unwrap();
     assert_eq!(vm.committed_bytes()[0], 0);
 }
+
+#[test]
+fn growth_policies_at_the_edges_are_refused_or_bounded() {
+    use gpu_aligned::arena::GrowthPolicy;
+    let chunk = 64 << 10;
+    for policy in [
+        GrowthPolicy::up_to(0),
+        GrowthPolicy::up_to(1 << 20).with_chunk(0),
+        GrowthPolicy::up_to(1 << 20).with_chunk(3),
+        GrowthPolicy::up_to(1 << 20)
+            .with_chunk(chunk)
+            .with_initial(u64::MAX),
+        GrowthPolicy::up_to(u64::MAX).with_chunk(u64::MAX),
+    ] {
+        assert!(Arena::host_growing(policy).is_err(), "{policy:?}");
+    }
+    // Reserving address space is free off Miri; under Miri it is memory.
+    if !cfg!(miri) {
+        let huge = GrowthPolicy::up_to(u64::MAX).with_chunk(chunk);
+        if let Ok(mut arena) = Arena::host_growing(huge) {
+            assert!(arena.alloc::<float4>(usize::MAX).is_err());
+            assert!(arena.alloc::<u8>(usize::MAX).is_err());
+        }
+    }
+    let policy = GrowthPolicy::up_to(4 * chunk)
+        .with_chunk(chunk)
+        .with_initial(chunk);
+    let mut arena = Arena::host_growing(policy).unwrap();
+    assert!(arena.alloc::<u8>(4 * chunk as usize + 1).is_err());
+    let first = arena.alloc::<u8>(16).unwrap();
+    let mut last = arena.alloc::<u32>(chunk as usize / 2).unwrap();
+    assert!(arena.capacity() > chunk);
+    arena.get_mut(&mut last).unwrap().fill(7);
+    arena.free(first).unwrap();
+    // `last` ends the used bytes: a trim keeps it whole.
+    arena.trim().unwrap();
+    assert!(arena.get(&last).unwrap().iter().all(|&v| v == 7));
+    let end = arena.offset(&last).unwrap() + last.size_bytes();
+    assert!(arena.capacity() >= end);
+    let kept = arena.alloc::<u32>(1).unwrap();
+    arena.free(last).unwrap();
+    arena.trim().unwrap();
+    assert_eq!(arena.capacity(), chunk);
+    // The bytes given back come back zeroed; those kept hold what they held.
+    let mut regrown = arena.alloc::<u32>(chunk as usize / 2).unwrap();
+    let start = arena.offset(&regrown).unwrap();
+    assert!(start < chunk);
+    let values = arena.get_mut(&mut regrown).unwrap();
+    let given_back = (chunk - start) as usize / 4;
+    assert!(values[..given_back].iter().all(|&v| v == 7));
+    assert!(values[given_back..].iter().all(|&v| v == 0));
+    arena.free(regrown).unwrap();
+    arena.free(kept).unwrap();
+}
