@@ -26,7 +26,7 @@ fn extreme(rng: &mut Rng) -> u64 {
 #[test]
 fn the_allocator_survives_extreme_requests() {
     let mut rng = Rng(0x0bad_f00d);
-    let rounds = if cfg!(miri) { 10 } else { 200 };
+    let rounds = if cfg!(miri) { 3 } else { 200 };
     for round in 0..rounds {
         let capacity = extreme(&mut rng);
         let granularity = 1 << rng.below(64);
@@ -69,13 +69,13 @@ fn the_allocator_survives_extreme_requests() {
 #[test]
 fn growing_and_shrinking_never_overlaps_blocks() {
     let mut rng = Rng(0x5eed_9a0e);
-    let rounds = if cfg!(miri) { 2 } else { 20 };
+    let (rounds, steps) = if cfg!(miri) { (1, 60) } else { (20, 300) };
     for _ in 0..rounds {
         let granularity = 1 << rng.below(9);
         let mut allocator =
             Allocator::with_granularity(1 + rng.below(1 << 14), granularity).unwrap();
         let mut live = Vec::new();
-        for _ in 0..300 {
+        for _ in 0..steps {
             match rng.below(7) {
                 0..=2 => {
                     let size = 1 + rng.below(2048);
