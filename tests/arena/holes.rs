@@ -294,3 +294,23 @@ fn growth_policies_at_the_edges_are_refused_or_bounded() {
     arena.free(regrown).unwrap();
     arena.free(kept).unwrap();
 }
+
+#[test]
+fn plan_sizes_at_the_edges_are_errors() {
+    let mut plan = Plan::new();
+    let _small = plan.array::<u8>(1);
+    assert!(plan.bytes_needed(0, 512).is_err());
+    assert!(plan.bytes_needed(256, 3).is_err());
+    assert!(plan.bytes_needed(1 << 63, 512).is_err());
+    assert!(plan.bytes_needed(256, 1 << 63).is_ok());
+    let _empty = plan.array::<u32>(0);
+    assert!(plan.bytes_needed(256, 512).is_err());
+    let mut plan = Plan::new();
+    for _ in 0..3 {
+        let _huge = plan.array::<float4>(usize::MAX / 32);
+    }
+    assert!(plan.bytes_needed(256, 512).is_err());
+    let mut plan = Plan::new();
+    let _tall = plan.pitched::<u8>(1, usize::MAX);
+    assert!(plan.bytes_needed(256, 512).is_err());
+}
