@@ -85,6 +85,10 @@ const NONE: u32 = u32::MAX;
 /// The id of an allocator that may never allocate: the ids ran out.
 const RETIRED: u32 = u32::MAX;
 
+/// The id of every [scratch](Allocator::scratch) allocator; the counter
+/// behind [`next_allocator_id`] starts above it.
+const SCRATCH: u32 = 0;
+
 /// Every allocator gets a distinct 32-bit id so a handle presented to the
 /// wrong one is recognised. The counter behind it is 64-bit and never wraps:
 /// an allocator made after the 2^32 - 2 ids are used up gets [`RETIRED`] and
@@ -332,7 +336,7 @@ impl Allocator {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn new(capacity: u64) -> Allocator {
-        Allocator::build(capacity, DEFAULT_GRANULARITY)
+        Allocator::build(capacity, DEFAULT_GRANULARITY, next_allocator_id())
     }
 
     /// An allocator whose blocks all start on multiples of `granularity`:
@@ -360,11 +364,21 @@ impl Allocator {
         if !granularity.is_power_of_two() {
             return Err(AllocError::AlignNotPowerOfTwo { align: granularity });
         }
-        Ok(Allocator::build(capacity, granularity))
+        Ok(Allocator::build(capacity, granularity, next_allocator_id()))
     }
 
-    fn build(capacity: u64, granularity: u64) -> Allocator {
-        let id = next_allocator_id();
+    /// An allocator whose handles never leave the function that made it
+    /// (sizing a plan by placing it): it takes no id from the process-wide
+    /// counter, so making any number of them cannot use the ids up. Its id,
+    /// [`SCRATCH`], is one no other allocator has.
+    pub(crate) fn scratch(capacity: u64, granularity: u64) -> Result<Allocator, AllocError> {
+        if !granularity.is_power_of_two() {
+            return Err(AllocError::AlignNotPowerOfTwo { align: granularity });
+        }
+        Ok(Allocator::build(capacity, granularity, SCRATCH))
+    }
+
+    fn build(capacity: u64, granularity: u64, id: u32) -> Allocator {
         let mut allocator = Allocator {
             blocks: Vec::new(),
             links: Vec::new(),
@@ -1377,5 +1391,21 @@ impl Allocator {
         }
         expect("vacant slots", u64::from(self.vacant_count), vacant)?;
         self.stats().check()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn scratch_allocators_take_no_id_and_still_place() {
+        let mut scratch = Allocator::scratch(1 << 12, 256).unwrap();
+        // Its handles carry the one id the counter never hands out.
+        assert_eq!(scratch.id, SCRATCH);
+        assert_ne!(next_allocator_id(), SCRATCH);
+        let placed = scratch.alloc(100, 256).unwrap();
+        assert_eq!((placed.offset(), placed.end()), (0, 100));
+        assert!(Allocator::scratch(1 << 12, 3).is_err());
     }
 }

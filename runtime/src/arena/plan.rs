@@ -316,7 +316,7 @@ impl Plan {
         }
         // Where the arrays land depends on the allocator's placement (it
         // fills alignment gaps with later arrays), so let it place them.
-        let mut allocator = Allocator::with_granularity(room, min_align)?;
+        let mut allocator = Allocator::scratch(room, min_align)?;
         let mut end = 0;
         for footprint in &footprints {
             let allocation = allocator.alloc(footprint.bytes, footprint.align)?;

@@ -277,8 +277,10 @@ pub unsafe trait Backend {
     ///
     /// # Errors
     ///
-    /// The backend's error, with `tracking` left as it was: the arena then
-    /// hands the array's handle back instead of freeing it.
+    /// The backend's error, with `tracking` either left as it was or empty
+    /// only once nothing can still use the array: the arena then hands the
+    /// array's handle back instead of freeing it, and a later free of it is
+    /// as safe as the first.
     fn retire(&mut self, tracking: &mut Self::Tracking)
         -> Result<Option<Self::Fence>, Self::Error>;
 

@@ -293,6 +293,12 @@ unsafe impl Backend for CudaBackend {
             drop(tracked);
             // ... and the fence passes once it has.
             let recorded = fence.record(&owner);
+            if recorded.is_err() {
+                // The tracking is empty now, so a later free would hand the
+                // bytes out at once: make that true before reporting.
+                let waited = owner.synchronize();
+                self.driver("cuStreamSynchronize", waited)?;
+            }
             self.driver("cuEventRecord", recorded)?;
         }
         Ok(Some(fence))
