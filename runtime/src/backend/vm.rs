@@ -268,11 +268,11 @@ impl HostVm {
     /// ```
     /// use gpu_aligned::backend::HostVm;
     ///
-    /// let mut vm = HostVm::reserve(1 << 20, 256)?;
-    /// vm.commit(1 << 20)?;
+    /// let mut vm = HostVm::reserve(1 << 16, 256)?;
+    /// vm.commit(1 << 16)?;
     /// vm.committed_bytes_mut().fill(7);
     /// vm.decommit(0)?;
-    /// vm.commit(1 << 20)?;
+    /// vm.commit(1 << 16)?;
     /// assert!(vm.committed_bytes().iter().all(|&b| b == 0));
     /// # Ok::<(), gpu_aligned::backend::VmError>(())
     /// ```
