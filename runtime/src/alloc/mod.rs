@@ -79,8 +79,13 @@ pub const SEARCH_LIMIT: usize = 64;
 /// block is ever smaller than that, which keeps the free lists short.
 pub const DEFAULT_GRANULARITY: u64 = 16;
 
-/// "No block" in the intrusive links and list heads.
-const NONE: u32 = u32::MAX;
+/// "No block" in the intrusive links and list heads. Slot indices stay
+/// below it, which leaves the top bit of [`Block::next_phys`] free for
+/// [`USED`].
+const NONE: u32 = 0x7fff_ffff;
+
+/// The bit of [`Block::next_phys`] that marks a used block.
+const USED: u32 = 1 << 31;
 
 /// The id of an allocator that may never allocate: the ids ran out.
 const RETIRED: u32 = u32::MAX;
@@ -103,72 +108,58 @@ fn next_allocator_id() -> u32 {
         .unwrap_or(RETIRED)
 }
 
-/// One block of the buffer in a slot of the block table. Blocks link to
-/// their physical neighbours (to merge on free); what a slot holds is read
-/// from two fields:
+/// One block of the buffer in a slot of the block table, 32 bytes, aligned
+/// so that none straddles two cache lines: everything freeing or finding a
+/// block reads of it and of its neighbours (state, physical links, free-list
+/// links) lies in one line. Blocks link to their physical neighbours (to
+/// merge on free); what a slot holds is read from two fields:
 ///
-/// - used: `stamp != 0` (the stamp its handle carries);
-/// - free: `stamp == 0` and `size != 0`;
-/// - vacant (no block; the slot waits on the vacant list): `size == 0`.
-///
-/// The record is 32 bytes, aligned so that none straddles two cache lines;
-/// the free-list links live apart in [`Links`], a table four times denser,
-/// since unlinking a block touches its list neighbours' links only.
+/// - used: the [`USED`] bit of `next_phys` is set, `tag` is the stamp its
+///   handle carries and `size` the size requested; the block reaches the
+///   next block's offset (or the capacity), which is where the granule
+///   rounding lives, so no second size is stored;
+/// - free: the bit is clear, `size != 0`, and `tag` holds the links of its
+///   size class's list (previous in the low half, next in the high half);
+/// - vacant (no block; the slot waits on the vacant list): `size == 0`, and
+///   the high half of `tag` links the vacant list.
 #[derive(Clone, Copy, Debug)]
 #[repr(C, align(32))]
 struct Block {
     offset: u64,
     size: u64,
-    stamp: u64,
+    tag: u64,
     prev_phys: u32,
     next_phys: u32,
 }
 
-/// The other half of a slot: while its block is free, the links of its size
-/// class's list; while vacant, `next` links the vacant list; while used, the
-/// low and high halves of the size requested (`size` is rounded up to the
-/// granularity).
-#[derive(Clone, Copy, Debug)]
-#[repr(C, align(8))]
-struct Links {
-    prev: u32,
-    next: u32,
-}
-
-impl Links {
-    const NONE: Links = Links {
-        prev: NONE,
-        next: NONE,
-    };
-
-    /// While used: the size requested.
-    #[inline(always)]
-    fn requested(self) -> u64 {
-        u64::from(self.prev) | (u64::from(self.next) << 32)
-    }
+/// Free-list links packed into a [`Block::tag`].
+#[inline(always)]
+const fn links(prev: u32, next: u32) -> u64 {
+    prev as u64 | (next as u64) << 32
 }
 
 impl Block {
     const VACANT: Block = Block {
         offset: 0,
         size: 0,
-        stamp: 0,
+        tag: links(NONE, NONE),
         prev_phys: NONE,
         next_phys: NONE,
     };
 
-    /// A free block.
+    /// A free block, not yet on a list.
     #[inline(always)]
     fn free(offset: u64, size: u64, prev_phys: u32, next_phys: u32) -> Block {
         Block {
             offset,
             size,
-            stamp: 0,
+            tag: links(NONE, NONE),
             prev_phys,
             next_phys,
         }
     }
 
+    /// The end of a free block (a used block's `size` is the request).
     #[inline(always)]
     fn end(&self) -> u64 {
         // Blocks lie within `[0, capacity)`, so this cannot overflow.
@@ -177,17 +168,51 @@ impl Block {
 
     #[inline(always)]
     fn is_used(&self) -> bool {
-        self.stamp != 0
+        self.next_phys & USED != 0
     }
 
     #[inline(always)]
     fn is_free(&self) -> bool {
-        self.stamp == 0 && self.size != 0
+        !self.is_used() && self.size != 0
     }
 
     #[inline(always)]
     fn is_vacant(&self) -> bool {
         self.size == 0
+    }
+
+    /// The physical successor, without the state bit.
+    #[inline(always)]
+    fn next(&self) -> u32 {
+        self.next_phys & !USED
+    }
+
+    /// Points `next_phys` at `next`, keeping the state bit.
+    #[inline(always)]
+    fn set_next(&mut self, next: u32) {
+        self.next_phys = (self.next_phys & USED) | next;
+    }
+
+    /// While free: the previous block of its list.
+    #[inline(always)]
+    fn list_prev(&self) -> u32 {
+        self.tag as u32
+    }
+
+    /// While free or vacant: the next block of its list.
+    #[inline(always)]
+    fn list_next(&self) -> u32 {
+        (self.tag >> 32) as u32
+    }
+
+    #[inline(always)]
+    fn set_list_prev(&mut self, prev: u32) {
+        self.tag = (self.tag & !u64::from(u32::MAX)) | u64::from(prev);
+    }
+
+    #[inline(always)]
+    fn set_list_next(&mut self, next: u32) {
+        self.tag = (self.tag & u64::from(u32::MAX)) | u64::from(next) << 32;
     }
 }
 
@@ -269,8 +294,6 @@ impl Allocation {
 /// The sub-allocator. See the [module docs](self).
 pub struct Allocator {
     blocks: Vec<Block>,
-    /// The free-list links (or requested size) of each slot of `blocks`.
-    links: Vec<Links>,
     /// First block of each size class's free list.
     heads: Box<[u32; BIN_COUNT]>,
     bitmaps: Bitmaps,
@@ -381,7 +404,6 @@ impl Allocator {
     fn build(capacity: u64, granularity: u64, id: u32) -> Allocator {
         let mut allocator = Allocator {
             blocks: Vec::new(),
-            links: Vec::new(),
             heads: Box::new([NONE; BIN_COUNT]),
             bitmaps: Bitmaps::new(),
             id,
@@ -458,7 +480,6 @@ impl Allocator {
 
     fn rebuild_empty(&mut self) {
         self.blocks.clear();
-        self.links.clear();
         self.heads.fill(NONE);
         self.bitmaps.reset();
         self.vacant = NONE;
@@ -469,7 +490,6 @@ impl Allocator {
         self.free_blocks = 0;
         if self.capacity > 0 {
             self.blocks.push(Block::free(0, self.capacity, NONE, NONE));
-            self.links.push(Links::NONE);
             self.link_free(0);
         }
     }
@@ -528,13 +548,14 @@ impl Allocator {
         let granule_end = align_up(old_capacity, self.granularity)
             .unwrap_or(u64::MAX)
             .min(new_capacity);
-        self.blocks[last as usize].size += granule_end - old_capacity;
+        // A used block reaches the next block or the capacity: nothing to
+        // change in it.
         self.used += granule_end - old_capacity;
         if granule_end < new_capacity {
             let slot = self.take_slot();
             self.blocks[slot as usize] =
                 Block::free(granule_end, new_capacity - granule_end, last, NONE);
-            self.blocks[last as usize].next_phys = slot;
+            self.blocks[last as usize].set_next(slot);
             self.link_free(slot);
         }
         Ok(())
@@ -584,7 +605,7 @@ impl Allocator {
         } else {
             let prev = block.prev_phys;
             if prev != NONE {
-                self.blocks[prev as usize].next_phys = NONE;
+                self.blocks[prev as usize].set_next(NONE);
             }
             self.release_slot(last);
         }
@@ -613,7 +634,7 @@ impl Allocator {
     fn last_block(&self) -> Option<u32> {
         self.blocks
             .iter()
-            .position(|block| !block.is_vacant() && block.next_phys == NONE)
+            .position(|block| !block.is_vacant() && block.next() == NONE)
             .map(|slot| slot as u32)
     }
 
@@ -737,28 +758,34 @@ impl Allocator {
             Some(block) if self.matches(block, &allocation) => *block,
             _ => return Err(FreeError::new(self.refusal(&allocation), allocation)),
         };
-        self.used -= block.size;
-        self.requested -= allocation.size;
+        let (mut prev, mut next) = (block.prev_phys, block.next());
+        // A used block reaches its successor (read anyway, to merge), or
+        // the capacity; `NONE` is past the table's end.
+        let end = self
+            .blocks
+            .get(next as usize)
+            .map_or(self.capacity, |successor| successor.offset);
+        let (mut offset, mut size) = (block.offset, end - block.offset);
+        self.used -= size;
+        self.requested -= block.size;
         self.allocations -= 1;
 
-        let (mut offset, mut size) = (block.offset, block.size);
-        let (mut prev, mut next) = (block.prev_phys, block.next_phys);
-        // Physical neighbours are never vacant: a stamp of 0 means free.
-        if prev != NONE && self.blocks[prev as usize].stamp == 0 {
+        // Physical neighbours are never vacant: a clear state bit means free.
+        if prev != NONE && !self.blocks[prev as usize].is_used() {
             let absorbed = self.unlink_free(prev);
             self.release_slot(prev);
             offset = absorbed.offset;
             size += absorbed.size;
             prev = absorbed.prev_phys;
             if prev != NONE {
-                self.blocks[prev as usize].next_phys = slot;
+                self.blocks[prev as usize].set_next(slot);
             }
         }
-        if next != NONE && self.blocks[next as usize].stamp == 0 {
+        if next != NONE && !self.blocks[next as usize].is_used() {
             let absorbed = self.unlink_free(next);
             self.release_slot(next);
             size += absorbed.size;
-            next = absorbed.next_phys;
+            next = absorbed.next();
             if next != NONE {
                 self.blocks[next as usize].prev_phys = slot;
             }
@@ -771,12 +798,15 @@ impl Allocator {
     /// Whether `allocation` names the used block `block`. The stamp alone
     /// names an allocation within its allocator; the offset is compared too
     /// so that even a bug elsewhere could not turn a matching stamp into a
-    /// view of other bytes. Stamps start at 1, so a match is a used block.
+    /// view of other bytes. A free block's tag holds links, which may equal
+    /// a stamp, so the state bit is checked too.
     #[inline(always)]
     fn matches(&self, block: &Block, allocation: &Allocation) -> bool {
-        block.stamp == allocation.stamp
+        block.tag == allocation.stamp
+            && block.is_used()
             && allocation.allocator == self.id
             && block.offset == allocation.offset
+            && block.size == allocation.size
     }
 
     /// Why `allocation` is not live here.
@@ -853,9 +883,8 @@ impl Allocator {
     pub fn live(&self) -> impl Iterator<Item = (u64, u64)> + '_ {
         self.blocks
             .iter()
-            .zip(&self.links)
-            .filter(|(block, _)| block.is_used())
-            .map(|(block, links)| (block.offset, links.requested()))
+            .filter(|block| block.is_used())
+            .map(|block| (block.offset, block.size))
     }
 
     /// A snapshot of the counters; see [`Stats`].
@@ -929,7 +958,7 @@ impl Allocator {
         let mut cursor = self.heads[bin];
         while cursor != NONE {
             largest = largest.max(self.blocks[cursor as usize].size);
-            cursor = self.links[cursor as usize].next;
+            cursor = self.blocks[cursor as usize].list_next();
         }
         largest
     }
@@ -988,7 +1017,7 @@ impl Allocator {
                 if Self::fit_in(block, block_align) >= size {
                     return Ok((cursor, align_up(block.offset, block_align).unwrap_or(0)));
                 }
-                cursor = self.links[cursor as usize].next;
+                cursor = block.list_next();
             }
             from = (bin + 1 < BIN_COUNT && budget > 0).then_some(bin + 1);
         }
@@ -1034,7 +1063,7 @@ impl Allocator {
                         return Ok((cursor, block.end() - fit));
                     }
                     largest = largest.max(fit);
-                    cursor = self.links[cursor as usize].next;
+                    cursor = block.list_next();
                 }
             }
         }
@@ -1051,12 +1080,8 @@ impl Allocator {
             self.blocks
                 .try_reserve(1)
                 .map_err(|_| AllocError::TooManyBlocks)?;
-            self.links
-                .try_reserve(1)
-                .map_err(|_| AllocError::TooManyBlocks)?;
             let slot = self.blocks.len() as u32;
             self.blocks.push(Block::VACANT);
-            self.links.push(Links::NONE);
             self.release_slot(slot);
         }
         Ok(())
@@ -1067,7 +1092,7 @@ impl Allocator {
     #[inline(always)]
     fn take_slot(&mut self) -> u32 {
         let slot = self.vacant;
-        self.vacant = self.links[slot as usize].next;
+        self.vacant = self.blocks[slot as usize].list_next();
         self.vacant_count -= 1;
         slot
     }
@@ -1076,8 +1101,8 @@ impl Allocator {
     fn release_slot(&mut self, slot: u32) {
         let block = &mut self.blocks[slot as usize];
         block.size = 0;
-        block.stamp = 0;
-        self.links[slot as usize].next = self.vacant;
+        block.next_phys = NONE;
+        block.tag = links(NONE, self.vacant);
         self.vacant = slot;
         self.vacant_count += 1;
     }
@@ -1096,12 +1121,12 @@ impl Allocator {
             _ => room,
         };
         let used_end = start + reserved;
-        let (mut prev, mut next) = (block.prev_phys, block.next_phys);
+        let (mut prev, mut next) = (block.prev_phys, block.next());
         if start > block.offset {
             let pad = self.take_slot();
             self.blocks[pad as usize] = Block::free(block.offset, start - block.offset, prev, slot);
             if prev != NONE {
-                self.blocks[prev as usize].next_phys = pad;
+                self.blocks[prev as usize].set_next(pad);
             }
             self.link_free(pad);
             prev = pad;
@@ -1135,14 +1160,10 @@ impl Allocator {
         self.next_stamp += 1;
         self.blocks[slot as usize] = Block {
             offset: start,
-            size: reserved,
-            stamp,
+            size,
+            tag: stamp,
             prev_phys: prev,
-            next_phys: next,
-        };
-        self.links[slot as usize] = Links {
-            prev: size as u32,
-            next: (size >> 32) as u32,
+            next_phys: next | USED,
         };
         self.used += reserved;
         self.requested += size;
@@ -1161,15 +1182,13 @@ impl Allocator {
     fn link_free(&mut self, slot: u32) {
         let bin = bins::containing(self.blocks[slot as usize].size);
         let head = self.heads[bin];
-        self.links[slot as usize] = Links {
-            prev: NONE,
-            next: head,
-        };
-        if head != NONE {
-            self.links[head as usize].prev = slot;
-        } else {
-            self.bitmaps.set(bin);
-        }
+        // Whether the list was empty is data, not a pattern a branch
+        // predictor learns: the bit is set either way, and an empty list's
+        // back link is written into `slot` itself, then overwritten.
+        self.bitmaps.set(bin);
+        let back_linked = if head != NONE { head } else { slot };
+        self.blocks[back_linked as usize].set_list_prev(slot);
+        self.blocks[slot as usize].tag = links(NONE, head);
         self.heads[bin] = slot;
         self.free_blocks += 1;
     }
@@ -1178,19 +1197,19 @@ impl Allocator {
     #[inline(always)]
     fn unlink_free(&mut self, slot: u32) -> Block {
         let block = self.blocks[slot as usize];
-        let Links { prev, next } = self.links[slot as usize];
+        let (prev, next) = (block.list_prev(), block.list_next());
         if prev != NONE {
-            self.links[prev as usize].next = next;
+            self.blocks[prev as usize].set_list_next(next);
         } else {
             let bin = bins::containing(block.size);
             self.heads[bin] = next;
-            if next == NONE {
-                self.bitmaps.clear(bin);
-            }
+            self.bitmaps.clear_if(bin, next == NONE);
         }
-        if next != NONE {
-            self.links[next as usize].prev = prev;
-        }
+        // Without a successor the back link goes into `slot` itself, whose
+        // tag every caller overwrites: a select instead of a branch that
+        // mispredicts on data.
+        let back_linked = if next != NONE { next } else { slot };
+        self.blocks[back_linked as usize].set_list_prev(prev);
         self.free_blocks -= 1;
         block
     }
@@ -1227,11 +1246,6 @@ impl Allocator {
             }
         }
 
-        expect(
-            "slots with links",
-            self.blocks.len() as u64,
-            self.links.len() as u64,
-        )?;
         let mut occupied = 0u64;
         let mut first = NONE;
         for (slot, block) in self.blocks.iter().enumerate() {
@@ -1277,34 +1291,41 @@ impl Allocator {
                 0,
                 u64::from(is_free && previous_free),
             )?;
-            if is_free {
+            let end = if is_free {
                 free_blocks += 1;
+                block.end()
             } else {
-                let asked = self.links[cursor as usize].requested();
-                used += block.size;
-                requested += asked;
+                // A used block reaches its successor or the capacity.
+                let end = self
+                    .blocks
+                    .get(block.next() as usize)
+                    .map_or(self.capacity, |successor| successor.offset);
+                let extent = end.checked_sub(block.offset).unwrap_or(0);
+                used += extent;
+                requested += block.size;
                 allocations += 1;
                 expect(
                     "requested bytes within the block (1 = yes)",
                     1,
-                    u64::from(asked <= block.size && asked > 0),
+                    u64::from(block.size <= extent && block.size > 0),
                 )?;
                 expect(
                     "stamp of a used block older than the next (1 = yes)",
                     1,
-                    u64::from(block.stamp < self.next_stamp),
+                    u64::from(block.tag < self.next_stamp),
                 )?;
-            }
+                end
+            };
             walked += 1;
             expect(
                 "physical list longer than the table",
                 1,
                 u64::from(walked <= occupied),
             )?;
-            offset = block.end();
+            offset = end;
             previous_free = is_free;
             previous = cursor;
-            cursor = block.next_phys;
+            cursor = block.next();
         }
         expect("end of the last block", self.capacity, offset)?;
         expect("blocks reachable in physical order", occupied, walked)?;
@@ -1354,11 +1375,10 @@ impl Allocator {
                         index as u64,
                         bins::containing(block.size) as u64,
                     )?;
-                    let links = self.links[cursor as usize];
                     expect(
                         "back link of a free list",
                         previous as u64,
-                        links.prev as u64,
+                        block.list_prev() as u64,
                     )?;
                     listed += 1;
                     expect(
@@ -1367,7 +1387,7 @@ impl Allocator {
                         u64::from(listed <= free_blocks),
                     )?;
                     previous = cursor;
-                    cursor = links.next;
+                    cursor = block.list_next();
                 }
             }
         }
@@ -1387,7 +1407,7 @@ impl Allocator {
                 1,
                 u64::from(vacant <= self.blocks.len() as u64),
             )?;
-            cursor = self.links[cursor as usize].next;
+            cursor = block.list_next();
         }
         expect("vacant slots", u64::from(self.vacant_count), vacant)?;
         self.stats().check()
