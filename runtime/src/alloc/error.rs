@@ -45,8 +45,9 @@ pub enum AllocError {
         /// is always exact).
         largest_fit: u64,
     },
-    /// The table of blocks cannot grow: either it already holds `u32::MAX - 1`
-    /// blocks or the host allocator refused to enlarge it.
+    /// The table of blocks cannot grow: either it already holds 2^31 - 1
+    /// slots (64 GiB of 32-byte block records) or the host allocator refused
+    /// to enlarge it.
     TooManyBlocks,
     /// The allocator has handed out `u64::MAX - 1` allocations: one more
     /// would need a stamp it has already used, and a stamp names one
