@@ -1300,7 +1300,7 @@ impl Allocator {
                     .blocks
                     .get(block.next() as usize)
                     .map_or(self.capacity, |successor| successor.offset);
-                let extent = end.checked_sub(block.offset).unwrap_or(0);
+                let extent = end.saturating_sub(block.offset);
                 used += extent;
                 requested += block.size;
                 allocations += 1;
