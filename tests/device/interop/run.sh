@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Device checks for issue 5; run from the repository root: bash .device/interop/run.sh
+# Device checks of the CUDA interop (header, accessors, coalescing model) on a machine
+# with an NVIDIA GPU and nvcc; README.md beside this file says how to make its inputs.
 set -u
 cd "$(dirname "$0")"
 OUT=${OUT:-/tmp/interop-out}; mkdir -p "$OUT"
