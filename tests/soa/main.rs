@@ -310,11 +310,16 @@ fn the_header_reproduces_the_reordered_struct_and_gpp_checks_it() {
     let dir = std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("soa-header");
     std::fs::create_dir_all(&dir).unwrap();
     std::fs::write(dir.join("types.cuh"), &text).unwrap();
-    let prelude = concat!(env!("CARGO_MANIFEST_DIR"), "/interop/cuda_prelude.hpp");
+    // Written beside the header, so the test binary runs on any machine.
+    std::fs::write(
+        dir.join("cuda_prelude.hpp"),
+        include_str!("../interop/cuda_prelude.hpp"),
+    )
+    .unwrap();
     std::fs::write(
         dir.join("main.cpp"),
         format!(
-            "#include \"{prelude}\"\n#include \"types.cuh\"\n\
+            "#include \"cuda_prelude.hpp\"\n#include \"types.cuh\"\n\
              int main() {{ return sizeof(Particle_soa) == 9 * 8 && sizeof(Particle) == {} ? 0 : 1; }}\n",
             size_of::<Particle>()
         ),
