@@ -310,17 +310,16 @@ impl Advice<'_> {
 /// the cheapest (see the module docs for the model and the ranking).
 ///
 /// ```
-/// use gpu_aligned::__private::{field, layout};
 /// use gpu_aligned::coalesce::{advise, Access, Fields, Storage};
-/// use gpu_aligned::{GpuLayout, GpuType, Scalar};
+/// use gpu_aligned::{GpuField, GpuLayout, GpuType, Scalar};
 ///
 /// const F32: GpuType = GpuType::Scalar(Scalar::F32);
 /// // 32 bytes: eight floats.
-/// static BODY: GpuLayout = layout("Body", 32, 4, 0, &[
-///     field("x", 0, 4, 4, false, F32), field("y", 4, 4, 4, false, F32),
-///     field("z", 8, 4, 4, false, F32), field("vx", 12, 4, 4, false, F32),
-///     field("vy", 16, 4, 4, false, F32), field("vz", 20, 4, 4, false, F32),
-///     field("mass", 24, 4, 4, false, F32), field("charge", 28, 4, 4, false, F32),
+/// static BODY: GpuLayout = GpuLayout::new("Body", 32, 4, 0, &[
+///     GpuField::new("x", 0, 4, 4, false, F32), GpuField::new("y", 4, 4, 4, false, F32),
+///     GpuField::new("z", 8, 4, 4, false, F32), GpuField::new("vx", 12, 4, 4, false, F32),
+///     GpuField::new("vy", 16, 4, 4, false, F32), GpuField::new("vz", 20, 4, 4, false, F32),
+///     GpuField::new("mass", 24, 4, 4, false, F32), GpuField::new("charge", 28, 4, 4, false, F32),
 /// ]);
 /// let one_field = Access::streaming(Fields::Only(&["mass"]), Fields::None);
 /// let advice = advise(&BODY, &one_field)?;

@@ -151,14 +151,13 @@ impl CudaHeader {
     /// (see [`write_views`](super::write_views)).
     ///
     /// ```
-    /// use gpu_aligned::__private::{field, layout};
     /// use gpu_aligned::header::CudaHeader;
-    /// use gpu_aligned::{GpuLayout, GpuType, Scalar};
+    /// use gpu_aligned::{GpuField, GpuLayout, GpuType, Scalar};
     ///
-    /// static HIT: GpuLayout = layout("Hit", 12, 4, 0, &[
-    ///     field("x", 0, 4, 4, false, GpuType::Scalar(Scalar::F32)),
-    ///     field("y", 4, 4, 4, false, GpuType::Scalar(Scalar::F32)),
-    ///     field("id", 8, 4, 4, false, GpuType::Scalar(Scalar::U32)),
+    /// static HIT: GpuLayout = GpuLayout::new("Hit", 12, 4, 0, &[
+    ///     GpuField::new("x", 0, 4, 4, false, GpuType::Scalar(Scalar::F32)),
+    ///     GpuField::new("y", 4, 4, 4, false, GpuType::Scalar(Scalar::F32)),
+    ///     GpuField::new("id", 8, 4, 4, false, GpuType::Scalar(Scalar::U32)),
     /// ]);
     /// let mut header = CudaHeader::new();
     /// header.add_soa_layout(&HIT)?;

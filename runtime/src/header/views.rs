@@ -41,13 +41,12 @@ pub(crate) const VIEW_SUFFIXES: [&str; 3] = ["_soa", "_aos", "_aos16"];
 /// ([`write_struct`](super::write_struct)).
 ///
 /// ```
-/// use gpu_aligned::__private::{field, layout};
-/// use gpu_aligned::{GpuLayout, GpuType, Scalar};
+/// use gpu_aligned::{GpuField, GpuLayout, GpuType, Scalar};
 ///
 /// const F32: GpuType = GpuType::Scalar(Scalar::F32);
-/// static BODY: GpuLayout = layout("Body", 8, 4, 0, &[
-///     field("mass", 0, 4, 4, false, F32),
-///     field("charge", 4, 4, 4, false, F32),
+/// static BODY: GpuLayout = GpuLayout::new("Body", 8, 4, 0, &[
+///     GpuField::new("mass", 0, 4, 4, false, F32),
+///     GpuField::new("charge", 4, 4, 4, false, F32),
 /// ]);
 /// let mut text = String::new();
 /// gpu_aligned::header::write_struct(&mut text, &BODY)?;
