@@ -3,7 +3,7 @@
 //!
 //! `ALLOC_MODEL_CASES` sets the number of 1,000-op programs: 100 by default
 //! (10^5 ops, what CI runs), 2 of 100 ops under Miri. The 10^7-op run is
-//! `ALLOC_MODEL_CASES=10000 cargo test --release -p gpu-aligned --test
+//! `ALLOC_MODEL_CASES=10000 cargo test --release -p gpu-aligned-tests --test
 //! allocator model`.
 
 use gpu_aligned::alloc::{AllocError, Allocation, Allocator, HandleError, SEARCH_LIMIT};
