@@ -291,6 +291,14 @@ impl Allocation {
     }
 }
 
+/// What a constant-time lookup found: the free block heading size class
+/// `bin`'s list, in slot `slot`, and where the allocation would start in it.
+struct Found {
+    slot: u32,
+    bin: usize,
+    start: u64,
+}
+
 /// The sub-allocator. See the [module docs](self).
 pub struct Allocator {
     blocks: Vec<Block>,
@@ -702,11 +710,14 @@ impl Allocator {
     fn alloc_checked(&mut self, size: u64, align: u64) -> Result<Allocation, AllocError> {
         // Starting on a granule boundary is what keeps every block on one.
         let block_align = align.max(self.granularity);
-        let (slot, start) = match self.find_fast(size, block_align) {
-            Some(found) => found,
-            None => self.find_slow(size, align, block_align)?,
+        let (slot, start, block) = match self.find_fast(size, block_align) {
+            Some(Found { slot, bin, start }) => (slot, start, self.unlink_head(slot, bin)),
+            None => {
+                let (slot, start) = self.find_slow(size, align, block_align)?;
+                (slot, start, self.unlink_free(slot))
+            }
         };
-        Ok(self.split_and_use(slot, start, size))
+        Ok(self.split_and_use(slot, block, start, size))
     }
 
     /// Refuses a request that can never succeed, or makes the room the
@@ -973,11 +984,10 @@ impl Allocator {
         largest
     }
 
-    /// The two constant-time lookups: where `size` bytes at `align` can go
-    /// (a free block's slot and the aligned start inside it), if either finds
-    /// it.
+    /// The two constant-time lookups: where `size` bytes at `align` can go,
+    /// if either finds it.
     #[inline(always)]
-    fn find_fast(&self, size: u64, align: u64) -> Option<(u32, u64)> {
+    fn find_fast(&self, size: u64, align: u64) -> Option<Found> {
         if align > self.granularity {
             if let Some(found) = self.find_padded(size, align) {
                 return Some(found);
@@ -990,20 +1000,21 @@ impl Allocator {
         let block = &self.blocks[slot as usize];
         let start = align_up(block.offset, align)?;
         if start <= block.end() && block.end() - start >= size {
-            return Some((slot, start));
+            return Some(Found { slot, bin, start });
         }
         None
     }
 
     #[inline(always)]
-    fn find_padded(&self, size: u64, align: u64) -> Option<(u32, u64)> {
+    fn find_padded(&self, size: u64, align: u64) -> Option<Found> {
         // 2. A class whose blocks hold `size + align - 1` bytes fits at any
         //    start, so its head always does.
         let padded = bins::first_fitting(size.checked_add(align - 1)?)?;
         let bin = self.bitmaps.first_at_or_after(padded)?;
         let slot = self.heads[bin];
         let offset = self.blocks[slot as usize].offset;
-        Some((slot, align_up(offset, align)?))
+        let start = align_up(offset, align)?;
+        Some(Found { slot, bin, start })
     }
 
     /// The bounded walks after the constant-time lookups found nothing: the
@@ -1117,11 +1128,11 @@ impl Allocator {
         self.vacant_count += 1;
     }
 
-    /// Turns free block `slot` into an allocation of `size` bytes at `start`,
-    /// returning the bytes before and after it to the free lists.
+    /// Turns `block`, just taken off its free list from slot `slot`, into an
+    /// allocation of `size` bytes at `start`, returning the bytes before and
+    /// after it to the free lists.
     #[inline(always)]
-    fn split_and_use(&mut self, slot: u32, start: u64, size: u64) -> Allocation {
-        let block = self.unlink_free(slot);
+    fn split_and_use(&mut self, slot: u32, block: Block, start: u64, size: u64) -> Allocation {
         let end = block.end();
         // The block reaches the next granule boundary, or the end of the
         // buffer when that comes first.
@@ -1200,6 +1211,20 @@ impl Allocator {
         self.blocks[back_linked as usize].set_list_prev(slot);
         self.blocks[slot as usize].tag = links(NONE, head);
         self.heads[bin] = slot;
+    }
+
+    /// Takes free block `slot`, the head of size class `bin`'s list, off the
+    /// list, returning a copy of it: what [`unlink_free`](Self::unlink_free)
+    /// does, without working out the class or whether the block heads it.
+    #[inline(always)]
+    fn unlink_head(&mut self, slot: u32, bin: usize) -> Block {
+        let block = self.blocks[slot as usize];
+        let next = block.list_next();
+        self.heads[bin] = next;
+        self.bitmaps.clear_if(bin, next == NONE);
+        let back_linked = if next != NONE { next } else { slot };
+        self.blocks[back_linked as usize].set_list_prev(NONE);
+        block
     }
 
     /// Takes free block `slot` off its list, returning a copy of it.
