@@ -428,8 +428,10 @@ criterion_group!(benches, cases, failing, threads);
 
 /// `ALLOC_RACE=<case letters>`: both allocators in alternating bursts of
 /// 20,000 pairs, 40 rounds, printing the fastest burst of each in ns per
-/// pair: on a machine shared with other work the fastest burst is the one
-/// least disturbed, a steadier figure than a mean.
+/// pair and the median of the rounds' ratios: on a machine shared with other
+/// work the fastest burst is the one least disturbed, and a round's two
+/// bursts, run back to back, see the same disturbance, so both figures are
+/// steadier than a mean.
 fn race(letters: &str) {
     for (name, case) in all_cases() {
         if !letters.contains(&name[..1]) {
@@ -451,6 +453,7 @@ fn race(letters: &str) {
             .collect();
         const BURST: usize = 20_000;
         let (mut best_ours, mut best_oa) = (f64::INFINITY, f64::INFINITY);
+        let mut ratios = Vec::new();
         let mut step = 0;
         for _ in 0..40 {
             let began = Instant::now();
@@ -459,19 +462,24 @@ fn race(letters: &str) {
                 ours.free(ours_live[slot]).expect("live");
                 ours_live[slot] = ours.alloc(size, align).expect("fits");
             }
-            best_ours = best_ours.min(began.elapsed().as_nanos() as f64 / BURST as f64);
+            let ours_ns = began.elapsed().as_nanos() as f64 / BURST as f64;
+            best_ours = best_ours.min(ours_ns);
             let began = Instant::now();
             for i in 0..BURST {
                 let (slot, size, align) = case.steps[(step + i) % STEPS];
                 oa.free(oa_live[slot]);
                 oa_live[slot] = oa.allocate(case.oa_request(size, align)).expect("fits");
             }
-            best_oa = best_oa.min(began.elapsed().as_nanos() as f64 / BURST as f64);
+            let oa_ns = began.elapsed().as_nanos() as f64 / BURST as f64;
+            best_oa = best_oa.min(oa_ns);
+            ratios.push(ours_ns / oa_ns);
             step += BURST;
         }
+        ratios.sort_by(f64::total_cmp);
         println!(
-            "{name}: gpu-aligned {best_ours:.1} ns, offset-allocator {best_oa:.1} ns, ratio {:.2}",
-            best_ours / best_oa
+            "{name}: gpu-aligned {best_ours:.1} ns, offset-allocator {best_oa:.1} ns, ratio {:.2}, median round {:.2}",
+            best_ours / best_oa,
+            ratios[ratios.len() / 2]
         );
     }
 }
