@@ -68,15 +68,44 @@ use core::sync::atomic::{AtomicU64, Ordering};
 
 use bins::{Bitmaps, BIN_COUNT, SECOND_LEVEL_COUNT};
 
-/// The most free blocks one [`Allocator::alloc`] looks at beyond its
-/// constant-time lookups before it reports
-/// [`OutOfMemory`](AllocError::OutOfMemory): a failing allocation takes
-/// bounded time however fragmented the buffer is.
+/// The most free blocks each of the two walks of [`Allocator::alloc`] looks
+/// at beyond its constant-time lookups (one through the size classes that
+/// might hold the request, one through the largest blocks) before it reports
+/// [`OutOfMemory`](AllocError::OutOfMemory): a failing allocation looks at
+/// no more than twice this many blocks, however fragmented the buffer is.
+///
+/// With no more free blocks than this, a refusal has seen every one of them:
+///
+/// ```
+/// use gpu_aligned::alloc::{AllocError, Allocator, SEARCH_LIMIT};
+///
+/// assert_eq!(SEARCH_LIMIT, 64);
+/// // 32 free holes of 16 bytes, each between two used blocks.
+/// let mut allocator = Allocator::new(64 * 16);
+/// let blocks = (0..64).map(|_| allocator.alloc(16, 1)).collect::<Result<Vec<_>, _>>()?;
+/// for &hole in blocks.iter().step_by(2) {
+///     allocator.free(hole)?;
+/// }
+/// let refused = allocator.alloc(32, 1).unwrap_err();
+/// assert!(matches!(refused, AllocError::OutOfMemory { free: 512, largest_fit: 16, .. }));
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 pub const SEARCH_LIMIT: usize = 64;
 
 /// The granularity of [`Allocator::new`]: every block starts on 16 bytes,
 /// the widest load a CUDA thread makes (`float4`, `double2`), and no free
 /// block is ever smaller than that, which keeps the free lists short.
+///
+/// ```
+/// use gpu_aligned::alloc::{Allocator, DEFAULT_GRANULARITY};
+///
+/// assert_eq!(DEFAULT_GRANULARITY, 16);
+/// let mut allocator = Allocator::new(1024);
+/// let a = allocator.alloc(1, 1)?; // a whole granule
+/// assert_eq!(allocator.stats().alignment_waste, 15);
+/// allocator.free(a)?;
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 pub const DEFAULT_GRANULARITY: u64 = 16;
 
 /// "No block" in the intrusive links and list heads. Slot indices stay
@@ -676,8 +705,10 @@ impl Allocator {
     /// of the first then often lacks room for its padding), then, when they
     /// find nothing, a walk of at most
     /// [`SEARCH_LIMIT`] free blocks in the size classes that might still hold
-    /// a fitting block. While the allocator has at most that many free blocks
-    /// the walk sees them all, so out of memory means nothing fits; beyond
+    /// a fitting block, then one of at most as many of the largest blocks
+    /// (which also finds the largest fit the error reports). While the
+    /// allocator has at most that many free blocks the walks see them all,
+    /// so out of memory means nothing fits; beyond
     /// that a fitting block deep in a list of near misses can be passed over
     /// ([`largest_allocatable`](Allocator::largest_allocatable) walks
     /// everything).
