@@ -36,6 +36,21 @@
 //!
 //! The CUDA side is [`CudaHeader::add_soa`](crate::header::CudaHeader::add_soa):
 //! views with the same members over columns or over an array of structs.
+//!
+//! The derive refuses what has no fixed set of named columns: tuple
+//! structs, enums, unions and generic structs, and fields marked
+//! `#[gpu_aligned(padding)]` (every field becomes a column, so a pad field
+//! would only waste one):
+//!
+//! ```compile_fail
+//! #[derive(Clone, Copy, gpu_aligned::GpuSoa)]
+//! union Bits { x: f32, id: u32 }
+//! ```
+//!
+//! ```compile_fail
+//! #[derive(Clone, Copy, gpu_aligned::GpuSoa)]
+//! struct Hit { x: f32, #[gpu_aligned(padding)] pad: u32 }
+//! ```
 
 use crate::arena::{Arena, ArenaError, ArenaResult, ArenaSlice, Carving, FreeFailed, Plan};
 use crate::backend::{Backend, HostBuffer};
