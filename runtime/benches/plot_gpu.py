@@ -1,4 +1,4 @@
-"""Turns the CSV written by the `gpu` bench into the README's PNG.
+"""Turns the CSV written by the `gpu` bench into the PNG in docs/RESULTS.md.
 
 Usage: python3 plot_gpu.py gpu_bench.csv out.png   (needs matplotlib)
 

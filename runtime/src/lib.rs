@@ -289,9 +289,9 @@
 //! | `cuda` | no | `backend::cuda` (in [`backend`]): the arena on one CUDA device buffer, through cudarc; implies `std` |
 //!
 //! Without default features the traits, layout facts, [`rules`], vector
-//! types, both macros, [`coalesce`], [`report`] and the header's `write_*`
-//! functions work in `#![no_std]` crates, including Rust code built for
-//! `nvptx64-nvidia-cuda`.
+//! types, `#[derive(GpuAligned)]`, `#[gpu_aligned::padded]`, [`coalesce`],
+//! [`report`] and the header's `write_*` functions work in `#![no_std]`
+//! crates, including Rust code built for `nvptx64-nvidia-cuda`.
 //!
 //! The `cuda` feature builds without CUDA installed: cudarc loads the driver
 //! (and NVRTC) when first used. It needs Rust 1.88 or later (cudarc's

@@ -84,7 +84,7 @@ pub const DEFAULT_MIN_ALIGN: u64 = 256;
 
 /// The default alignment of a pitched array's row pitch.
 ///
-/// 512 bytes: what `cuMemAllocPitch` does on an H100 (and an H200), measured
+/// 512 bytes: what `cuMemAllocPitch` does on an H100, measured
 /// by the CUDA backend for widths of 1 to 65,536 bytes and elements of 4, 8
 /// and 16 bytes: the pitch is always the row width rounded up to a multiple
 /// of 512.
