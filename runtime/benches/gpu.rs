@@ -3,11 +3,12 @@
 //! the driver. Runs on an NVIDIA GPU (build here, carry the binary there);
 //! prints a table and writes `gpu_bench.csv` into the folder named by
 //! `GPU_BENCH_OUT` (default: the current directory). `plot_gpu.py`
-//! beside this file turns the CSV into the README's PNG.
+//! beside this file turns the CSV into the PNG in `docs/RESULTS.md`.
 //!
 //! Every kernel handles 8 elements per thread, every array is 1 GiB (far
-//! larger than the H100's 50 MB L2), and every figure is the median of
-//! repeated launches timed with CUDA events after warm-up launches. The
+//! larger than the H100's 50 MB L2), and every kernel figure is the median
+//! of repeated launches timed with CUDA events after warm-up launches (the
+//! allocation figures are host-timed means over many pairs). The
 //! carved arrays come from a device [`Arena`]; the padded `float3` is a
 //! `#[gpu_aligned::padded]` type, declared to the kernels by
 //! `gpu_aligned::header`.

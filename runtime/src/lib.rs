@@ -261,14 +261,14 @@
 //!
 //! # What it is worth on a GPU
 //!
-//! Measured on an NVIDIA H100 80GB HBM3 (driver 580.159.04, CUDA 13.0), every
-//! array 1 GiB, medians of 21 timed launches:
+//! Measured on an NVIDIA H100 80GB HBM3 (driver 580.159.04, CUDA 13.0):
 //!
-//! - an array carved by the arena at a 256-byte boundary ran an in-place
-//!   read-modify-write at 1.000x (float) and 1.004x (float4) the bandwidth of
-//!   its own `cuMemAlloc`; one carved naively at +16 or +64 bytes ran at
-//!   0.796x to 0.925x, and a float4 array at +4 bytes is a
-//!   misaligned-address fault (`CUDA_ERROR_MISALIGNED_ADDRESS`, 716);
+//! - a 1 GiB array carved by the arena at a 256-byte boundary ran an
+//!   in-place read-modify-write at 1.000x (float) and 1.004x (float4) the
+//!   bandwidth of its own `cuMemAlloc` (medians of 21 timed launches); one
+//!   carved naively at +16 or +64 bytes ran at 0.796x to 0.925x, and a
+//!   float4 array at +4 bytes is a misaligned-address fault
+//!   (`CUDA_ERROR_MISALIGNED_ADDRESS`, 716);
 //! - an arena `alloc` + `free` pair took 67 to 92 ns, 910x to 1,617x faster
 //!   than `cuMemAlloc` + `cuMemFree` and 14x to 17x faster than CUDA's
 //!   stream-ordered pool (`cuMemAllocAsync`);
