@@ -3,13 +3,15 @@
 //! columns are carved together, aligned and disjoint; a length mismatch and
 //! foreign columns are refused; an SoA sits in a `Plan` beside ordinary
 //! arrays; the struct's layout (Rust's field order, whatever it is) reaches
-//! the CUDA header, which g++ compiles.
+//! the CUDA header, which g++ compiles. `holes` attacks it with extreme
+//! lengths, traded columns and field names the derive uses itself.
 
 #[path = "../support/mod.rs"]
 mod support;
 
 #[cfg(feature = "cuda")]
 mod device;
+mod holes;
 
 use gpu_aligned::arena::{Arena, ArenaError, Plan};
 use gpu_aligned::coalesce::{advise, Access, Fields, Storage};

@@ -1,1 +1,2 @@
-//! Compile-fail tests of `#[derive(GpuAligned)]` live in `ui/`, driven by `tests/ui.rs`.
+//! Compile-fail tests of the derives and of the arena's borrows live in `ui/`, driven by
+//! `tests/ui.rs`.

@@ -1,5 +1,7 @@
-//! Every input that `#[derive(GpuAligned)]` or `#[gpu_aligned::padded]` rejects,
-//! one file each, with the exact compiler output it must produce.
+//! Every input that `#[derive(GpuAligned)]`, `#[gpu_aligned::padded]` or
+//! `#[derive(GpuSoa)]` rejects, and every misuse of the arena's views and
+//! handles that the borrow checker refuses (`arena-*.rs`), one file each,
+//! with the exact compiler output it must produce.
 
 #[test]
 fn ui() {
