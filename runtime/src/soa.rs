@@ -827,8 +827,10 @@ mod cuda_launch {
         ///
         /// # Errors
         ///
-        /// [`ArenaError::Handle`] if a column is not this arena's; a backend
-        /// error after a sticky fault. `launch`'s own result is returned
+        /// [`ArenaError::Handle`] if a column is not this arena's;
+        /// [`CudaError::ForeignStream`](crate::backend::cuda::CudaError::ForeignStream)
+        /// for a stream of another context; a backend error after a sticky
+        /// fault. `launch` is not called then. Its own result is returned
         /// inside.
         pub fn launch_soa<T: GpuSoa, R>(
             &self,
@@ -836,6 +838,13 @@ mod cuda_launch {
             stream: &CudaStream,
             launch: impl FnOnce(&T::View) -> R,
         ) -> ArenaResult<R, CudaBackend> {
+            // cudarc records a write event only on a stream of the event's
+            // own context, and reports a failure to that stream's context,
+            // not ours: on a foreign stream the kernel would go untracked,
+            // and the columns could be read or handed out again under it.
+            self.backend()
+                .same_context(stream)
+                .map_err(ArenaError::Backend)?;
             let view = self.soa_view(soa)?;
             let mut viewing = Viewing {
                 arena: self,

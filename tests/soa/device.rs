@@ -240,3 +240,38 @@ fn a_read_on_one_stream_waits_for_a_kernel_writing_the_columns_on_another() {
     arena.free_soa(soa).unwrap();
     arena.synchronize().unwrap();
 }
+
+#[test]
+#[ignore = "needs an NVIDIA GPU"]
+fn a_stream_of_another_context_is_refused_by_every_verb_and_by_launch_soa() {
+    use gpu_aligned::arena::ArenaError;
+    use gpu_aligned::backend::cuda::CudaError;
+
+    let context = CudaContext::new(0).expect("a CUDA GPU");
+    let stream = context.new_stream().unwrap();
+    let mut arena = Arena::device(&stream, 1 << 20).unwrap();
+    let mut soa = arena.alloc_soa::<Body>(64).unwrap();
+    arena.write_soa(&mut soa, &vec![body(3); 64]).unwrap();
+    let mut image = arena.alloc_pitched::<u32>(5, 2).unwrap();
+    // A second context on the same device: its streams order nothing of
+    // this arena's, and cudarc cannot record this arena's events on them.
+    let other = CudaContext::new_non_primary(0, 0).expect("a second context");
+    let foreign = other.new_stream().unwrap();
+    let refused = Err(ArenaError::Backend(CudaError::ForeignStream));
+    let mut called = false;
+    let launched = arena.launch_soa(&mut soa, &foreign, |_| called = true);
+    assert_eq!(launched, refused);
+    assert!(!called, "the launch closure ran for a foreign stream");
+    let on = arena.on(&foreign);
+    let column = &mut soa.columns_mut().id;
+    assert_eq!(on.write(column, &[9; 64]), refused);
+    assert_eq!(on.zero(column), refused);
+    assert_eq!(on.to_vec(column).map(|_| ()), refused);
+    assert_eq!(on.write_rows(&mut image, &[1; 10]), refused);
+    assert_eq!(on.read_rows(&image, &mut [0; 10]), refused);
+    // Nothing was written.
+    assert_eq!(arena.read_soa(&soa).unwrap(), vec![body(3); 64]);
+    arena.free_soa(soa).unwrap();
+    arena.free_pitched(image).unwrap();
+    arena.synchronize().unwrap();
+}

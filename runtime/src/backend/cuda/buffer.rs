@@ -322,7 +322,7 @@ impl CudaBackend {
 
     /// Refuses a stream of another context: the buffer's addresses mean
     /// nothing there.
-    pub(super) fn same_context(&self, stream: &CudaStream) -> Result<(), CudaError> {
+    pub(crate) fn same_context(&self, stream: &CudaStream) -> Result<(), CudaError> {
         if stream.context() == self.stream.context() {
             Ok(())
         } else {
