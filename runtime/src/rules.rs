@@ -26,14 +26,18 @@
 //!   the context is dead and every later call fails. An element aligned to
 //!   its size sits at such an address in every array slot.
 //! - **Holes cost bandwidth and are uninitialised.** A read-modify-write of
-//!   `{float; double}` (16-aligned) with an implicit 4-byte hole ran at 53%
-//!   of peak with 9-11% extra DRAM reads (partly written sectors); with an
-//!   explicit 4-byte pad field, 68.8% and no extra reads. A hole is also
-//!   uninitialised memory, so the type could not be `bytemuck::Pod`.
+//!   `{float; double}` (16-aligned) that wrote the fields but not the
+//!   implicit 4-byte hole ran at 53% of peak with 9-11% extra DRAM reads
+//!   (partly written sectors); with an explicit 4-byte pad field, 68.8% and
+//!   no extra reads. (Where the compiler copies the hole's bytes with the
+//!   struct, the hole costs nothing extra.) A hole is also uninitialised
+//!   memory, so the type could not be `bytemuck::Pod`.
 //!
 //! The rule buys single instructions and fault-free access, not bandwidth:
 //! padding a 12-byte float3 to 16 moves 33% more bytes, and streaming it took
-//! 1.34x as long (713 us against 533 us for 64 M elements). The
+//! 1.31x as long per element in the repository's GPU benchmark (1.34x, 713 us
+//! against 533 us for 64 M elements, in a one-off kernel with one element per
+//! thread). The
 //! [`report`](crate::report) says what padding costs; where bandwidth
 //! matters, a structure of arrays avoids it.
 //!
