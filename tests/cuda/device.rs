@@ -638,3 +638,73 @@ fn a_fresh_arena_reads_as_zeros() {
     assert!(arena.to_vec(&all).unwrap().iter().all(|&v| v == 0));
     arena.free(all).unwrap();
 }
+
+#[test]
+#[ignore = "needs an NVIDIA GPU"]
+fn handles_made_stale_by_a_reset_or_a_trim_give_no_device_view_and_free_nothing() {
+    use gpu_aligned::arena::GrowthPolicy;
+    use gpu_aligned::backend::cuda::cudarc::driver::CudaContext;
+
+    // Two streams, so every array used on the device has its own events.
+    let context = CudaContext::new(0).expect("a CUDA GPU");
+    let (s1, s2) = (context.new_stream().unwrap(), context.new_stream().unwrap());
+    let mut arena = Arena::device(&s1, 1 << 20).unwrap();
+    let mut old = arena.alloc::<u32>(256).unwrap();
+    arena.on(&s2).write(&mut old, &[5; 256]).unwrap();
+    let mut old_rows = arena.alloc_pitched::<u32>(8, 4).unwrap();
+    arena.write_rows(&mut old_rows, &[6; 32]).unwrap();
+    let at = arena.offset(&old).unwrap();
+    arena.reset().unwrap();
+    // A new array takes the same bytes.
+    let mut fresh = arena.alloc::<u32>(256).unwrap();
+    assert_eq!(arena.offset(&fresh).unwrap(), at);
+    arena.on(&s2).write(&mut fresh, &[7; 256]).unwrap();
+    // Every verb refuses the stale handles, on either stream.
+    let stale = |result: Result<(), ArenaError<CudaError>>| {
+        assert!(matches!(result, Err(ArenaError::Handle(_))), "{result:?}");
+    };
+    stale(arena.view(&old).map(drop));
+    stale(arena.view_range(&old, 0, 1).map(drop));
+    stale(arena.view_mut(&mut old).map(drop));
+    stale(arena.pitched_view(&old_rows).map(drop));
+    stale(arena.pitched_view_mut(&mut old_rows).map(drop));
+    for on in [arena.on(&s1), arena.on(&s2)] {
+        stale(on.write(&mut old, &[9; 256]));
+        stale(on.zero(&mut old));
+        stale(on.to_vec(&old).map(drop));
+        stale(on.write_rows(&mut old_rows, &[9; 32]));
+        stale(on.read_rows(&old_rows, &mut [0; 32]));
+    }
+    // A refused free hands the handle back and queues nothing; dropping it
+    // gives its events up without freeing any bytes.
+    let refused = arena.free(old).unwrap_err();
+    assert!(matches!(refused.error, ArenaError::Handle(_)));
+    drop(refused.handle);
+    let refused = arena.free_pitched(old_rows).unwrap_err();
+    drop(refused.handle);
+    assert_eq!(arena.pending_frees(), 0);
+    assert_eq!(arena.to_vec(&fresh).unwrap(), [7; 256]);
+    arena.free(fresh).unwrap();
+    arena.synchronize().unwrap();
+
+    // A growing arena: the chunks a trim unmaps held a stale array, which
+    // gives no view of the unmapped addresses.
+    let mut growing = Arena::device_growing(&s1, GrowthPolicy::up_to(64 << 20)).unwrap();
+    if growing.growth().grows() {
+        let mut big = growing.alloc::<u8>(8 << 20).unwrap();
+        growing.on(&s2).zero(&mut big).unwrap();
+        growing.reset().unwrap();
+        assert!(growing.trim().unwrap() > 0);
+        assert_eq!(growing.capacity(), growing.growth().initial());
+        stale(growing.view(&big).map(drop));
+        stale(growing.view_mut(&mut big).map(drop));
+        stale(growing.on(&s2).write(&mut big, &vec![1; 8 << 20]));
+        let refused = growing.free(big).unwrap_err();
+        drop(refused.handle);
+        let mut again = growing.alloc::<u8>(8 << 20).unwrap();
+        assert!(growing.to_vec(&again).unwrap().iter().all(|&b| b == 0));
+        growing.zero(&mut again).unwrap();
+        growing.free(again).unwrap();
+        growing.synchronize().unwrap();
+    }
+}

@@ -262,6 +262,17 @@ fn a_stream_of_another_context_is_refused_by_every_verb_and_by_launch_soa() {
     let launched = arena.launch_soa(&mut soa, &foreign, |_| called = true);
     assert_eq!(launched, refused);
     assert!(!called, "the launch closure ran for a foreign stream");
+    // Columns of another arena are refused before anything is launched.
+    let elsewhere = Arena::device(&stream, 1 << 16).unwrap();
+    let launched = elsewhere.launch_soa(&mut soa, &stream, |_| called = true);
+    assert!(
+        matches!(launched, Err(ArenaError::Handle(_))),
+        "{launched:?}"
+    );
+    assert!(
+        !called,
+        "the launch closure ran for another arena's columns"
+    );
     let on = arena.on(&foreign);
     let column = &mut soa.columns_mut().id;
     assert_eq!(on.write(column, &[9; 64]), refused);
