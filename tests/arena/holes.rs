@@ -649,10 +649,7 @@ fn pitched_rows_at_the_edges_of_the_pitch_are_refused_or_exact() {
             assert_eq!(arena.live(), 0, "{width} x {height}");
         }
         // Still whole: one array fills what the arena may span.
-        let capacity = match arena.growth().grows() {
-            true => arena.growth().max(),
-            false => arena.capacity(),
-        };
+        let capacity = arena.growth().max();
         let mut last = arena
             .alloc_pitched::<u8>(1024, capacity as usize / 1024)
             .unwrap();

@@ -3,7 +3,7 @@
 //! fixed arena far larger than RAM that costs only what it touches.
 
 use gpu_aligned::alloc::AllocError;
-use gpu_aligned::arena::{Arena, ArenaError, GrowthError, GrowthPolicy};
+use gpu_aligned::arena::{Arena, ArenaError, GrowthError, GrowthPolicy, DEFAULT_CHUNK};
 use gpu_aligned::backend::Backend;
 
 /// Small enough for Miri, whose fallback allocates the whole maximum.
@@ -90,6 +90,10 @@ fn growth_past_the_maximum_is_a_typed_error_and_the_arena_stays_usable() {
 fn a_fixed_arena_does_not_grow() {
     let mut arena = Arena::host(CHUNK).unwrap();
     assert!(!arena.growth().grows());
+    // Its maximum is its length, small or large, not the default chunk.
+    assert_eq!(arena.growth().max(), CHUNK);
+    let large = DEFAULT_CHUNK + 3;
+    assert_eq!(Arena::host(large).unwrap().growth().max(), large);
     assert!(matches!(
         arena.alloc::<u8>(CHUNK as usize + 1),
         Err(ArenaError::Alloc(AllocError::SizeExceedsCapacity { .. }))

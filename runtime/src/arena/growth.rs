@@ -137,13 +137,22 @@ impl GrowthPolicy {
         }
     }
 
-    /// The most bytes the arena may span.
+    /// The most bytes the arena may span: for a [fixed](GrowthPolicy::fixed)
+    /// policy, its [`initial`](GrowthPolicy::initial) length.
     ///
     /// ```
-    /// assert_eq!(gpu_aligned::arena::GrowthPolicy::up_to(1 << 30).max(), 1 << 30);
+    /// use gpu_aligned::arena::GrowthPolicy;
+    /// assert_eq!(GrowthPolicy::up_to(1 << 30).max(), 1 << 30);
+    /// assert_eq!(GrowthPolicy::fixed().with_initial(4096).max(), 4096);
     /// ```
     pub const fn max(&self) -> u64 {
-        self.max
+        // A fixed arena spans its initial length for good; the field is
+        // only the limit of a growing one.
+        if self.grows {
+            self.max
+        } else {
+            self.initial()
+        }
     }
 
     /// The step the arena grows by.
