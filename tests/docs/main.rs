@@ -1,5 +1,6 @@
 //! The README, the crate docs and the examples quote the code and the
-//! compiler; these tests fail when a quote goes stale. (The crate docs' own
+//! compiler, and the docs name files of the repository; these tests fail
+//! when a quote goes stale or a named file is gone. (The crate docs' own
 //! examples are doctests, and the layout report's doc asserts the report it
 //! shows.)
 
@@ -100,4 +101,68 @@ fn the_docs_state_the_declared_rust_version() {
     );
     let readme = format!("Rust {declared} or later");
     assert!(README.contains(&readme), "the README should say: {readme}");
+}
+
+/// Every file or folder the README, RESULTS, SOA and the crate docs name
+/// (a relative link, or a backticked path under one of the repository's
+/// top-level folders) exists, and none of them points outside the
+/// repository.
+#[test]
+fn every_path_the_docs_name_exists_in_the_repository() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .expect("the workspace root");
+    let docs = [
+        ("", README),
+        ("docs/", include_str!("../../docs/RESULTS.md")),
+        ("docs/", include_str!("../../docs/SOA.md")),
+        ("runtime/src/", CRATE_DOCS),
+    ];
+    let top = [
+        "runtime/",
+        "derive/",
+        "tests/",
+        "ui-tests/",
+        "docs/",
+        "benches/",
+        "fuzz/",
+        "no-std-check/",
+        ".ci/",
+    ];
+    let mut named = 0;
+    for (dir, text) in docs {
+        assert!(
+            !text.contains("../") && !text.contains("GPU-FACTS"),
+            "a doc in {dir:?} points outside the repository"
+        );
+        // Relative Markdown links, without their anchors (the crate docs'
+        // links are intra-doc links, which rustdoc checks).
+        let links = if dir == "runtime/src/" { "" } else { text };
+        for link in links.split("](").skip(1) {
+            let target = &link[..link.find(')').expect("a closed link")];
+            let target = target.split('#').next().unwrap_or_default();
+            if target.is_empty() || target.contains("://") {
+                continue;
+            }
+            named += 1;
+            assert!(
+                root.join(dir).join(target).exists(),
+                "{dir}{target} is linked but does not exist"
+            );
+        }
+        // Paths in code spans, such as `tests/growth/arena.rs`.
+        for span in text.split('`').skip(1).step_by(2) {
+            for word in span.split_whitespace() {
+                let path = word.trim_end_matches([',', ';', ':', ')', '.']);
+                if top.iter().any(|dir| path.starts_with(dir)) {
+                    named += 1;
+                    assert!(
+                        root.join(path).exists(),
+                        "`{path}` is named but does not exist"
+                    );
+                }
+            }
+        }
+    }
+    assert!(named > 20, "only {named} paths found: the scan is broken");
 }
