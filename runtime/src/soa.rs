@@ -876,6 +876,10 @@ mod cuda_launch {
 /// the list is the struct's own (every field once, with its exact type) or
 /// the expansion does not compile; each field type is `GpuAligned` (the
 /// where-clause); every hook walks the same list in the same order.
+///
+/// Its generic parameters have names like `__Backend`: unlike local
+/// variables, they are not hygienic, so a one-letter name would capture a
+/// user's field type or struct of that name.
 #[doc(hidden)]
 #[macro_export]
 macro_rules! __gpu_soa_derive {
@@ -892,15 +896,15 @@ macro_rules! __gpu_soa_derive {
             "field, named like the field, each usable with every arena verb."
         )]
         #[must_use = "columns hold arena memory: give them back with `Arena::free_soa`"]
-        $vis struct $columns<B: $crate::backend::Backend = $crate::backend::HostBuffer> {
+        $vis struct $columns<__Backend: $crate::backend::Backend = $crate::backend::HostBuffer> {
             $(
                 #[doc = concat!("The column of `", $fname, "`.")]
-                pub $member: $crate::arena::ArenaSlice<$fty, B>,
+                pub $member: $crate::arena::ArenaSlice<$fty, __Backend>,
             )*
         }
 
         #[allow(unused_qualifications, clippy::all)]
-        impl<B: $crate::backend::Backend> ::core::fmt::Debug for $columns<B> {
+        impl<__Backend: $crate::backend::Backend> ::core::fmt::Debug for $columns<__Backend> {
             fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
                 f.debug_struct(::core::stringify!($columns))
                     $( .field($fname, &self.$member) )*
@@ -942,49 +946,65 @@ macro_rules! __gpu_soa_derive {
                 },
             );
             const COLUMNS: usize = $count;
-            type Columns<B: $crate::backend::Backend> = $columns<B>;
+            type Columns<__Backend: $crate::backend::Backend> = $columns<__Backend>;
             type View = $crate::soa::SoaView<$count>;
 
-            fn __plan<P: $crate::soa::__derive::Planner>(planner: &mut P) {
+            fn __plan<__Planner: $crate::soa::__derive::Planner>(planner: &mut __Planner) {
                 $( planner.column::<$fty>($fname); )*
             }
 
-            fn __columns<B: $crate::backend::Backend, S: $crate::soa::__derive::Source<B>>(
-                source: &mut S,
-            ) -> ::core::result::Result<$columns<B>, S::Error> {
+            fn __columns<
+                __Backend: $crate::backend::Backend,
+                __Source: $crate::soa::__derive::Source<__Backend>,
+            >(
+                source: &mut __Source,
+            ) -> ::core::result::Result<$columns<__Backend>, __Source::Error> {
                 ::core::result::Result::Ok($columns {
                     $( $member: source.column::<$fty>($fname)?, )*
                 })
             }
 
-            fn __visit<B: $crate::backend::Backend, V: $crate::soa::__derive::Visitor<B>>(
-                columns: &$columns<B>,
-                visitor: &mut V,
-            ) -> ::core::result::Result<(), V::Error> {
+            fn __visit<
+                __Backend: $crate::backend::Backend,
+                __Visitor: $crate::soa::__derive::Visitor<__Backend>,
+            >(
+                columns: &$columns<__Backend>,
+                visitor: &mut __Visitor,
+            ) -> ::core::result::Result<(), __Visitor::Error> {
                 $( visitor.column::<$fty>($fname, &columns.$member)?; )*
                 ::core::result::Result::Ok(())
             }
 
-            fn __visit_mut<'__a, B: $crate::backend::Backend, V: $crate::soa::__derive::VisitorMut<'__a, B>>(
-                columns: &'__a mut $columns<B>,
-                visitor: &mut V,
-            ) -> ::core::result::Result<(), V::Error> {
+            fn __visit_mut<
+                '__a,
+                __Backend: $crate::backend::Backend,
+                __Visitor: $crate::soa::__derive::VisitorMut<'__a, __Backend>,
+            >(
+                columns: &'__a mut $columns<__Backend>,
+                visitor: &mut __Visitor,
+            ) -> ::core::result::Result<(), __Visitor::Error> {
                 $( visitor.column::<$fty>($fname, &mut columns.$member)?; )*
                 ::core::result::Result::Ok(())
             }
 
-            fn __consume<B: $crate::backend::Backend, C: $crate::soa::__derive::Consumer<B>>(
-                columns: $columns<B>,
-                consumer: &mut C,
+            fn __consume<
+                __Backend: $crate::backend::Backend,
+                __Consumer: $crate::soa::__derive::Consumer<__Backend>,
+            >(
+                columns: $columns<__Backend>,
+                consumer: &mut __Consumer,
             ) {
                 $( consumer.column::<$fty>($fname, columns.$member); )*
             }
 
-            fn __scatter<B: $crate::backend::Backend, W: $crate::soa::__derive::Writer<B>>(
+            fn __scatter<
+                __Backend: $crate::backend::Backend,
+                __Writer: $crate::soa::__derive::Writer<__Backend>,
+            >(
                 items: &[Self],
-                columns: &mut $columns<B>,
-                writer: &mut W,
-            ) -> ::core::result::Result<(), W::Error> {
+                columns: &mut $columns<__Backend>,
+                writer: &mut __Writer,
+            ) -> ::core::result::Result<(), __Writer::Error> {
                 $({
                     let values: $crate::soa::__derive::Vec<$fty> =
                         items.iter().map(|item| item.$member).collect();
@@ -993,11 +1013,14 @@ macro_rules! __gpu_soa_derive {
                 ::core::result::Result::Ok(())
             }
 
-            fn __gather<B: $crate::backend::Backend, R: $crate::soa::__derive::Reader<B>>(
-                columns: &$columns<B>,
+            fn __gather<
+                __Backend: $crate::backend::Backend,
+                __Reader: $crate::soa::__derive::Reader<__Backend>,
+            >(
+                columns: &$columns<__Backend>,
                 len: usize,
-                reader: &mut R,
-            ) -> ::core::result::Result<$crate::soa::__derive::Vec<Self>, R::Error> {
+                reader: &mut __Reader,
+            ) -> ::core::result::Result<$crate::soa::__derive::Vec<Self>, __Reader::Error> {
                 $(
                     let $member: $crate::soa::__derive::Vec<$fty> =
                         reader.column::<$fty>(&columns.$member, len)?;
@@ -1008,7 +1031,7 @@ macro_rules! __gpu_soa_derive {
                         $( $member: match $member.get(index) {
                             ::core::option::Option::Some(value) => *value,
                             ::core::option::Option::None => {
-                                return ::core::result::Result::Err(R::short($fname))
+                                return ::core::result::Result::Err(__Reader::short($fname))
                             }
                         }, )*
                     });

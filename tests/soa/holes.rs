@@ -131,3 +131,46 @@ fn handles_print_without_their_arena() {
     }
     assert!(format!("{soa:?}").contains("Scalar"));
 }
+
+/// Type names one letter long, as a derive's generic parameters often are.
+type B = f32;
+type S = u32;
+type V = u16;
+type C = u8;
+type W = i64;
+type P = i8;
+
+/// A struct named like a generic parameter, with fields of the types above.
+#[derive(Clone, Copy, Debug, PartialEq, gpu_aligned::GpuSoa)]
+pub struct R {
+    pub b: B,
+    pub s: S,
+    pub v: V,
+    pub c: C,
+    pub w: W,
+    pub p: P,
+}
+
+#[test]
+fn types_named_like_generic_parameters_round_trip() {
+    let mut arena = Arena::host(1 << 14).unwrap();
+    let items: Vec<R> = (0..4u8)
+        .map(|i| R {
+            b: f32::from(i) + 0.5,
+            s: 1000 + u32::from(i),
+            v: 7 * u16::from(i),
+            c: i,
+            w: -i64::from(i),
+            p: -(i as i8),
+        })
+        .collect();
+    let mut soa = arena.alloc_soa::<R>(items.len()).unwrap();
+    arena.write_soa(&mut soa, &items).unwrap();
+    assert_eq!(arena.read_soa(&soa).unwrap(), items);
+    assert_eq!(
+        arena.get(&soa.columns().s).unwrap(),
+        &[1000, 1001, 1002, 1003]
+    );
+    assert_eq!(arena.soa_view(&soa).unwrap().columns.len(), R::COLUMNS);
+    arena.free_soa(soa).unwrap();
+}
