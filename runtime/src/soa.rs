@@ -696,9 +696,11 @@ impl<B: Backend> Arena<B> {
     ///
     /// # Errors
     ///
-    /// [`ArenaError::LengthMismatch`] if `items.len()` is not `soa.len()`,
-    /// [`ArenaError::Handle`] if a column is not this arena's (nothing is
-    /// written in either case); [`ArenaError::Backend`] if a copy fails.
+    /// [`ArenaError::LengthMismatch`] if `items.len()` is not `soa.len()` or
+    /// a column was swapped (through [`columns_mut`](Soa::columns_mut)) for
+    /// one of another length, [`ArenaError::Handle`] if a column is not this
+    /// arena's (nothing is written in any of these cases);
+    /// [`ArenaError::Backend`] if a copy fails.
     pub fn write_soa<T: GpuSoa>(&self, soa: &mut Soa<T, B>, items: &[T]) -> ArenaResult<(), B> {
         if items.len() != soa.len {
             return Err(ArenaError::LengthMismatch {
@@ -706,9 +708,9 @@ impl<B: Backend> Arena<B> {
                 found: items.len(),
             });
         }
-        // Check every column before writing any, so a foreign handle leaves
-        // the arena untouched.
-        T::__visit(&soa.columns, &mut Checking { arena: self })?;
+        // Check every column, its handle and its length, before writing any:
+        // a column refused halfway would leave the others written.
+        self.soa_view(soa)?;
         T::__scatter(items, &mut soa.columns, &mut Writing { arena: self })
     }
 

@@ -46,7 +46,14 @@ fn columns_traded_between_structures_of_different_lengths_are_refused() {
     }
     let mut rng = Rng(7);
     let items: Vec<Particle> = (0..10).map(|_| particle(&mut rng)).collect();
-    assert!(arena.write_soa(&mut long, &items).is_err());
+    assert!(matches!(
+        arena.write_soa(&mut long, &items),
+        Err(ArenaError::LengthMismatch { .. })
+    ));
+    // Refused before any column was written, those declared before `id`
+    // included.
+    assert_eq!(arena.get(&long.columns().kind).unwrap(), &[0; 10]);
+    assert_eq!(arena.get(&long.columns().mass).unwrap(), &[0.0; 10]);
     // Whole column sets move together: then both are consistent again.
     core::mem::swap(long.columns_mut(), short.columns_mut());
     assert!(arena.soa_view(&long).is_err());
