@@ -438,8 +438,8 @@ impl Plan {
 
 impl<B: Backend> Carving<B> {
     /// The structure of arrays planned under `key`, once; `None` for a key
-    /// of another plan or one already taken (columns taken before the
-    /// failure stay in the carving, which frees them).
+    /// of another plan. A key is taken by value and its columns' keys all
+    /// come from one plan, so either every column is taken or none is.
     ///
     /// ```
     /// use gpu_aligned::arena::{Arena, Plan};
