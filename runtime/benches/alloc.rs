@@ -117,17 +117,45 @@ impl Case {
     fn oa_capacity(&self) -> u32 {
         (self.capacity / self.oa_unit.unwrap_or(1)) as u32
     }
+
+    /// Our allocator holding the case's initial allocations.
+    fn ours_filled(&self) -> (Allocator, Vec<Allocation>) {
+        let mut allocator = self.ours();
+        let live = self
+            .initial
+            .iter()
+            .map(|&(size, align)| allocator.alloc(size, align).expect("room"))
+            .collect();
+        (allocator, live)
+    }
+
+    /// offset-allocator holding the case's initial allocations.
+    fn oa_filled(
+        &self,
+    ) -> (
+        offset_allocator::Allocator,
+        Vec<offset_allocator::Allocation>,
+    ) {
+        let max_allocs = (self.live as u32 * 4).max(128 * 1024);
+        let mut allocator =
+            offset_allocator::Allocator::with_max_allocs(self.oa_capacity(), max_allocs);
+        let live = self
+            .initial
+            .iter()
+            .map(|&(size, align)| {
+                allocator
+                    .allocate(self.oa_request(size, align))
+                    .expect("room")
+            })
+            .collect();
+        (allocator, live)
+    }
 }
 
 fn steady_state(c: &mut Criterion, name: &str, case: &Case) {
     let mut group = c.benchmark_group(name);
     group.bench_function("gpu-aligned", |b| {
-        let mut allocator = case.ours();
-        let mut live: Vec<Allocation> = case
-            .initial
-            .iter()
-            .map(|&(size, align)| allocator.alloc(size, align).expect("room"))
-            .collect();
+        let (mut allocator, mut live) = case.ours_filled();
         let mut step = 0;
         b.iter(|| {
             let (slot, size, align) = case.steps[step % STEPS];
@@ -137,18 +165,7 @@ fn steady_state(c: &mut Criterion, name: &str, case: &Case) {
         });
     });
     group.bench_function("offset-allocator", |b| {
-        let max_allocs = (case.live as u32 * 4).max(128 * 1024);
-        let mut allocator: offset_allocator::Allocator =
-            offset_allocator::Allocator::with_max_allocs(case.oa_capacity(), max_allocs);
-        let mut live: Vec<_> = case
-            .initial
-            .iter()
-            .map(|&(size, align)| {
-                allocator
-                    .allocate(case.oa_request(size, align))
-                    .expect("room")
-            })
-            .collect();
+        let (mut allocator, mut live) = case.oa_filled();
         let mut step = 0;
         b.iter(|| {
             let (slot, size, align) = case.steps[step % STEPS];
@@ -208,30 +225,14 @@ fn pairs_only(spec: &str) {
         .find(|(name, _)| name.starts_with(letter))
         .expect("a case a, b or c");
     if side == "ours" {
-        let mut allocator = case.ours();
-        let mut live: Vec<Allocation> = case
-            .initial
-            .iter()
-            .map(|&(size, align)| allocator.alloc(size, align).expect("room"))
-            .collect();
+        let (mut allocator, mut live) = case.ours_filled();
         for &(slot, size, align) in case.steps.iter().cycle().take(pairs) {
             allocator.free(live[slot]).expect("live");
             live[slot] = allocator.alloc(size, align).expect("fits");
         }
         std::hint::black_box(&live);
     } else {
-        let max_allocs = (case.live as u32 * 4).max(128 * 1024);
-        let mut allocator: offset_allocator::Allocator =
-            offset_allocator::Allocator::with_max_allocs(case.oa_capacity(), max_allocs);
-        let mut live: Vec<_> = case
-            .initial
-            .iter()
-            .map(|&(size, align)| {
-                allocator
-                    .allocate(case.oa_request(size, align))
-                    .expect("room")
-            })
-            .collect();
+        let (mut allocator, mut live) = case.oa_filled();
         for &(slot, size, align) in case.steps.iter().cycle().take(pairs) {
             allocator.free(live[slot]);
             live[slot] = allocator
@@ -274,8 +275,11 @@ fn failing(c: &mut Criterion) {
 /// Live allocations each thread keeps; sizes as in case `a`.
 const PER_THREAD_LIVE: usize = 256;
 
+/// One thread's sequence of (slot, size) steps.
+type Steps = Vec<(usize, u64)>;
+
 /// One thread's part: its own sequence of (slot, size) steps.
-fn thread_steps(seed: u64) -> Vec<(usize, u64)> {
+fn thread_steps(seed: u64) -> Steps {
     let mut rng = Rng(seed);
     (0..STEPS)
         .map(|_| {
@@ -317,6 +321,27 @@ fn timed_threads<S: Send>(
     })
 }
 
+/// One allocator for every thread, as case `a` sets it up.
+fn shared_allocator(capacity: u64) -> SyncAllocator {
+    SyncAllocator::from(Allocator::with_granularity(capacity, 256).expect("a power of two"))
+}
+
+/// Each thread's live allocations from `shared`, and its steps.
+fn shared_states<'s>(
+    shared: &SyncAllocator,
+    steps: &'s [Steps],
+) -> Vec<(Vec<Allocation>, &'s Steps)> {
+    steps
+        .iter()
+        .map(|steps| {
+            let live = (0..PER_THREAD_LIVE)
+                .map(|i| shared.alloc(steps[i].1, 256).expect("room"))
+                .collect();
+            (live, steps)
+        })
+        .collect()
+}
+
 fn threads(c: &mut Criterion) {
     let steps: Vec<_> = (0..2).map(|t| thread_steps(0x7 + t)).collect();
     let capacity = 256 << 20;
@@ -325,17 +350,8 @@ fn threads(c: &mut Criterion) {
         group.throughput(Throughput::Elements(threads as u64));
         group.bench_function(BenchmarkId::new("one shared SyncAllocator", threads), |b| {
             b.iter_custom(|iters| {
-                let shared = SyncAllocator::from(
-                    Allocator::with_granularity(capacity, 256).expect("a power of two"),
-                );
-                let states: Vec<_> = (0..threads)
-                    .map(|t| {
-                        let live: Vec<_> = (0..PER_THREAD_LIVE)
-                            .map(|i| shared.alloc(steps[t][i].1, 256).expect("room"))
-                            .collect();
-                        (live, &steps[t])
-                    })
-                    .collect();
+                let shared = shared_allocator(capacity);
+                let states = shared_states(&shared, &steps[..threads]);
                 timed_threads(threads, iters, states, |(live, steps), iters| {
                     for i in 0..iters as usize {
                         let (slot, size) = steps[i % STEPS];
@@ -349,17 +365,8 @@ fn threads(c: &mut Criterion) {
             BenchmarkId::new("one shared SyncAllocator, 16 pairs per lock", threads),
             |b| {
                 b.iter_custom(|iters| {
-                    let shared = SyncAllocator::from(
-                        Allocator::with_granularity(capacity, 256).expect("a power of two"),
-                    );
-                    let states: Vec<_> = (0..threads)
-                        .map(|t| {
-                            let live: Vec<_> = (0..PER_THREAD_LIVE)
-                                .map(|i| shared.alloc(steps[t][i].1, 256).expect("room"))
-                                .collect();
-                            (live, &steps[t])
-                        })
-                        .collect();
+                    let shared = shared_allocator(capacity);
+                    let states = shared_states(&shared, &steps[..threads]);
                     timed_threads(threads, iters, states, |(live, steps), iters| {
                         let mut i = 0;
                         while i < iters as usize {
@@ -437,20 +444,8 @@ fn race(letters: &str) {
         if !letters.contains(&name[..1]) {
             continue;
         }
-        let mut ours = case.ours();
-        let mut ours_live: Vec<Allocation> = case
-            .initial
-            .iter()
-            .map(|&(size, align)| ours.alloc(size, align).expect("room"))
-            .collect();
-        let max_allocs = (case.live as u32 * 4).max(128 * 1024);
-        let mut oa: offset_allocator::Allocator =
-            offset_allocator::Allocator::with_max_allocs(case.oa_capacity(), max_allocs);
-        let mut oa_live: Vec<_> = case
-            .initial
-            .iter()
-            .map(|&(size, align)| oa.allocate(case.oa_request(size, align)).expect("room"))
-            .collect();
+        let (mut ours, mut ours_live) = case.ours_filled();
+        let (mut oa, mut oa_live) = case.oa_filled();
         const BURST: usize = 20_000;
         let (mut best_ours, mut best_oa) = (f64::INFINITY, f64::INFINITY);
         let mut ratios = Vec::new();
