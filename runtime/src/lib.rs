@@ -199,7 +199,9 @@
 //!
 //! **Carve typed arrays out of one buffer.** [`arena::Arena`] keeps every
 //! array's start on a multiple of 256 bytes (what `cudaMalloc` guarantees for
-//! a whole buffer); its handles are checked, so a freed, stale or foreign
+//! a whole buffer). Its arrays behave like `Vec` and cudarc's `CudaSlice`:
+//! dropping one gives its bytes back (on a GPU, once its last use on any
+//! stream has finished). Its handles are checked, so a stale or foreign
 //! handle is an error, not a view of someone else's bytes:
 //!
 //! ```
@@ -207,11 +209,10 @@
 //! use gpu_aligned::vector::float4;
 //!
 //! let mut arena = Arena::host(1 << 20)?; // 1 MiB of zeroed host memory
-//! let mut ids = arena.alloc::<u32>(3)?;
-//! let points = arena.alloc::<float4>(1000)?;
+//! let ids = arena.alloc_from(&[7u32, 8, 9])?;
+//! let points = arena.alloc_zeros::<float4>(1000)?;
 //! assert_eq!(arena.offset(&points)? % 256, 0);
-//! arena.write(&mut ids, &[7, 8, 9])?;
-//! arena.free(ids)?;
+//! drop(ids); // its bytes are the next array's
 //! assert!(arena.get(&points)?.iter().all(|p| *p == float4::default()));
 //! # Ok::<(), gpu_aligned::arena::ArenaError>(())
 //! ```
@@ -221,17 +222,15 @@
 //! need them, so nothing already handed out ever moves:
 //!
 //! ```
-//! use gpu_aligned::arena::{Arena, GrowthPolicy};
+//! use gpu_aligned::arena::{ArenaOptions, GrowthPolicy};
 //!
-//! let mut arena = Arena::host_growing(GrowthPolicy::up_to(16 << 20))?;
-//! let mut first = arena.alloc::<u32>(4)?;
-//! arena.write(&mut first, &[1, 2, 3, 4])?;
+//! let growing = ArenaOptions::new().growth(GrowthPolicy::up_to(16 << 20));
+//! let mut arena = growing.host(2 << 20)?;
+//! let first = arena.alloc_from(&[1u32, 2, 3, 4])?;
 //! let at = arena.address(&first)?;
 //! let big = arena.alloc::<f32>(1 << 20)?; // 4 MiB more: the arena grows in place
 //! assert_eq!(arena.address(&first)?, at);
 //! assert_eq!(arena.get(&first)?, &[1, 2, 3, 4]);
-//! # arena.free(big)?;
-//! # arena.free(first)?;
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 //!
@@ -250,8 +249,7 @@
 //!
 //! let stream = CudaContext::new(0)?.default_stream();
 //! let mut arena = Arena::device(&stream, 1 << 20)?;
-//! let mut weights = arena.alloc::<f32>(1000)?;
-//! arena.write(&mut weights, &vec![0.5; 1000])?;
+//! let weights = arena.alloc_from(&vec![0.5f32; 1000])?;
 //! assert_eq!(arena.to_vec(&weights)?[999], 0.5);
 //! # Ok(())
 //! # }
@@ -310,6 +308,7 @@ extern crate std;
 // Lets the derive's absolute `::gpu_aligned::...` paths resolve inside this crate too.
 extern crate self as gpu_aligned;
 
+pub mod align;
 #[cfg(feature = "alloc")]
 pub mod alloc;
 #[cfg(feature = "alloc")]

@@ -595,7 +595,7 @@ impl<B: Backend> Arena<B> {
         let soa = carving.take_soa(key);
         // Every column was taken, so this frees nothing; it would give the
         // columns back if one were missing.
-        self.free_carving(carving).map_err(ArenaError::from)?;
+        self.free(carving).map_err(ArenaError::from)?;
         soa.ok_or(ArenaError::OutsideBuffer)
     }
 

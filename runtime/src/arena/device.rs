@@ -1,76 +1,18 @@
-//! What only a device arena does (feature `cuda`): make one over a fresh
-//! [`CudaBackend`], wait for its stream, and lend its arrays as typed cudarc
+//! What only a device arena does (feature `cuda`): wait for its stream, and lend its arrays as typed cudarc
 //! views, the kernel arguments. A read-only view ([`Arena::view`]) borrows
 //! the array shared and is recorded as a read by cudarc's launch builder; a
 //! writable one ([`Arena::view_mut`]) borrows the array `&mut` and is
 //! recorded as a write. Both borrow the arena shared, so a view of one
 //! array can be held while another is written.
 
-use std::sync::Arc;
+use cudarc::driver::{CudaView, CudaViewMut};
 
-use cudarc::driver::{CudaStream, CudaView, CudaViewMut};
-
-use super::{Arena, ArenaError, ArenaResult, ArenaSlice, Pitched, DEFAULT_MIN_ALIGN};
-use crate::backend::cuda::{CudaBackend, CudaError, DRIVER_PITCH_ALIGN};
+use super::{Arena, ArenaError, ArenaResult, ArenaSlice, Pitched};
+use crate::backend::cuda::{CudaBackend, CudaError};
 use crate::backend::Span;
 use crate::GpuAligned;
 
 impl Arena<CudaBackend> {
-    /// An arena over a fresh, zeroed device buffer of `len` bytes on
-    /// `stream`'s device, with the default alignments: array starts on
-    /// multiples of 256 bytes, row pitches on multiples of
-    /// [`DRIVER_PITCH_ALIGN`] (what `cuMemAllocPitch` does). Copies run on
-    /// `stream` unless [`on`](Arena::on) names another.
-    ///
-    /// ```no_run
-    /// use gpu_aligned::arena::Arena;
-    /// use gpu_aligned::backend::cuda::cudarc::driver::CudaContext;
-    /// use gpu_aligned::vector::float4;
-    ///
-    /// let stream = CudaContext::new(0)?.default_stream();
-    /// let mut arena = Arena::device(&stream, 64 << 20)?;
-    /// let points = arena.alloc::<float4>(1000)?;
-    /// let mut weights = arena.alloc::<f32>(1000)?;
-    /// arena.write(&mut weights, &vec![1.0; 1000])?;
-    /// assert_eq!(arena.address(&weights)? % 256, 0);
-    /// # Ok::<(), Box<dyn std::error::Error>>(())
-    /// ```
-    ///
-    /// # Errors
-    ///
-    /// As [`CudaBackend::new`], inside [`ArenaError::Backend`].
-    pub fn device(stream: &Arc<CudaStream>, len: u64) -> ArenaResult<Self, CudaBackend> {
-        Arena::device_with_alignment(stream, len, DEFAULT_MIN_ALIGN, DRIVER_PITCH_ALIGN)
-    }
-
-    /// Like [`Arena::device`], with other alignments for array starts and row
-    /// pitches (powers of two).
-    ///
-    /// ```no_run
-    /// use gpu_aligned::arena::Arena;
-    /// use gpu_aligned::backend::cuda::cudarc::driver::CudaContext;
-    ///
-    /// let stream = CudaContext::new(0)?.default_stream();
-    /// let arena = Arena::device_with_alignment(&stream, 1 << 20, 4096, 512)?;
-    /// assert_eq!(arena.min_align(), 4096);
-    /// # Ok::<(), Box<dyn std::error::Error>>(())
-    /// ```
-    ///
-    /// # Errors
-    ///
-    /// As [`CudaBackend::new`], and [`ArenaError::AlignNotPowerOfTwo`] or
-    /// [`ArenaError::MisalignedBase`] for an alignment that is not a power
-    /// of two or that the buffer's base lacks.
-    pub fn device_with_alignment(
-        stream: &Arc<CudaStream>,
-        len: u64,
-        min_align: u64,
-        pitch_align: u64,
-    ) -> ArenaResult<Self, CudaBackend> {
-        let backend = CudaBackend::new(stream, len).map_err(ArenaError::Backend)?;
-        Arena::with_alignment(backend, min_align, pitch_align)
-    }
-
     /// Waits for the arena's stream; see [`CudaBackend::synchronize`].
     ///
     /// ```no_run
@@ -157,6 +99,7 @@ impl Arena<CudaBackend> {
         let span = self.element_span(slice, start, len)?;
         let array = slice.span();
         let bytes = slice
+            .place
             .tracking
             .get(&self.backend, array)
             .map_err(ArenaError::Backend)?;
@@ -192,6 +135,7 @@ impl Arena<CudaBackend> {
         let span = self.element_span(slice, 0, len)?;
         let array = slice.span();
         let bytes = slice
+            .place
             .tracking
             .get_mut(&self.backend, array)
             .map_err(ArenaError::Backend)?;
@@ -222,6 +166,7 @@ impl Arena<CudaBackend> {
         let (span, len) = self.pitched_span(array)?;
         let whole = array.span();
         let bytes = array
+            .place
             .tracking
             .get(&self.backend, whole)
             .map_err(ArenaError::Backend)?;
@@ -250,6 +195,7 @@ impl Arena<CudaBackend> {
         let (span, len) = self.pitched_span(array)?;
         let whole = array.span();
         let bytes = array
+            .place
             .tracking
             .get_mut(&self.backend, whole)
             .map_err(ArenaError::Backend)?;

@@ -6,13 +6,10 @@
 
 use core::fmt;
 
-use super::{Arena, ArenaError, ArenaResult, DEFAULT_MIN_ALIGN, DEFAULT_PITCH_ALIGN};
+use super::{Arena, ArenaError, ArenaResult};
+use crate::align::{offset_of, round_up};
 use crate::alloc::AllocError;
-use crate::backend::{Backend, HostBuffer, HostVm};
-#[cfg(feature = "cuda")]
-use alloc_crate::sync::Arc;
-#[cfg(feature = "cuda")]
-use cudarc::driver::CudaStream;
+use crate::backend::Backend;
 
 /// The default chunk: 2 MiB, the allocation granularity of CUDA virtual
 /// memory on current NVIDIA GPUs, and a multiple of every host page size in
@@ -291,203 +288,17 @@ impl fmt::Display for GrowthError {
 #[cfg(feature = "std")]
 impl std::error::Error for GrowthError {}
 
-/// `n` rounded up to a multiple of `to` (nonzero), if it fits.
-fn round_up(n: u64, to: u64) -> Option<u64> {
-    n.checked_add(to - 1).map(|n| n / to * to)
-}
-
-impl Arena<HostBuffer> {
-    /// A host arena that grows as its policy says: `policy.max()` bytes of
-    /// address space are reserved (at no cost in memory) and
-    /// `policy.initial()` committed; when an array does not fit, the next
-    /// chunks are committed in place. Default alignments.
-    ///
-    /// ```
-    /// use gpu_aligned::arena::{Arena, GrowthPolicy};
-    ///
-    /// let mut arena = Arena::host_growing(GrowthPolicy::up_to(16 << 20))?;
-    /// let mut small = arena.alloc::<u32>(4)?;
-    /// arena.write(&mut small, &[1, 2, 3, 4])?;
-    /// let at = arena.address(&small)?;
-    /// let big = arena.alloc::<f32>(1 << 20)?; // 4 MiB: the arena grows
-    /// assert!(arena.capacity() >= 4 << 20);
-    /// assert_eq!(arena.address(&small)?, at); // nothing moved
-    /// assert_eq!(arena.get(&small)?, &[1, 2, 3, 4]);
-    /// # arena.free(big)?;
-    /// # arena.free(small)?;
-    /// # Ok::<(), Box<dyn std::error::Error>>(())
-    /// ```
-    ///
-    /// # Errors
-    ///
-    /// [`ArenaError::Growth`] for a policy whose chunk is not a multiple of
-    /// the page size or whose initial length is above its maximum;
-    /// [`ArenaError::Backend`] if the OS refuses the reservation.
-    pub fn host_growing(policy: GrowthPolicy) -> ArenaResult<Self, HostBuffer> {
-        Self::host_growing_with_alignment(policy, DEFAULT_MIN_ALIGN, DEFAULT_PITCH_ALIGN)
-    }
-
-    /// [`host_growing`](Arena::host_growing) with other alignments for array
-    /// starts and row pitches (powers of two).
-    ///
-    /// ```
-    /// use gpu_aligned::arena::{Arena, GrowthPolicy};
-    ///
-    /// let arena = Arena::host_growing_with_alignment(GrowthPolicy::up_to(16 << 20), 4096, 512)?;
-    /// assert_eq!(arena.min_align(), 4096);
-    /// # Ok::<(), Box<dyn std::error::Error>>(())
-    /// ```
-    ///
-    /// # Errors
-    ///
-    /// As [`host_growing`](Arena::host_growing), and
-    /// [`ArenaError::AlignNotPowerOfTwo`] for a bad alignment.
-    pub fn host_growing_with_alignment(
-        policy: GrowthPolicy,
-        min_align: u64,
-        pitch_align: u64,
-    ) -> ArenaResult<Self, HostBuffer> {
-        super::check_power_of_two(min_align)?;
-        super::check_power_of_two(pitch_align)?;
-        let (initial, max) = policy
-            .resolve(HostVm::page_size())
-            .map_err(ArenaError::Growth)?;
-        let buffer = HostBuffer::growable(initial, max, min_align.max(pitch_align))
-            .map_err(ArenaError::Backend)?;
-        let mut arena = Arena::with_alignment(buffer, min_align, pitch_align)?;
-        arena.growth = GrowthPolicy {
-            initial: Some(initial),
-            max,
-            ..policy
-        };
-        Ok(arena)
-    }
-}
-
-#[cfg(feature = "cuda")]
-impl Arena<crate::backend::cuda::CudaBackend> {
-    /// A device arena that grows as its policy says, on CUDA virtual memory:
-    /// `policy.max()` bytes of device addresses are reserved (at most the
-    /// device's memory: a larger maximum is cut to it), `policy.initial()`
-    /// mapped and zeroed; when an array does not fit, the next chunks are
-    /// mapped onto the end (`cuMemCreate`, `cuMemMap`, `cuMemSetAccess`) and
-    /// zeroed. The base address never changes, so every device pointer
-    /// handed out stays valid. [`trim`](Arena::trim) waits for the
-    /// context's streams, then unmaps the unused chunks at the end. The
-    /// chunk must be a multiple of the device's allocation granularity
-    /// ([`CudaVm::granularity`](crate::backend::cuda_vm::CudaVm::granularity),
-    /// 2 MiB on an H100; [`DEFAULT_CHUNK`] by default).
-    ///
-    /// Where the device lacks virtual memory management, the arena is one
-    /// fixed buffer of `policy.initial()` bytes instead, and
-    /// [`growth()`](Arena::growth) says it does not grow. The pitfalls of
-    /// virtual memory (no legacy IPC handles, access for peer devices) are
-    /// in [`cuda_vm`](crate::backend::cuda_vm).
-    ///
-    /// ```no_run
-    /// use gpu_aligned::arena::{Arena, GrowthPolicy};
-    /// use gpu_aligned::backend::cuda::cudarc::driver::CudaContext;
-    ///
-    /// let stream = CudaContext::new(0)?.default_stream();
-    /// let mut arena = Arena::device_growing(&stream, GrowthPolicy::up_to(16 << 30))?;
-    /// let first = arena.alloc::<f32>(1000)?;
-    /// let at = arena.address(&first)?;
-    /// let big = arena.alloc::<f32>(1 << 30)?; // 4 GiB: chunks are mapped
-    /// assert_eq!(arena.address(&first)?, at); // nothing moved
-    /// arena.free(big)?;
-    /// arena.trim()?; // the 4 GiB go back to the device
-    /// # Ok::<(), Box<dyn std::error::Error>>(())
-    /// ```
-    ///
-    /// # Errors
-    ///
-    /// [`ArenaError::Growth`] for a bad policy; [`ArenaError::Backend`] when
-    /// the driver refuses.
-    pub fn device_growing(
-        stream: &Arc<CudaStream>,
-        policy: GrowthPolicy,
-    ) -> ArenaResult<Self, crate::backend::cuda::CudaBackend> {
-        Self::device_growing_with_alignment(
-            stream,
-            policy,
-            DEFAULT_MIN_ALIGN,
-            crate::backend::cuda::DRIVER_PITCH_ALIGN,
-        )
-    }
-
-    /// [`device_growing`](Arena::device_growing) with other alignments for
-    /// array starts and row pitches (powers of two).
-    ///
-    /// ```no_run
-    /// use gpu_aligned::arena::{Arena, GrowthPolicy};
-    /// use gpu_aligned::backend::cuda::cudarc::driver::CudaContext;
-    ///
-    /// let stream = CudaContext::new(0)?.default_stream();
-    /// let policy = GrowthPolicy::up_to(1 << 30);
-    /// let arena = Arena::device_growing_with_alignment(&stream, policy, 4096, 512)?;
-    /// assert_eq!(arena.min_align(), 4096);
-    /// # Ok::<(), Box<dyn std::error::Error>>(())
-    /// ```
-    ///
-    /// # Errors
-    ///
-    /// As [`device_growing`](Arena::device_growing), and
-    /// [`ArenaError::AlignNotPowerOfTwo`] for a bad alignment.
-    pub fn device_growing_with_alignment(
-        stream: &Arc<CudaStream>,
-        policy: GrowthPolicy,
-        min_align: u64,
-        pitch_align: u64,
-    ) -> ArenaResult<Self, crate::backend::cuda::CudaBackend> {
-        use crate::backend::cuda::{CudaBackend, CudaError};
-        use crate::backend::cuda_vm::CudaVm;
-
-        super::check_power_of_two(min_align)?;
-        super::check_power_of_two(pitch_align)?;
-        let context = stream.context();
-        let vm_error = |e| ArenaError::Backend(CudaError::Vm(e));
-        if !policy.grows() || !CudaVm::supported(context).map_err(vm_error)? {
-            let (initial, _) = GrowthPolicy::fixed()
-                .with_initial(policy.initial())
-                .resolve(1)
-                .map_err(ArenaError::Growth)?;
-            let backend = CudaBackend::new(stream, initial).map_err(ArenaError::Backend)?;
-            return Arena::with_alignment(backend, min_align, pitch_align);
-        }
-        let granularity = CudaVm::granularity(context).map_err(vm_error)?;
-        let total = context.total_mem().map_err(|error| {
-            ArenaError::Backend(CudaError::Driver {
-                op: "cuDeviceTotalMem",
-                error,
-            })
-        })? as u64;
-        let policy = GrowthPolicy {
-            max: policy.max.min(total),
-            ..policy
-        };
-        let (initial, max) = policy.resolve(granularity).map_err(ArenaError::Growth)?;
-        let backend = CudaBackend::growable(stream, initial, max, policy.chunk)
-            .map_err(ArenaError::Backend)?;
-        let mut arena = Arena::with_alignment(backend, min_align, pitch_align)?;
-        arena.growth = GrowthPolicy {
-            initial: Some(initial),
-            max,
-            ..policy
-        };
-        Ok(arena)
-    }
-}
-
 impl<B: Backend> Arena<B> {
     /// The arena's growth policy, as settled when it was made (lengths in
     /// whole chunks, the maximum at most what the backend reserved); a
     /// fixed arena's says it does not grow.
     ///
     /// ```
-    /// use gpu_aligned::arena::{Arena, GrowthPolicy};
+    /// use gpu_aligned::arena::{Arena, ArenaOptions, GrowthPolicy};
     ///
     /// assert!(!Arena::host(4096)?.growth().grows());
-    /// let arena = Arena::host_growing(GrowthPolicy::up_to((16 << 20) + 1))?;
+    /// let growing = ArenaOptions::new().growth(GrowthPolicy::up_to((16 << 20) + 1));
+    /// let arena = growing.host(2 << 20)?;
     /// assert_eq!(arena.growth().max(), 16 << 20);
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
@@ -499,17 +310,18 @@ impl<B: Backend> Arena<B> {
     /// it, and [`trim`](Arena::trim) lowers it.
     ///
     /// ```
-    /// use gpu_aligned::arena::{Arena, GrowthPolicy};
+    /// use gpu_aligned::arena::{ArenaOptions, GrowthPolicy};
     ///
-    /// let mut arena = Arena::host_growing(GrowthPolicy::up_to(16 << 20))?;
+    /// let growing = ArenaOptions::new().growth(GrowthPolicy::up_to(16 << 20));
+    /// let mut arena = growing.host(2 << 20)?;
     /// assert_eq!(arena.capacity(), 2 << 20);
     /// let big = arena.alloc::<u8>(5 << 20)?;
     /// assert_eq!(arena.capacity(), 6 << 20);
-    /// # arena.free(big)?;
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
-    pub fn capacity(&self) -> u64 {
-        self.allocator.capacity()
+    pub fn capacity(&self) -> usize {
+        // The buffer's length, which this host addresses.
+        self.allocator.capacity() as usize
     }
 
     /// Grows the buffer, then the allocator, in place, so that a block of
@@ -522,7 +334,7 @@ impl<B: Backend> Arena<B> {
         let capacity = self.allocator.capacity();
         let tail_start = capacity - self.allocator.free_tail();
         let needed = round_up(tail_start, align)
-            .zip(round_up(bytes, self.min_align))
+            .zip(round_up(bytes, offset_of(self.min_align)))
             .and_then(|(start, size)| start.checked_add(size))
             .ok_or(AllocError::SizeOverflow)?;
         let target = self
@@ -539,18 +351,19 @@ impl<B: Backend> Arena<B> {
 
     /// Gives back the memory at the end of a growing arena that no live
     /// array holds, in whole chunks, never below the initial length, and
-    /// returns the bytes given back. Freed arrays whose work may still be
+    /// returns the bytes given back. Dropped arrays whose work may still be
     /// queued on a stream are waited for first: a device backend unmaps
     /// memory only once no stream can use it. A fixed arena gives nothing
     /// back.
     ///
     /// ```
-    /// use gpu_aligned::arena::{Arena, GrowthPolicy};
+    /// use gpu_aligned::arena::{ArenaOptions, GrowthPolicy};
     ///
-    /// let mut arena = Arena::host_growing(GrowthPolicy::up_to(16 << 20))?;
+    /// let growing = ArenaOptions::new().growth(GrowthPolicy::up_to(16 << 20));
+    /// let mut arena = growing.host(2 << 20)?;
     /// let big = arena.alloc::<u8>(10 << 20)?;
     /// assert_eq!(arena.capacity(), 10 << 20);
-    /// arena.free(big)?;
+    /// drop(big);
     /// assert_eq!(arena.trim()?, 8 << 20);
     /// assert_eq!(arena.capacity(), 2 << 20);
     /// # Ok::<(), Box<dyn std::error::Error>>(())

@@ -1,58 +1,12 @@
-//! What only a host arena does: make one over a fresh [`HostBuffer`], and
-//! lend its arrays as `&[T]` / `&mut [T]`. A shared view needs the array
+//! What only a host arena does: show its whole buffer, and lend its arrays as `&[T]` / `&mut [T]`. A shared view needs the array
 //! borrowed shared, a mutable one the array borrowed `&mut`; both borrow
 //! the arena shared, so views of different arrays live side by side.
 
-use super::{check_power_of_two, Arena, ArenaError, ArenaResult, ArenaSlice, Pitched};
+use super::{Arena, ArenaResult, ArenaSlice, Pitched};
 use crate::backend::{HostAccess, HostBuffer};
 use crate::GpuAligned;
 
 impl Arena<HostBuffer> {
-    /// An arena over a fresh zeroed host buffer of `len` bytes, with the
-    /// default alignments.
-    ///
-    /// ```
-    /// use gpu_aligned::arena::Arena;
-    ///
-    /// let arena = Arena::host(1 << 20)?;
-    /// assert_eq!(arena.stats().capacity, 1 << 20);
-    /// # Ok::<(), Box<dyn std::error::Error>>(())
-    /// ```
-    ///
-    /// # Errors
-    ///
-    /// [`ArenaError::Backend`] if the buffer cannot be made.
-    pub fn host(len: u64) -> Result<Self, ArenaError> {
-        Self::host_with_alignment(len, super::DEFAULT_MIN_ALIGN, super::DEFAULT_PITCH_ALIGN)
-    }
-
-    /// An arena over a fresh zeroed host buffer of `len` bytes, aligned to
-    /// both given alignments (and at least 256).
-    ///
-    /// ```
-    /// use gpu_aligned::arena::Arena;
-    ///
-    /// let arena = Arena::host_with_alignment(1 << 20, 4096, 512)?;
-    /// assert_eq!(arena.min_align(), 4096);
-    /// # Ok::<(), Box<dyn std::error::Error>>(())
-    /// ```
-    ///
-    /// # Errors
-    ///
-    /// [`ArenaError::AlignNotPowerOfTwo`] for a bad alignment,
-    /// [`ArenaError::Backend`] if the buffer cannot be made.
-    pub fn host_with_alignment(
-        len: u64,
-        min_align: u64,
-        pitch_align: u64,
-    ) -> Result<Self, ArenaError> {
-        check_power_of_two(min_align)?;
-        check_power_of_two(pitch_align)?;
-        let buffer =
-            HostBuffer::new(len, min_align.max(pitch_align)).map_err(ArenaError::Backend)?;
-        Arena::with_alignment(buffer, min_align, pitch_align)
-    }
-
     /// The whole buffer, for inspection. Takes the arena `&mut`, so no view
     /// of an array is alive meanwhile.
     ///
@@ -62,7 +16,6 @@ impl Arena<HostBuffer> {
     /// arena.write(&mut a, &[5, 6])?;
     /// let at = arena.offset(&a)? as usize;
     /// assert_eq!(&arena.bytes()[at..at + 2], &[5, 6]);
-    /// # arena.free(a)?;
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn bytes(&mut self) -> &[u8] {
@@ -77,7 +30,6 @@ impl<B: HostAccess> Arena<B> {
     /// # let mut arena = gpu_aligned::arena::Arena::host(4096)?;
     /// let a = arena.alloc::<u32>(3)?;
     /// assert_eq!(arena.get(&a)?, &[0, 0, 0]);
-    /// # arena.free(a)?;
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     ///
@@ -112,7 +64,6 @@ impl<B: HostAccess> Arena<B> {
     /// let read_b = arena.get(&b)?;
     /// arena.get_mut(&mut a)?.copy_from_slice(&[1, 2]);
     /// assert_eq!(read_b, &[0, 0]);
-    /// # arena.free(a)?; arena.free(b)?;
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     ///
@@ -148,7 +99,6 @@ impl<B: HostAccess> Arena<B> {
     /// # let mut arena = gpu_aligned::arena::Arena::host(1 << 16)?;
     /// let image = arena.alloc_pitched::<f32>(100, 4)?;
     /// assert_eq!(arena.row(&image, 3)?.len(), 100);
-    /// # arena.free_pitched(image)?;
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     ///
@@ -177,7 +127,6 @@ impl<B: HostAccess> Arena<B> {
     /// let mut image = arena.alloc_pitched::<f32>(100, 4)?;
     /// arena.row_mut(&mut image, 3)?[99] = 1.0;
     /// assert_eq!(arena.row(&image, 3)?[99], 1.0);
-    /// # arena.free_pitched(image)?;
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     ///

@@ -9,41 +9,42 @@ use core::fmt;
 use core::marker::PhantomData;
 use core::mem::size_of;
 
-use super::{check_len, Arena, ArenaError, ArenaResult, FreeFailed, OnStream};
-use crate::alloc::{AllocError, Allocation};
+use crate::align::{offset_of, round_up};
+
+use super::access::check_len;
+use super::handle::{ArenaArray, ArenaHandle, OnePlace, Place, Places};
+use super::reserve::Request;
+use super::{Arena, ArenaError, ArenaResult, OnStream};
+use crate::alloc::AllocError;
 use crate::backend::{Backend, Rows, Span};
 use crate::GpuAligned;
 
 /// A 2D array in an [`Arena`]: `height` rows of `width` elements of `T`,
-/// each row starting `pitch` bytes after the previous one. Move-only; give
-/// it back with [`Arena::free_pitched`].
+/// each row starting `pitch` bytes after the previous one. Dropping it gives
+/// its bytes back, as for an [`ArenaSlice`](super::ArenaSlice).
 ///
 /// ```
 /// # let mut arena = gpu_aligned::arena::Arena::host(1 << 16)?;
 /// let image = arena.alloc_pitched::<f32>(100, 3)?;
 /// assert_eq!((image.width(), image.height(), image.pitch()), (100, 3, 512));
 /// assert_eq!(image.padding_bytes(), 3 * (512 - 400));
-/// # arena.free_pitched(image)?;
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
-#[must_use = "an array dropped without `Arena::free_pitched` stays allocated until the arena is reset"]
 pub struct Pitched<T, B: Backend = crate::backend::HostBuffer> {
-    pub(super) allocation: Allocation,
+    pub(super) place: Place<B>,
     pub(super) width: usize,
     pub(super) height: usize,
     pub(super) pitch: u64,
-    pub(super) tracking: B::Tracking,
-    pub(super) _element: PhantomData<T>,
+    _element: PhantomData<T>,
 }
 
 impl<T, B: Backend> Pitched<T, B> {
-    pub(super) fn new(allocation: Allocation, width: usize, height: usize, pitch: u64) -> Self {
+    pub(super) fn new(place: Place<B>, width: usize, height: usize, pitch: u64) -> Self {
         Pitched {
-            allocation,
+            place,
             width,
             height,
             pitch,
-            tracking: B::Tracking::default(),
             _element: PhantomData,
         }
     }
@@ -54,7 +55,6 @@ impl<T, B: Backend> Pitched<T, B> {
     /// # let mut arena = gpu_aligned::arena::Arena::host(1 << 16)?;
     /// let image = arena.alloc_pitched::<u8>(7, 2)?;
     /// assert_eq!(image.width(), 7);
-    /// # arena.free_pitched(image)?;
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn width(&self) -> usize {
@@ -67,7 +67,6 @@ impl<T, B: Backend> Pitched<T, B> {
     /// # let mut arena = gpu_aligned::arena::Arena::host(1 << 16)?;
     /// let image = arena.alloc_pitched::<u8>(7, 2)?;
     /// assert_eq!(image.height(), 2);
-    /// # arena.free_pitched(image)?;
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn height(&self) -> usize {
@@ -81,11 +80,11 @@ impl<T, B: Backend> Pitched<T, B> {
     /// # let mut arena = gpu_aligned::arena::Arena::host(1 << 16)?;
     /// let image = arena.alloc_pitched::<u8>(513, 2)?;
     /// assert_eq!(image.pitch(), 1024);
-    /// # arena.free_pitched(image)?;
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
-    pub fn pitch(&self) -> u64 {
-        self.pitch
+    pub fn pitch(&self) -> usize {
+        // At most the array's bytes, a block of a buffer this host addresses.
+        self.pitch as usize
     }
 
     /// Bytes of elements in one row (`width * size_of::<T>()`).
@@ -94,11 +93,10 @@ impl<T, B: Backend> Pitched<T, B> {
     /// # let mut arena = gpu_aligned::arena::Arena::host(1 << 16)?;
     /// let image = arena.alloc_pitched::<u16>(7, 2)?;
     /// assert_eq!(image.row_bytes(), 14);
-    /// # arena.free_pitched(image)?;
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
-    pub fn row_bytes(&self) -> u64 {
-        (self.width as u64).saturating_mul(size_of::<T>() as u64)
+    pub fn row_bytes(&self) -> usize {
+        self.width.saturating_mul(size_of::<T>())
     }
 
     /// Bytes reserved in total (`pitch * height`).
@@ -107,11 +105,10 @@ impl<T, B: Backend> Pitched<T, B> {
     /// # let mut arena = gpu_aligned::arena::Arena::host(1 << 16)?;
     /// let image = arena.alloc_pitched::<u16>(7, 2)?;
     /// assert_eq!(image.size_bytes(), 1024);
-    /// # arena.free_pitched(image)?;
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
-    pub fn size_bytes(&self) -> u64 {
-        self.allocation.size()
+    pub fn size_bytes(&self) -> usize {
+        self.place.allocation.size() as usize
     }
 
     /// Bytes spent on row padding: `(pitch - row_bytes) * height`.
@@ -120,25 +117,39 @@ impl<T, B: Backend> Pitched<T, B> {
     /// # let mut arena = gpu_aligned::arena::Arena::host(1 << 16)?;
     /// let image = arena.alloc_pitched::<u8>(500, 2)?;
     /// assert_eq!(image.padding_bytes(), 24);
-    /// # arena.free_pitched(image)?;
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
-    pub fn padding_bytes(&self) -> u64 {
-        self.pitch
+    pub fn padding_bytes(&self) -> usize {
+        self.pitch()
             .saturating_sub(self.row_bytes())
-            .saturating_mul(self.height as u64)
+            .saturating_mul(self.height)
     }
 
     pub(super) fn span(&self) -> Span {
-        super::allocation_span(&self.allocation)
+        self.place.span()
     }
 }
+
+impl<T, B: Backend> Places<B> for Pitched<T, B> {
+    fn places(&mut self, each: &mut dyn FnMut(&mut Place<B>)) {
+        each(&mut self.place);
+    }
+}
+
+impl<T, B: Backend> OnePlace<B> for Pitched<T, B> {
+    fn place(&self) -> &Place<B> {
+        &self.place
+    }
+}
+
+impl<T, B: Backend> ArenaHandle<B> for Pitched<T, B> {}
+impl<T, B: Backend> ArenaArray<B> for Pitched<T, B> {}
 
 impl<T, B: Backend> fmt::Debug for Pitched<T, B> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Pitched")
             .field("type", &core::any::type_name::<T>())
-            .field("offset", &self.allocation.offset())
+            .field("offset", &self.place.allocation.offset())
             .field("width", &self.width)
             .field("height", &self.height)
             .field("pitch", &self.pitch)
@@ -155,7 +166,6 @@ impl<T, B: Backend> fmt::Debug for Pitched<T, B> {
 /// let image = arena.alloc_pitched::<f32>(100, 3)?;
 /// let params = arena.copy_in_params(&image, 0x1000)?;
 /// assert_eq!((params.dpitch, params.spitch, params.width, params.height), (512, 400, 400, 3));
-/// # arena.free_pitched(image)?;
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -181,11 +191,7 @@ pub struct Copy2d {
 ///
 /// [`AllocError::SizeOverflow`] if rounding up overflows.
 pub(super) fn pitch_for(row_bytes: u64, pitch_align: u64) -> Result<u64, AllocError> {
-    let mask = pitch_align - 1;
-    row_bytes
-        .checked_add(mask)
-        .map(|bumped| bumped & !mask)
-        .ok_or(AllocError::SizeOverflow)
+    round_up(row_bytes, pitch_align).ok_or(AllocError::SizeOverflow)
 }
 
 /// What one array needs from the allocator.
@@ -195,6 +201,18 @@ pub(super) struct Footprint {
     /// Row pitch in bytes; 0 for a flat array.
     pub(super) pitch: u64,
     pub(super) align: u64,
+}
+
+impl Footprint {
+    /// The reservation of `len` elements of `T` laid out so.
+    pub(super) fn request<T>(&self) -> Request {
+        Request {
+            bytes: self.bytes,
+            // At most the arena's alignments, which are `usize`.
+            align: self.align as usize,
+            element: core::any::type_name::<T>(),
+        }
+    }
 }
 
 /// The footprint of a `width x height` pitched array of `T`.
@@ -234,7 +252,6 @@ impl<B: Backend> Arena<B> {
     /// # let mut arena = gpu_aligned::arena::Arena::host(1 << 16)?;
     /// let image = arena.alloc_pitched::<f32>(640, 4)?;
     /// assert_eq!(image.pitch(), 2560);
-    /// # arena.free_pitched(image)?;
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     ///
@@ -249,75 +266,14 @@ impl<B: Backend> Arena<B> {
         width: usize,
         height: usize,
     ) -> ArenaResult<Pitched<T, B>, B> {
-        let footprint = pitched_layout::<T>(width, height, self.min_align, self.pitch_align)?;
-        let allocation = self.reserve(footprint.bytes, footprint.align)?;
-        Ok(Pitched::new(allocation, width, height, footprint.pitch))
-    }
-
-    /// Frees a pitched array (see [`free`](Arena::free)).
-    ///
-    /// ```
-    /// # let mut arena = gpu_aligned::arena::Arena::host(1 << 16)?;
-    /// let image = arena.alloc_pitched::<f32>(10, 4)?;
-    /// arena.free_pitched(image)?;
-    /// # Ok::<(), Box<dyn std::error::Error>>(())
-    /// ```
-    ///
-    /// # Errors
-    ///
-    /// As [`free`](Arena::free): the handle comes back in the error.
-    pub fn free_pitched<T>(
-        &mut self,
-        mut array: Pitched<T, B>,
-    ) -> Result<(), FreeFailed<Pitched<T, B>, B::Error>> {
-        self.free_parts(array.allocation, &mut array.tracking)
-            .map_err(|error| FreeFailed {
-                handle: array,
-                error,
-            })
-    }
-
-    /// The pitched array's byte offset from the start of the buffer.
-    ///
-    /// ```
-    /// # let mut arena = gpu_aligned::arena::Arena::host(1 << 16)?;
-    /// let image = arena.alloc_pitched::<f32>(10, 4)?;
-    /// assert_eq!(arena.pitched_offset(&image)? % 512, 0);
-    /// # arena.free_pitched(image)?;
-    /// # Ok::<(), Box<dyn std::error::Error>>(())
-    /// ```
-    ///
-    /// # Errors
-    ///
-    /// [`ArenaError::Handle`] for a handle this arena does not hold.
-    pub fn pitched_offset<T>(&self, array: &Pitched<T, B>) -> ArenaResult<u64, B> {
-        self.allocator.check_handle(&array.allocation)?;
-        Ok(array.allocation.offset())
-    }
-
-    /// The pitched array's address in the buffer's address space (a device
-    /// pointer for a device backend): row `r` starts `r * pitch` bytes
-    /// after it.
-    ///
-    /// ```
-    /// use gpu_aligned::backend::Backend;
-    /// # let mut arena = gpu_aligned::arena::Arena::host(1 << 16)?;
-    /// let image = arena.alloc_pitched::<f32>(10, 4)?;
-    /// let base = arena.backend().base_address();
-    /// assert_eq!(arena.pitched_address(&image)?, base + arena.pitched_offset(&image)?);
-    /// # arena.free_pitched(image)?;
-    /// # Ok::<(), Box<dyn std::error::Error>>(())
-    /// ```
-    ///
-    /// # Errors
-    ///
-    /// [`ArenaError::Handle`] for a handle this arena does not hold.
-    pub fn pitched_address<T>(&self, array: &Pitched<T, B>) -> ArenaResult<u64, B> {
-        let offset = self.pitched_offset(array)?;
-        self.backend
-            .base_address()
-            .checked_add(offset)
-            .ok_or(ArenaError::AddressOverflow)
+        let footprint = pitched_layout::<T>(
+            width,
+            height,
+            offset_of(self.min_align),
+            offset_of(self.pitch_align),
+        )?;
+        let place = self.reserve(footprint.request::<T>())?;
+        Ok(Pitched::new(place, width, height, footprint.pitch))
     }
 
     /// `cudaMemcpy2D` parameters that copy a packed host array (rows of
@@ -329,7 +285,6 @@ impl<B: Backend> Arena<B> {
     /// let image = arena.alloc_pitched::<f32>(10, 4)?;
     /// let params = arena.copy_in_params(&image, 0x1000)?;
     /// assert_eq!((params.src, params.dpitch), (0x1000, 512));
-    /// # arena.free_pitched(image)?;
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     ///
@@ -338,11 +293,11 @@ impl<B: Backend> Arena<B> {
     /// [`ArenaError::Handle`] for a handle this arena does not hold.
     pub fn copy_in_params<T>(&self, array: &Pitched<T, B>, src: u64) -> ArenaResult<Copy2d, B> {
         Ok(Copy2d {
-            dst: self.pitched_address(array)?,
+            dst: self.address(array)?,
             dpitch: array.pitch,
             src,
-            spitch: array.row_bytes(),
-            width: array.row_bytes(),
+            spitch: offset_of(array.row_bytes()),
+            width: offset_of(array.row_bytes()),
             height: array.height as u64,
         })
     }
@@ -355,7 +310,6 @@ impl<B: Backend> Arena<B> {
     /// let image = arena.alloc_pitched::<f32>(10, 4)?;
     /// let params = arena.copy_out_params(&image, 0x1000)?;
     /// assert_eq!((params.dst, params.spitch, params.dpitch), (0x1000, 512, 40));
-    /// # arena.free_pitched(image)?;
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     ///
@@ -365,10 +319,10 @@ impl<B: Backend> Arena<B> {
     pub fn copy_out_params<T>(&self, array: &Pitched<T, B>, dst: u64) -> ArenaResult<Copy2d, B> {
         Ok(Copy2d {
             dst,
-            dpitch: array.row_bytes(),
-            src: self.pitched_address(array)?,
+            dpitch: offset_of(array.row_bytes()),
+            src: self.address(array)?,
             spitch: array.pitch,
-            width: array.row_bytes(),
+            width: offset_of(array.row_bytes()),
             height: array.height as u64,
         })
     }
@@ -383,7 +337,7 @@ impl<B: Backend> Arena<B> {
         first: usize,
         count: usize,
     ) -> ArenaResult<Rows, B> {
-        let allocation = &array.allocation;
+        let allocation = &array.place.allocation;
         self.allocator.check_handle(allocation)?;
         match first.checked_add(count) {
             Some(end) if end <= array.height && count > 0 => {}
@@ -432,7 +386,6 @@ impl<B: Backend> Arena<B> {
     /// let mut back = [0; 6];
     /// arena.read_rows(&image, &mut back)?;
     /// assert_eq!(back, [1, 2, 3, 4, 5, 6]);
-    /// # arena.free_pitched(image)?;
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     ///
@@ -458,7 +411,6 @@ impl<B: Backend> Arena<B> {
     /// let mut back = [9; 6];
     /// arena.read_rows(&image, &mut back)?;
     /// assert_eq!(back, [0; 6]);
-    /// # arena.free_pitched(image)?;
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     ///
@@ -481,7 +433,6 @@ impl<B: Backend> OnStream<'_, B> {
     /// # let mut arena = gpu_aligned::arena::Arena::host(1 << 16)?;
     /// let mut image = arena.alloc_pitched::<u8>(2, 2)?;
     /// arena.on(&()).write_rows(&mut image, &[1, 2, 3, 4])?;
-    /// # arena.free_pitched(image)?;
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     ///
@@ -502,7 +453,7 @@ impl<B: Backend> OnStream<'_, B> {
         unsafe {
             self.arena.backend.write_rows(
                 self.stream,
-                &mut array.tracking,
+                &mut array.place.tracking,
                 whole,
                 rows,
                 bytemuck::cast_slice(packed),
@@ -518,7 +469,6 @@ impl<B: Backend> OnStream<'_, B> {
     /// let image = arena.alloc_pitched::<u8>(2, 2)?;
     /// let mut back = [0; 4];
     /// arena.on(&()).read_rows(&image, &mut back)?;
-    /// # arena.free_pitched(image)?;
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     ///
@@ -536,7 +486,7 @@ impl<B: Backend> OnStream<'_, B> {
         unsafe {
             self.arena.backend.read_rows(
                 self.stream,
-                &array.tracking,
+                &array.place.tracking,
                 array.span(),
                 rows,
                 bytemuck::cast_slice_mut(packed),

@@ -9,9 +9,11 @@ use core::marker::PhantomData;
 use core::mem::{align_of, size_of};
 use core::sync::atomic::{AtomicU64, Ordering};
 
+use super::handle::{ArenaHandle, Place, Places};
 use super::pitched::{pitched_layout, Footprint, Pitched};
-use super::{Arena, ArenaError, ArenaResult, ArenaSlice, FreeFailed};
-use crate::alloc::{AllocError, Allocation, Allocator};
+use super::{Arena, ArenaError, ArenaResult, ArenaSlice};
+use crate::align::{offset_of, round_up};
+use crate::alloc::{AllocError, Allocator};
 use crate::backend::{Backend, HostBuffer};
 use crate::GpuAligned;
 
@@ -100,8 +102,6 @@ fn array_layout<T: GpuAligned>(
 /// assert_eq!(arena.offset(&flags)? % 256, 0);
 /// assert_eq!(image.pitch() % 512, 0);
 /// println!("{} bytes, {} spent on alignment", carving.total_bytes(), carving.alignment_bytes());
-/// # arena.free(positions)?; arena.free(flags)?; arena.free_pitched(image)?;
-/// # arena.free_carving(carving)?;
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 ///
@@ -138,7 +138,6 @@ impl Default for Plan {
 /// let mut carving = arena.carve(&plan)?;
 /// let array = carving.take(key)?;
 /// assert_eq!(array.len(), 10);
-/// # arena.free(array)?;
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 #[derive(Debug)]
@@ -160,7 +159,6 @@ pub struct ArrayKey<T> {
 /// let mut carving = arena.carve(&plan)?;
 /// let image = carving.take_pitched(key)?;
 /// assert_eq!(image.height(), 2);
-/// # arena.free_pitched(image)?;
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 #[derive(Debug)]
@@ -271,18 +269,17 @@ impl Plan {
     /// fill, one byte less does not.
     ///
     /// ```
-    /// use gpu_aligned::arena::{Arena, Plan, DEFAULT_MIN_ALIGN, DEFAULT_PITCH_ALIGN};
+    /// use gpu_aligned::arena::{Arena, Plan, ARRAY_ALIGN, PITCH_ALIGN};
     /// use gpu_aligned::vector::float4;
     ///
     /// let mut plan = Plan::new();
     /// let _points = plan.array::<float4>(1000);
     /// let _image = plan.pitched::<f32>(640, 480);
-    /// let bytes = plan.bytes_needed(DEFAULT_MIN_ALIGN, DEFAULT_PITCH_ALIGN)?;
+    /// let bytes = plan.bytes_needed(ARRAY_ALIGN as u64, PITCH_ALIGN as u64)?;
     ///
-    /// let mut exact = Arena::host(bytes)?;
+    /// let mut exact = Arena::host(bytes as usize)?;
     /// let carving = exact.carve(&plan)?;
-    /// # exact.free_carving(carving)?;
-    /// assert!(Arena::host(bytes - 1)?.carve(&plan).is_err());
+    /// assert!(Arena::host(bytes as usize - 1)?.carve(&plan).is_err());
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     ///
@@ -335,18 +332,18 @@ pub struct CarvedArray {
     /// Byte offset from the start of the buffer.
     pub offset: u64,
     /// Bytes reserved (for a pitched array, `pitch * height`).
-    pub bytes: u64,
+    pub bytes: usize,
     /// The alignment the array's start got.
-    pub align: u64,
+    pub align: usize,
     /// Row pitch in bytes, 0 for a flat array.
-    pub pitch: u64,
+    pub pitch: usize,
     /// Row padding bytes, 0 for a flat array.
-    pub padding: u64,
+    pub padding: usize,
 }
 
 /// The arrays of a [`Plan`], reserved in an arena. Take each typed handle
 /// out with [`take`](Carving::take) / [`take_pitched`](Carving::take_pitched);
-/// give back what is left with [`Arena::free_carving`].
+/// dropping the carving gives back the arrays not taken.
 ///
 /// ```
 /// # use gpu_aligned::arena::{Arena, Plan};
@@ -356,19 +353,27 @@ pub struct CarvedArray {
 /// let mut arena = Arena::host(4096)?;
 /// let mut carving = arena.carve(&plan)?;
 /// let a = carving.take(a)?;
-/// arena.free(a)?;
-/// arena.free_carving(carving)?; // `_b` was never taken
-/// assert_eq!(arena.live(), 0);
+/// assert_eq!(arena.live(), 2);
+/// drop(carving); // gives back `_b`, never taken
+/// assert_eq!(arena.live(), 1);
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
-#[must_use = "arrays left in a carving stay allocated until `Arena::free_carving` or a reset"]
 pub struct Carving<B: Backend = HostBuffer> {
     plan: u64,
     arrays: Vec<CarvedArray>,
-    handles: Vec<Option<(Allocation, Entry)>>,
-    alignment_bytes: u64,
-    _backend: PhantomData<fn() -> B>,
+    handles: Vec<Option<(Place<B>, Entry)>>,
+    alignment_bytes: usize,
 }
+
+impl<B: Backend> Places<B> for Carving<B> {
+    fn places(&mut self, each: &mut dyn FnMut(&mut Place<B>)) {
+        for (place, _) in self.handles.iter_mut().flatten() {
+            each(place);
+        }
+    }
+}
+
+impl<B: Backend> ArenaHandle<B> for Carving<B> {}
 
 impl<B: Backend> fmt::Debug for Carving<B> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -390,7 +395,6 @@ impl<B: Backend> Carving<B> {
     /// # let mut arena = Arena::host(4096)?;
     /// let carving = arena.carve(&plan)?;
     /// assert_eq!(carving.arrays()[0].bytes, 40);
-    /// # arena.free_carving(carving)?;
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn arrays(&self) -> &[CarvedArray] {
@@ -407,10 +411,9 @@ impl<B: Backend> Carving<B> {
     /// # let mut arena = Arena::host(4096)?;
     /// let carving = arena.carve(&plan)?;
     /// assert_eq!(carving.total_bytes(), 43);
-    /// # arena.free_carving(carving)?;
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
-    pub fn total_bytes(&self) -> u64 {
+    pub fn total_bytes(&self) -> usize {
         self.arrays.iter().map(|array| array.bytes).sum()
     }
 
@@ -429,10 +432,9 @@ impl<B: Backend> Carving<B> {
     /// # let mut arena = Arena::host(4096)?;
     /// let carving = arena.carve(&plan)?;
     /// assert_eq!(carving.alignment_bytes(), 256 - 40);
-    /// # arena.free_carving(carving)?;
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
-    pub fn alignment_bytes(&self) -> u64 {
+    pub fn alignment_bytes(&self) -> usize {
         self.alignment_bytes
     }
 
@@ -445,10 +447,9 @@ impl<B: Backend> Carving<B> {
     /// # let mut arena = Arena::host(4096)?;
     /// let carving = arena.carve(&plan)?;
     /// assert_eq!(carving.padding_bytes(), 24);
-    /// # arena.free_carving(carving)?;
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
-    pub fn padding_bytes(&self) -> u64 {
+    pub fn padding_bytes(&self) -> usize {
         self.arrays.iter().map(|array| array.padding).sum()
     }
 
@@ -459,12 +460,12 @@ impl<B: Backend> Carving<B> {
         plan: u64,
         index: usize,
         pitched: bool,
-    ) -> ArenaResult<(Allocation, Shape), B> {
+    ) -> ArenaResult<(Place<B>, Shape), B> {
         if plan != self.plan {
             return Err(ArenaError::ForeignKey);
         }
         let slot = self.handles.get_mut(index).ok_or(ArenaError::ForeignKey)?;
-        let (allocation, entry) = (*slot).ok_or(ArenaError::AlreadyTaken)?;
+        let (_, entry) = slot.as_ref().ok_or(ArenaError::AlreadyTaken)?;
         let same_shape = matches!(entry.shape, Shape::Pitched { .. }) == pitched;
         if entry.element != Element::of::<T>() || !same_shape {
             return Err(ArenaError::KeyMismatch {
@@ -472,8 +473,8 @@ impl<B: Backend> Carving<B> {
                 asked: type_name::<T>(),
             });
         }
-        *slot = None;
-        Ok((allocation, entry.shape))
+        let (place, entry) = slot.take().ok_or(ArenaError::AlreadyTaken)?;
+        Ok((place, entry.shape))
     }
 
     /// The typed handle of a flat array, once.
@@ -486,7 +487,6 @@ impl<B: Backend> Carving<B> {
     /// let mut carving = arena.carve(&plan)?;
     /// let array = carving.take(key)?;
     /// assert_eq!(carving.take(key).unwrap_err(), ArenaError::AlreadyTaken);
-    /// # arena.free(array)?;
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     ///
@@ -498,7 +498,7 @@ impl<B: Backend> Carving<B> {
     /// or a pitched array.
     pub fn take<T: GpuAligned>(&mut self, key: ArrayKey<T>) -> ArenaResult<ArenaSlice<T, B>, B> {
         match self.take_entry::<T>(key.plan, key.index, false)? {
-            (allocation, Shape::Array { len }) => Ok(ArenaSlice::new(allocation, len)),
+            (place, Shape::Array { len }) => Ok(ArenaSlice::new(place, len)),
             // `take_entry` checked the shape.
             (_, Shape::Pitched { .. }) => Err(ArenaError::KeyMismatch {
                 planned: type_name::<T>(),
@@ -517,7 +517,6 @@ impl<B: Backend> Carving<B> {
     /// let mut carving = arena.carve(&plan)?;
     /// let image = carving.take_pitched(key)?;
     /// assert_eq!(image.pitch(), 512);
-    /// # arena.free_pitched(image)?;
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     ///
@@ -534,9 +533,12 @@ impl<B: Backend> Carving<B> {
             .ok_or(ArenaError::ForeignKey)?
             .pitch;
         match self.take_entry::<T>(key.plan, key.index, true)? {
-            (allocation, Shape::Pitched { width, height }) => {
-                Ok(Pitched::new(allocation, width, height, pitch))
-            }
+            (place, Shape::Pitched { width, height }) => Ok(Pitched::new(
+                place,
+                width,
+                height,
+                offset_of(pitch),
+            )),
             // `take_entry` checked the shape.
             (_, Shape::Array { .. }) => Err(ArenaError::KeyMismatch {
                 planned: type_name::<T>(),
@@ -571,8 +573,8 @@ impl<B: Backend> Arena<B> {
         for entry in &plan.entries {
             layouts.push((entry.layout)(
                 entry.shape,
-                self.min_align,
-                self.pitch_align,
+                offset_of(self.min_align),
+                offset_of(self.pitch_align),
             )?);
         }
         let mut carving = Carving {
@@ -580,7 +582,6 @@ impl<B: Backend> Arena<B> {
             arrays: Vec::with_capacity(layouts.len()),
             handles: Vec::with_capacity(layouts.len()),
             alignment_bytes: 0,
-            _backend: PhantomData,
         };
         for (entry, footprint) in plan.entries.iter().zip(&layouts) {
             let Footprint {
@@ -588,78 +589,45 @@ impl<B: Backend> Arena<B> {
                 pitch,
                 align,
             } = *footprint;
-            let allocation = match self.reserve(bytes, align) {
-                Ok(allocation) => allocation,
+            let request = super::reserve::Request {
+                bytes,
+                // At most the arena's alignments, which are `usize`.
+                align: align as usize,
+                element: entry.element.name,
+            };
+            let place = match self.reserve(request) {
+                Ok(place) => place,
                 Err(error) => {
-                    // Every handle in `carving` is live and ours, so this
-                    // cannot fail; if it did, the first error is the news.
-                    let _rolled_back = self.free_carving(carving);
+                    // Every array in `carving` is live and ours, so this
+                    // gives them all back now; if it could not, they come
+                    // back on the next call, and the first error is the news.
+                    let _rolled_back = self.free(carving);
                     return Err(error);
                 }
             };
+            // The layout checked `width * size <= pitch` and `pitch * height
+            // == bytes`, all inside a buffer this host addresses, so neither
+            // step overflows and every value fits `usize`.
+            let (bytes, pitch) = (bytes as usize, pitch as usize);
             let padding = match entry.shape {
-                // The layout checked `width * size <= pitch` and
-                // `pitch * height == bytes`, so neither step overflows.
-                Shape::Pitched { width, height } => {
-                    (pitch - (width * entry.element.size) as u64) * height as u64
-                }
+                Shape::Pitched { width, height } => (pitch - width * entry.element.size) * height,
                 Shape::Array { .. } => 0,
             };
             // Rounding the end up overflows only for a buffer ending within
             // `align` of `u64::MAX`; nothing can follow the array there.
-            let end = allocation.end();
-            let skipped = end
-                .checked_add(align - 1)
-                .map_or(0, |bumped| (bumped & !(align - 1)) - end);
-            carving.alignment_bytes += skipped;
+            let end = place.allocation.end();
+            let skipped = round_up(end, align).map_or(0, |bumped| bumped - end);
+            carving.alignment_bytes += skipped as usize;
             carving.arrays.push(CarvedArray {
                 element: entry.element.name,
-                offset: allocation.offset(),
+                offset: place.allocation.offset(),
                 bytes,
-                align,
+                align: align as usize,
                 pitch,
                 padding,
             });
-            carving.handles.push(Some((allocation, *entry)));
+            carving.handles.push(Some((place, *entry)));
         }
         Ok(carving)
-    }
-
-    /// Frees the arrays of a carving that were not taken out of it. They
-    /// were never handed out, so no stream can be using them: their bytes
-    /// come back at once.
-    ///
-    /// ```
-    /// # use gpu_aligned::arena::{Arena, Plan};
-    /// # let mut plan = Plan::new();
-    /// # let _a = plan.array::<u32>(10);
-    /// # let mut arena = Arena::host(4096)?;
-    /// let carving = arena.carve(&plan)?;
-    /// arena.free_carving(carving)?;
-    /// assert_eq!(arena.live(), 0);
-    /// # Ok::<(), Box<dyn std::error::Error>>(())
-    /// ```
-    ///
-    /// # Errors
-    ///
-    /// [`FreeFailed`] with the carving, untouched, if it came from another
-    /// arena or was invalidated by [`reset`](Arena::reset).
-    pub fn free_carving(
-        &mut self,
-        carving: Carving<B>,
-    ) -> Result<(), FreeFailed<Carving<B>, B::Error>> {
-        for (allocation, _) in carving.handles.iter().flatten() {
-            if let Err(error) = self.allocator.check_handle(allocation) {
-                return Err(FreeFailed {
-                    handle: carving,
-                    error: error.into(),
-                });
-            }
-        }
-        for (allocation, _) in carving.handles.into_iter().flatten() {
-            // Each was checked live just above, and they are distinct.
-            let _freed = self.allocator.free(allocation);
-        }
-        Ok(())
     }
 }

@@ -3,14 +3,16 @@
 
 use std::sync::{Mutex, MutexGuard, PoisonError};
 
-use super::{Arena, ArenaResult, ArenaSlice, FreeFailed};
+use super::{Arena, ArenaHandle, ArenaResult, ArenaSlice, FreeFailed};
 use crate::alloc::Stats;
 use crate::backend::Backend;
 use crate::GpuAligned;
 
 /// An [`Arena`] that can be shared between threads (`Sync` when the backend
 /// is `Send`). Allocation and freeing take the lock for one operation;
-/// reading or writing an array's elements goes through [`lock`](SyncArena::lock).
+/// dropping an array takes none (it queues the array for the arena's next
+/// call); reading or writing an array's elements goes through
+/// [`lock`](SyncArena::lock).
 #[derive(Debug)]
 pub struct SyncArena<B: Backend> {
     inner: Mutex<Arena<B>>,
@@ -47,11 +49,8 @@ impl<B: Backend> SyncArena<B> {
     /// # Errors
     ///
     /// As [`Arena::free`].
-    pub fn free<T>(
-        &self,
-        slice: ArenaSlice<T, B>,
-    ) -> Result<(), FreeFailed<ArenaSlice<T, B>, B::Error>> {
-        self.lock().free(slice)
+    pub fn free<H: ArenaHandle<B>>(&self, handle: H) -> Result<(), FreeFailed<H, B::Error>> {
+        self.lock().free(handle)
     }
 
     /// [`Arena::stats`] under the lock.

@@ -307,6 +307,27 @@ unsafe impl Backend for HostBuffer {
         Ok(())
     }
 
+    unsafe fn copy(
+        &self,
+        _stream: &(),
+        _src_tracking: &(),
+        src: Span,
+        _dst_tracking: &mut (),
+        dst: Span,
+    ) -> Result<(), HostBufferError> {
+        let from = self.at(src).ok_or(outside(src))?;
+        let to = self.at(dst).ok_or(outside(dst))?;
+        if src.len != dst.len {
+            return Err(outside(dst));
+        }
+        let len = usize::try_from(dst.len).map_err(|_| outside(dst))?;
+        // SAFETY: both ranges lie inside the buffer (checked by `at`) and
+        // are two distinct live arrays, which never overlap; the caller
+        // holds the first shared and the second exclusively.
+        unsafe { core::ptr::copy_nonoverlapping(from.cast_const(), to, len) };
+        Ok(())
+    }
+
     unsafe fn write_rows(
         &self,
         stream: &(),

@@ -225,6 +225,29 @@ pub unsafe trait Backend {
         dst: Span,
     ) -> Result<(), Self::Error>;
 
+    /// Copies the bytes of one array, `src`, into another of the same
+    /// length, `dst`, in `stream`'s order, without waiting: after the work
+    /// recorded on both, and recorded as a read of one and a write of the
+    /// other.
+    ///
+    /// # Safety
+    ///
+    /// `src` and `dst` are the bytes of two distinct live arrays inside the
+    /// buffer, of the same length, whose trackings these are; the caller
+    /// holds shared access to the first and exclusive access to the second.
+    ///
+    /// # Errors
+    ///
+    /// The backend's error.
+    unsafe fn copy(
+        &self,
+        stream: &Self::Stream,
+        src_tracking: &Self::Tracking,
+        src: Span,
+        dst_tracking: &mut Self::Tracking,
+        dst: Span,
+    ) -> Result<(), Self::Error>;
+
     /// Copies packed rows (`dst.rows` rows of `dst.row_bytes`, back to back)
     /// into the pitched rows `dst`, leaving the bytes between rows alone.
     ///

@@ -1,0 +1,213 @@
+//! What every array of an arena is made of: a [`Place`] (its block of the
+//! buffer, what the backend tracks for it, its element type's name, and the
+//! arena's list of returns), under a typed wrapper: [`ArenaSlice`] for a
+//! flat array, [`Pitched`](super::Pitched) for a 2D one, a structure of
+//! arrays' columns, a carving's arrays not taken yet. Dropping a place gives
+//! its bytes back (see [`returns`](super::returns) for how), so every
+//! wrapper frees on drop through the same code.
+
+use alloc_crate::sync::Arc;
+use core::fmt;
+use core::marker::PhantomData;
+
+use super::returns::Returns;
+use crate::alloc::Allocation;
+use crate::backend::{Backend, HostBuffer, Span};
+
+/// One array's place in its arena. Not nameable outside the crate; every
+/// handle holds one (or several).
+pub struct Place<B: Backend> {
+    pub(super) allocation: Allocation,
+    pub(super) tracking: B::Tracking,
+    /// The element type's name, for reports.
+    pub(super) element: &'static str,
+    /// `None` once the bytes were given back by hand: dropping then does
+    /// nothing.
+    returns: Option<Arc<Returns<B>>>,
+}
+
+impl<B: Backend> Place<B> {
+    pub(super) fn new(
+        allocation: Allocation,
+        element: &'static str,
+        returns: Arc<Returns<B>>,
+    ) -> Self {
+        Place {
+            allocation,
+            tracking: B::Tracking::default(),
+            element,
+            returns: Some(returns),
+        }
+    }
+
+    /// The array's bytes.
+    pub(super) fn span(&self) -> Span {
+        Span {
+            offset: self.allocation.offset(),
+            len: self.allocation.size(),
+        }
+    }
+
+    /// Whether the bytes are still this place's to give back.
+    pub(super) fn is_held(&self) -> bool {
+        self.returns.is_some()
+    }
+
+    /// The bytes were given back by hand: dropping the place does nothing.
+    pub(super) fn forget(&mut self) {
+        self.returns = None;
+    }
+}
+
+impl<B: Backend> Drop for Place<B> {
+    fn drop(&mut self) {
+        if let Some(returns) = self.returns.take() {
+            returns.push(self.allocation, core::mem::take(&mut self.tracking));
+        }
+    }
+}
+
+impl<B: Backend> fmt::Debug for Place<B> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Place")
+            .field("element", &self.element)
+            .field("offset", &self.allocation.offset())
+            .field("bytes", &self.allocation.size())
+            .finish()
+    }
+}
+
+/// A typed array in an [`Arena`](super::Arena): `len` elements of `T`.
+/// Dropping it gives its bytes back, as dropping a `Vec` or a `CudaSlice`
+/// does (on a device, once the work recorded on it on any stream has
+/// finished). It does not borrow the arena, so it can be kept in a struct of
+/// its own; it checks itself against the arena on every use, so one from
+/// another arena, or one outlived by an [`Arena::reset`](super::Arena::reset),
+/// is an error rather than a view of the wrong bytes.
+///
+/// It also holds what the backend tracks for this array alone (on a CUDA
+/// device: its read and write events), so work on different arrays is
+/// ordered independently.
+///
+/// ```
+/// use gpu_aligned::arena::Arena;
+///
+/// let mut arena = Arena::host(4096)?;
+/// for _ in 0..100 {
+///     let a = arena.alloc::<f32>(256)?; // 1 KiB of a 4 KiB arena
+///     assert_eq!((a.len(), a.size_bytes()), (256, 1024));
+/// } // dropped: its bytes are the next one's
+/// assert_eq!(arena.live(), 0);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub struct ArenaSlice<T, B: Backend = HostBuffer> {
+    pub(super) place: Place<B>,
+    pub(super) len: usize,
+    _element: PhantomData<T>,
+}
+
+impl<T, B: Backend> ArenaSlice<T, B> {
+    pub(super) fn new(place: Place<B>, len: usize) -> Self {
+        ArenaSlice {
+            place,
+            len,
+            _element: PhantomData,
+        }
+    }
+
+    /// Number of elements.
+    ///
+    /// ```
+    /// # let mut arena = gpu_aligned::arena::Arena::host(4096)?;
+    /// let a = arena.alloc::<u8>(3)?;
+    /// assert_eq!(a.len(), 3);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// Whether the array has no elements (never true: zero-length arrays are
+    /// refused).
+    ///
+    /// ```
+    /// # let mut arena = gpu_aligned::arena::Arena::host(4096)?;
+    /// let a = arena.alloc::<u8>(3)?;
+    /// assert!(!a.is_empty());
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// Size in bytes.
+    ///
+    /// ```
+    /// # let mut arena = gpu_aligned::arena::Arena::host(4096)?;
+    /// let a = arena.alloc::<u64>(3)?;
+    /// assert_eq!(a.size_bytes(), 24);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn size_bytes(&self) -> usize {
+        // A block of a buffer this host can address.
+        self.place.allocation.size() as usize
+    }
+
+    /// The array's bytes.
+    pub(super) fn span(&self) -> Span {
+        self.place.span()
+    }
+}
+
+impl<T, B: Backend> fmt::Debug for ArenaSlice<T, B> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ArenaSlice")
+            .field("type", &core::any::type_name::<T>())
+            .field("offset", &self.place.allocation.offset())
+            .field("len", &self.len)
+            .finish()
+    }
+}
+
+mod sealed {
+    use super::{Backend, Place};
+
+    /// Visits the places of a handle.
+    pub trait Places<B: Backend> {
+        fn places(&mut self, each: &mut dyn FnMut(&mut Place<B>));
+    }
+
+    /// The place of a one-array handle.
+    pub trait OnePlace<B: Backend> {
+        fn place(&self) -> &Place<B>;
+    }
+}
+
+pub(super) use sealed::{OnePlace, Places};
+
+/// Something that holds arrays of an arena on backend `B`, which
+/// [`Arena::free`](super::Arena::free) gives back: an [`ArenaSlice`], a
+/// [`Pitched`](super::Pitched) array, a [`Carving`](super::Carving), a
+/// structure of arrays' columns. Sealed: the crate's handles only.
+pub trait ArenaHandle<B: Backend>: Places<B> {}
+
+impl<T, B: Backend> Places<B> for ArenaSlice<T, B> {
+    fn places(&mut self, each: &mut dyn FnMut(&mut Place<B>)) {
+        each(&mut self.place);
+    }
+}
+
+impl<T, B: Backend> ArenaHandle<B> for ArenaSlice<T, B> {}
+
+/// A handle of one array, flat or pitched, whose place in the buffer
+/// [`Arena::offset`](super::Arena::offset) and
+/// [`Arena::address`](super::Arena::address) tell. Sealed.
+pub trait ArenaArray<B: Backend>: ArenaHandle<B> + OnePlace<B> {}
+
+impl<T, B: Backend> OnePlace<B> for ArenaSlice<T, B> {
+    fn place(&self) -> &Place<B> {
+        &self.place
+    }
+}
+
+impl<T, B: Backend> ArenaArray<B> for ArenaSlice<T, B> {}

@@ -1,0 +1,399 @@
+//! Every way to make an arena: [`ArenaOptions`] says the alignments and the
+//! growth policy, then makes the arena over a fresh host buffer, a fresh
+//! device buffer, a backend of the caller's, or a buffer sized exactly for
+//! a [`Plan`]. [`Arena::host`] and [`Arena::device`] are its defaults.
+
+use super::growth::GrowthPolicy;
+use super::returns::ReturnsOwner;
+use super::{Arena, ArenaError, ArenaResult, Plan};
+use crate::align::{offset_of, ARRAY_ALIGN, PITCH_ALIGN};
+use crate::alloc::{AllocError, Allocator};
+use crate::backend::{Backend, HostBuffer, HostVm};
+use alloc_crate::collections::VecDeque;
+use alloc_crate::vec::Vec;
+#[cfg(feature = "cuda")]
+use {
+    crate::backend::cuda::{CudaBackend, CudaError},
+    crate::backend::cuda_vm::CudaVm,
+    alloc_crate::sync::Arc,
+    cudarc::driver::CudaStream,
+};
+
+/// How to make an [`Arena`]: the alignment of array starts (default 256
+/// bytes, [`ARRAY_ALIGN`]), of pitched rows (default 512,
+/// [`PITCH_ALIGN`]), and whether it grows ([`GrowthPolicy`], default
+/// fixed); then where its bytes live.
+///
+/// ```
+/// use gpu_aligned::arena::{ArenaOptions, GrowthPolicy};
+///
+/// let arena = ArenaOptions::new()
+///     .min_align(4096)
+///     .growth(GrowthPolicy::up_to(64 << 20))
+///     .host(2 << 20)?;
+/// assert_eq!((arena.min_align(), arena.capacity()), (4096, 2 << 20));
+/// assert!(arena.growth().grows());
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ArenaOptions {
+    min_align: usize,
+    pitch_align: usize,
+    growth: GrowthPolicy,
+}
+
+impl Default for ArenaOptions {
+    fn default() -> Self {
+        ArenaOptions::new()
+    }
+}
+
+impl ArenaOptions {
+    /// The defaults: arrays on 256-byte boundaries, rows on 512, no growth.
+    ///
+    /// ```
+    /// let arena = gpu_aligned::arena::ArenaOptions::new().host(4096)?;
+    /// assert_eq!((arena.min_align(), arena.pitch_align()), (256, 512));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub const fn new() -> Self {
+        ArenaOptions {
+            min_align: ARRAY_ALIGN,
+            pitch_align: PITCH_ALIGN,
+            growth: GrowthPolicy::fixed(),
+        }
+    }
+
+    /// Every array starts on a multiple of `align` bytes (a power of two),
+    /// or of its element's alignment where that is larger.
+    ///
+    /// ```
+    /// let arena = gpu_aligned::arena::ArenaOptions::new().min_align(64).host(4096)?;
+    /// assert_eq!(arena.min_align(), 64);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub const fn min_align(self, align: usize) -> Self {
+        ArenaOptions {
+            min_align: align,
+            ..self
+        }
+    }
+
+    /// Every pitched row is a multiple of `align` bytes long (a power of
+    /// two).
+    ///
+    /// ```
+    /// let arena = gpu_aligned::arena::ArenaOptions::new().pitch_align(128).host(4096)?;
+    /// assert_eq!(arena.pitch_align(), 128);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub const fn pitch_align(self, align: usize) -> Self {
+        ArenaOptions {
+            pitch_align: align,
+            ..self
+        }
+    }
+
+    /// The arena grows in place as `policy` says when an array does not
+    /// fit (its initial length is the one the arena is made with).
+    ///
+    /// ```
+    /// use gpu_aligned::arena::{ArenaOptions, GrowthPolicy};
+    ///
+    /// let mut arena = ArenaOptions::new().growth(GrowthPolicy::up_to(16 << 20)).host(2 << 20)?;
+    /// let small = arena.alloc_from(&[1u32, 2, 3, 4])?;
+    /// let at = arena.address(&small)?;
+    /// let big = arena.alloc::<f32>(1 << 20)?; // 4 MiB: the arena grows
+    /// assert!(arena.capacity() >= 4 << 20);
+    /// assert_eq!(arena.address(&small)?, at); // nothing moved
+    /// assert_eq!(arena.get(&small)?, &[1, 2, 3, 4]);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub const fn growth(self, policy: GrowthPolicy) -> Self {
+        ArenaOptions {
+            growth: policy,
+            ..self
+        }
+    }
+
+    fn check_alignments<E>(&self) -> Result<(), ArenaError<E>> {
+        for align in [self.min_align, self.pitch_align] {
+            if !align.is_power_of_two() {
+                return Err(ArenaError::AlignNotPowerOfTwo {
+                    align: offset_of(align),
+                });
+            }
+        }
+        Ok(())
+    }
+
+    /// An arena over `backend`, which keeps its length unless the options
+    /// grow (then up to the backend's [`max_len`](Backend::max_len)).
+    ///
+    /// ```
+    /// use gpu_aligned::arena::ArenaOptions;
+    /// use gpu_aligned::backend::HostBuffer;
+    ///
+    /// let arena = ArenaOptions::new().min_align(64).over(HostBuffer::new(4096, 256)?)?;
+    /// assert_eq!((arena.min_align(), arena.capacity()), (64, 4096));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// [`ArenaError::AlignNotPowerOfTwo`] for a bad alignment;
+    /// [`ArenaError::MisalignedBase`] if the buffer's address is not a
+    /// multiple of the minimum alignment.
+    pub fn over<B: Backend>(self, backend: B) -> ArenaResult<Arena<B>, B> {
+        let growth = match self.growth.grows() {
+            true => GrowthPolicy::up_to(self.growth.max().min(backend.max_len()))
+                .with_chunk(self.growth.chunk())
+                .with_initial(backend.len()),
+            false => GrowthPolicy::fixed().with_initial(backend.len()),
+        };
+        self.build(backend, growth)
+    }
+
+    fn build<B: Backend>(self, backend: B, growth: GrowthPolicy) -> ArenaResult<Arena<B>, B> {
+        self.check_alignments()?;
+        let base = backend.base_address();
+        let min_align = offset_of(self.min_align);
+        if base % min_align != 0 {
+            return Err(ArenaError::MisalignedBase {
+                base,
+                align: min_align,
+            });
+        }
+        // Every array starts on a multiple of `min_align`, so the bytes after
+        // one array up to the next multiple could never start another: the
+        // allocator rounds blocks up to it instead of keeping those slivers
+        // in its free lists.
+        let allocator = Allocator::with_granularity(backend.len(), min_align)?;
+        let base_align = match base {
+            0 => 1 << 63,
+            _ => 1 << base.trailing_zeros(),
+        };
+        Ok(Arena {
+            returns: ReturnsOwner::new(),
+            allocator,
+            backend,
+            min_align: self.min_align,
+            pitch_align: self.pitch_align,
+            base_align,
+            pending: VecDeque::new(),
+            returned: Vec::new(),
+            growth,
+        })
+    }
+
+    /// An arena over a fresh, zeroed host buffer of `len` bytes (the
+    /// initial length, if the options grow: then the policy's maximum is
+    /// reserved as address space, at no cost in memory, and committed a
+    /// chunk at a time).
+    ///
+    /// ```
+    /// let arena = gpu_aligned::arena::ArenaOptions::new().host(1 << 20)?;
+    /// assert_eq!(arena.capacity(), 1 << 20);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// [`ArenaError::AlignNotPowerOfTwo`] for a bad alignment,
+    /// [`ArenaError::Growth`] for a policy whose chunk is not a multiple of
+    /// the page size or whose initial length is above its maximum,
+    /// [`ArenaError::Backend`] if the buffer cannot be made.
+    pub fn host(self, len: usize) -> Result<Arena<HostBuffer>, ArenaError> {
+        self.check_alignments()?;
+        let align = offset_of(self.min_align.max(self.pitch_align));
+        if !self.growth.grows() {
+            let buffer = HostBuffer::new(offset_of(len), align).map_err(ArenaError::Backend)?;
+            return self.over(buffer);
+        }
+        let (initial, max) = self
+            .growth
+            .with_initial(offset_of(len))
+            .resolve(HostVm::page_size())
+            .map_err(ArenaError::Growth)?;
+        let buffer = HostBuffer::growable(initial, max, align).map_err(ArenaError::Backend)?;
+        let growth = GrowthPolicy::up_to(max)
+            .with_chunk(self.growth.chunk())
+            .with_initial(initial);
+        self.build(buffer, growth)
+    }
+
+    /// A fixed host arena of exactly the bytes `plan` needs with these
+    /// alignments ([`Plan::bytes_needed`]): it [carves](Arena::carve) the
+    /// plan once, with nothing to spare.
+    ///
+    /// ```
+    /// use gpu_aligned::arena::{ArenaOptions, Plan};
+    ///
+    /// let mut plan = Plan::new();
+    /// let points = plan.array::<[f32; 4]>(1000);
+    /// let image = plan.pitched::<f32>(640, 480);
+    /// let mut arena = ArenaOptions::new().host_for(&plan)?;
+    /// let mut carving = arena.carve(&plan)?;
+    /// let (points, image) = (carving.take(points)?, carving.take_pitched(image)?);
+    /// assert_eq!(arena.stats().largest_free_block, 0);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// [`ArenaError::Alloc`] for a plan whose size cannot be computed (an
+    /// empty array, an overflow), or as [`host`](ArenaOptions::host).
+    pub fn host_for(self, plan: &Plan) -> Result<Arena<HostBuffer>, ArenaError> {
+        let bytes = self.plan_bytes(plan)?;
+        self.growth(GrowthPolicy::fixed()).host(bytes)
+    }
+
+    fn plan_bytes<E>(&self, plan: &Plan) -> Result<usize, ArenaError<E>> {
+        let bytes = plan.bytes_needed(offset_of(self.min_align), offset_of(self.pitch_align))?;
+        crate::align::bytes_of(bytes).ok_or(ArenaError::Alloc(AllocError::SizeOverflow))
+    }
+
+    /// An arena over a fresh, zeroed device buffer of `len` bytes on
+    /// `stream`'s device (feature `cuda`); copies run on `stream` unless
+    /// [`on`](Arena::on) names another. If the options grow, it lives on
+    /// CUDA virtual memory: the policy's maximum (at most the device's
+    /// memory) is reserved as device addresses, `len` mapped and zeroed,
+    /// and when an array does not fit, the next chunks are mapped onto the
+    /// end and zeroed; the base address never changes, so every device
+    /// pointer handed out stays valid. Where the device lacks virtual
+    /// memory management, the arena is one fixed buffer of `len` bytes
+    /// instead, and [`growth()`](Arena::growth) says it does not grow.
+    ///
+    /// ```no_run
+    /// use gpu_aligned::arena::{ArenaOptions, GrowthPolicy};
+    /// use gpu_aligned::backend::cuda::cudarc::driver::CudaContext;
+    ///
+    /// let stream = CudaContext::new(0)?.default_stream();
+    /// let growing = ArenaOptions::new().growth(GrowthPolicy::up_to(16 << 30));
+    /// let mut arena = growing.device(&stream, 2 << 20)?;
+    /// let first = arena.alloc::<f32>(1000)?;
+    /// let at = arena.address(&first)?;
+    /// let big = arena.alloc::<f32>(1 << 30)?; // 4 GiB: chunks are mapped
+    /// assert_eq!(arena.address(&first)?, at); // nothing moved
+    /// drop(big);
+    /// arena.trim()?; // the 4 GiB go back to the device
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// As [`CudaBackend::new`] and [`CudaBackend::growable`], inside
+    /// [`ArenaError::Backend`]; [`ArenaError::Growth`] for a bad policy;
+    /// [`ArenaError::AlignNotPowerOfTwo`] or [`ArenaError::MisalignedBase`]
+    /// for an alignment that is not a power of two or that the buffer's
+    /// base lacks.
+    #[cfg(feature = "cuda")]
+    pub fn device(
+        self,
+        stream: &Arc<CudaStream>,
+        len: usize,
+    ) -> ArenaResult<Arena<CudaBackend>, CudaBackend> {
+        self.check_alignments()?;
+        let context = stream.context();
+        let vm_error = |e| ArenaError::Backend(CudaError::Vm(e));
+        if !self.growth.grows() || !CudaVm::supported(context).map_err(vm_error)? {
+            let backend = CudaBackend::new(stream, offset_of(len)).map_err(ArenaError::Backend)?;
+            return self.growth(GrowthPolicy::fixed()).over(backend);
+        }
+        let granularity = CudaVm::granularity(context).map_err(vm_error)?;
+        let total = context.total_mem().map_err(|error| {
+            ArenaError::Backend(CudaError::Driver {
+                op: "cuDeviceTotalMem",
+                error,
+            })
+        })?;
+        let policy = GrowthPolicy::up_to(self.growth.max().min(offset_of(total)))
+            .with_chunk(self.growth.chunk())
+            .with_initial(offset_of(len));
+        let (initial, max) = policy.resolve(granularity).map_err(ArenaError::Growth)?;
+        let backend = CudaBackend::growable(stream, initial, max, policy.chunk())
+            .map_err(ArenaError::Backend)?;
+        let growth = GrowthPolicy::up_to(max)
+            .with_chunk(policy.chunk())
+            .with_initial(initial);
+        self.build(backend, growth)
+    }
+
+    /// A fixed device arena of exactly the bytes `plan` needs (feature
+    /// `cuda`); see [`host_for`](ArenaOptions::host_for).
+    ///
+    /// ```no_run
+    /// use gpu_aligned::arena::{ArenaOptions, Plan};
+    /// use gpu_aligned::backend::cuda::cudarc::driver::CudaContext;
+    ///
+    /// let stream = CudaContext::new(0)?.default_stream();
+    /// let mut plan = Plan::new();
+    /// let weights = plan.array::<f32>(1 << 20);
+    /// let mut arena = ArenaOptions::new().device_for(&stream, &plan)?;
+    /// let weights = arena.carve(&plan)?.take(weights)?;
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// As [`host_for`](ArenaOptions::host_for) and
+    /// [`device`](ArenaOptions::device).
+    #[cfg(feature = "cuda")]
+    pub fn device_for(
+        self,
+        stream: &Arc<CudaStream>,
+        plan: &Plan,
+    ) -> ArenaResult<Arena<CudaBackend>, CudaBackend> {
+        let bytes = self.plan_bytes(plan)?;
+        self.growth(GrowthPolicy::fixed()).device(stream, bytes)
+    }
+}
+
+impl Arena<HostBuffer> {
+    /// An arena over a fresh, zeroed host buffer of `len` bytes, with the
+    /// default [options](ArenaOptions).
+    ///
+    /// ```
+    /// use gpu_aligned::arena::Arena;
+    ///
+    /// let arena = Arena::host(1 << 20)?;
+    /// assert_eq!(arena.capacity(), 1 << 20);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// [`ArenaError::Backend`] if the buffer cannot be made.
+    pub fn host(len: usize) -> Result<Self, ArenaError> {
+        ArenaOptions::new().host(len)
+    }
+}
+
+#[cfg(feature = "cuda")]
+impl Arena<CudaBackend> {
+    /// An arena over a fresh, zeroed device buffer of `len` bytes on
+    /// `stream`'s device, with the default [options](ArenaOptions): array
+    /// starts on multiples of 256 bytes, row pitches on multiples of 512
+    /// (what `cuMemAllocPitch` does). Copies run on `stream` unless
+    /// [`on`](Arena::on) names another.
+    ///
+    /// ```no_run
+    /// use gpu_aligned::arena::Arena;
+    /// use gpu_aligned::backend::cuda::cudarc::driver::CudaContext;
+    /// use gpu_aligned::vector::float4;
+    ///
+    /// let stream = CudaContext::new(0)?.default_stream();
+    /// let mut arena = Arena::device(&stream, 64 << 20)?;
+    /// let points = arena.alloc_zeros::<float4>(1000)?;
+    /// let weights = arena.alloc_from(&vec![1.0f32; 1000])?;
+    /// assert_eq!(arena.address(&weights)? % 256, 0);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// As [`CudaBackend::new`], inside [`ArenaError::Backend`].
+    pub fn device(stream: &Arc<CudaStream>, len: usize) -> ArenaResult<Self, CudaBackend> {
+        ArenaOptions::new().device(stream, len)
+    }
+}

@@ -1,0 +1,334 @@
+//! The one way an array's bytes are reserved ([`Arena::reserve`]) and the one
+//! way they come back ([`Arena::give_back`]), and the verbs built on them:
+//! allocating (plain, zeroed, filled from a slice), freeing by hand, taking
+//! dropped arrays back, waiting for the device, resetting.
+//!
+//! A dropped array comes back at the arena's next `&mut` call: its block
+//! sits on the shared list until then (see the `returns` module), and
+//! [`reserve`](Arena::reserve) takes the list first. On a device the bytes
+//! are then handed out again only once the fence the backend recorded at
+//! that point has passed: every use recorded on the array, on any stream,
+//! has finished.
+
+use core::any::type_name;
+use core::mem::size_of;
+
+use super::handle::{ArenaHandle, Place};
+use super::{Arena, ArenaError, ArenaResult, ArenaSlice, FreeFailed};
+use crate::align::offset_of;
+use crate::alloc::{AllocError, Allocation};
+use crate::backend::Backend;
+use crate::GpuAligned;
+
+/// What one array asks of [`Arena::reserve`]: its bytes and alignment, and,
+/// for whatever watches arrays come and go, its element type.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct Request {
+    pub(super) bytes: u64,
+    pub(super) align: usize,
+    pub(super) element: &'static str,
+}
+
+impl Request {
+    /// A flat array of `len` elements of `T` at `align`.
+    pub(super) fn array<T>(len: usize, align: usize) -> Result<Request, AllocError> {
+        let bytes = offset_of(len)
+            .checked_mul(offset_of(size_of::<T>()))
+            .ok_or(AllocError::SizeOverflow)?;
+        Ok(Request {
+            bytes,
+            align,
+            element: type_name::<T>(),
+        })
+    }
+}
+
+impl<B: Backend> Arena<B> {
+    /// Reserves the bytes of one array: every array of the arena, flat,
+    /// pitched, carved or a column, is reserved here. Dropped arrays come
+    /// back first, then freed ones whose fences have passed; when nothing
+    /// fits, a growing arena grows, and only then are pending frees waited
+    /// for. `align` is relative to the buffer's address, which is checked to
+    /// be aligned as well.
+    pub(super) fn reserve(&mut self, request: Request) -> ArenaResult<Place<B>, B> {
+        let Request {
+            bytes,
+            align,
+            element,
+        } = request;
+        let align = offset_of(align);
+        // `align` is a power of two (the allocator refuses others), so a
+        // compare replaces a division.
+        if align > self.base_align && align.is_power_of_two() {
+            return Err(ArenaError::MisalignedBase {
+                base: self.backend.base_address(),
+                align,
+            });
+        }
+        self.take_returns(false);
+        if !self.pending.is_empty() {
+            self.reclaim()?;
+        }
+        let allocation = self.allocate(bytes, align)?;
+        Ok(Place::new(allocation, element, self.returns.share()))
+    }
+
+    /// The allocator's block for `bytes` at `align`, growing the arena or
+    /// waiting for pending frees when nothing fits.
+    fn allocate(&mut self, bytes: u64, align: u64) -> ArenaResult<Allocation, B> {
+        let refused = match self.allocator.alloc(bytes, align) {
+            Err(
+                error @ (AllocError::OutOfMemory { .. } | AllocError::SizeExceedsCapacity { .. }),
+            ) => ArenaError::Alloc(error),
+            other => return Ok(other?),
+        };
+        // Arrays dropped on other threads may not have been counted yet.
+        if self.take_returns(true) {
+            if let Ok(allocation) = self.allocator.alloc(bytes, align) {
+                return Ok(allocation);
+            }
+        }
+        // Nothing fits. Growing waits for no stream, waiting for the pending
+        // frees may, so a growing arena grows first.
+        let refused = match self.grow_for(bytes, align) {
+            Ok(true) => return Ok(self.allocator.alloc(bytes, align)?),
+            Ok(false) => refused,
+            Err(error) => error,
+        };
+        if self.pending.is_empty() {
+            return Err(refused);
+        }
+        self.drain_pending()?;
+        match self.allocator.alloc(bytes, align) {
+            Err(AllocError::OutOfMemory { .. }) => Err(refused),
+            other => Ok(other?),
+        }
+    }
+
+    /// Gives back the bytes of a live array: every array's bytes come back
+    /// here, dropped or freed. At once when no stream can still use them,
+    /// otherwise once the fence the backend records now has passed.
+    ///
+    /// On an error `tracking` is as it was (the backend's promise) and the
+    /// bytes are still the array's.
+    pub(super) fn give_back(
+        &mut self,
+        allocation: Allocation,
+        tracking: &mut B::Tracking,
+    ) -> ArenaResult<(), B> {
+        if !self.backend.needs_retire(tracking) {
+            // The allocator checks the handle itself.
+            return Ok(self.allocator.free(allocation)?);
+        }
+        self.allocator.check_handle(&allocation)?;
+        match self.backend.retire(tracking).map_err(ArenaError::Backend)? {
+            None => Ok(self.allocator.free(allocation)?),
+            Some(fence) => {
+                self.pending.push_back((allocation, fence));
+                Ok(())
+            }
+        }
+    }
+
+    /// Gives back the arrays dropped since the last call; `force` takes the
+    /// list's lock even when its count says it is empty (a drop on another
+    /// thread may not show yet). Returns whether any came back.
+    ///
+    /// An array of another generation (dropped after a reset) is refused by
+    /// the allocator's stamp and only its tracking is dropped, so a stale
+    /// entry never frees a newer array in the same slot. One the backend
+    /// failed to retire goes back on the list, for the next call.
+    fn take_returns(&mut self, force: bool) -> bool {
+        if !force && self.returns.get().queued() == 0 {
+            return false;
+        }
+        let mut returned = core::mem::take(&mut self.returned);
+        self.returns.get().take(&mut returned);
+        let any = !returned.is_empty();
+        for (allocation, mut tracking) in returned.drain(..) {
+            if let Err(ArenaError::Backend(_)) = self.give_back(allocation, &mut tracking) {
+                self.returns.get().push(allocation, tracking);
+            }
+        }
+        self.returned = returned;
+        any
+    }
+
+    /// Hands the bytes of given-back arrays whose fences have passed back
+    /// to the allocator, oldest first, without waiting.
+    fn reclaim(&mut self) -> ArenaResult<(), B> {
+        while let Some((_, fence)) = self.pending.front() {
+            if !self
+                .backend
+                .fence_passed(fence)
+                .map_err(ArenaError::Backend)?
+            {
+                break;
+            }
+            if let Some((allocation, _)) = self.pending.pop_front() {
+                // Checked live when it was given back, and nothing else
+                // frees it.
+                self.allocator.free(allocation)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Takes back every dropped array, waits for every pending free and
+    /// hands its bytes back.
+    pub(super) fn drain_pending(&mut self) -> ArenaResult<(), B> {
+        self.take_returns(true);
+        while let Some((_, fence)) = self.pending.front() {
+            self.backend
+                .wait_fence(fence)
+                .map_err(ArenaError::Backend)?;
+            if let Some((allocation, _)) = self.pending.pop_front() {
+                self.allocator.free(allocation)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Frees every array at once; every handle made before becomes stale
+    /// (and drops harmlessly). On a device it first waits until no work
+    /// that may use the buffer is pending, since arrays still in use on a
+    /// stream cannot be told apart from the others.
+    ///
+    /// ```
+    /// # let mut arena = gpu_aligned::arena::Arena::host(4096)?;
+    /// let a = arena.alloc::<u8>(10)?;
+    /// arena.reset()?;
+    /// assert_eq!(arena.live(), 0);
+    /// assert!(arena.offset(&a).is_err()); // stale
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// [`ArenaError::Backend`] if the backend cannot wait; the arena is then
+    /// left as it was.
+    pub fn reset(&mut self) -> ArenaResult<(), B> {
+        self.backend.quiesce().map_err(ArenaError::Backend)?;
+        // Nothing can use the queued arrays any more: their trackings go.
+        self.returns.get().take(&mut self.returned);
+        self.returned.clear();
+        self.pending.clear();
+        self.allocator.reset();
+        Ok(())
+    }
+
+    /// Allocates an array of `len` elements of `T`, starting at a multiple of
+    /// [`align_for::<T>()`](Arena::align_for). The bytes are whatever the
+    /// buffer held (zeros for a fresh buffer, an earlier array's elements
+    /// for reused bytes): [`alloc_zeros`](Arena::alloc_zeros) and
+    /// [`alloc_from`](Arena::alloc_from) set them.
+    ///
+    /// ```
+    /// # let mut arena = gpu_aligned::arena::Arena::host(4096)?;
+    /// let a = arena.alloc::<f32>(100)?;
+    /// assert_eq!(a.len(), 100);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// [`ArenaError::Alloc`] with [`AllocError::ZeroSize`] for `len == 0`,
+    /// [`AllocError::SizeOverflow`] when `len * size_of::<T>()` overflows,
+    /// or the allocator's other errors (out of memory among them).
+    pub fn alloc<T: GpuAligned>(&mut self, len: usize) -> ArenaResult<ArenaSlice<T, B>, B> {
+        let request = Request::array::<T>(len, self.align_for::<T>())?;
+        Ok(ArenaSlice::new(self.reserve(request)?, len))
+    }
+
+    /// Allocates an array of `len` elements of `T`, every byte zero (on a
+    /// device, zeroed on the arena's stream).
+    ///
+    /// ```
+    /// # let mut arena = gpu_aligned::arena::Arena::host(4096)?;
+    /// let mut a = arena.alloc::<u32>(4)?;
+    /// arena.write(&mut a, &[1, 2, 3, 4])?;
+    /// drop(a);
+    /// let b = arena.alloc_zeros::<u32>(4)?; // the same bytes, zeroed
+    /// assert_eq!(arena.to_vec(&b)?, [0, 0, 0, 0]);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// As [`alloc`](Arena::alloc), and [`ArenaError::Backend`] if the
+    /// zero-fill fails (the array is given back then).
+    pub fn alloc_zeros<T: GpuAligned>(&mut self, len: usize) -> ArenaResult<ArenaSlice<T, B>, B> {
+        let mut array = self.alloc::<T>(len)?;
+        self.zero(&mut array)?;
+        Ok(array)
+    }
+
+    /// Allocates an array holding a copy of `src` (on a device, copied on
+    /// the arena's stream), as cudarc's `clone_htod` does.
+    ///
+    /// ```
+    /// # let mut arena = gpu_aligned::arena::Arena::host(4096)?;
+    /// let a = arena.alloc_from(&[1.0f32, 2.0, 3.0])?;
+    /// assert_eq!((a.len(), arena.to_vec(&a)?), (3, vec![1.0, 2.0, 3.0]));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// As [`alloc`](Arena::alloc) (an empty `src` is
+    /// [`AllocError::ZeroSize`]), and [`ArenaError::Backend`] if the copy
+    /// fails (the array is given back then).
+    pub fn alloc_from<T: GpuAligned>(&mut self, src: &[T]) -> ArenaResult<ArenaSlice<T, B>, B> {
+        let mut array = self.alloc::<T>(src.len())?;
+        self.write(&mut array, src)?;
+        Ok(array)
+    }
+
+    /// Gives an array (or every array a handle holds) back now, as dropping
+    /// it would, but says when the handle is not this arena's. Never needed:
+    /// dropping is enough.
+    ///
+    /// ```
+    /// use gpu_aligned::arena::Arena;
+    ///
+    /// let mut mine = Arena::host(4096)?;
+    /// let mut theirs = Arena::host(4096)?;
+    /// let a = mine.alloc::<u32>(4)?;
+    /// let refused = theirs.free(a).unwrap_err(); // not `theirs`'s
+    /// mine.free(refused.handle)?;               // still live where it belongs
+    /// assert_eq!(mine.live(), 0);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// [`FreeFailed`] with the handle itself when it is another arena's or
+    /// stale ([`ArenaError::Handle`]: nothing was given back), or when the
+    /// backend failed ([`ArenaError::Backend`]): the arrays given back
+    /// before the failure are gone from the handle, the others still live.
+    pub fn free<H: ArenaHandle<B>>(&mut self, mut handle: H) -> Result<(), FreeFailed<H, B::Error>> {
+        let mut checked = Ok(());
+        handle.places(&mut |place| {
+            if place.is_held() && checked.is_ok() {
+                checked = self.allocator.check_handle(&place.allocation);
+            }
+        });
+        if let Err(error) = checked {
+            return Err(FreeFailed {
+                handle,
+                error: error.into(),
+            });
+        }
+        let mut given = Ok(());
+        handle.places(&mut |place| {
+            if !place.is_held() || given.is_err() {
+                return;
+            }
+            given = self.give_back(place.allocation, &mut place.tracking);
+            if given.is_ok() {
+                place.forget();
+            }
+        });
+        given.map_err(|error| FreeFailed { handle, error })
+    }
+}
