@@ -130,7 +130,7 @@ fn steady_state(arena: &mut Arena<CudaBackend>, seed: u64) -> Res<f64> {
 /// A device arena grown in place from one chunk to 1 GiB by 512
 /// allocations of 2 MiB, all freed again.
 fn grown_arena(stream: &Arc<CudaStream>) -> Res<Arena<CudaBackend>> {
-    let mut arena = Arena::device_growing(stream, GrowthPolicy::up_to(2 * GIB))?;
+    let mut arena = ArenaOptions::new().growing_device(stream, GrowthPolicy::up_to(2 * GIB))?;
     let mut arrays = Vec::new();
     while arena.capacity() < GIB {
         arrays.push(arena.alloc::<u8>(2 << 20)?);

@@ -1,6 +1,7 @@
 //! The typed arena over host memory: aligned starts, safe views, no overlap.
 
-use gpu_aligned::arena::{Arena, DEFAULT_MIN_ALIGN};
+use gpu_aligned::arena::ArenaOptions;
+use gpu_aligned::arena::{Arena, ARRAY_ALIGN};
 use gpu_aligned::backend::Backend;
 use gpu_aligned::vector::{double2, float4};
 
@@ -14,7 +15,7 @@ fn arrays_start_on_the_minimum_alignment() {
     let c = arena.alloc::<float4>(7).unwrap();
     let d = arena.alloc::<u16>(1).unwrap();
     let base = arena.backend().base_address();
-    assert_eq!(base % DEFAULT_MIN_ALIGN, 0);
+    assert_eq!(base % ARRAY_ALIGN as u64, 0);
     for (offset, address) in [
         (arena.offset(&a).unwrap(), arena.address(&a).unwrap()),
         (arena.offset(&b).unwrap(), arena.address(&b).unwrap()),
@@ -35,18 +36,18 @@ fn arrays_start_on_the_minimum_alignment() {
 #[test]
 fn minimum_alignment_is_configurable() {
     for min_align in [1, 2, 64, 512, 4096] {
-        let mut arena = Arena::host_with_alignment(1 << 18, min_align, 512).unwrap();
-        assert_eq!(arena.backend().base_address() % min_align.max(256), 0);
+        let mut arena = ArenaOptions::new().min_align(min_align).pitch_align(512).host(1 << 18).unwrap();
+        assert_eq!(arena.backend().base_address() % min_align.max(256) as u64, 0);
         let mut handles = Vec::new();
         for len in 1..20 {
             handles.push(arena.alloc::<u8>(len).unwrap());
         }
         let wide = arena.alloc::<double2>(3).unwrap();
         for handle in &handles {
-            assert_eq!(arena.address(handle).unwrap() % min_align, 0);
+            assert_eq!(arena.address(handle).unwrap() % min_align as u64, 0);
         }
         // The element's own alignment wins when it is larger.
-        assert_eq!(arena.address(&wide).unwrap() % min_align.max(16), 0);
+        assert_eq!(arena.address(&wide).unwrap() % min_align.max(16) as u64, 0);
         assert_consistent(arena.allocator());
     }
 }

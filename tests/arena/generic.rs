@@ -52,7 +52,7 @@ where
     let (width, height) = (300usize, 7usize);
     let mut image = arena.alloc_pitched::<f32>(width, height).unwrap();
     assert_eq!(image.pitch(), 1536);
-    assert_eq!(arena.pitched_address(&image).unwrap() % 512, 0);
+    assert_eq!(arena.address(&image).unwrap() % 512, 0);
     let packed: Vec<f32> = (0..width * height).map(|i| i as f32 * 0.5).collect();
     arena.write_rows(&mut image, &packed).unwrap();
     let mut back = vec![f32::NAN; width * height];
@@ -86,6 +86,6 @@ where
     assert_eq!(arena.live(), 3);
     arena.free(a).unwrap();
     arena.free(b).unwrap();
-    arena.free_pitched(image).unwrap();
+    arena.free(image).unwrap();
     assert_eq!(arena.live(), 0);
 }

@@ -6,6 +6,8 @@
 //! threads sharing an arena, with or without its lock, reach only their own
 //! arrays, even while another thread resets it.
 
+use gpu_aligned::arena::ArenaOptions;
+use crate::support::GrowingArena;
 use gpu_aligned::alloc::Allocator;
 use gpu_aligned::arena::{Arena, ArenaError, Plan};
 use gpu_aligned::backend::HostBuffer;
@@ -141,7 +143,7 @@ fn the_arena_survives_extreme_lengths() {
     assert!(arena.row(&image, usize::MAX).is_err());
     assert!(arena.row(&image, 2).is_err());
     arena.free(a).unwrap();
-    arena.free_pitched(image).unwrap();
+    arena.free(image).unwrap();
     assert_eq!(arena.live(), 0);
 }
 
@@ -158,13 +160,13 @@ fn arenas_refuse_extreme_alignments_and_lengths() {
         (4096, 256, 1 << 63),
     ] {
         assert!(
-            Arena::host_with_alignment(len, min_align, pitch_align).is_err(),
+            ArenaOptions::new().min_align(min_align).pitch_align(pitch_align).host(len as usize).is_err(),
             "{len} {min_align} {pitch_align}"
         );
     }
     // Alignments the buffer's address cannot give are refused per request.
     let buffer = HostBuffer::new(4096, 256).unwrap();
-    let mut arena = Arena::with_alignment(buffer, 1, 1 << 62).unwrap();
+    let mut arena = ArenaOptions::new().min_align(1).pitch_align(1 << 62).over(buffer).unwrap();
     assert!(arena.alloc_pitched::<u8>(1, 1).is_err());
     assert!(arena.alloc_pitched::<u8>(1, 3).is_err());
     let a = arena.alloc::<u8>(1).unwrap();
@@ -208,7 +210,7 @@ fn the_same_buffer_under_a_new_arena_refuses_the_old_handles() {
     let mut arena = Arena::host(4096).unwrap();
     let mut old = arena.alloc::<u32>(4).unwrap();
     arena.write(&mut old, &[1, 2, 3, 4]).unwrap();
-    let mut again = Arena::new(arena.into_backend()).unwrap();
+    let mut again = ArenaOptions::new().over(arena.into_backend()).unwrap();
     let mut new = again.alloc::<u32>(4).unwrap();
     assert_eq!(again.offset(&new).unwrap(), 0);
     assert!(matches!(again.get(&old), Err(ArenaError::Handle(_))));
@@ -257,12 +259,12 @@ fn growth_policies_at_the_edges_are_refused_or_bounded() {
             .with_initial(u64::MAX),
         GrowthPolicy::up_to(u64::MAX).with_chunk(u64::MAX),
     ] {
-        assert!(Arena::host_growing(policy).is_err(), "{policy:?}");
+        assert!(ArenaOptions::new().growing_host(policy).is_err(), "{policy:?}");
     }
     // Reserving address space is free off Miri; under Miri it is memory.
     if !cfg!(miri) {
         let huge = GrowthPolicy::up_to(u64::MAX).with_chunk(chunk);
-        if let Ok(mut arena) = Arena::host_growing(huge) {
+        if let Ok(mut arena) = ArenaOptions::new().growing_host(huge) {
             assert!(arena.alloc::<float4>(usize::MAX).is_err());
             assert!(arena.alloc::<u8>(usize::MAX).is_err());
         }
@@ -270,22 +272,22 @@ fn growth_policies_at_the_edges_are_refused_or_bounded() {
     let policy = GrowthPolicy::up_to(4 * chunk)
         .with_chunk(chunk)
         .with_initial(chunk);
-    let mut arena = Arena::host_growing(policy).unwrap();
+    let mut arena = ArenaOptions::new().growing_host(policy).unwrap();
     assert!(arena.alloc::<u8>(4 * chunk as usize + 1).is_err());
     let first = arena.alloc::<u8>(16).unwrap();
     let mut last = arena.alloc::<u32>(chunk as usize / 2).unwrap();
-    assert!(arena.capacity() > chunk);
+    assert!(arena.capacity() as u64 > chunk);
     arena.get_mut(&mut last).unwrap().fill(7);
     arena.free(first).unwrap();
     // `last` ends the used bytes: a trim keeps it whole.
     arena.trim().unwrap();
     assert!(arena.get(&last).unwrap().iter().all(|&v| v == 7));
-    let end = arena.offset(&last).unwrap() + last.size_bytes();
-    assert!(arena.capacity() >= end);
+    let end = arena.offset(&last).unwrap() + last.size_bytes() as u64;
+    assert!(arena.capacity() as u64 >= end);
     let kept = arena.alloc::<u32>(1).unwrap();
     arena.free(last).unwrap();
     arena.trim().unwrap();
-    assert_eq!(arena.capacity(), chunk);
+    assert_eq!(arena.capacity() as u64, chunk);
     // The bytes given back come back zeroed; those kept hold what they held.
     let mut regrown = arena.alloc::<u32>(chunk as usize / 2).unwrap();
     let start = arena.offset(&regrown).unwrap();
@@ -369,7 +371,7 @@ fn refuse_everything(arena: &mut Arena<HostBuffer>, held: Held, stamp: u32) {
             let len = image.width() * image.height();
             assert!(arena.row_mut(&mut image, 0).is_err());
             assert!(arena.write_rows(&mut image, &vec![u32::MAX; len]).is_err());
-            assert!(arena.free_pitched(image).is_err());
+            assert!(arena.free(image).is_err());
         }
         Held::Columns(mut soa) => {
             let len = soa.len();
@@ -428,14 +430,14 @@ fn churn(arena: &mut Arena<HostBuffer>, seed: u64, steps: usize) {
                     let mut a = carving.take(taken).unwrap();
                     arena.get_mut(&mut a).unwrap().fill(stamp);
                     live.push((stamp, Held::Flat(a)));
-                    arena.free_carving(carving).unwrap();
+                    arena.free(carving).unwrap();
                 }
             }
             8..=11 if !live.is_empty() => {
                 let (_, held) = live.swap_remove(rng.below(live.len() as u64) as usize);
                 match held {
                     Held::Flat(a) => arena.free(a).unwrap(),
-                    Held::Rows(image) => arena.free_pitched(image).unwrap(),
+                    Held::Rows(image) => arena.free(image).unwrap(),
                     Held::Columns(soa) => arena.free_soa(soa).unwrap(),
                 }
             }
@@ -457,7 +459,7 @@ fn churn(arena: &mut Arena<HostBuffer>, seed: u64, steps: usize) {
         for (stamp, held) in &live {
             assert_eq!(holds(arena, held, *stamp), Some(true), "step {step}");
         }
-        assert_eq!(arena.live(), live.len() as u64 + soa_extra(&live));
+        assert_eq!(arena.live() as u64, live.len() as u64 + soa_extra(&live));
         assert_consistent(arena.allocator());
     }
     for (old, held) in stale {
@@ -491,9 +493,9 @@ fn a_growing_arena_keeps_every_array_through_growth_and_trims() {
     let steps = if cfg!(miri) { 30 } else { 400 };
     let chunk = 4 * HostVm::page_size();
     let policy = GrowthPolicy::up_to(16 * chunk).with_chunk(chunk);
-    let mut arena = Arena::host_growing(policy).unwrap();
+    let mut arena = ArenaOptions::new().growing_host(policy).unwrap();
     churn(&mut arena, 0x9e0_3e11, steps);
-    assert!(arena.capacity() >= chunk);
+    assert!(arena.capacity() as u64 >= chunk);
 }
 
 #[test]
@@ -597,7 +599,7 @@ fn threads_write_their_own_arrays_through_one_shared_arena_without_a_lock() {
     for array in arrays {
         arena.free(array).unwrap();
     }
-    arena.free_pitched(image).unwrap();
+    arena.free(image).unwrap();
 }
 
 #[test]
@@ -605,7 +607,7 @@ fn pitched_rows_at_the_edges_of_the_pitch_are_refused_or_exact() {
     use gpu_aligned::arena::GrowthPolicy;
     use gpu_aligned::backend::HostVm;
     // Pitch alignment 1 packs byte rows; the last row ends the buffer.
-    let mut arena = Arena::with_alignment(HostBuffer::new(15, 256).unwrap(), 1, 1).unwrap();
+    let mut arena = ArenaOptions::new().min_align(1).pitch_align(1).over(HostBuffer::new(15, 256).unwrap()).unwrap();
     let mut image = arena.alloc_pitched::<u8>(3, 5).unwrap();
     assert_eq!((image.pitch(), image.padding_bytes()), (3, 0));
     let packed: Vec<u8> = (1..=15).collect();
@@ -616,16 +618,16 @@ fn pitched_rows_at_the_edges_of_the_pitch_are_refused_or_exact() {
     assert!(arena.row(&image, 5).is_err());
     assert!(arena.row(&image, usize::MAX).is_err());
     assert!(arena.alloc_pitched::<u8>(1, 1).is_err());
-    arena.free_pitched(image).unwrap();
+    arena.free(image).unwrap();
     // Wider elements keep whole, aligned rows whatever the pitch alignment.
     let rows = arena.alloc_pitched::<u32>(1, 3).unwrap();
     assert_eq!(rows.pitch(), 4);
-    arena.free_pitched(rows).unwrap();
+    arena.free(rows).unwrap();
 
     let chunk = 4 * HostVm::page_size();
     let policy = GrowthPolicy::up_to(8 * chunk).with_chunk(chunk);
-    let fixed = Arena::with_alignment(HostBuffer::new(1 << 16, 256).unwrap(), 256, 1).unwrap();
-    let growing = Arena::host_growing_with_alignment(policy, 256, 1).unwrap();
+    let fixed = ArenaOptions::new().min_align(256).pitch_align(1).over(HostBuffer::new(1 << 16, 256).unwrap()).unwrap();
+    let growing = ArenaOptions::new().min_align(256).pitch_align(1).growing_host(policy).unwrap();
     for mut arena in [fixed, growing] {
         let edges = [
             (usize::MAX, 1),
@@ -656,7 +658,7 @@ fn pitched_rows_at_the_edges_of_the_pitch_are_refused_or_exact() {
         let height = last.height();
         arena.row_mut(&mut last, height - 1).unwrap().fill(7);
         assert_eq!(arena.row(&last, height - 1).unwrap()[1023], 7);
-        arena.free_pitched(last).unwrap();
+        arena.free(last).unwrap();
     }
 }
 
@@ -692,16 +694,16 @@ fn keys_outlive_a_reset_but_the_arrays_they_redeem_do_not() {
     assert_eq!(arena.to_vec(&fresh).unwrap(), [7; 64]);
     assert_eq!(carving.take(flat).unwrap_err(), ArenaError::AlreadyTaken);
     // The emptied carving frees nothing; stale arrays are refused and kept.
-    arena.free_carving(carving).unwrap();
+    arena.free(carving).unwrap();
     assert!(arena.free(early).is_err());
-    assert!(arena.free_pitched(image).is_err());
+    assert!(arena.free(image).is_err());
     assert!(arena.free_soa(soa).is_err());
     assert_eq!(arena.live(), 1);
 
     // The same plan carved in this arena and in a growing twin: each key
     // redeems in both, and each array answers to its own arena only.
     let chunk = 4 * HostVm::page_size();
-    let mut twin = Arena::host_growing(GrowthPolicy::up_to(4 * chunk).with_chunk(chunk)).unwrap();
+    let mut twin = ArenaOptions::new().growing_host(GrowthPolicy::up_to(4 * chunk).with_chunk(chunk)).unwrap();
     let mut here = arena.carve(&plan).unwrap();
     let mut there = twin.carve(&plan).unwrap();
     let mut a = here.take(flat).unwrap();
@@ -712,11 +714,11 @@ fn keys_outlive_a_reset_but_the_arrays_they_redeem_do_not() {
     assert!(arena.write(&mut b, &[3; 64]).is_err());
     assert_eq!(twin.to_vec(&b).unwrap(), [2; 64]);
     let b = arena.free(b).unwrap_err().handle;
-    let there = arena.free_carving(there).unwrap_err().handle;
+    let there = arena.free(there).unwrap_err().handle;
     twin.free(b).unwrap();
-    twin.free_carving(there).unwrap();
+    twin.free(there).unwrap();
     arena.free(a).unwrap();
-    arena.free_carving(here).unwrap();
+    arena.free(here).unwrap();
     arena.free(fresh).unwrap();
     assert_eq!((arena.live(), twin.live()), (0, 0));
 }

@@ -5,6 +5,7 @@
 mod support;
 
 mod arena;
+mod drop;
 pub mod generic;
 mod handles;
 mod holes;

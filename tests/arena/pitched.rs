@@ -1,6 +1,7 @@
 //! Pitched 2D arrays: row pitch, row access, copy parameters, padding.
 
-use gpu_aligned::arena::{Arena, Copy2d, DEFAULT_PITCH_ALIGN};
+use gpu_aligned::arena::ArenaOptions;
+use gpu_aligned::arena::{Arena, Copy2d, PITCH_ALIGN};
 use gpu_aligned::backend::{Backend, Rows, Span};
 
 use crate::support::{align_up, assert_consistent};
@@ -55,6 +56,10 @@ unsafe impl Backend for FakeDevice {
         Err(NoBytes)
     }
 
+    unsafe fn copy(&self, _: &(), _: &(), _: Span, _: &mut (), _: Span) -> Result<(), NoBytes> {
+        Err(NoBytes)
+    }
+
     unsafe fn write_rows(
         &self,
         _: &(),
@@ -98,7 +103,7 @@ unsafe impl Backend for FakeDevice {
 fn row_padding_is_rows_times_the_shortfall_to_the_pitch() {
     // X rows of Y one-byte elements, rows aligned to 64 bytes, waste
     // X * (64 - Y % 64) bytes when Y is not already a multiple of 64.
-    let mut arena = Arena::host_with_alignment(1 << 20, 64, 64).unwrap();
+    let mut arena = ArenaOptions::new().min_align(64).pitch_align(64).host(1 << 20).unwrap();
     for (x, y) in [
         (1usize, 1usize),
         (3, 63),
@@ -110,17 +115,17 @@ fn row_padding_is_rows_times_the_shortfall_to_the_pitch() {
         let image = arena.alloc_pitched::<u8>(y, x).unwrap();
         assert_eq!(
             image.padding_bytes(),
-            (x * (64 - y % 64)) as u64,
+            x * (64 - y % 64),
             "X = {x}, Y = {y}"
         );
         assert_eq!(image.pitch() % 64, 0);
-        assert_eq!(image.size_bytes(), image.pitch() * x as u64);
-        arena.free_pitched(image).unwrap();
+        assert_eq!(image.size_bytes(), image.pitch() * x);
+        arena.free(image).unwrap();
     }
     // The case the formula leaves out: rows already aligned waste nothing.
     let aligned = arena.alloc_pitched::<u8>(128, 5).unwrap();
     assert_eq!(aligned.padding_bytes(), 0);
-    arena.free_pitched(aligned).unwrap();
+    arena.free(aligned).unwrap();
     assert_consistent(arena.allocator());
 }
 
@@ -129,14 +134,14 @@ fn every_row_starts_on_the_pitch_alignment() {
     let mut arena = Arena::host(1 << 20).unwrap();
     let _skew = arena.alloc::<u8>(1).unwrap();
     let image = arena.alloc_pitched::<f32>(100, 7).unwrap();
-    assert_eq!(image.pitch(), align_up(400, DEFAULT_PITCH_ALIGN));
+    assert_eq!(image.pitch() as u64, align_up(400, PITCH_ALIGN as u64));
     assert_eq!(image.padding_bytes(), (512 - 400) * 7);
     let base = arena.backend().base_address();
-    let offset = arena.pitched_offset(&image).unwrap();
+    let offset = arena.offset(&image).unwrap();
     for row in 0..7 {
         let address = arena.row(&image, row).unwrap().as_ptr() as u64;
-        assert_eq!(address, base + offset + row as u64 * image.pitch());
-        assert_eq!(address % DEFAULT_PITCH_ALIGN, 0, "row {row}");
+        assert_eq!(address, base + offset + (row * image.pitch()) as u64);
+        assert_eq!(address % PITCH_ALIGN as u64, 0, "row {row}");
     }
 }
 
@@ -154,7 +159,7 @@ fn rows_round_trip_and_padding_stays_untouched() {
     expected[15] = 99;
     assert_eq!(back, expected);
     // The padding after each row is still zero.
-    let offset = arena.pitched_offset(&image).unwrap() as usize;
+    let offset = arena.offset(&image).unwrap() as usize;
     let pitch = image.pitch() as usize;
     for row in 0..4 {
         let padding = &arena.bytes()[offset + row * pitch + 10..offset + (row + 1) * pitch];
@@ -168,10 +173,10 @@ fn copy_parameters_match_cuda_memcpy_2d() {
         base: 0x7f00_0000_0000,
         len: 1 << 22,
     };
-    let mut arena = Arena::new(device).unwrap();
+    let mut arena = ArenaOptions::new().over(device).unwrap();
     let _first = arena.alloc::<u8>(10).unwrap();
     let image = arena.alloc_pitched::<f32>(760, 760).unwrap();
-    let offset = arena.pitched_offset(&image).unwrap();
+    let offset = arena.offset(&image).unwrap();
     assert_eq!(offset % 512, 0);
     assert_eq!(image.pitch(), 3072);
     let host = 0x5555_0000;
@@ -207,7 +212,7 @@ fn misaligned_base_is_an_error() {
         len: 4096,
     };
     assert_eq!(
-        Arena::new(odd).unwrap_err(),
+        ArenaOptions::new().over(odd).unwrap_err(),
         ArenaError::MisalignedBase {
             base: 0x1080,
             align: 256
@@ -218,7 +223,7 @@ fn misaligned_base_is_an_error() {
         base: 0x1000 + 256,
         len: 1 << 16,
     };
-    let mut arena = Arena::new(device).unwrap();
+    let mut arena = ArenaOptions::new().over(device).unwrap();
     assert!(arena.alloc::<f32>(4).is_ok());
     assert_eq!(
         arena.alloc_pitched::<f32>(4, 4).unwrap_err(),
@@ -235,14 +240,14 @@ fn misaligned_base_is_an_error() {
 fn a_backend_that_retires_arrays_hands_back_foreign_handles() {
     use gpu_aligned::arena::ArenaError;
     let device = |base| FakeDevice { base, len: 1 << 16 };
-    let mut mine = Arena::new(device(0x10_0000)).unwrap();
-    let mut theirs = Arena::new(device(0x20_0000)).unwrap();
+    let mut mine = ArenaOptions::new().over(device(0x10_0000)).unwrap();
+    let mut theirs = ArenaOptions::new().over(device(0x20_0000)).unwrap();
     let a = mine.alloc::<u32>(4).unwrap();
     let image = mine.alloc_pitched::<u8>(8, 2).unwrap();
     let refused = theirs.free(a).unwrap_err();
     assert!(matches!(refused.error, ArenaError::Handle(_)));
     mine.free(refused.handle).unwrap();
-    let refused = theirs.free_pitched(image).unwrap_err();
-    mine.free_pitched(refused.handle).unwrap();
+    let refused = theirs.free(image).unwrap_err();
+    mine.free(refused.handle).unwrap();
     assert_eq!((mine.live(), theirs.live()), (0, 0));
 }

@@ -24,19 +24,19 @@ fn carve_reserves_every_array_aligned_and_back_to_back() {
         assert_eq!(array.offset % 256, 0);
         assert_eq!(array.align, 256);
     }
-    assert_eq!(carving.total_bytes(), sizes.iter().sum::<u64>());
+    assert_eq!(carving.total_bytes(), sizes.iter().sum::<usize>());
     // In a fresh arena the arrays follow each other, each at the next
     // aligned offset, and the gaps plus the last tail are the alignment cost.
     let mut sorted = arrays.clone();
     sorted.sort_by_key(|array| array.offset);
     let mut skipped = 0;
     for pair in sorted.windows(2) {
-        let end = pair[0].offset + pair[0].bytes;
+        let end = pair[0].offset + pair[0].bytes as u64;
         assert_eq!(pair[1].offset, align_up(end, 256));
-        skipped += pair[1].offset - end;
+        skipped += (pair[1].offset - end) as usize;
     }
     let last = sorted.last().unwrap();
-    skipped += align_up(last.offset + last.bytes, 256) - (last.offset + last.bytes);
+    skipped += (align_up(last.offset + last.bytes as u64, 256) - (last.offset + last.bytes as u64)) as usize;
     assert_eq!(carving.alignment_bytes(), skipped);
     assert_eq!(
         carving.alignment_bytes(),
@@ -61,7 +61,7 @@ fn carve_reserves_every_array_aligned_and_back_to_back() {
     arena.free(doubles).unwrap();
     arena.free(points).unwrap();
     arena.free(counts).unwrap();
-    arena.free_carving(carving).unwrap();
+    arena.free(carving).unwrap();
     assert_eq!(arena.stats().free_blocks, 1);
     assert_consistent(arena.allocator());
 }
@@ -115,7 +115,7 @@ fn carving_reports_pitched_padding() {
     let image = carving.take_pitched(image).unwrap();
     assert_eq!(image.pitch(), 512);
     assert_eq!(image.padding_bytes(), carving.padding_bytes());
-    arena.free_pitched(image).unwrap();
+    arena.free(image).unwrap();
 }
 
 #[test]
@@ -133,7 +133,7 @@ fn keys_are_redeemed_once_and_only_in_their_own_carving() {
     arena.free(first).unwrap();
     // The pitched array was never taken: `free_carving` gives it back.
     assert_eq!(arena.stats().allocations, 1);
-    arena.free_carving(carving).unwrap();
+    arena.free(carving).unwrap();
     assert_eq!(arena.stats().allocations, 0);
     let _ = image_key;
 }
@@ -168,11 +168,11 @@ fn a_cloned_plan_cannot_redeem_an_array_as_another_type() {
     let small = flat_carving.take(small).unwrap();
     assert_eq!(image.pitch(), 512);
     assert!(arena.get(&neighbour).unwrap().iter().all(|&v| v == 7));
-    arena.free_pitched(image).unwrap();
+    arena.free(image).unwrap();
     arena.free(small).unwrap();
     arena.free(neighbour).unwrap();
-    arena.free_carving(carving).unwrap();
-    arena.free_carving(flat_carving).unwrap();
+    arena.free(carving).unwrap();
+    arena.free(flat_carving).unwrap();
     assert_eq!(arena.live(), 0);
 }
 
@@ -187,7 +187,7 @@ fn a_clone_is_a_plan_of_its_own() {
     // them.
     let mut carving = arena.carve(&clone).unwrap();
     assert_eq!(carving.take(key).unwrap_err(), ArenaError::ForeignKey);
-    arena.free_carving(carving).unwrap();
+    arena.free(carving).unwrap();
 }
 
 #[test]
@@ -205,5 +205,5 @@ fn a_key_of_the_wrong_shape_is_refused() {
     assert_eq!(flat.len(), 4);
     assert_eq!((image.width(), image.height()), (4, 4));
     arena.free(flat).unwrap();
-    arena.free_pitched(image).unwrap();
+    arena.free(image).unwrap();
 }

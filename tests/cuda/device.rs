@@ -2,6 +2,8 @@
 //! pitched 2D round trips, the largest array that fits, alignment of every
 //! view, copies and their errors.
 
+use gpu_aligned::arena::ArenaOptions;
+use crate::support::GrowingArena;
 use gpu_aligned::alloc::AllocError;
 use gpu_aligned::arena::{Arena, ArenaError, Plan};
 use gpu_aligned::backend::cuda::cudarc::driver::{sys, DevicePtr, LaunchConfig, PushKernelArg};
@@ -215,7 +217,7 @@ fn carved_derived_and_padded_types_are_updated_by_a_kernel() {
     assert_eq!(arena.to_vec(&d).unwrap(), want_d);
     assert_eq!(arena.to_vec(&bytes).unwrap(), vec![1, 42, 0]);
 
-    arena.free_carving(carving).unwrap();
+    arena.free(carving).unwrap();
     arena.free(pos).unwrap();
     arena.free(smp).unwrap();
     arena.free(pairs).unwrap();
@@ -251,7 +253,7 @@ fn pitched_round_trip_with_a_kernel_on_every_row() {
     let _before = arena.alloc::<u8>(5).unwrap();
     let mut rows = arena.alloc_pitched::<f32>(width, height).unwrap();
     assert_eq!(rows.pitch(), 1536);
-    assert_eq!(arena.pitched_offset(&rows).unwrap() % 512, 0);
+    assert_eq!(arena.offset(&rows).unwrap() % 512, 0);
 
     let mut rng = Rng(7);
     let host: Vec<f32> = (0..width * height).map(|_| rng.f32()).collect();
@@ -301,7 +303,7 @@ fn pitched_round_trip_with_a_kernel_on_every_row() {
             "row {row} padding"
         );
     }
-    arena.free_pitched(rows).unwrap();
+    arena.free(rows).unwrap();
 }
 
 #[test]
@@ -348,7 +350,7 @@ fn pitch_of<T: GpuAligned>(
 ) -> u64 {
     let rows = arena.alloc_pitched::<T>(width as usize, 8).unwrap();
     let pitch = rows.pitch();
-    arena.free_pitched(rows).unwrap();
+    arena.free(rows).unwrap();
     pitch
 }
 
@@ -422,7 +424,7 @@ fn a_misaligned_typed_view_cannot_be_made() {
     let kernel = module.load_function("touch_aligned").unwrap();
     // The weakest arena there is: minimum alignment 1. Odd-sized byte arrays
     // in between try to push every later array off its natural alignment.
-    let mut arena = Arena::device_with_alignment(&stream, 1 << 20, 1, 512).unwrap();
+    let mut arena = ArenaOptions::new().min_align(1).pitch_align(512).device(&stream, 1 << 20).unwrap();
     assert!(arena.backend().base_alignment() >= DRIVER_BASE_ALIGN);
     let b1 = arena.alloc::<u8>(1).unwrap();
     let mut f4 = arena.alloc::<float4>(5).unwrap();
@@ -541,7 +543,7 @@ fn sub_range_copies_and_zero_fill() {
 #[ignore = "needs an NVIDIA GPU"]
 fn neighbours_are_untouched_by_copies_and_zero_fill() {
     let stream = stream();
-    let mut arena = Arena::device_with_alignment(&stream, 1 << 20, 4, 512).unwrap();
+    let mut arena = ArenaOptions::new().min_align(4).pitch_align(512).device(&stream, 1 << 20).unwrap();
     let mut before = arena.alloc::<u32>(3).unwrap();
     let mut middle = arena.alloc::<u32>(5).unwrap();
     let mut after = arena.alloc::<u32>(3).unwrap();
@@ -592,7 +594,7 @@ fn length_mismatch_and_foreign_handles_are_errors() {
         two.write_rows(&mut rows, &[0.0; 40]),
         Err(ArenaError::Handle(_))
     ));
-    one.free_pitched(rows).unwrap();
+    one.free(rows).unwrap();
     one.free(a).unwrap();
     assert!(one.backend().fault().is_none());
 }
@@ -680,7 +682,7 @@ fn handles_made_stale_by_a_reset_or_a_trim_give_no_device_view_and_free_nothing(
     let refused = arena.free(old).unwrap_err();
     assert!(matches!(refused.error, ArenaError::Handle(_)));
     drop(refused.handle);
-    let refused = arena.free_pitched(old_rows).unwrap_err();
+    let refused = arena.free(old_rows).unwrap_err();
     drop(refused.handle);
     assert_eq!(arena.pending_frees(), 0);
     assert_eq!(arena.to_vec(&fresh).unwrap(), [7; 256]);
@@ -689,7 +691,7 @@ fn handles_made_stale_by_a_reset_or_a_trim_give_no_device_view_and_free_nothing(
 
     // A growing arena: the chunks a trim unmaps held a stale array, which
     // gives no view of the unmapped addresses.
-    let mut growing = Arena::device_growing(&s1, GrowthPolicy::up_to(64 << 20)).unwrap();
+    let mut growing = ArenaOptions::new().growing_device(&s1, GrowthPolicy::up_to(64 << 20)).unwrap();
     if growing.growth().grows() {
         let mut big = growing.alloc::<u8>(8 << 20).unwrap();
         growing.on(&s2).zero(&mut big).unwrap();

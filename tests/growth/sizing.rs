@@ -1,6 +1,7 @@
 //! Sizing a fixed arena from a plan: `Plan::bytes_needed` is enough to carve
 //! the plan, and where no alignment gap can be filled, one byte less is not.
 
+use gpu_aligned::arena::ArenaOptions;
 use gpu_aligned::arena::{Arena, Plan};
 use gpu_aligned::vector::float4;
 
@@ -43,11 +44,11 @@ fn an_arena_of_the_bytes_needed_carves_the_plan() {
         let pitch_align = 256u64 << rng.below(2);
         let plan = random_plan(&mut rng, true);
         let bytes = plan.bytes_needed(min_align, pitch_align).unwrap();
-        let mut arena = Arena::host_with_alignment(bytes, min_align, pitch_align).unwrap();
+        let mut arena = ArenaOptions::new().min_align(min_align).pitch_align(pitch_align).host(bytes).unwrap();
         let carving = arena
             .carve(&plan)
             .unwrap_or_else(|e| panic!("{bytes} bytes, {min_align}/{pitch_align}: {e}"));
-        arena.free_carving(carving).unwrap();
+        arena.free(carving).unwrap();
     }
 }
 
@@ -62,7 +63,7 @@ fn one_byte_less_is_not_enough_for_arrays_back_to_back() {
         let min_align = 16u64 << rng.below(5);
         let plan = random_plan(&mut rng, false);
         let bytes = plan.bytes_needed(min_align, 512).unwrap();
-        let mut arena = Arena::host_with_alignment(bytes - 1, min_align, 512).unwrap();
+        let mut arena = ArenaOptions::new().min_align(min_align).pitch_align(512).host(bytes - 1).unwrap();
         assert!(
             arena.carve(&plan).is_err(),
             "{bytes} - 1 bytes carved the plan"

@@ -283,6 +283,6 @@ fn a_stream_of_another_context_is_refused_by_every_verb_and_by_launch_soa() {
     // Nothing was written.
     assert_eq!(arena.read_soa(&soa).unwrap(), vec![body(3); 64]);
     arena.free_soa(soa).unwrap();
-    arena.free_pitched(image).unwrap();
+    arena.free(image).unwrap();
     arena.synchronize().unwrap();
 }

@@ -13,6 +13,7 @@ mod support;
 mod device;
 mod holes;
 
+use gpu_aligned::arena::ArenaOptions;
 use gpu_aligned::arena::{Arena, ArenaError, Plan};
 use gpu_aligned::coalesce::{advise, Access, Fields, Storage};
 use gpu_aligned::header::CudaHeader;
@@ -141,7 +142,7 @@ fn a_column_written_alone_shows_in_the_elements() {
 #[test]
 fn columns_are_aligned_disjoint_and_carved_together() {
     for min_align in [256, 512, 16] {
-        let mut arena = Arena::host_with_alignment(1 << 20, min_align, 512).unwrap();
+        let mut arena = ArenaOptions::new().min_align(min_align).pitch_align(512).host(1 << 20).unwrap();
         let soa = arena.alloc_soa::<Particle>(1001).unwrap();
         let c = soa.columns();
         let mut spans = vec![
@@ -251,7 +252,7 @@ fn an_soa_sits_in_a_plan_beside_ordinary_arrays() {
     arena.free_soa(soa).unwrap();
     arena.free(before).unwrap();
     arena.free(after).unwrap();
-    arena.free_carving(carving).unwrap();
+    arena.free(carving).unwrap();
     assert_eq!(arena.stats().allocations, 0);
 
     // A key redeems only in the carving of its own plan.
@@ -264,7 +265,7 @@ fn an_soa_sits_in_a_plan_beside_ordinary_arrays() {
     };
     let mut wrong = arena.carve(&second).unwrap();
     assert!(wrong.take_soa(key).is_none());
-    arena.free_carving(wrong).unwrap();
+    arena.free(wrong).unwrap();
     assert_eq!(arena.stats().allocations, 0);
 }
 

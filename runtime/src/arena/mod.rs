@@ -247,7 +247,7 @@ impl<B: Backend> Arena<B> {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn leaks(&self) -> Vec<(u64, u64)> {
-        let queued = self.returns.get().offsets();
+        let queued = self.queued_offsets();
         self.allocator
             .live()
             .filter(|(offset, _)| {
@@ -275,7 +275,16 @@ impl<B: Backend> Arena<B> {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn pending_frees(&self) -> usize {
-        self.pending.len() + self.returns.get().queued()
+        self.pending.len() + self.queued_offsets().len()
+    }
+
+    /// Where the dropped arrays not taken back yet are (a stale handle's
+    /// drop is not one: its bytes were freed by a reset).
+    fn queued_offsets(&self) -> Vec<u64> {
+        let allocator = &self.allocator;
+        self.returns
+            .get()
+            .held(|allocation| allocator.check_handle(allocation).is_ok())
     }
 
     /// The alignment an array of `T` gets in this arena.

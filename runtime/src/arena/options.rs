@@ -230,12 +230,12 @@ impl ArenaOptions {
     /// use gpu_aligned::arena::{ArenaOptions, Plan};
     ///
     /// let mut plan = Plan::new();
-    /// let points = plan.array::<[f32; 4]>(1000);
+    /// let points = plan.array::<gpu_aligned::vector::float4>(1000);
     /// let image = plan.pitched::<f32>(640, 480);
     /// let mut arena = ArenaOptions::new().host_for(&plan)?;
     /// let mut carving = arena.carve(&plan)?;
     /// let (points, image) = (carving.take(points)?, carving.take_pitched(image)?);
-    /// assert_eq!(arena.stats().largest_free_block, 0);
+    /// assert_eq!(arena.offset(&image)? as usize + image.size_bytes(), arena.capacity());
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     ///

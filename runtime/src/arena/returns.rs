@@ -106,10 +106,19 @@ impl<B: Backend> Returns<B> {
         self.queued.load(Ordering::Relaxed)
     }
 
-    /// The offsets of the queued arrays, for a leak report.
-    pub(super) fn offsets(&self) -> Vec<u64> {
+    /// The queued arrays that `holds` says are still the arena's (a handle
+    /// dropped after a reset is not), for counts and leak reports.
+    pub(super) fn held(&self, holds: impl Fn(&Allocation) -> bool) -> Vec<u64> {
+        if self.queued() == 0 {
+            return Vec::new();
+        }
         let mut locked = self.lock();
-        locked.list().iter().map(|(allocation, _)| allocation.offset()).collect()
+        locked
+            .list()
+            .iter()
+            .filter(|(allocation, _)| holds(allocation))
+            .map(|(allocation, _)| allocation.offset())
+            .collect()
     }
 
     /// Moves every queued array into `into` (empty), which then holds them;
