@@ -9,9 +9,9 @@ use gpu_aligned::arena::{Arena, ArenaError, GrowthError, GrowthPolicy, DEFAULT_C
 use gpu_aligned::backend::Backend;
 
 /// Small enough for Miri, whose fallback allocates the whole maximum.
-const CHUNK: u64 = 64 << 10;
+const CHUNK: usize = 64 << 10;
 
-fn small_policy(max: u64) -> GrowthPolicy {
+fn small_policy(max: usize) -> GrowthPolicy {
     GrowthPolicy::up_to(max).with_chunk(CHUNK)
 }
 
@@ -97,7 +97,7 @@ fn a_fixed_arena_does_not_grow() {
     let large = DEFAULT_CHUNK + 3;
     assert_eq!(Arena::host(large).unwrap().growth().max(), large);
     assert!(matches!(
-        arena.alloc::<u8>(CHUNK as usize + 1),
+        arena.alloc::<u8>(CHUNK + 1),
         Err(ArenaError::Alloc(AllocError::SizeExceedsCapacity { .. }))
     ));
     let half = arena.alloc::<u8>(40_000).unwrap();
@@ -125,11 +125,11 @@ fn trim_gives_whole_chunks_back_and_keeps_live_arrays() {
     let given_back = arena.trim().unwrap();
     assert_eq!(arena.capacity(), CHUNK);
     assert_eq!(given_back, grown - CHUNK);
-    assert_eq!(arena.backend().len(), CHUNK);
+    assert_eq!(arena.backend().len(), CHUNK as u64);
     assert_eq!(arena.get(&first).unwrap(), &[9; 100][..]);
     // It grows again, and the bytes given back and regrown read zero.
     let again = arena.alloc::<u8>(1 << 20).unwrap();
-    let kept = (CHUNK - arena.offset(&again).unwrap()) as usize;
+    let kept = CHUNK - arena.offset(&again).unwrap() as usize;
     let regrown = &arena.get(&again).unwrap()[kept..];
     assert!(regrown.iter().step_by(509).all(|&b| b == 0));
     arena.free(again).unwrap();
@@ -142,7 +142,7 @@ fn a_bad_policy_is_refused() {
         ArenaOptions::new().growing_host(GrowthPolicy::up_to(1 << 20).with_chunk(1000)).unwrap_err(),
         ArenaError::Growth(GrowthError::ChunkNotMultiple {
             chunk: 1000,
-            granularity: gpu_aligned::backend::HostVm::page_size()
+            granularity: gpu_aligned::backend::HostVm::page_size() as usize
         })
     );
     assert!(matches!(

@@ -156,15 +156,15 @@ fn columns_are_aligned_disjoint_and_carved_together() {
             (arena.offset(&c.big).unwrap(), c.big.size_bytes()),
         ];
         for &(offset, bytes) in &spans {
-            assert_eq!(offset % arena.min_align(), 0, "column at {offset}");
-            assert_eq!(offset % min_align, 0);
+            assert_eq!(offset % arena.min_align() as u64, 0, "column at {offset}");
+            assert_eq!(offset % min_align as u64, 0);
             assert!(bytes >= 1001);
         }
         assert_eq!(c.kind.len(), 1001);
         assert_eq!(c.big.size_bytes(), 1001 * 16);
         spans.sort();
         for pair in spans.windows(2) {
-            assert!(pair[0].0 + pair[0].1 <= pair[1].0, "overlap: {spans:?}");
+            assert!(pair[0].0 + pair[0].1 as u64 <= pair[1].0, "overlap: {spans:?}");
         }
         arena.free_soa(soa).unwrap();
     }

@@ -7,14 +7,14 @@
 use core::fmt;
 
 use super::{Arena, ArenaError, ArenaResult};
-use crate::align::{offset_of, round_up};
+use crate::align::{bytes_of, offset_of, round_up};
 use crate::alloc::AllocError;
 use crate::backend::Backend;
 
 /// The default chunk: 2 MiB, the allocation granularity of CUDA virtual
 /// memory on current NVIDIA GPUs, and a multiple of every host page size in
 /// common use (4 KiB, 16 KiB, 64 KiB, 2 MiB).
-pub const DEFAULT_CHUNK: u64 = 2 << 20;
+pub const DEFAULT_CHUNK: usize = 2 << 20;
 
 /// When and how far an arena may grow. The default never grows.
 ///
@@ -34,9 +34,9 @@ pub const DEFAULT_CHUNK: u64 = 2 << 20;
 pub struct GrowthPolicy {
     grows: bool,
     /// `None`: one chunk.
-    initial: Option<u64>,
-    max: u64,
-    chunk: u64,
+    initial: Option<usize>,
+    max: usize,
+    chunk: usize,
 }
 
 impl Default for GrowthPolicy {
@@ -75,7 +75,7 @@ impl GrowthPolicy {
     /// assert!(policy.grows());
     /// assert_eq!(policy.initial(), policy.chunk());
     /// ```
-    pub const fn up_to(max: u64) -> GrowthPolicy {
+    pub const fn up_to(max: usize) -> GrowthPolicy {
         GrowthPolicy {
             grows: true,
             initial: None,
@@ -92,7 +92,7 @@ impl GrowthPolicy {
     /// use gpu_aligned::arena::GrowthPolicy;
     /// assert_eq!(GrowthPolicy::up_to(1 << 30).with_chunk(8 << 20).chunk(), 8 << 20);
     /// ```
-    pub const fn with_chunk(self, chunk: u64) -> GrowthPolicy {
+    pub const fn with_chunk(self, chunk: usize) -> GrowthPolicy {
         GrowthPolicy { chunk, ..self }
     }
 
@@ -104,7 +104,7 @@ impl GrowthPolicy {
     /// use gpu_aligned::arena::GrowthPolicy;
     /// assert_eq!(GrowthPolicy::up_to(1 << 30).with_initial(8 << 20).initial(), 8 << 20);
     /// ```
-    pub const fn with_initial(self, initial: u64) -> GrowthPolicy {
+    pub const fn with_initial(self, initial: usize) -> GrowthPolicy {
         GrowthPolicy {
             initial: Some(initial),
             ..self
@@ -127,7 +127,7 @@ impl GrowthPolicy {
     /// use gpu_aligned::arena::{GrowthPolicy, DEFAULT_CHUNK};
     /// assert_eq!(GrowthPolicy::up_to(1 << 30).initial(), DEFAULT_CHUNK);
     /// ```
-    pub const fn initial(&self) -> u64 {
+    pub const fn initial(&self) -> usize {
         match self.initial {
             Some(initial) => initial,
             None => self.chunk,
@@ -142,7 +142,7 @@ impl GrowthPolicy {
     /// assert_eq!(GrowthPolicy::up_to(1 << 30).max(), 1 << 30);
     /// assert_eq!(GrowthPolicy::fixed().with_initial(4096).max(), 4096);
     /// ```
-    pub const fn max(&self) -> u64 {
+    pub const fn max(&self) -> usize {
         // A fixed arena spans its initial length for good; the field is
         // only the limit of a growing one.
         if self.grows {
@@ -158,7 +158,7 @@ impl GrowthPolicy {
     /// use gpu_aligned::arena::{GrowthPolicy, DEFAULT_CHUNK};
     /// assert_eq!(GrowthPolicy::up_to(1 << 30).chunk(), DEFAULT_CHUNK);
     /// ```
-    pub const fn chunk(&self) -> u64 {
+    pub const fn chunk(&self) -> usize {
         self.chunk
     }
 
@@ -185,7 +185,7 @@ impl GrowthPolicy {
     /// [`GrowthError::ChunkNotMultiple`] for a zero chunk or one that is not
     /// a multiple of `granularity`; [`GrowthError::InitialAboveMax`] when
     /// the rounded initial length exceeds the rounded maximum.
-    pub fn resolve(&self, granularity: u64) -> Result<(u64, u64), GrowthError> {
+    pub fn resolve(&self, granularity: usize) -> Result<(usize, usize), GrowthError> {
         if !self.grows {
             return Ok((self.initial(), self.initial()));
         }
@@ -194,7 +194,7 @@ impl GrowthPolicy {
             return Err(GrowthError::ChunkNotMultiple { chunk, granularity });
         }
         let max = self.max / chunk * chunk;
-        let initial = round_up(self.initial().max(1), chunk).unwrap_or(u64::MAX);
+        let initial = round_up(self.initial().max(1), chunk).unwrap_or(usize::MAX);
         if initial > max {
             return Err(GrowthError::InitialAboveMax {
                 initial: self.initial(),
@@ -222,7 +222,7 @@ impl GrowthPolicy {
     ///
     /// [`GrowthError::Fixed`] for a policy that never grows;
     /// [`GrowthError::AtMaximum`] when `needed` exceeds the maximum.
-    pub fn grow_to(&self, current: u64, needed: u64) -> Result<u64, GrowthError> {
+    pub fn grow_to(&self, current: usize, needed: usize) -> Result<usize, GrowthError> {
         if !self.grows {
             return Err(GrowthError::Fixed);
         }
@@ -243,23 +243,23 @@ pub enum GrowthError {
     /// Growing would pass the policy's maximum.
     AtMaximum {
         /// Bytes the arena would have to span.
-        needed: u64,
+        needed: usize,
         /// The most it may span.
-        max: u64,
+        max: usize,
     },
     /// The chunk is zero or not a multiple of the backend's granularity.
     ChunkNotMultiple {
         /// The chunk asked for.
-        chunk: u64,
+        chunk: usize,
         /// The granularity it must be a multiple of.
-        granularity: u64,
+        granularity: usize,
     },
     /// The initial length is above the maximum.
     InitialAboveMax {
         /// The initial length asked for.
-        initial: u64,
+        initial: usize,
         /// The maximum asked for.
-        max: u64,
+        max: usize,
     },
 }
 
@@ -337,11 +337,15 @@ impl<B: Backend> Arena<B> {
             .zip(round_up(bytes, offset_of(self.min_align)))
             .and_then(|(start, size)| start.checked_add(size))
             .ok_or(AllocError::SizeOverflow)?;
+        // Lengths of a buffer this host addresses.
         let target = self
             .growth
-            .grow_to(capacity, needed)
+            .grow_to(capacity as usize, bytes_of(needed).unwrap_or(usize::MAX))
             .map_err(ArenaError::Growth)?;
-        let grown = self.backend.grow(target).map_err(ArenaError::Backend)?;
+        let grown = self
+            .backend
+            .grow(offset_of(target))
+            .map_err(ArenaError::Backend)?;
         if grown <= capacity {
             return Ok(false);
         }
@@ -374,16 +378,16 @@ impl<B: Backend> Arena<B> {
     /// [`ArenaError::Backend`] if waiting for the streams or giving the
     /// memory back fails; the arena stays usable, with what the backend
     /// still holds.
-    pub fn trim(&mut self) -> ArenaResult<u64, B> {
+    pub fn trim(&mut self) -> ArenaResult<usize, B> {
         if !self.growth.grows() {
             return Ok(0);
         }
         self.drain_pending()?;
         let capacity = self.allocator.capacity();
         let in_use = capacity - self.allocator.free_tail();
-        let keep = round_up(in_use, self.growth.chunk())
+        let keep = round_up(in_use, offset_of(self.growth.chunk()))
             .unwrap_or(capacity)
-            .max(self.growth.initial())
+            .max(offset_of(self.growth.initial()))
             .min(capacity);
         if keep >= capacity {
             return Ok(0);
@@ -395,6 +399,7 @@ impl<B: Backend> Arena<B> {
         let held = self.backend.len().clamp(keep, capacity);
         self.allocator.grow(held)?;
         trimmed.map_err(ArenaError::Backend)?;
-        Ok(capacity - held)
+        // Bytes of a buffer this host addresses.
+        Ok((capacity - held) as usize)
     }
 }

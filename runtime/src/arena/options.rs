@@ -6,7 +6,7 @@
 use super::growth::GrowthPolicy;
 use super::returns::ReturnsOwner;
 use super::{Arena, ArenaError, ArenaResult, Plan};
-use crate::align::{offset_of, ARRAY_ALIGN, PITCH_ALIGN};
+use crate::align::{bytes_of, offset_of, ARRAY_ALIGN, PITCH_ALIGN};
 use crate::alloc::{AllocError, Allocator};
 use crate::backend::{Backend, HostBuffer, HostVm};
 use alloc_crate::collections::VecDeque;
@@ -145,11 +145,15 @@ impl ArenaOptions {
     /// [`ArenaError::MisalignedBase`] if the buffer's address is not a
     /// multiple of the minimum alignment.
     pub fn over<B: Backend>(self, backend: B) -> ArenaResult<Arena<B>, B> {
+        // A buffer's lengths fit this host's `usize`, or the buffer could
+        // not be addressed at all.
+        let len = bytes_of(backend.len()).unwrap_or(usize::MAX);
+        let max_len = bytes_of(backend.max_len()).unwrap_or(usize::MAX);
         let growth = match self.growth.grows() {
-            true => GrowthPolicy::up_to(self.growth.max().min(backend.max_len()))
+            true => GrowthPolicy::up_to(self.growth.max().min(max_len))
                 .with_chunk(self.growth.chunk())
-                .with_initial(backend.len()),
-            false => GrowthPolicy::fixed().with_initial(backend.len()),
+                .with_initial(len),
+            false => GrowthPolicy::fixed().with_initial(len),
         };
         self.build(backend, growth)
     }
@@ -210,12 +214,14 @@ impl ArenaOptions {
             let buffer = HostBuffer::new(offset_of(len), align).map_err(ArenaError::Backend)?;
             return self.over(buffer);
         }
+        let page = bytes_of(HostVm::page_size()).unwrap_or(usize::MAX);
         let (initial, max) = self
             .growth
-            .with_initial(offset_of(len))
-            .resolve(HostVm::page_size())
+            .with_initial(len)
+            .resolve(page)
             .map_err(ArenaError::Growth)?;
-        let buffer = HostBuffer::growable(initial, max, align).map_err(ArenaError::Backend)?;
+        let buffer = HostBuffer::growable(offset_of(initial), offset_of(max), align)
+            .map_err(ArenaError::Backend)?;
         let growth = GrowthPolicy::up_to(max)
             .with_chunk(self.growth.chunk())
             .with_initial(initial);
@@ -250,7 +256,7 @@ impl ArenaOptions {
 
     fn plan_bytes<E>(&self, plan: &Plan) -> Result<usize, ArenaError<E>> {
         let bytes = plan.bytes_needed(offset_of(self.min_align), offset_of(self.pitch_align))?;
-        crate::align::bytes_of(bytes).ok_or(ArenaError::Alloc(AllocError::SizeOverflow))
+        bytes_of(bytes).ok_or(ArenaError::Alloc(AllocError::SizeOverflow))
     }
 
     /// An arena over a fresh, zeroed device buffer of `len` bytes on
@@ -307,12 +313,18 @@ impl ArenaOptions {
                 error,
             })
         })?;
-        let policy = GrowthPolicy::up_to(self.growth.max().min(offset_of(total)))
+        let policy = GrowthPolicy::up_to(self.growth.max().min(total))
             .with_chunk(self.growth.chunk())
-            .with_initial(offset_of(len));
+            .with_initial(len);
+        let granularity = bytes_of(granularity).unwrap_or(usize::MAX);
         let (initial, max) = policy.resolve(granularity).map_err(ArenaError::Growth)?;
-        let backend = CudaBackend::growable(stream, initial, max, policy.chunk())
-            .map_err(ArenaError::Backend)?;
+        let backend = CudaBackend::growable(
+            stream,
+            offset_of(initial),
+            offset_of(max),
+            offset_of(policy.chunk()),
+        )
+        .map_err(ArenaError::Backend)?;
         let growth = GrowthPolicy::up_to(max)
             .with_chunk(policy.chunk())
             .with_initial(initial);
