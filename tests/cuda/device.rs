@@ -261,7 +261,7 @@ fn pitched_round_trip_with_a_kernel_on_every_row() {
     {
         let pitch_elems = rows.pitch() / 4;
         let mut view = arena.pitched_view_mut(&mut rows).unwrap();
-        assert_eq!(view.len() as u64, pitch_elems * height as u64);
+        assert_eq!(view.len(), pitch_elems * height);
         let (w, h) = (width as u64, height as u64);
         let mut launch = stream.launch_builder(&kernel);
         launch.arg(&mut view).arg(&pitch_elems).arg(&w).arg(&h);
@@ -351,7 +351,7 @@ fn pitch_of<T: GpuAligned>(
     let rows = arena.alloc_pitched::<T>(width as usize, 8).unwrap();
     let pitch = rows.pitch();
     arena.free(rows).unwrap();
-    pitch
+    pitch as u64
 }
 
 const FILL_INDEX: &str = r#"
@@ -369,10 +369,10 @@ fn a_launch_over_the_largest_array_that_fits() {
     let module = module(&stream, FILL_INDEX);
     let kernel = module.load_function("fill_index").unwrap();
     let capacity = 256u64 << 20;
-    let mut arena = Arena::device(&stream, capacity).unwrap();
+    let mut arena = Arena::device(&stream, capacity as usize).unwrap();
     let head = arena.alloc::<u8>(1000).unwrap();
     let align = arena.align_for::<u32>();
-    let largest = arena.allocator().largest_allocatable(align).unwrap() / 4;
+    let largest = arena.allocator().largest_allocatable(align as u64).unwrap() / 4;
     assert!(largest * 4 > capacity - 2048, "{largest}");
     let mut big = arena.alloc::<u32>(largest as usize).unwrap();
     match arena.alloc::<u32>(1) {
@@ -401,7 +401,7 @@ fn a_launch_over_the_largest_array_that_fits() {
         );
     }
     // The array ends exactly at the buffer's end or inside it.
-    assert!(arena.offset(&big).unwrap() + big.size_bytes() <= capacity);
+    assert!(arena.offset(&big).unwrap() + big.size_bytes() as u64 <= capacity);
     arena.free(big).unwrap();
     arena.free(head).unwrap();
 }
@@ -603,7 +603,7 @@ fn length_mismatch_and_foreign_handles_are_errors() {
 #[ignore = "needs an NVIDIA GPU"]
 fn the_device_base_is_recorded_and_at_least_256_aligned() {
     let stream = stream();
-    for len in [1u64, 255, 4096, 1 << 20, 100 << 20] {
+    for len in [1usize, 255, 4096, 1 << 20, 100 << 20] {
         let arena = Arena::device(&stream, len).unwrap();
         let backend = arena.backend();
         assert!(
@@ -612,7 +612,7 @@ fn the_device_base_is_recorded_and_at_least_256_aligned() {
             backend.device_base()
         );
         assert_eq!(backend.device_base() % backend.base_alignment(), 0);
-        assert_eq!(arena.stats().capacity, len);
+        assert_eq!(arena.stats().capacity, len as u64);
     }
     assert!(matches!(
         Arena::device(&stream, 0),

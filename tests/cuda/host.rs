@@ -1,7 +1,6 @@
 //! What the CUDA backend decides without a GPU.
 
 use gpu_aligned::arena::ArenaOptions;
-use gpu_aligned::arena::Arena;
 use gpu_aligned::backend::cuda::{check_base, CudaError, DRIVER_BASE_ALIGN, DRIVER_PITCH_ALIGN};
 
 #[test]
@@ -64,14 +63,14 @@ const H100_PITCHES: [(u64, u64); 16] = [
 
 #[test]
 fn default_pitch_matches_what_the_h100_driver_returned() {
-    let mut arena = ArenaOptions::new().min_align(256).pitch_align(DRIVER_PITCH_ALIGN).host(1 << 22).unwrap();
+    let mut arena = ArenaOptions::new().min_align(256).pitch_align(DRIVER_PITCH_ALIGN as usize).host(1 << 22).unwrap();
     for (width, pitch) in H100_PITCHES {
         let rows = arena.alloc_pitched::<u8>(width as usize, 3).unwrap();
-        assert_eq!(rows.pitch(), pitch, "width {width} B");
+        assert_eq!(rows.pitch() as u64, pitch, "width {width} B");
         arena.free(rows).unwrap();
         if width % 4 == 0 {
             let rows = arena.alloc_pitched::<f32>(width as usize / 4, 3).unwrap();
-            assert_eq!(rows.pitch(), pitch, "width {width} B of f32");
+            assert_eq!(rows.pitch() as u64, pitch, "width {width} B of f32");
             arena.free(rows).unwrap();
         }
     }

@@ -1,6 +1,7 @@
 //! Per-array stream safety on a real GPU: a download on one stream waits for
-//! a kernel writing the array on another; a freed array's bytes are not
-//! handed out while a kernel on another stream still reads them; views of
+//! a kernel writing the array on another; a freed or dropped array's bytes
+//! are not handed out while a kernel on another stream still reads them,
+//! 10,000 times over in an arena of 16 arrays; views of
 //! one array live while another is written; and the backend-generic
 //! function of the arena tests runs on the device.
 
@@ -54,7 +55,7 @@ fn two_streams(bytes: u64) -> (Arc<CudaStream>, Arc<CudaStream>, Arena<CudaBacke
     let context = CudaContext::new(0).expect("a CUDA GPU");
     let s1 = context.new_stream().unwrap();
     let s2 = context.new_stream().unwrap();
-    let arena = Arena::device(&s1, bytes).unwrap();
+    let arena = Arena::device(&s1, bytes as usize).unwrap();
     (s1, s2, arena)
 }
 
@@ -105,7 +106,7 @@ fn a_download_on_one_stream_waits_for_a_kernel_writing_on_another() {
 /// size and uploads to it on S1: the kernel reads A's values. Run with an
 /// arena so tight that B can only get A's bytes (the arena must wait for
 /// the kernel) and with a roomy one (B gets other bytes at once).
-fn free_while_read(tight: bool) {
+fn free_while_read(tight: bool, by_drop: bool) {
     let bytes = (N * 4) as u64;
     let capacity = if tight { 3 * bytes } else { 8 * bytes };
     let (s1, s2, mut arena) = two_streams(capacity);
@@ -132,7 +133,11 @@ fn free_while_read(tight: bool) {
     // for the whole buffer, this re-recorded the read event on S1, and the
     // upload below no longer waited for S2's kernel.
     assert_eq!(arena.on(&s1).to_vec(&other).unwrap(), vec![9; N]);
-    arena.free(a).unwrap();
+    if by_drop {
+        drop(a);
+    } else {
+        arena.free(a).unwrap();
+    }
     assert_eq!(arena.pending_frees(), 1, "A's bytes wait for the kernel");
     assert_eq!(arena.live(), 2);
     let mut b = arena.alloc::<u32>(N).unwrap();
@@ -158,13 +163,83 @@ fn free_while_read(tight: bool) {
 #[test]
 #[ignore = "needs an NVIDIA GPU"]
 fn a_freed_array_is_not_reused_while_a_kernel_reads_it() {
-    free_while_read(true);
+    free_while_read(true, false);
+}
+
+#[test]
+#[ignore = "needs an NVIDIA GPU"]
+fn a_dropped_array_is_not_reused_while_a_kernel_reads_it() {
+    free_while_read(true, true);
+}
+
+#[test]
+#[ignore = "needs an NVIDIA GPU"]
+fn a_dropped_array_waits_aside_while_other_bytes_are_handed_out() {
+    free_while_read(false, true);
+}
+
+/// 10,000 calls that each upload a temporary array on S1, have a kernel on
+/// S2 read it, and drop it, in an arena that holds 16 arrays. Every 1,000th
+/// kernel is slow and the arena is then filled up at once, so one new array
+/// can only get the dropped one's bytes: it must wait for the kernel, whose
+/// result must show the dropped array's contents, not the new ones.
+#[test]
+#[ignore = "needs an NVIDIA GPU"]
+fn ten_thousand_dropped_arrays_on_two_streams_are_reused_only_after_their_kernels() {
+    const LEN: usize = 4096;
+    let (s1, s2, mut arena) = two_streams((16 * LEN * 4) as u64);
+    let module = module(&s1, SLOW);
+    let double = module.load_function("slow_double").unwrap();
+    let mut out = arena.alloc::<u32>(LEN).unwrap();
+    let mut last = Vec::new();
+    for call in 0..10_000u32 {
+        let slow = call % 1000 == 0;
+        let data: Vec<u32> = (0..LEN as u32).map(|i| i ^ call).collect();
+        let scratch = arena.alloc_from(&data).unwrap();
+        {
+            let view = arena.view(&scratch).unwrap();
+            let mut result = arena.view_mut(&mut out).unwrap();
+            let (n, cycles) = (LEN as u64, if slow { SPIN_CYCLES } else { 0i64 });
+            let mut launch = s2.launch_builder(&double);
+            launch.arg(&view).arg(&mut result).arg(&n).arg(&cycles);
+            // SAFETY: `slow_double` reads [0, n) of `view`, writes [0, n)
+            // of `result`.
+            unsafe { launch.launch(launch_config()) }.unwrap();
+        }
+        let scratch_offset = arena.offset(&scratch).unwrap();
+        drop(scratch);
+        if slow {
+            // The 14 free slots, then the dropped array's.
+            let fillers: Vec<_> = (0..15)
+                .map(|_| {
+                    let mut filler = arena.alloc::<u32>(LEN).unwrap();
+                    arena.write(&mut filler, &[u32::MAX; LEN]).unwrap();
+                    filler
+                })
+                .collect();
+            assert!(
+                fillers.iter().any(|f| arena.offset(f).unwrap() == scratch_offset),
+                "call {call}: the dropped array's bytes were reused"
+            );
+            let result = arena.on(&s2).to_vec(&out).unwrap();
+            for (i, v) in result.iter().enumerate() {
+                assert_eq!(*v, data[i] * 2 + 1, "call {call}, element {i}");
+            }
+        }
+        last = data;
+    }
+    let result = arena.on(&s2).to_vec(&out).unwrap();
+    for (i, v) in result.iter().enumerate() {
+        assert_eq!(*v, last[i] * 2 + 1, "last call, element {i}");
+    }
+    drop(out);
+    assert_eq!(arena.live(), 0);
 }
 
 #[test]
 #[ignore = "needs an NVIDIA GPU"]
 fn a_freed_array_waits_aside_while_other_bytes_are_handed_out() {
-    free_while_read(false);
+    free_while_read(false, false);
 }
 
 #[test]

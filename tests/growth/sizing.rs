@@ -2,7 +2,7 @@
 //! the plan, and where no alignment gap can be filled, one byte less is not.
 
 use gpu_aligned::arena::ArenaOptions;
-use gpu_aligned::arena::{Arena, Plan};
+use gpu_aligned::arena::Plan;
 use gpu_aligned::vector::float4;
 
 use crate::support::Rng;
