@@ -358,7 +358,7 @@ fn main() -> Res<()> {
     // arrays are not at offset 0), a float and a float4 array, a scratch
     // region for the naive carves, and the padded float3 array.
     let n3 = (ARRAY_BYTES / 16) as u64;
-    let arena_bytes = 5 * ARRAY_BYTES as u64 + (1 << 20);
+    let arena_bytes = 5 * ARRAY_BYTES + (1 << 20);
     let mut arena = Arena::device(&stream, arena_bytes)?;
     let head = arena.alloc::<u8>(1000)?;
     let carved_f32 = arena.alloc::<f32>(ARRAY_BYTES / 4)?;
@@ -482,17 +482,19 @@ fn main() -> Res<()> {
     // ---- 4. allocation speed
     const PAIRS: usize = 2000;
     const ARENA_PAIRS: usize = 200_000;
-    println!("\n## 4. allocation speed: ns per alloc+free pair (driver: mean of {PAIRS} pairs; arena: {ARENA_PAIRS})");
+    println!("\n## 4. allocation speed: ns per alloc+free pair (driver: mean of {PAIRS} pairs; arena: {ARENA_PAIRS}; arena drop: alloc + drop of the handle)");
     println!(
-        "{:>10} {:>12} {:>16} {:>13} {:>10} {:>12} {:>12} {:>12}",
+        "{:>10} {:>12} {:>16} {:>13} {:>10} {:>11} {:>12} {:>12} {:>12} {:>14}",
         "bytes",
         "cuMemAlloc",
         "cuMemAllocAsync",
         "cudarc alloc",
         "arena",
+        "arena drop",
         "vs cuMem",
         "vs async",
-        "vs cudarc"
+        "vs cudarc",
+        "drop vs async"
     );
     for &bytes in &[256usize, 4096, 65_536, 1 << 20, 16 << 20] {
         let t = Instant::now();
@@ -528,11 +530,19 @@ fn main() -> Res<()> {
             arena.free(std::hint::black_box(h))?;
         }
         let arena_ns = t.elapsed().as_nanos() as f64 / ARENA_PAIRS as f64;
+        // The same, dropping the handle: its bytes come back at the next
+        // allocation.
+        let t = Instant::now();
+        for _ in 0..ARENA_PAIRS {
+            drop(std::hint::black_box(arena.alloc::<u8>(bytes)?));
+        }
+        let drop_ns = t.elapsed().as_nanos() as f64 / ARENA_PAIRS as f64;
         println!(
-            "{bytes:>10} {sync_ns:>12.0} {async_ns:>16.0} {cudarc_ns:>13.0} {arena_ns:>10.1} {:>11.0}x {:>11.0}x {:>11.0}x",
+            "{bytes:>10} {sync_ns:>12.0} {async_ns:>16.0} {cudarc_ns:>13.0} {arena_ns:>10.1} {drop_ns:>11.1} {:>11.0}x {:>11.0}x {:>11.0}x {:>13.0}x",
             sync_ns / arena_ns,
             async_ns / arena_ns,
-            cudarc_ns / arena_ns
+            cudarc_ns / arena_ns,
+            async_ns / drop_ns
         );
         b.row(
             "alloc",
@@ -559,6 +569,14 @@ fn main() -> Res<()> {
             "",
         );
         b.row("alloc", &format!("arena_{bytes}"), arena_ns, "ns", 0.0, "");
+        b.row(
+            "alloc",
+            &format!("arena_drop_{bytes}"),
+            drop_ns,
+            "ns",
+            0.0,
+            "",
+        );
     }
     arena.free(head)?;
     arena.synchronize()?;

@@ -10,7 +10,7 @@
 use std::sync::Arc;
 use std::time::Instant;
 
-use gpu_aligned::arena::{Arena, GrowthPolicy};
+use gpu_aligned::arena::{Arena, ArenaOptions, GrowthPolicy, DEFAULT_CHUNK};
 use gpu_aligned::backend::cuda::cudarc;
 use gpu_aligned::backend::cuda::CudaBackend;
 use gpu_aligned::backend::cuda_vm::CudaVm;
@@ -130,9 +130,11 @@ fn steady_state(arena: &mut Arena<CudaBackend>, seed: u64) -> Res<f64> {
 /// A device arena grown in place from one chunk to 1 GiB by 512
 /// allocations of 2 MiB, all freed again.
 fn grown_arena(stream: &Arc<CudaStream>) -> Res<Arena<CudaBackend>> {
-    let mut arena = ArenaOptions::new().growing_device(stream, GrowthPolicy::up_to(2 * GIB))?;
+    let mut arena = ArenaOptions::new()
+        .growth(GrowthPolicy::up_to(2 * GIB as usize))
+        .device(stream, DEFAULT_CHUNK)?;
     let mut arrays = Vec::new();
-    while arena.capacity() < GIB {
+    while (arena.capacity() as u64) < GIB {
         arrays.push(arena.alloc::<u8>(2 << 20)?);
     }
     for array in arrays {
@@ -143,7 +145,7 @@ fn grown_arena(stream: &Arc<CudaStream>) -> Res<Arena<CudaBackend>> {
 
 fn alloc_free_pairs(ctx: &Arc<CudaContext>) -> Res<()> {
     let stream = ctx.default_stream();
-    let mut fixed = Arena::device(&stream, GIB)?;
+    let mut fixed = Arena::device(&stream, GIB as usize)?;
     let mut grown = grown_arena(&stream)?;
     println!();
     println!(

@@ -200,7 +200,7 @@ fn main() {
     let module = stream.context().load_module(ptx).unwrap();
     let function = |name: &str| module.load_function(name).unwrap();
 
-    let bytes = (N * (52 + 52 + 64 + 4 + 4 * 3)) as u64 + (64 << 20);
+    let bytes = N * (52 + 52 + 64 + 4 + 4 * 3) + (64 << 20);
     let mut arena = Arena::device(&stream, bytes).unwrap();
     let soa = arena.alloc_soa::<Body>(N).unwrap();
     let packed = arena.alloc::<u32>(N * 13).unwrap();

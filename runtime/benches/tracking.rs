@@ -125,7 +125,7 @@ fn compare(streams: &[Arc<CudaStream>], kernel: &CudaFunction, len: usize) -> Re
     let mut slices = (0..ARRAYS)
         .map(|_| first.alloc_zeros::<f32>(len))
         .collect::<Result<Vec<_>, _>>()?;
-    let mut arena = Arena::device(first, (ARRAYS * len * 4 + (1 << 20)) as u64)?;
+    let mut arena = Arena::device(first, ARRAYS * len * 4 + (1 << 20))?;
     let mut arrays = (0..ARRAYS)
         .map(|_| arena.alloc::<f32>(len))
         .collect::<Result<Vec<_>, _>>()?;

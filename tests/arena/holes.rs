@@ -249,21 +249,21 @@ fn a_host_reservation_refuses_extreme_lengths() {
 #[test]
 fn growth_policies_at_the_edges_are_refused_or_bounded() {
     use gpu_aligned::arena::GrowthPolicy;
-    let chunk = 64 << 10;
+    let chunk: usize = 64 << 10;
     for policy in [
         GrowthPolicy::up_to(0),
         GrowthPolicy::up_to(1 << 20).with_chunk(0),
         GrowthPolicy::up_to(1 << 20).with_chunk(3),
         GrowthPolicy::up_to(1 << 20)
             .with_chunk(chunk)
-            .with_initial(u64::MAX),
-        GrowthPolicy::up_to(u64::MAX).with_chunk(u64::MAX),
+            .with_initial(usize::MAX),
+        GrowthPolicy::up_to(usize::MAX).with_chunk(usize::MAX),
     ] {
         assert!(ArenaOptions::new().growing_host(policy).is_err(), "{policy:?}");
     }
     // Reserving address space is free off Miri; under Miri it is memory.
     if !cfg!(miri) {
-        let huge = GrowthPolicy::up_to(u64::MAX).with_chunk(chunk);
+        let huge = GrowthPolicy::up_to(usize::MAX).with_chunk(chunk);
         if let Ok(mut arena) = ArenaOptions::new().growing_host(huge) {
             assert!(arena.alloc::<float4>(usize::MAX).is_err());
             assert!(arena.alloc::<u8>(usize::MAX).is_err());
@@ -273,10 +273,10 @@ fn growth_policies_at_the_edges_are_refused_or_bounded() {
         .with_chunk(chunk)
         .with_initial(chunk);
     let mut arena = ArenaOptions::new().growing_host(policy).unwrap();
-    assert!(arena.alloc::<u8>(4 * chunk as usize + 1).is_err());
+    assert!(arena.alloc::<u8>(4 * chunk + 1).is_err());
     let first = arena.alloc::<u8>(16).unwrap();
-    let mut last = arena.alloc::<u32>(chunk as usize / 2).unwrap();
-    assert!(arena.capacity() as u64 > chunk);
+    let mut last = arena.alloc::<u32>(chunk / 2).unwrap();
+    assert!(arena.capacity() > chunk);
     arena.get_mut(&mut last).unwrap().fill(7);
     arena.free(first).unwrap();
     // `last` ends the used bytes: a trim keeps it whole.
@@ -287,13 +287,13 @@ fn growth_policies_at_the_edges_are_refused_or_bounded() {
     let kept = arena.alloc::<u32>(1).unwrap();
     arena.free(last).unwrap();
     arena.trim().unwrap();
-    assert_eq!(arena.capacity() as u64, chunk);
+    assert_eq!(arena.capacity(), chunk);
     // The bytes given back come back zeroed; those kept hold what they held.
-    let mut regrown = arena.alloc::<u32>(chunk as usize / 2).unwrap();
+    let mut regrown = arena.alloc::<u32>(chunk / 2).unwrap();
     let start = arena.offset(&regrown).unwrap();
-    assert!(start < chunk);
+    assert!(start < chunk as u64);
     let values = arena.get_mut(&mut regrown).unwrap();
-    let given_back = (chunk - start) as usize / 4;
+    let given_back = (chunk - start as usize) / 4;
     assert!(values[..given_back].iter().all(|&v| v == 7));
     assert!(values[given_back..].iter().all(|&v| v == 0));
     arena.free(regrown).unwrap();
@@ -491,11 +491,11 @@ fn a_growing_arena_keeps_every_array_through_growth_and_trims() {
     use gpu_aligned::arena::GrowthPolicy;
     use gpu_aligned::backend::HostVm;
     let steps = if cfg!(miri) { 30 } else { 400 };
-    let chunk = 4 * HostVm::page_size();
+    let chunk = 4 * HostVm::page_size() as usize;
     let policy = GrowthPolicy::up_to(16 * chunk).with_chunk(chunk);
     let mut arena = ArenaOptions::new().growing_host(policy).unwrap();
     churn(&mut arena, 0x9e0_3e11, steps);
-    assert!(arena.capacity() as u64 >= chunk);
+    assert!(arena.capacity() >= chunk);
 }
 
 #[test]
@@ -624,7 +624,7 @@ fn pitched_rows_at_the_edges_of_the_pitch_are_refused_or_exact() {
     assert_eq!(rows.pitch(), 4);
     arena.free(rows).unwrap();
 
-    let chunk = 4 * HostVm::page_size();
+    let chunk = 4 * HostVm::page_size() as usize;
     let policy = GrowthPolicy::up_to(8 * chunk).with_chunk(chunk);
     let fixed = ArenaOptions::new().min_align(256).pitch_align(1).over(HostBuffer::new(1 << 16, 256).unwrap()).unwrap();
     let growing = ArenaOptions::new().min_align(256).pitch_align(1).growing_host(policy).unwrap();
@@ -702,7 +702,7 @@ fn keys_outlive_a_reset_but_the_arrays_they_redeem_do_not() {
 
     // The same plan carved in this arena and in a growing twin: each key
     // redeems in both, and each array answers to its own arena only.
-    let chunk = 4 * HostVm::page_size();
+    let chunk = 4 * HostVm::page_size() as usize;
     let mut twin = ArenaOptions::new().growing_host(GrowthPolicy::up_to(4 * chunk).with_chunk(chunk)).unwrap();
     let mut here = arena.carve(&plan).unwrap();
     let mut there = twin.carve(&plan).unwrap();
@@ -729,7 +729,9 @@ fn growth_arithmetic_at_the_edges_never_panics() {
     let mut rng = Rng(0x6e0_7a1e);
     let rounds = if cfg!(miri) { 50 } else { 5000 };
     for _ in 0..rounds {
-        let (max, chunk, initial) = (extreme(&mut rng), extreme(&mut rng), extreme(&mut rng));
+        // Lengths are `usize`, which is 64 bits wide wherever these run.
+        let mut extreme_len = || extreme(&mut rng) as usize;
+        let (max, chunk, initial) = (extreme_len(), extreme_len(), extreme_len());
         for policy in [
             GrowthPolicy::up_to(max).with_chunk(chunk),
             GrowthPolicy::up_to(max)
@@ -739,11 +741,11 @@ fn growth_arithmetic_at_the_edges_never_panics() {
                 .with_chunk(chunk)
                 .with_initial(initial),
         ] {
-            let granularity = extreme(&mut rng);
+            let granularity = extreme(&mut rng) as usize;
             if let Ok((start, most)) = policy.resolve(granularity) {
                 assert!(start <= most || !policy.grows(), "{policy:?}");
             }
-            let (current, needed) = (extreme(&mut rng), extreme(&mut rng));
+            let (current, needed) = (extreme(&mut rng) as usize, extreme(&mut rng) as usize);
             if let Ok(target) = policy.grow_to(current, needed) {
                 assert!(target >= needed && target >= current, "{policy:?}");
                 assert!(target == current || target <= policy.max(), "{policy:?}");

@@ -6,11 +6,10 @@
 //! its bytes back (see [`returns`](super::returns) for how), so every
 //! wrapper frees on drop through the same code.
 
-use alloc_crate::sync::Arc;
 use core::fmt;
 use core::marker::PhantomData;
 
-use super::returns::Returns;
+use super::returns::ReturnsRef;
 use crate::alloc::Allocation;
 use crate::backend::{Backend, HostBuffer, Span};
 
@@ -23,14 +22,14 @@ pub struct Place<B: Backend> {
     pub(super) element: &'static str,
     /// `None` once the bytes were given back by hand: dropping then does
     /// nothing.
-    returns: Option<Arc<Returns<B>>>,
+    returns: Option<ReturnsRef<B>>,
 }
 
 impl<B: Backend> Place<B> {
     pub(super) fn new(
         allocation: Allocation,
         element: &'static str,
-        returns: Arc<Returns<B>>,
+        returns: ReturnsRef<B>,
     ) -> Self {
         Place {
             allocation,
@@ -53,16 +52,17 @@ impl<B: Backend> Place<B> {
         self.returns.is_some()
     }
 
-    /// The bytes were given back by hand: dropping the place does nothing.
-    pub(super) fn forget(&mut self) {
-        self.returns = None;
+    /// The bytes were given back by hand: the way back is the arena's to
+    /// count, and dropping the place does nothing.
+    pub(super) fn given_back(&mut self) -> Option<ReturnsRef<B>> {
+        self.returns.take()
     }
 }
 
 impl<B: Backend> Drop for Place<B> {
     fn drop(&mut self) {
         if let Some(returns) = self.returns.take() {
-            returns.push(self.allocation, core::mem::take(&mut self.tracking));
+            returns.give_back(self.allocation, core::mem::take(&mut self.tracking));
         }
     }
 }
@@ -175,6 +175,12 @@ mod sealed {
     /// Visits the places of a handle.
     pub trait Places<B: Backend> {
         fn places(&mut self, each: &mut dyn FnMut(&mut Place<B>));
+
+        /// The place of a one-array handle, for the short way through
+        /// [`Arena::free`](crate::arena::Arena::free).
+        fn only_place(&mut self) -> Option<&mut Place<B>> {
+            None
+        }
     }
 
     /// The place of a one-array handle.
@@ -194,6 +200,10 @@ pub trait ArenaHandle<B: Backend>: Places<B> {}
 impl<T, B: Backend> Places<B> for ArenaSlice<T, B> {
     fn places(&mut self, each: &mut dyn FnMut(&mut Place<B>)) {
         each(&mut self.place);
+    }
+
+    fn only_place(&mut self) -> Option<&mut Place<B>> {
+        Some(&mut self.place)
     }
 }
 

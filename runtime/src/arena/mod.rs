@@ -283,7 +283,6 @@ impl<B: Backend> Arena<B> {
     fn queued_offsets(&self) -> Vec<u64> {
         let allocator = &self.allocator;
         self.returns
-            .get()
             .held(|allocation| allocator.check_handle(allocation).is_ok())
     }
 

@@ -134,6 +134,10 @@ impl<T, B: Backend> Places<B> for Pitched<T, B> {
     fn places(&mut self, each: &mut dyn FnMut(&mut Place<B>)) {
         each(&mut self.place);
     }
+
+    fn only_place(&mut self) -> Option<&mut Place<B>> {
+        Some(&mut self.place)
+    }
 }
 
 impl<T, B: Backend> OnePlace<B> for Pitched<T, B> {

@@ -70,7 +70,7 @@ impl<B: Backend> Arena<B> {
             self.reclaim()?;
         }
         let allocation = self.allocate(bytes, align)?;
-        Ok(Place::new(allocation, element, self.returns.share()))
+        Ok(Place::new(allocation, element, self.returns.lend()))
     }
 
     /// The allocator's block for `bytes` at `align`, growing the arena or
@@ -139,15 +139,15 @@ impl<B: Backend> Arena<B> {
     /// entry never frees a newer array in the same slot. One the backend
     /// failed to retire goes back on the list, for the next call.
     fn take_returns(&mut self, force: bool) -> bool {
-        if !force && self.returns.get().queued() == 0 {
+        if !force && self.returns.queued() == 0 {
             return false;
         }
         let mut returned = core::mem::take(&mut self.returned);
-        self.returns.get().take(&mut returned);
+        self.returns.take(&mut returned);
         let any = !returned.is_empty();
         for (allocation, mut tracking) in returned.drain(..) {
             if let Err(ArenaError::Backend(_)) = self.give_back(allocation, &mut tracking) {
-                self.returns.get().push(allocation, tracking);
+                self.returns.requeue((allocation, tracking));
             }
         }
         self.returned = returned;
@@ -210,7 +210,7 @@ impl<B: Backend> Arena<B> {
     pub fn reset(&mut self) -> ArenaResult<(), B> {
         self.backend.quiesce().map_err(ArenaError::Backend)?;
         // Nothing can use the queued arrays any more: their trackings go.
-        self.returns.get().take(&mut self.returned);
+        self.returns.take(&mut self.returned);
         self.returned.clear();
         self.pending.clear();
         self.allocator.reset();
@@ -307,6 +307,16 @@ impl<B: Backend> Arena<B> {
     /// backend failed ([`ArenaError::Backend`]): the arrays given back
     /// before the failure are gone from the handle, the others still live.
     pub fn free<H: ArenaHandle<B>>(&mut self, mut handle: H) -> Result<(), FreeFailed<H, B::Error>> {
+        if let Some(place) = handle.only_place() {
+            // One array: `give_back` checks it before anything changes.
+            if place.is_held() {
+                match self.give_back(place.allocation, &mut place.tracking) {
+                    Ok(()) => self.returns.ended_by_hand(place),
+                    Err(error) => return Err(FreeFailed { handle, error }),
+                }
+            }
+            return Ok(());
+        }
         let mut checked = Ok(());
         handle.places(&mut |place| {
             if place.is_held() && checked.is_ok() {
@@ -326,7 +336,7 @@ impl<B: Backend> Arena<B> {
             }
             given = self.give_back(place.allocation, &mut place.tracking);
             if given.is_ok() {
-                place.forget();
+                self.returns.ended_by_hand(place);
             }
         });
         given.map_err(|error| FreeFailed { handle, error })

@@ -7,20 +7,30 @@
 //! arena's end), as a `CudaSlice` is, so it cannot borrow the arena, and
 //! taking a lock on every arena call would cost every call, not only drops.
 //! A drop costs one uncontended lock of this list (a compare-and-swap and a
-//! store) and a push; the arena looks at an atomic count first and takes the
-//! lock only when something is queued. The list is behind an `Arc`, so it
-//! outlives the arena; once the arena is gone, drops are refused at the door
-//! and what they held is dropped at once (on a device, the array's events
-//! are given up without freeing anything; the buffer went with the arena).
+//! store) and a push; the arena looks at a count first and takes the lock
+//! only when something is queued.
+//!
+//! Why no reference count per handle: an `Arc` would cost two more atomic
+//! read-modify-writes for every array (one to make a handle, one to drop
+//! it), about as much as the list itself. The arena counts instead, in plain
+//! integers under its `&mut`: every handle it lends and every handle that
+//! came back (dropped, freed by hand or cleared by a reset). When the arena
+//! goes, the list stays for the handles still out, with their number; each
+//! of their drops counts down under the lock and keeps nothing (on a device
+//! its events are given up without freeing anything: the buffer went with
+//! the arena), and the last one frees the list. A handle leaked with
+//! `mem::forget` keeps the list allocated, never freed early.
 //!
 //! The lock is a spin lock because the arena builds without `std`: it is
 //! held for a push or a swap of two vectors, never across a call out.
 
-use alloc_crate::sync::Arc;
+use alloc_crate::boxed::Box;
 use alloc_crate::vec::Vec;
 use core::cell::UnsafeCell;
+use core::ptr::NonNull;
 use core::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
+use super::handle::Place;
 use crate::alloc::Allocation;
 use crate::backend::Backend;
 
@@ -28,23 +38,24 @@ use crate::backend::Backend;
 pub(super) type Returned<B> = (Allocation, <B as Backend>::Tracking);
 
 /// The list of dropped arrays of one arena.
-pub(super) struct Returns<B: Backend> {
+struct Returns<B: Backend> {
     /// How many arrays are queued: read without the lock, so an arena with
     /// nothing queued never takes it.
     queued: AtomicUsize,
-    /// Set when the arena is dropped: later drops keep nothing.
-    closed: AtomicBool,
     locked: AtomicBool,
-    list: UnsafeCell<Vec<Returned<B>>>,
+    shared: UnsafeCell<Shared<B>>,
 }
 
-// SAFETY: `list` is only reached through `lock`, which gives one thread at a
-// time access to it; what it holds moves between threads, hence `Send`.
-unsafe impl<B: Backend> Sync for Returns<B> where B::Tracking: Send {}
-// SAFETY: as above; the atomics are `Send` themselves.
-unsafe impl<B: Backend> Send for Returns<B> where B::Tracking: Send {}
+/// What the lock guards.
+struct Shared<B: Backend> {
+    list: Vec<Returned<B>>,
+    /// Set when the arena is gone: drops then count down `outstanding`.
+    closed: bool,
+    /// Handles still out once the arena is gone.
+    outstanding: usize,
+}
 
-/// Exclusive access to the list while it lives.
+/// Exclusive access to the shared part while it lives.
 struct Locked<'a, B: Backend>(&'a Returns<B>);
 
 impl<B: Backend> Drop for Locked<'_, B> {
@@ -54,24 +65,15 @@ impl<B: Backend> Drop for Locked<'_, B> {
 }
 
 impl<B: Backend> Locked<'_, B> {
-    fn list(&mut self) -> &mut Vec<Returned<B>> {
+    fn shared(&mut self) -> &mut Shared<B> {
         // SAFETY: `Locked` exists only while `locked` is held by this
         // thread (see `Returns::lock`), and `&mut self` keeps this the one
         // reference made from it.
-        unsafe { &mut *self.0.list.get() }
+        unsafe { &mut *self.0.shared.get() }
     }
 }
 
 impl<B: Backend> Returns<B> {
-    fn new() -> Self {
-        Returns {
-            queued: AtomicUsize::new(0),
-            closed: AtomicBool::new(false),
-            locked: AtomicBool::new(false),
-            list: UnsafeCell::new(Vec::new()),
-        }
-    }
-
     fn lock(&self) -> Locked<'_, B> {
         while self
             .locked
@@ -85,80 +87,182 @@ impl<B: Backend> Returns<B> {
         Locked(self)
     }
 
-    /// Queues a dropped array for the arena, or, once the arena is gone,
-    /// drops what it held right away. Never blocks on the device, never
-    /// panics.
-    pub(super) fn push(&self, allocation: Allocation, tracking: B::Tracking) {
+    /// Queues `returned` while the arena lives.
+    fn push(&self, returned: Returned<B>) {
         let mut locked = self.lock();
-        if self.closed.load(Ordering::Relaxed) {
-            drop(locked);
-            drop(tracking);
+        let list = &mut locked.shared().list;
+        list.push(returned);
+        self.queued.store(list.len(), Ordering::Relaxed);
+    }
+}
+
+/// A handle's way back to its arena's list: made only by
+/// [`ReturnsOwner::lend`], never copied, and used up by
+/// [`give_back`](ReturnsRef::give_back) or by the arena's
+/// [`ReturnsOwner::ended`], so that the arena's count of handles out is
+/// exact.
+pub(super) struct ReturnsRef<B: Backend>(NonNull<Returns<B>>);
+
+// SAFETY: the list is only reached through its lock, which gives one thread
+// at a time access to it, and what it holds moves between threads, hence
+// `Tracking: Send`; the list stays allocated while this reference is out
+// (see the module docs).
+unsafe impl<B: Backend> Send for ReturnsRef<B> where B::Tracking: Send {}
+// SAFETY: as above; `&ReturnsRef` gives no access at all.
+unsafe impl<B: Backend> Sync for ReturnsRef<B> where B::Tracking: Send {}
+
+impl<B: Backend> ReturnsRef<B> {
+    /// Gives a dropped array back: queued for the arena, or, once the arena
+    /// is gone, dropped here (freeing the list if this was the last handle
+    /// out). Never blocks on the device, never panics.
+    pub(super) fn give_back(self, allocation: Allocation, tracking: B::Tracking) {
+        // SAFETY: the list is freed only once the arena is gone and every
+        // handle lent has come back; this one has not yet (it is used up
+        // here, by value), so the list is alive.
+        let returns = unsafe { self.0.as_ref() };
+        let mut locked = returns.lock();
+        let shared = locked.shared();
+        if !shared.closed {
+            shared.list.push((allocation, tracking));
+            returns.queued.store(shared.list.len(), Ordering::Relaxed);
             return;
         }
-        let list = locked.list();
-        list.push((allocation, tracking));
-        self.queued.store(list.len(), Ordering::Relaxed);
+        shared.outstanding -= 1;
+        let last = shared.outstanding == 0;
+        drop(locked);
+        drop(tracking);
+        if last {
+            // SAFETY: the arena is gone and no other handle is out, so
+            // nothing else can reach the list; it came from `Box::leak` in
+            // `ReturnsOwner::new`, and only the last handle frees it.
+            drop(unsafe { Box::from_raw(self.0.as_ptr()) });
+        }
+    }
+}
+
+/// The arena's end of the list: lends handles their way back, counts them
+/// out and in, and closes the list when the arena is dropped.
+pub(super) struct ReturnsOwner<B: Backend> {
+    returns: NonNull<Returns<B>>,
+    /// Handles lent.
+    lent: usize,
+    /// Handles that came back: taken off the list, or given back by hand.
+    ended: usize,
+}
+
+// SAFETY: the owner reaches the list through its lock, or through `&mut`
+// for its counts, which are its own.
+unsafe impl<B: Backend> Send for ReturnsOwner<B> where B::Tracking: Send {}
+// SAFETY: `&ReturnsOwner` reaches the list only through its lock.
+unsafe impl<B: Backend> Sync for ReturnsOwner<B> where B::Tracking: Send {}
+
+impl<B: Backend> ReturnsOwner<B> {
+    pub(super) fn new() -> Self {
+        let returns = Box::new(Returns {
+            queued: AtomicUsize::new(0),
+            locked: AtomicBool::new(false),
+            shared: UnsafeCell::new(Shared {
+                list: Vec::new(),
+                closed: false,
+                outstanding: 0,
+            }),
+        });
+        ReturnsOwner {
+            returns: NonNull::from(Box::leak(returns)),
+            lent: 0,
+            ended: 0,
+        }
+    }
+
+    fn get(&self) -> &Returns<B> {
+        // SAFETY: the owner keeps the list alive while it lives: it is freed
+        // only after the owner closed it (see `Drop`).
+        unsafe { self.returns.as_ref() }
+    }
+
+    /// A way back for a new handle.
+    #[inline]
+    pub(super) fn lend(&mut self) -> ReturnsRef<B> {
+        self.lent += 1;
+        ReturnsRef(self.returns)
+    }
+
+    /// A handle's array was given back by hand: its way back is used up,
+    /// and dropping it does nothing.
+    #[inline]
+    pub(super) fn ended_by_hand(&mut self, place: &mut Place<B>) {
+        if let Some(way_back) = place.given_back() {
+            // Only this arena's handles get here (their blocks passed its
+            // allocator's check), and each way back ends once.
+            debug_assert_eq!(way_back.0, self.returns, "a handle of this arena");
+            self.ended += 1;
+        }
     }
 
     /// How many dropped arrays wait for the arena (a count that may be a
     /// moment old when other threads drop arrays meanwhile).
+    #[inline]
     pub(super) fn queued(&self) -> usize {
-        self.queued.load(Ordering::Relaxed)
-    }
-
-    /// The queued arrays that `holds` says are still the arena's (a handle
-    /// dropped after a reset is not), for counts and leak reports.
-    pub(super) fn held(&self, holds: impl Fn(&Allocation) -> bool) -> Vec<u64> {
-        if self.queued() == 0 {
-            return Vec::new();
-        }
-        let mut locked = self.lock();
-        locked
-            .list()
-            .iter()
-            .filter(|(allocation, _)| holds(allocation))
-            .map(|(allocation, _)| allocation.offset())
-            .collect()
+        self.get().queued.load(Ordering::Relaxed)
     }
 
     /// Moves every queued array into `into` (empty), which then holds them;
     /// the list keeps `into`'s old allocation, so neither side allocates in
     /// the steady state.
-    pub(super) fn take(&self, into: &mut Vec<Returned<B>>) {
-        let mut locked = self.lock();
-        core::mem::swap(locked.list(), into);
-        self.queued.store(0, Ordering::Relaxed);
-    }
-}
-
-/// The arena's end of the list: made with the arena, and closing the list
-/// when the arena is dropped.
-pub(super) struct ReturnsOwner<B: Backend>(Arc<Returns<B>>);
-
-impl<B: Backend> ReturnsOwner<B> {
-    pub(super) fn new() -> Self {
-        ReturnsOwner(Arc::new(Returns::new()))
+    pub(super) fn take(&mut self, into: &mut Vec<Returned<B>>) {
+        let returns = self.get();
+        let mut locked = returns.lock();
+        core::mem::swap(&mut locked.shared().list, into);
+        returns.queued.store(0, Ordering::Relaxed);
+        drop(locked);
+        self.ended += into.len();
     }
 
-    /// Another reference to the list, for a new handle.
-    #[inline]
-    pub(super) fn share(&self) -> Arc<Returns<B>> {
-        Arc::clone(&self.0)
+    /// Puts a taken array back on the list, for the next call (its handle
+    /// is still out as far as the count goes).
+    pub(super) fn requeue(&mut self, returned: Returned<B>) {
+        self.ended -= 1;
+        self.get().push(returned);
     }
 
-    pub(super) fn get(&self) -> &Returns<B> {
-        &self.0
+    /// The offsets of the queued arrays that `holds` says are still the
+    /// arena's (a handle dropped after a reset is not), for counts and leak
+    /// reports.
+    pub(super) fn held(&self, holds: impl Fn(&Allocation) -> bool) -> Vec<u64> {
+        if self.queued() == 0 {
+            return Vec::new();
+        }
+        let mut locked = self.get().lock();
+        locked
+            .shared()
+            .list
+            .iter()
+            .filter(|(allocation, _)| holds(allocation))
+            .map(|(allocation, _)| allocation.offset())
+            .collect()
     }
 }
 
 impl<B: Backend> Drop for ReturnsOwner<B> {
     fn drop(&mut self) {
-        let mut locked = self.0.lock();
-        self.0.closed.store(true, Ordering::Relaxed);
-        let dropped = core::mem::take(locked.list());
-        self.0.queued.store(0, Ordering::Relaxed);
+        let returns = self.get();
+        let mut locked = returns.lock();
+        let shared = locked.shared();
+        let dropped = core::mem::take(&mut shared.list);
+        returns.queued.store(0, Ordering::Relaxed);
+        let ended = self.ended + dropped.len();
+        // More handles back than lent would be a counting bug: then keep
+        // the list for good rather than free it under a handle.
+        let outstanding = self.lent.checked_sub(ended).unwrap_or(usize::MAX);
+        shared.closed = true;
+        shared.outstanding = outstanding;
         drop(locked);
         // The arrays' trackings go now, outside the lock.
         drop(dropped);
+        if outstanding == 0 {
+            // SAFETY: no handle is out and the owner is going, so nothing
+            // else can reach the list; it came from `Box::leak` in `new`.
+            drop(unsafe { Box::from_raw(self.returns.as_ptr()) });
+        }
     }
 }
