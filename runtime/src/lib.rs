@@ -58,11 +58,12 @@
 //!     assert_eq!((Tagged::LAYOUT.size, Tagged::LAYOUT.align, Tagged::LAYOUT.padding), (8, 8, 3));
 //!
 //!     // Typed arrays of one buffer, each starting on a 256-byte boundary.
+//!     // Dropping an array gives its bytes back, as dropping a `Vec` does.
 //!     let mut arena = Arena::host(1 << 20)?;
-//!     let mut particles = arena.alloc::<Particle>(1000)?;
-//!     let tags = arena.alloc::<Tagged>(1000)?;
+//!     let particle = Particle { position: float3::new(1.0, 2.0, 3.0), mass: 0.5 };
+//!     let particles = arena.alloc_from(&[particle; 1000])?;
+//!     let tags = arena.alloc_zeros::<Tagged>(1000)?;
 //!     assert_eq!(arena.offset(&tags)? % 256, 0);
-//!     arena.get_mut(&mut particles)?[0] = Particle { position: float3::new(1.0, 2.0, 3.0), mass: 0.5 };
 //!     let upload: &[u8] = bytemuck::cast_slice(arena.get(&particles)?);
 //!     assert_eq!(upload.len(), 16_000);
 //!

@@ -54,29 +54,12 @@ pub fn align_up(value: u64, align: u64) -> u64 {
 }
 
 /// The growing arenas the tests make: the policy's own initial length.
-pub trait GrowingArena {
-    fn growing_host(
-        self,
-        policy: gpu_aligned::arena::GrowthPolicy,
-    ) -> Result<gpu_aligned::arena::Arena, gpu_aligned::arena::ArenaError>;
-
-    #[cfg(feature = "cuda")]
-    fn growing_device(
-        self,
-        stream: &std::sync::Arc<gpu_aligned::backend::cuda::cudarc::driver::CudaStream>,
-        policy: gpu_aligned::arena::GrowthPolicy,
-    ) -> gpu_aligned::arena::ArenaResult<
-        gpu_aligned::arena::Arena<gpu_aligned::backend::cuda::CudaBackend>,
-        gpu_aligned::backend::cuda::CudaBackend,
-    >;
-}
-
-impl GrowingArena for gpu_aligned::arena::ArenaOptions {
+pub trait GrowingArena: Into<gpu_aligned::arena::ArenaOptions> {
     fn growing_host(
         self,
         policy: gpu_aligned::arena::GrowthPolicy,
     ) -> Result<gpu_aligned::arena::Arena, gpu_aligned::arena::ArenaError> {
-        self.growth(policy).host(policy.initial() as usize)
+        self.into().growth(policy).host(policy.initial())
     }
 
     #[cfg(feature = "cuda")]
@@ -88,6 +71,8 @@ impl GrowingArena for gpu_aligned::arena::ArenaOptions {
         gpu_aligned::arena::Arena<gpu_aligned::backend::cuda::CudaBackend>,
         gpu_aligned::backend::cuda::CudaBackend,
     > {
-        self.growth(policy).device(stream, policy.initial() as usize)
+        self.into().growth(policy).device(stream, policy.initial())
     }
 }
+
+impl GrowingArena for gpu_aligned::arena::ArenaOptions {}

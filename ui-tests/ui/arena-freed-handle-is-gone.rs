@@ -7,6 +7,6 @@ fn main() {
     arena.free(a).unwrap();
     let _ = arena.get(&a);
     let image = arena.alloc_pitched::<u8>(4, 1).unwrap();
-    arena.free_pitched(image).unwrap();
-    arena.free_pitched(image).unwrap();
+    arena.free(image).unwrap();
+    arena.free(image).unwrap();
 }
