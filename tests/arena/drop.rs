@@ -76,7 +76,8 @@ fn a_handle_outliving_its_arena_drops_harmlessly() {
 
 #[test]
 fn a_stale_handle_dropped_after_a_reset_never_frees_the_newer_array() {
-    let mut arena = Arena::host(4096).unwrap();
+    // Two arrays' room.
+    let mut arena = Arena::host(512).unwrap();
     let old = arena.alloc::<u32>(64).unwrap();
     let old_offset = arena.offset(&old).unwrap();
     arena.reset().unwrap();
@@ -86,12 +87,33 @@ fn a_stale_handle_dropped_after_a_reset_never_frees_the_newer_array() {
     drop(old);
     assert_eq!(arena.live(), 1);
     assert_eq!(arena.pending_frees(), 0);
-    // Taking the stale drop back frees nothing: the next array goes elsewhere.
     let next = arena.alloc::<u32>(64).unwrap();
     assert_ne!(arena.offset(&next).unwrap(), old_offset);
+    // Full: the arena takes the stale drop back, which frees nothing.
+    assert!(matches!(
+        arena.alloc::<u32>(64),
+        Err(ArenaError::Alloc(AllocError::OutOfMemory { .. }))
+    ));
     assert_eq!(arena.to_vec(&new).unwrap(), [7; 64]);
     assert_eq!(arena.live(), 2);
     assert_consistent(arena.allocator());
+}
+
+#[test]
+fn dropped_arrays_come_back_in_batches_when_they_are_not_needed() {
+    let mut arena = Arena::host(1 << 16).unwrap();
+    for _ in 0..7 {
+        drop(arena.alloc::<u8>(100).unwrap());
+    }
+    // Room to spare: seven wait, none reused yet.
+    assert_eq!((arena.live(), arena.pending_frees()), (0, 7));
+    assert_eq!(arena.stats().allocations, 7);
+    drop(arena.alloc::<u8>(100).unwrap());
+    // The next allocation takes the batch of eight back first.
+    let a = arena.alloc::<u8>(100).unwrap();
+    assert_eq!(arena.offset(&a).unwrap(), 0);
+    assert_eq!((arena.live(), arena.pending_frees()), (1, 0));
+    assert_eq!(arena.stats().allocations, 1);
 }
 
 #[test]
@@ -127,13 +149,15 @@ fn a_carving_gives_back_what_was_not_taken_and_its_arrays_their_own() {
 
 #[test]
 fn zeroed_filled_and_copied_arrays() {
-    let mut arena = Arena::host(4096).unwrap();
+    // One array's room: the dropped array's bytes, zeroed.
+    let mut arena = Arena::host(256).unwrap();
     let source = arena.alloc_from(&[1u32, 2, 3, 4]).unwrap();
     drop(source);
-    // The same bytes, zeroed.
     let zeros = arena.alloc_zeros::<u32>(4).unwrap();
     assert_eq!(arena.offset(&zeros).unwrap(), 0);
     assert_eq!(arena.get(&zeros).unwrap(), &[0; 4]);
+    drop(zeros);
+    let mut arena = Arena::host(4096).unwrap();
     let source = arena.alloc_from(&[5u32, 6, 7, 8]).unwrap();
     let mut copy = arena.alloc::<u32>(4).unwrap();
     arena.copy(&source, &mut copy).unwrap();

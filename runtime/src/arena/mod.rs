@@ -13,9 +13,10 @@
 //! bytes are handed out again only after the array's last recorded use on
 //! any stream has finished. A handle does not borrow its arena, so it can
 //! live in a struct of its own; the drop queues its block on a list the
-//! arena shares with its handles, and the arena takes the blocks back at its
-//! next `&mut` call: no lock is taken on the arena's calls, and a drop
-//! costs an uncontended lock of that list and a push. A handle outlived by its
+//! arena shares with its handles, and the arena takes the blocks back when
+//! it allocates: as soon as an array would not fit without them, and
+//! otherwise a few at a time. No lock is taken on the arena's calls, and a
+//! drop costs an uncontended lock of that list and a push. A handle outlived by its
 //! arena, or made stale by a [`reset`](Arena::reset), drops harmlessly.
 //!
 //! ```
@@ -261,16 +262,17 @@ impl<B: Backend> Arena<B> {
     }
 
     /// Arrays given back (dropped or freed) whose bytes the arena has not
-    /// handed out again yet: on a device, those whose last uses on another
-    /// stream may still run; anywhere, those dropped since the arena's last
-    /// `&mut` call, which takes them back.
+    /// taken back yet: on a device, those whose last uses on another stream
+    /// may still run; anywhere, dropped ones the arena has not needed yet
+    /// (it takes them back when an array would not fit without them, and
+    /// otherwise a few at a time).
     ///
     /// ```
-    /// # let mut arena = gpu_aligned::arena::Arena::host(4096)?;
+    /// # let mut arena = gpu_aligned::arena::Arena::host(256)?;
     /// let a = arena.alloc::<u8>(10)?;
     /// drop(a);
     /// assert_eq!(arena.pending_frees(), 1);
-    /// let b = arena.alloc::<u8>(10)?; // takes `a`'s bytes back first
+    /// let b = arena.alloc::<u8>(10)?; // only `a`'s bytes fit: taken back
     /// assert_eq!(arena.pending_frees(), 0);
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```

@@ -3,12 +3,17 @@
 //! allocating (plain, zeroed, filled from a slice), freeing by hand, taking
 //! dropped arrays back, waiting for the device, resetting.
 //!
-//! A dropped array comes back at the arena's next `&mut` call: its block
-//! sits on the shared list until then (see the `returns` module), and
-//! [`reserve`](Arena::reserve) takes the list first. On a device the bytes
-//! are then handed out again only once the fence the backend recorded at
-//! that point has passed: every use recorded on the array, on any stream,
-//! has finished.
+//! A dropped array's block sits on the shared list (see the `returns`
+//! module) until [`reserve`](Arena::reserve) takes the list back: as soon as
+//! an array does not fit without it, and otherwise once [`RETURN_BATCH`]
+//! arrays wait, so that the lock the list needs is taken once for several
+//! drops rather than once per allocation (allocating and dropping one array
+//! in a loop costs little more than allocating and freeing it). Bytes of a
+//! dropped array are never lost: the arena takes them back before it would
+//! grow or report out of memory, and on [`trim`](Arena::trim) and
+//! [`reset`](Arena::reset). On a device the bytes are then handed out again
+//! only once the fence the backend recorded at that point has passed: every
+//! use recorded on the array, on any stream, has finished.
 
 use core::any::type_name;
 use core::mem::size_of;
@@ -19,6 +24,10 @@ use crate::align::offset_of;
 use crate::alloc::{AllocError, Allocation};
 use crate::backend::Backend;
 use crate::GpuAligned;
+
+/// How many dropped arrays wait on the list before an allocation takes
+/// them back although it fits without them.
+pub(super) const RETURN_BATCH: usize = 8;
 
 /// What one array asks of [`Arena::reserve`]: its bytes and alignment, and,
 /// for whatever watches arrays come and go, its element type.
@@ -46,9 +55,9 @@ impl Request {
 impl<B: Backend> Arena<B> {
     /// Reserves the bytes of one array: every array of the arena, flat,
     /// pitched, carved or a column, is reserved here. Dropped arrays come
-    /// back first, then freed ones whose fences have passed; when nothing
-    /// fits, a growing arena grows, and only then are pending frees waited
-    /// for. `align` is relative to the buffer's address, which is checked to
+    /// back first once a batch of them waits, then freed ones whose fences
+    /// have passed; when nothing fits, every dropped array comes back, then
+    /// a growing arena grows, and only then are pending frees waited for. `align` is relative to the buffer's address, which is checked to
     /// be aligned as well.
     pub(super) fn reserve(&mut self, request: Request) -> ArenaResult<Place<B>, B> {
         let Request {
@@ -65,7 +74,9 @@ impl<B: Backend> Arena<B> {
                 align,
             });
         }
-        self.take_returns(false);
+        if self.returns.queued() >= RETURN_BATCH {
+            self.take_returns();
+        }
         if !self.pending.is_empty() {
             self.reclaim()?;
         }
@@ -82,8 +93,8 @@ impl<B: Backend> Arena<B> {
             ) => ArenaError::Alloc(error),
             other => return Ok(other?),
         };
-        // Arrays dropped on other threads may not have been counted yet.
-        if self.take_returns(true) {
+        // The dropped arrays not taken back yet (on any thread).
+        if self.take_returns() {
             if let Ok(allocation) = self.allocator.alloc(bytes, align) {
                 return Ok(allocation);
             }
@@ -130,18 +141,15 @@ impl<B: Backend> Arena<B> {
         }
     }
 
-    /// Gives back the arrays dropped since the last call; `force` takes the
-    /// list's lock even when its count says it is empty (a drop on another
-    /// thread may not show yet). Returns whether any came back.
+    /// Gives back the arrays dropped since the last call (taking the list's
+    /// lock even when its count says it is empty: a drop on another thread
+    /// may not show yet). Returns whether any came back.
     ///
     /// An array of another generation (dropped after a reset) is refused by
     /// the allocator's stamp and only its tracking is dropped, so a stale
     /// entry never frees a newer array in the same slot. One the backend
     /// failed to retire goes back on the list, for the next call.
-    fn take_returns(&mut self, force: bool) -> bool {
-        if !force && self.returns.queued() == 0 {
-            return false;
-        }
+    fn take_returns(&mut self) -> bool {
         let mut returned = core::mem::take(&mut self.returned);
         self.returns.take(&mut returned);
         let any = !returned.is_empty();
@@ -177,7 +185,7 @@ impl<B: Backend> Arena<B> {
     /// Takes back every dropped array, waits for every pending free and
     /// hands its bytes back.
     pub(super) fn drain_pending(&mut self) -> ArenaResult<(), B> {
-        self.take_returns(true);
+        self.take_returns();
         while let Some((_, fence)) = self.pending.front() {
             self.backend
                 .wait_fence(fence)
@@ -244,11 +252,12 @@ impl<B: Backend> Arena<B> {
     /// device, zeroed on the arena's stream).
     ///
     /// ```
-    /// # let mut arena = gpu_aligned::arena::Arena::host(4096)?;
+    /// # let mut arena = gpu_aligned::arena::Arena::host(256)?;
     /// let mut a = arena.alloc::<u32>(4)?;
     /// arena.write(&mut a, &[1, 2, 3, 4])?;
     /// drop(a);
     /// let b = arena.alloc_zeros::<u32>(4)?; // the same bytes, zeroed
+    /// assert_eq!(arena.offset(&b)?, 0);
     /// assert_eq!(arena.to_vec(&b)?, [0, 0, 0, 0]);
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```

@@ -1,6 +1,6 @@
 //! Where dropped arrays wait for their arena: a list shared by the arena and
 //! every handle it made, which a handle's drop pushes its block onto and the
-//! arena drains on its next `&mut` call.
+//! arena drains when it allocates (see the `reserve` module for when).
 //!
 //! Why a shared list and not a lock on the arena: a handle must be storable
 //! apart from its arena (in a user's struct, on another thread, past the
@@ -8,7 +8,7 @@
 //! taking a lock on every arena call would cost every call, not only drops.
 //! A drop costs one uncontended lock of this list (a compare-and-swap and a
 //! store) and a push; the arena looks at a count first and takes the lock
-//! only when something is queued.
+//! once for a batch of drops.
 //!
 //! Why no reference count per handle: an `Arc` would cost two more atomic
 //! read-modify-writes for every array (one to make a handle, one to drop
