@@ -373,7 +373,7 @@ fn main() -> Res<()> {
         arena.offset(&carved_f32)?,
         arena.offset(&carved_f4)?
     );
-    b.fill(arena.backend().device_base(), arena_bytes as usize)?;
+    b.fill(arena.backend().device_base(), arena_bytes)?;
 
     println!(
         "\n## 2. in-place read-modify-write, {} MiB per array",

@@ -1,8 +1,8 @@
 //! Every bad input has its own named test and its own error; none panics,
 //! and none changes the allocator.
 
-use gpu_aligned::arena::ArenaOptions;
 use gpu_aligned::alloc::{AllocError, Allocator, HandleError};
+use gpu_aligned::arena::ArenaOptions;
 use gpu_aligned::arena::{Arena, ArenaError};
 use gpu_aligned::backend::{HostBuffer, HostBufferError};
 
@@ -324,11 +324,19 @@ fn zero_length_array_is_an_error() {
 #[test]
 fn non_power_of_two_min_align_is_an_error() {
     assert_eq!(
-        ArenaOptions::new().min_align(384).pitch_align(512).host(4096).unwrap_err(),
+        ArenaOptions::new()
+            .min_align(384)
+            .pitch_align(512)
+            .host(4096)
+            .unwrap_err(),
         ArenaError::AlignNotPowerOfTwo { align: 384 }
     );
     assert_eq!(
-        ArenaOptions::new().min_align(256).pitch_align(0).host(4096).unwrap_err(),
+        ArenaOptions::new()
+            .min_align(256)
+            .pitch_align(0)
+            .host(4096)
+            .unwrap_err(),
         ArenaError::AlignNotPowerOfTwo { align: 0 }
     );
 }

@@ -1,6 +1,5 @@
 //! The shared allocator and arena under several threads at once.
 
-use gpu_aligned::arena::ArenaOptions;
 use std::sync::Arc;
 use std::thread;
 

@@ -36,8 +36,15 @@ fn arrays_start_on_the_minimum_alignment() {
 #[test]
 fn minimum_alignment_is_configurable() {
     for min_align in [1, 2, 64, 512, 4096] {
-        let mut arena = ArenaOptions::new().min_align(min_align).pitch_align(512).host(1 << 18).unwrap();
-        assert_eq!(arena.backend().base_address() % min_align.max(256) as u64, 0);
+        let mut arena = ArenaOptions::new()
+            .min_align(min_align)
+            .pitch_align(512)
+            .host(1 << 18)
+            .unwrap();
+        assert_eq!(
+            arena.backend().base_address() % min_align.max(256) as u64,
+            0
+        );
         let mut handles = Vec::new();
         for len in 1..20 {
             handles.push(arena.alloc::<u8>(len).unwrap());

@@ -38,7 +38,10 @@ fn ten_thousand_temporary_arrays_in_an_arena_of_sixteen() {
         Err(ArenaError::Alloc(AllocError::OutOfMemory { .. }))
     ));
     drop(kept);
-    assert_eq!(arena.alloc_zeros::<f32>(16 * 1024).unwrap().len(), 16 * 1024);
+    assert_eq!(
+        arena.alloc_zeros::<f32>(16 * 1024).unwrap().len(),
+        16 * 1024
+    );
     assert_consistent(arena.allocator());
 }
 
@@ -52,10 +55,13 @@ struct Particles {
 fn handles_live_in_structs_and_threads_apart_from_their_arena() {
     let mut arena = Arena::host(1 << 16).unwrap();
     let particles = Particles {
-        positions: arena.alloc_from(&[float4::new(1.0, 1.0, 1.0, 1.0); 8]).unwrap(),
+        positions: arena
+            .alloc_from(&[float4::new(1.0, 1.0, 1.0, 1.0); 8])
+            .unwrap(),
         image: arena.alloc_pitched(100, 4).unwrap(),
     };
     assert_eq!(arena.get(&particles.positions).unwrap()[7].w, 1.0);
+    assert_eq!(arena.row(&particles.image, 3).unwrap().len(), 100);
     assert_eq!(arena.live(), 2);
     // Dropped on another thread: the arena takes the bytes back later.
     thread::spawn(move || drop(particles)).join().unwrap();

@@ -6,9 +6,9 @@
 //! threads sharing an arena, with or without its lock, reach only their own
 //! arrays, even while another thread resets it.
 
-use gpu_aligned::arena::ArenaOptions;
 use crate::support::GrowingArena;
 use gpu_aligned::alloc::Allocator;
+use gpu_aligned::arena::ArenaOptions;
 use gpu_aligned::arena::{Arena, ArenaError, Plan};
 use gpu_aligned::backend::HostBuffer;
 use gpu_aligned::vector::float4;
@@ -160,13 +160,21 @@ fn arenas_refuse_extreme_alignments_and_lengths() {
         (4096, 256, 1 << 63),
     ] {
         assert!(
-            ArenaOptions::new().min_align(min_align).pitch_align(pitch_align).host(len as usize).is_err(),
+            ArenaOptions::new()
+                .min_align(min_align)
+                .pitch_align(pitch_align)
+                .host(len as usize)
+                .is_err(),
             "{len} {min_align} {pitch_align}"
         );
     }
     // Alignments the buffer's address cannot give are refused per request.
     let buffer = HostBuffer::new(4096, 256).unwrap();
-    let mut arena = ArenaOptions::new().min_align(1).pitch_align(1 << 62).over(buffer).unwrap();
+    let mut arena = ArenaOptions::new()
+        .min_align(1)
+        .pitch_align(1 << 62)
+        .over(buffer)
+        .unwrap();
     assert!(arena.alloc_pitched::<u8>(1, 1).is_err());
     assert!(arena.alloc_pitched::<u8>(1, 3).is_err());
     let a = arena.alloc::<u8>(1).unwrap();
@@ -259,7 +267,10 @@ fn growth_policies_at_the_edges_are_refused_or_bounded() {
             .with_initial(usize::MAX),
         GrowthPolicy::up_to(usize::MAX).with_chunk(usize::MAX),
     ] {
-        assert!(ArenaOptions::new().growing_host(policy).is_err(), "{policy:?}");
+        assert!(
+            ArenaOptions::new().growing_host(policy).is_err(),
+            "{policy:?}"
+        );
     }
     // Reserving address space is free off Miri; under Miri it is memory.
     if !cfg!(miri) {
@@ -607,7 +618,11 @@ fn pitched_rows_at_the_edges_of_the_pitch_are_refused_or_exact() {
     use gpu_aligned::arena::GrowthPolicy;
     use gpu_aligned::backend::HostVm;
     // Pitch alignment 1 packs byte rows; the last row ends the buffer.
-    let mut arena = ArenaOptions::new().min_align(1).pitch_align(1).over(HostBuffer::new(15, 256).unwrap()).unwrap();
+    let mut arena = ArenaOptions::new()
+        .min_align(1)
+        .pitch_align(1)
+        .over(HostBuffer::new(15, 256).unwrap())
+        .unwrap();
     let mut image = arena.alloc_pitched::<u8>(3, 5).unwrap();
     assert_eq!((image.pitch(), image.padding_bytes()), (3, 0));
     let packed: Vec<u8> = (1..=15).collect();
@@ -626,8 +641,16 @@ fn pitched_rows_at_the_edges_of_the_pitch_are_refused_or_exact() {
 
     let chunk = 4 * HostVm::page_size() as usize;
     let policy = GrowthPolicy::up_to(8 * chunk).with_chunk(chunk);
-    let fixed = ArenaOptions::new().min_align(256).pitch_align(1).over(HostBuffer::new(1 << 16, 256).unwrap()).unwrap();
-    let growing = ArenaOptions::new().min_align(256).pitch_align(1).growing_host(policy).unwrap();
+    let fixed = ArenaOptions::new()
+        .min_align(256)
+        .pitch_align(1)
+        .over(HostBuffer::new(1 << 16, 256).unwrap())
+        .unwrap();
+    let growing = ArenaOptions::new()
+        .min_align(256)
+        .pitch_align(1)
+        .growing_host(policy)
+        .unwrap();
     for mut arena in [fixed, growing] {
         let edges = [
             (usize::MAX, 1),
@@ -653,7 +676,7 @@ fn pitched_rows_at_the_edges_of_the_pitch_are_refused_or_exact() {
         // Still whole: one array fills what the arena may span.
         let capacity = arena.growth().max();
         let mut last = arena
-            .alloc_pitched::<u8>(1024, capacity as usize / 1024)
+            .alloc_pitched::<u8>(1024, capacity / 1024)
             .unwrap();
         let height = last.height();
         arena.row_mut(&mut last, height - 1).unwrap().fill(7);
@@ -703,7 +726,9 @@ fn keys_outlive_a_reset_but_the_arrays_they_redeem_do_not() {
     // The same plan carved in this arena and in a growing twin: each key
     // redeems in both, and each array answers to its own arena only.
     let chunk = 4 * HostVm::page_size() as usize;
-    let mut twin = ArenaOptions::new().growing_host(GrowthPolicy::up_to(4 * chunk).with_chunk(chunk)).unwrap();
+    let mut twin = ArenaOptions::new()
+        .growing_host(GrowthPolicy::up_to(4 * chunk).with_chunk(chunk))
+        .unwrap();
     let mut here = arena.carve(&plan).unwrap();
     let mut there = twin.carve(&plan).unwrap();
     let mut a = here.take(flat).unwrap();

@@ -103,7 +103,11 @@ unsafe impl Backend for FakeDevice {
 fn row_padding_is_rows_times_the_shortfall_to_the_pitch() {
     // X rows of Y one-byte elements, rows aligned to 64 bytes, waste
     // X * (64 - Y % 64) bytes when Y is not already a multiple of 64.
-    let mut arena = ArenaOptions::new().min_align(64).pitch_align(64).host(1 << 20).unwrap();
+    let mut arena = ArenaOptions::new()
+        .min_align(64)
+        .pitch_align(64)
+        .host(1 << 20)
+        .unwrap();
     for (x, y) in [
         (1usize, 1usize),
         (3, 63),
@@ -113,11 +117,7 @@ fn row_padding_is_rows_times_the_shortfall_to_the_pitch() {
         (2, 1000),
     ] {
         let image = arena.alloc_pitched::<u8>(y, x).unwrap();
-        assert_eq!(
-            image.padding_bytes(),
-            x * (64 - y % 64),
-            "X = {x}, Y = {y}"
-        );
+        assert_eq!(image.padding_bytes(), x * (64 - y % 64), "X = {x}, Y = {y}");
         assert_eq!(image.pitch() % 64, 0);
         assert_eq!(image.size_bytes(), image.pitch() * x);
         arena.free(image).unwrap();
@@ -160,7 +160,7 @@ fn rows_round_trip_and_padding_stays_untouched() {
     assert_eq!(back, expected);
     // The padding after each row is still zero.
     let offset = arena.offset(&image).unwrap() as usize;
-    let pitch = image.pitch() as usize;
+    let pitch = image.pitch();
     for row in 0..4 {
         let padding = &arena.bytes()[offset + row * pitch + 10..offset + (row + 1) * pitch];
         assert!(padding.iter().all(|&b| b == 0), "row {row} padding written");

@@ -36,7 +36,8 @@ fn carve_reserves_every_array_aligned_and_back_to_back() {
         skipped += (pair[1].offset - end) as usize;
     }
     let last = sorted.last().unwrap();
-    skipped += (align_up(last.offset + last.bytes as u64, 256) - (last.offset + last.bytes as u64)) as usize;
+    skipped += (align_up(last.offset + last.bytes as u64, 256) - (last.offset + last.bytes as u64))
+        as usize;
     assert_eq!(carving.alignment_bytes(), skipped);
     assert_eq!(
         carving.alignment_bytes(),

@@ -2,9 +2,9 @@
 //! pitched 2D round trips, the largest array that fits, alignment of every
 //! view, copies and their errors.
 
-use gpu_aligned::arena::ArenaOptions;
 use crate::support::GrowingArena;
 use gpu_aligned::alloc::AllocError;
+use gpu_aligned::arena::ArenaOptions;
 use gpu_aligned::arena::{Arena, ArenaError, Plan};
 use gpu_aligned::backend::cuda::cudarc::driver::{sys, DevicePtr, LaunchConfig, PushKernelArg};
 use gpu_aligned::backend::cuda::{CudaError, DRIVER_BASE_ALIGN};
@@ -288,7 +288,7 @@ fn pitched_round_trip_with_a_kernel_on_every_row() {
     }
     // Neither the 2D copy nor the kernel wrote the padding after each row:
     // it still holds the zeros the backend started with.
-    let pitch_elems = (rows.pitch() / 4) as usize;
+    let pitch_elems = rows.pitch() / 4;
     let mut whole = vec![f32::NAN; pitch_elems * height];
     {
         let view = arena.pitched_view(&rows).unwrap();
@@ -424,7 +424,11 @@ fn a_misaligned_typed_view_cannot_be_made() {
     let kernel = module.load_function("touch_aligned").unwrap();
     // The weakest arena there is: minimum alignment 1. Odd-sized byte arrays
     // in between try to push every later array off its natural alignment.
-    let mut arena = ArenaOptions::new().min_align(1).pitch_align(512).device(&stream, 1 << 20).unwrap();
+    let mut arena = ArenaOptions::new()
+        .min_align(1)
+        .pitch_align(512)
+        .device(&stream, 1 << 20)
+        .unwrap();
     assert!(arena.backend().base_alignment() >= DRIVER_BASE_ALIGN);
     let b1 = arena.alloc::<u8>(1).unwrap();
     let mut f4 = arena.alloc::<float4>(5).unwrap();
@@ -543,7 +547,11 @@ fn sub_range_copies_and_zero_fill() {
 #[ignore = "needs an NVIDIA GPU"]
 fn neighbours_are_untouched_by_copies_and_zero_fill() {
     let stream = stream();
-    let mut arena = ArenaOptions::new().min_align(4).pitch_align(512).device(&stream, 1 << 20).unwrap();
+    let mut arena = ArenaOptions::new()
+        .min_align(4)
+        .pitch_align(512)
+        .device(&stream, 1 << 20)
+        .unwrap();
     let mut before = arena.alloc::<u32>(3).unwrap();
     let mut middle = arena.alloc::<u32>(5).unwrap();
     let mut after = arena.alloc::<u32>(3).unwrap();
@@ -691,7 +699,9 @@ fn handles_made_stale_by_a_reset_or_a_trim_give_no_device_view_and_free_nothing(
 
     // A growing arena: the chunks a trim unmaps held a stale array, which
     // gives no view of the unmapped addresses.
-    let mut growing = ArenaOptions::new().growing_device(&s1, GrowthPolicy::up_to(64 << 20)).unwrap();
+    let mut growing = ArenaOptions::new()
+        .growing_device(&s1, GrowthPolicy::up_to(64 << 20))
+        .unwrap();
     if growing.growth().grows() {
         let mut big = growing.alloc::<u8>(8 << 20).unwrap();
         growing.on(&s2).zero(&mut big).unwrap();

@@ -63,7 +63,11 @@ const H100_PITCHES: [(u64, u64); 16] = [
 
 #[test]
 fn default_pitch_matches_what_the_h100_driver_returned() {
-    let mut arena = ArenaOptions::new().min_align(256).pitch_align(DRIVER_PITCH_ALIGN as usize).host(1 << 22).unwrap();
+    let mut arena = ArenaOptions::new()
+        .min_align(256)
+        .pitch_align(DRIVER_PITCH_ALIGN as usize)
+        .host(1 << 22)
+        .unwrap();
     for (width, pitch) in H100_PITCHES {
         let rows = arena.alloc_pitched::<u8>(width as usize, 3).unwrap();
         assert_eq!(rows.pitch() as u64, pitch, "width {width} B");

@@ -218,7 +218,9 @@ fn ten_thousand_dropped_arrays_on_two_streams_are_reused_only_after_their_kernel
                 })
                 .collect();
             assert!(
-                fillers.iter().any(|f| arena.offset(f).unwrap() == scratch_offset),
+                fillers
+                    .iter()
+                    .any(|f| arena.offset(f).unwrap() == scratch_offset),
                 "call {call}: the dropped array's bytes were reused"
             );
             let result = arena.on(&s2).to_vec(&out).unwrap();

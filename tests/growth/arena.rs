@@ -2,9 +2,9 @@
 //! maximum refused with a typed error, memory given back by `trim`, and a
 //! fixed arena far larger than RAM that costs only what it touches.
 
-use gpu_aligned::arena::ArenaOptions;
 use crate::support::GrowingArena;
 use gpu_aligned::alloc::AllocError;
+use gpu_aligned::arena::ArenaOptions;
 use gpu_aligned::arena::{Arena, ArenaError, GrowthError, GrowthPolicy, DEFAULT_CHUNK};
 use gpu_aligned::backend::Backend;
 
@@ -17,7 +17,9 @@ fn small_policy(max: usize) -> GrowthPolicy {
 
 #[test]
 fn growth_keeps_the_first_arrays_address_and_contents() {
-    let mut arena = ArenaOptions::new().growing_host(small_policy(4 << 20)).unwrap();
+    let mut arena = ArenaOptions::new()
+        .growing_host(small_policy(4 << 20))
+        .unwrap();
     assert_eq!(arena.capacity(), CHUNK);
     let mut first = arena.alloc::<u32>(1000).unwrap();
     let values: Vec<u32> = (0..1000).map(|i| i * 7).collect();
@@ -112,7 +114,9 @@ fn a_fixed_arena_does_not_grow() {
 
 #[test]
 fn trim_gives_whole_chunks_back_and_keeps_live_arrays() {
-    let mut arena = ArenaOptions::new().growing_host(small_policy(4 << 20)).unwrap();
+    let mut arena = ArenaOptions::new()
+        .growing_host(small_policy(4 << 20))
+        .unwrap();
     let mut first = arena.alloc::<u64>(100).unwrap();
     arena.write(&mut first, &[9; 100]).unwrap();
     let mut big = arena.alloc::<u8>(3 << 20).unwrap();
@@ -139,16 +143,20 @@ fn trim_gives_whole_chunks_back_and_keeps_live_arrays() {
 #[test]
 fn a_bad_policy_is_refused() {
     assert_eq!(
-        ArenaOptions::new().growing_host(GrowthPolicy::up_to(1 << 20).with_chunk(1000)).unwrap_err(),
+        ArenaOptions::new()
+            .growing_host(GrowthPolicy::up_to(1 << 20).with_chunk(1000))
+            .unwrap_err(),
         ArenaError::Growth(GrowthError::ChunkNotMultiple {
             chunk: 1000,
             granularity: gpu_aligned::backend::HostVm::page_size() as usize
         })
     );
     assert!(matches!(
-        ArenaOptions::new().growing_host(GrowthPolicy::up_to(CHUNK)
+        ArenaOptions::new().growing_host(
+            GrowthPolicy::up_to(CHUNK)
                 .with_chunk(CHUNK)
-                .with_initial(2 * CHUNK)),
+                .with_initial(2 * CHUNK)
+        ),
         Err(ArenaError::Growth(GrowthError::InitialAboveMax { .. }))
     ));
 }
@@ -192,7 +200,9 @@ fn a_64_gib_host_arena_costs_only_what_it_touches() {
 #[cfg(target_os = "linux")]
 #[cfg_attr(miri, ignore = "the fallback allocates the whole maximum")]
 fn a_growing_arena_reserves_64_gib_and_commits_one_chunk() {
-    let mut arena = ArenaOptions::new().growing_host(GrowthPolicy::up_to(64 << 30)).unwrap();
+    let mut arena = ArenaOptions::new()
+        .growing_host(GrowthPolicy::up_to(64 << 30))
+        .unwrap();
     assert_eq!(arena.capacity(), 2 << 20);
     let mut small = arena.alloc::<u32>(1000).unwrap();
     arena.write(&mut small, &[1; 1000]).unwrap();

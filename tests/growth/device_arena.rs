@@ -3,8 +3,8 @@
 //! growth, `trim` giving device memory back, and the maximum refused with a
 //! typed error.
 
-use gpu_aligned::arena::ArenaOptions;
 use crate::support::GrowingArena;
+use gpu_aligned::arena::ArenaOptions;
 use std::sync::Arc;
 
 use gpu_aligned::arena::{Arena, ArenaError, ArenaSlice, GrowthError, GrowthPolicy};
@@ -56,7 +56,9 @@ fn free_device_memory(stream: &CudaStream) -> u64 {
 fn grows_from_one_chunk_to_8_gib_without_moving() {
     let stream = stream();
     let add_kernel = kernel(&stream);
-    let mut arena = ArenaOptions::new().growing_device(&stream, GrowthPolicy::up_to(10 << 30)).unwrap();
+    let mut arena = ArenaOptions::new()
+        .growing_device(&stream, GrowthPolicy::up_to(10 << 30))
+        .unwrap();
     assert!(arena.growth().grows());
     assert_eq!(arena.capacity(), 2 << 20);
     let mut first = arena.alloc::<u32>(1 << 16).unwrap();
@@ -114,7 +116,9 @@ fn growth_past_the_maximum_is_refused_and_the_arena_stays_usable() {
     let stream = stream();
     let add_kernel = kernel(&stream);
     let max = 64 << 20;
-    let mut arena = ArenaOptions::new().growing_device(&stream, GrowthPolicy::up_to(max)).unwrap();
+    let mut arena = ArenaOptions::new()
+        .growing_device(&stream, GrowthPolicy::up_to(max))
+        .unwrap();
     let mut a = arena.alloc::<u32>(10 << 20).unwrap(); // 40 MiB
     match arena.alloc::<u32>(10 << 20) {
         Err(ArenaError::Growth(GrowthError::AtMaximum { max: at, .. })) => assert_eq!(at, max),

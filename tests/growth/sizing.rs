@@ -44,7 +44,11 @@ fn an_arena_of_the_bytes_needed_carves_the_plan() {
         let pitch_align = 256u64 << rng.below(2);
         let plan = random_plan(&mut rng, true);
         let bytes = plan.bytes_needed(min_align, pitch_align).unwrap();
-        let mut arena = ArenaOptions::new().min_align(min_align as usize).pitch_align(pitch_align as usize).host(bytes as usize).unwrap();
+        let mut arena = ArenaOptions::new()
+            .min_align(min_align as usize)
+            .pitch_align(pitch_align as usize)
+            .host(bytes as usize)
+            .unwrap();
         let carving = arena
             .carve(&plan)
             .unwrap_or_else(|e| panic!("{bytes} bytes, {min_align}/{pitch_align}: {e}"));
@@ -63,7 +67,11 @@ fn one_byte_less_is_not_enough_for_arrays_back_to_back() {
         let min_align = 16u64 << rng.below(5);
         let plan = random_plan(&mut rng, false);
         let bytes = plan.bytes_needed(min_align, 512).unwrap();
-        let mut arena = ArenaOptions::new().min_align(min_align as usize).pitch_align(512).host(bytes as usize - 1).unwrap();
+        let mut arena = ArenaOptions::new()
+            .min_align(min_align as usize)
+            .pitch_align(512)
+            .host(bytes as usize - 1)
+            .unwrap();
         assert!(
             arena.carve(&plan).is_err(),
             "{bytes} - 1 bytes carved the plan"

@@ -142,7 +142,11 @@ fn a_column_written_alone_shows_in_the_elements() {
 #[test]
 fn columns_are_aligned_disjoint_and_carved_together() {
     for min_align in [256, 512, 16] {
-        let mut arena = ArenaOptions::new().min_align(min_align).pitch_align(512).host(1 << 20).unwrap();
+        let mut arena = ArenaOptions::new()
+            .min_align(min_align)
+            .pitch_align(512)
+            .host(1 << 20)
+            .unwrap();
         let soa = arena.alloc_soa::<Particle>(1001).unwrap();
         let c = soa.columns();
         let mut spans = vec![
@@ -164,7 +168,10 @@ fn columns_are_aligned_disjoint_and_carved_together() {
         assert_eq!(c.big.size_bytes(), 1001 * 16);
         spans.sort();
         for pair in spans.windows(2) {
-            assert!(pair[0].0 + pair[0].1 as u64 <= pair[1].0, "overlap: {spans:?}");
+            assert!(
+                pair[0].0 + pair[0].1 as u64 <= pair[1].0,
+                "overlap: {spans:?}"
+            );
         }
         arena.free_soa(soa).unwrap();
     }

@@ -533,12 +533,9 @@ impl<B: Backend> Carving<B> {
             .ok_or(ArenaError::ForeignKey)?
             .pitch;
         match self.take_entry::<T>(key.plan, key.index, true)? {
-            (place, Shape::Pitched { width, height }) => Ok(Pitched::new(
-                place,
-                width,
-                height,
-                offset_of(pitch),
-            )),
+            (place, Shape::Pitched { width, height }) => {
+                Ok(Pitched::new(place, width, height, offset_of(pitch)))
+            }
             // `take_entry` checked the shape.
             (_, Shape::Array { .. }) => Err(ArenaError::KeyMismatch {
                 planned: type_name::<T>(),

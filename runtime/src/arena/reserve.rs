@@ -315,7 +315,10 @@ impl<B: Backend> Arena<B> {
     /// stale ([`ArenaError::Handle`]: nothing was given back), or when the
     /// backend failed ([`ArenaError::Backend`]): the arrays given back
     /// before the failure are gone from the handle, the others still live.
-    pub fn free<H: ArenaHandle<B>>(&mut self, mut handle: H) -> Result<(), FreeFailed<H, B::Error>> {
+    pub fn free<H: ArenaHandle<B>>(
+        &mut self,
+        mut handle: H,
+    ) -> Result<(), FreeFailed<H, B::Error>> {
         if let Some(place) = handle.only_place() {
             // One array: `give_back` checks it before anything changes.
             if place.is_held() {
