@@ -350,7 +350,7 @@ impl<B: Backend> __derive::Visitor<B> for Addressing<'_, B> {
 /// assert_eq!(hits.len(), 64);
 /// arena.free_soa(hits)?;
 /// arena.free(weights)?;
-/// arena.free_carving(carving)?;
+/// arena.free(carving)?;
 /// # Ok::<(), gpu_aligned::arena::ArenaError>(())
 /// ```
 pub struct SoaKey<T: GpuSoa> {
@@ -453,7 +453,7 @@ impl<B: Backend> Carving<B> {
     /// let mut carving = arena.carve(&plan)?;
     /// let hits = carving.take_soa(key).expect("planned here");
     /// arena.free_soa(hits)?;
-    /// arena.free_carving(carving)?;
+    /// arena.free(carving)?;
     /// # Ok::<(), gpu_aligned::arena::ArenaError>(())
     /// ```
     pub fn take_soa<T: GpuSoa>(&mut self, key: SoaKey<T>) -> Option<Soa<T, B>> {
@@ -578,7 +578,7 @@ impl<B: Backend> Arena<B> {
     /// let soa = arena.alloc_soa::<Hit>(100)?;
     /// let columns = soa.columns();
     /// for offset in [arena.offset(&columns.x)?, arena.offset(&columns.id)?, arena.offset(&columns.flags)?] {
-    ///     assert_eq!(offset % arena.min_align(), 0);
+    ///     assert_eq!(offset % arena.min_align() as u64, 0);
     /// }
     /// arena.free_soa(soa)?;
     /// # Ok::<(), Box<dyn std::error::Error>>(())
