@@ -35,9 +35,9 @@ impl<B: HostAccess> Arena<B> {
     ///
     /// # Errors
     ///
-    /// [`ArenaError::Handle`] for a handle this arena does not hold; the
-    /// errors of the range check ([`ArenaError::OutsideBuffer`],
-    /// [`ArenaError::Misaligned`]) for a handle whose type does not match
+    /// [`ArenaError::Handle`](super::ArenaError::Handle) for a handle this arena does not hold; the
+    /// errors of the range check ([`ArenaError::OutsideBuffer`](super::ArenaError::OutsideBuffer),
+    /// [`ArenaError::Misaligned`](super::ArenaError::Misaligned)) for a handle whose type does not match
     /// its bytes.
     pub fn get<'a, T: GpuAligned>(
         &'a self,
@@ -104,7 +104,7 @@ impl<B: HostAccess> Arena<B> {
     ///
     /// # Errors
     ///
-    /// [`ArenaError::RowOutOfRange`], or as [`Arena::get`].
+    /// [`ArenaError::RowOutOfRange`](super::ArenaError::RowOutOfRange), or as [`Arena::get`].
     pub fn row<'a, T: GpuAligned>(
         &'a self,
         array: &'a Pitched<T, B>,
