@@ -34,6 +34,8 @@ pub const PITCH_ALIGN: usize = 512;
 ///
 /// assert_eq!(round_up(257u32, 256), Some(512));
 /// assert_eq!(round_up(0u64, 4096), Some(0));
+/// assert_eq!(round_up(4096usize, 4096), Some(4096));
+/// assert_eq!(round_up(usize::MAX, 4096), None);
 /// assert_eq!(round_up(5u64, 3), Some(6));
 /// assert_eq!(round_up(5u64, 0), None);
 /// ```

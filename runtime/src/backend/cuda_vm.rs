@@ -51,6 +51,8 @@ use std::vec::Vec;
 
 use core::fmt;
 
+use crate::align::round_up;
+
 use cudarc::driver::{sys, CudaContext, DriverError};
 
 /// Why a [`CudaVm`] operation was refused.
@@ -528,7 +530,3 @@ impl fmt::Debug for CudaVm {
     }
 }
 
-/// `n` rounded up to a multiple of `to` (nonzero), if it fits.
-fn round_up(n: u64, to: u64) -> Option<u64> {
-    n.checked_add(to - 1).map(|n| n / to * to)
-}

@@ -11,8 +11,9 @@ use super::vm::{HostVm, VmError};
 use super::{Backend, HostAccess, Rows, Span};
 
 /// The smallest alignment a [`HostBuffer`] gets, whatever is asked: the
-/// alignment `cudaMalloc` guarantees for device buffers.
-pub const MIN_HOST_ALIGN: u64 = 256;
+/// alignment `cudaMalloc` guarantees for device buffers,
+/// [`ARRAY_ALIGN`](crate::align::ARRAY_ALIGN), as an address alignment.
+pub const MIN_HOST_ALIGN: u64 = crate::align::offset_of(crate::align::ARRAY_ALIGN);
 
 /// Why a [`HostBuffer`] could not be made.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -6,6 +6,8 @@
 use core::fmt;
 use core::ptr::NonNull;
 
+use crate::align::round_up;
+
 /// Whether reservations are real address-space reservations (`true`) or the
 /// up-front allocation of the [fallback](HostVm#the-fallback) (`false`).
 ///
@@ -18,7 +20,7 @@ pub const HOST_VM_IS_LAZY: bool = cfg!(all(unix, feature = "std", not(miri)));
 
 /// The smallest alignment a [`HostVm`] gets, whatever is asked: what
 /// `cudaMalloc` guarantees for device buffers.
-const MIN_ALIGN: u64 = 256;
+const MIN_ALIGN: u64 = super::MIN_HOST_ALIGN;
 
 /// Why a [`HostVm`] operation was refused.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -409,10 +411,6 @@ impl fmt::Debug for HostVm {
     }
 }
 
-/// `n` rounded up to a multiple of the power of two `to`, if it fits.
-fn round_up(n: usize, to: usize) -> Option<usize> {
-    Some(n.checked_add(to - 1)? & !(to - 1))
-}
 
 #[cfg(all(unix, feature = "std", not(miri)))]
 mod imp {
@@ -623,14 +621,6 @@ mod imp {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn round_up_stops_at_overflow() {
-        assert_eq!(round_up(0, 4096), Some(0));
-        assert_eq!(round_up(1, 4096), Some(4096));
-        assert_eq!(round_up(4096, 4096), Some(4096));
-        assert_eq!(round_up(usize::MAX, 4096), None);
-    }
 
     #[test]
     fn refuses_bad_arguments() {

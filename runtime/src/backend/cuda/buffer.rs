@@ -11,15 +11,17 @@ use super::error::{is_sticky, CudaError};
 use crate::backend::cuda_vm::CudaVm;
 
 /// The start alignment `cudaMalloc`/`cuMemAlloc` documents for every
-/// allocation, and the smallest base alignment the backend accepts.
-pub const DRIVER_BASE_ALIGN: u64 = 256;
+/// allocation ([`ARRAY_ALIGN`](crate::align::ARRAY_ALIGN), as an address
+/// alignment), and the smallest base alignment the backend accepts.
+pub const DRIVER_BASE_ALIGN: u64 = crate::align::offset_of(crate::align::ARRAY_ALIGN);
 
 /// The row-pitch alignment `cuMemAllocPitch` used on an H100 (driver
 /// 580.159.04): for every width tried (1 to 65,536 bytes) and element size (4,
 /// 8 and 16 bytes) the pitch it returned was the width rounded up to a
-/// multiple of 512. The arena's default pitch alignment is the same, so
-/// pitched arrays of a device arena follow the driver's rule.
-pub const DRIVER_PITCH_ALIGN: u64 = 512;
+/// multiple of 512. The arena's default pitch alignment is the same
+/// ([`PITCH_ALIGN`](crate::align::PITCH_ALIGN)), so pitched arrays of a
+/// device arena follow the driver's rule.
+pub const DRIVER_PITCH_ALIGN: u64 = crate::align::offset_of(crate::align::PITCH_ALIGN);
 
 /// Checks that a device buffer starting at `base` can hold sub-arrays whose
 /// offsets are multiples of `min_align`: the base must be aligned to both
