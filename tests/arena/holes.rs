@@ -675,9 +675,7 @@ fn pitched_rows_at_the_edges_of_the_pitch_are_refused_or_exact() {
         }
         // Still whole: one array fills what the arena may span.
         let capacity = arena.growth().max();
-        let mut last = arena
-            .alloc_pitched::<u8>(1024, capacity / 1024)
-            .unwrap();
+        let mut last = arena.alloc_pitched::<u8>(1024, capacity / 1024).unwrap();
         let height = last.height();
         arena.row_mut(&mut last, height - 1).unwrap().fill(7);
         assert_eq!(arena.row(&last, height - 1).unwrap()[1023], 7);

@@ -190,7 +190,7 @@ impl ArenaOptions {
         })
     }
 
-    /// An arena over a fresh, zeroed host buffer of `len` bytes (the
+    /// An arena over a fresh, zeroed host buffer of `bytes` bytes (the
     /// initial length, if the options grow: then the policy's maximum is
     /// reserved as address space, at no cost in memory, and committed a
     /// chunk at a time).
@@ -207,17 +207,17 @@ impl ArenaOptions {
     /// [`ArenaError::Growth`] for a policy whose chunk is not a multiple of
     /// the page size or whose initial length is above its maximum,
     /// [`ArenaError::Backend`] if the buffer cannot be made.
-    pub fn host(self, len: usize) -> Result<Arena<HostBuffer>, ArenaError> {
+    pub fn host(self, bytes: usize) -> Result<Arena<HostBuffer>, ArenaError> {
         self.check_alignments()?;
         let align = offset_of(self.min_align.max(self.pitch_align));
         if !self.growth.grows() {
-            let buffer = HostBuffer::new(offset_of(len), align).map_err(ArenaError::Backend)?;
+            let buffer = HostBuffer::new(offset_of(bytes), align).map_err(ArenaError::Backend)?;
             return self.over(buffer);
         }
         let page = bytes_of(HostVm::page_size()).unwrap_or(usize::MAX);
         let (initial, max) = self
             .growth
-            .with_initial(len)
+            .with_initial(bytes)
             .resolve(page)
             .map_err(ArenaError::Growth)?;
         let buffer = HostBuffer::growable(offset_of(initial), offset_of(max), align)
@@ -259,15 +259,15 @@ impl ArenaOptions {
         bytes_of(bytes).ok_or(ArenaError::Alloc(AllocError::SizeOverflow))
     }
 
-    /// An arena over a fresh, zeroed device buffer of `len` bytes on
+    /// An arena over a fresh, zeroed device buffer of `bytes` bytes on
     /// `stream`'s device (feature `cuda`); copies run on `stream` unless
     /// [`on`](Arena::on) names another. If the options grow, it lives on
     /// CUDA virtual memory: the policy's maximum (at most the device's
-    /// memory) is reserved as device addresses, `len` mapped and zeroed,
+    /// memory) is reserved as device addresses, `bytes` mapped and zeroed,
     /// and when an array does not fit, the next chunks are mapped onto the
     /// end and zeroed; the base address never changes, so every device
     /// pointer handed out stays valid. Where the device lacks virtual
-    /// memory management, the arena is one fixed buffer of `len` bytes
+    /// memory management, the arena is one fixed buffer of `bytes` bytes
     /// instead, and [`growth()`](Arena::growth) says it does not grow.
     ///
     /// ```no_run
@@ -297,13 +297,14 @@ impl ArenaOptions {
     pub fn device(
         self,
         stream: &Arc<CudaStream>,
-        len: usize,
+        bytes: usize,
     ) -> ArenaResult<Arena<CudaBackend>, CudaBackend> {
         self.check_alignments()?;
         let context = stream.context();
         let vm_error = |e| ArenaError::Backend(CudaError::Vm(e));
         if !self.growth.grows() || !CudaVm::supported(context).map_err(vm_error)? {
-            let backend = CudaBackend::new(stream, offset_of(len)).map_err(ArenaError::Backend)?;
+            let backend =
+                CudaBackend::new(stream, offset_of(bytes)).map_err(ArenaError::Backend)?;
             return self.growth(GrowthPolicy::fixed()).over(backend);
         }
         let granularity = CudaVm::granularity(context).map_err(vm_error)?;
@@ -315,7 +316,7 @@ impl ArenaOptions {
         })?;
         let policy = GrowthPolicy::up_to(self.growth.max().min(total))
             .with_chunk(self.growth.chunk())
-            .with_initial(len);
+            .with_initial(bytes);
         let granularity = bytes_of(granularity).unwrap_or(usize::MAX);
         let (initial, max) = policy.resolve(granularity).map_err(ArenaError::Growth)?;
         let backend = CudaBackend::growable(
@@ -362,7 +363,7 @@ impl ArenaOptions {
 }
 
 impl Arena<HostBuffer> {
-    /// An arena over a fresh, zeroed host buffer of `len` bytes, with the
+    /// An arena over a fresh, zeroed host buffer of `bytes` bytes, with the
     /// default [options](ArenaOptions).
     ///
     /// ```
@@ -376,14 +377,14 @@ impl Arena<HostBuffer> {
     /// # Errors
     ///
     /// [`ArenaError::Backend`] if the buffer cannot be made.
-    pub fn host(len: usize) -> Result<Self, ArenaError> {
-        ArenaOptions::new().host(len)
+    pub fn host(bytes: usize) -> Result<Self, ArenaError> {
+        ArenaOptions::new().host(bytes)
     }
 }
 
 #[cfg(feature = "cuda")]
 impl Arena<CudaBackend> {
-    /// An arena over a fresh, zeroed device buffer of `len` bytes on
+    /// An arena over a fresh, zeroed device buffer of `bytes` bytes on
     /// `stream`'s device, with the default [options](ArenaOptions): array
     /// starts on multiples of 256 bytes, row pitches on multiples of 512
     /// (what `cuMemAllocPitch` does). Copies run on `stream` unless
@@ -405,7 +406,7 @@ impl Arena<CudaBackend> {
     /// # Errors
     ///
     /// As [`CudaBackend::new`], inside [`ArenaError::Backend`].
-    pub fn device(stream: &Arc<CudaStream>, len: usize) -> ArenaResult<Self, CudaBackend> {
-        ArenaOptions::new().device(stream, len)
+    pub fn device(stream: &Arc<CudaStream>, bytes: usize) -> ArenaResult<Self, CudaBackend> {
+        ArenaOptions::new().device(stream, bytes)
     }
 }

@@ -529,4 +529,3 @@ impl fmt::Debug for CudaVm {
             .finish()
     }
 }
-

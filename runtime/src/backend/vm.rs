@@ -411,7 +411,6 @@ impl fmt::Debug for HostVm {
     }
 }
 
-
 #[cfg(all(unix, feature = "std", not(miri)))]
 mod imp {
     //! Anonymous mappings through `libc`.
