@@ -132,7 +132,7 @@ fn keys_are_redeemed_once_and_only_in_their_own_carving() {
     let first = carving.take(key).unwrap();
     assert_eq!(carving.take(key).unwrap_err(), ArenaError::AlreadyTaken);
     arena.free(first).unwrap();
-    // The pitched array was never taken: `free_carving` gives it back.
+    // The pitched array was never taken: `free` gives it back.
     assert_eq!(arena.stats().allocations, 1);
     arena.free(carving).unwrap();
     assert_eq!(arena.stats().allocations, 0);
