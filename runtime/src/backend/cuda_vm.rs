@@ -115,7 +115,14 @@ impl fmt::Display for CudaVmError {
     }
 }
 
-impl std::error::Error for CudaVmError {}
+impl std::error::Error for CudaVmError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            CudaVmError::Driver { error, .. } => Some(error),
+            _ => None,
+        }
+    }
+}
 
 fn check(op: &'static str, r: sys::CUresult) -> Result<(), CudaVmError> {
     r.result()
