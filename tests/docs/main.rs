@@ -76,7 +76,9 @@ fn the_package_readmes_start_with_cargo_add_and_link_absolutely() {
             "{name}/README.md's first block adds the crate"
         );
         assert!(
-            fences.next().is_some_and(|block| block.starts_with("rust\n")),
+            fences
+                .next()
+                .is_some_and(|block| block.starts_with("rust\n")),
             "{name}/README.md's second block is an example"
         );
         for link in readme.split("](").skip(1) {
@@ -178,9 +180,18 @@ fn the_examples_name_bytemuck_and_cudarc_through_the_crate() {
             }
         }
     }
-    assert!(lines > 500, "only {lines} example lines found: the scan is broken");
-    assert!(names_crate_directly("let b = bytemuck::bytes_of(&v);", "bytemuck"));
-    assert!(!names_crate_directly("gpu_aligned::bytemuck::bytes_of(&v)", "bytemuck"));
+    assert!(
+        lines > 500,
+        "only {lines} example lines found: the scan is broken"
+    );
+    assert!(names_crate_directly(
+        "let b = bytemuck::bytes_of(&v);",
+        "bytemuck"
+    ));
+    assert!(!names_crate_directly(
+        "gpu_aligned::bytemuck::bytes_of(&v)",
+        "bytemuck"
+    ));
 }
 
 /// The README and the derive's docs quote the error for a 12-byte struct:

@@ -94,7 +94,9 @@ pub enum CudaVmError {
 impl fmt::Display for CudaVmError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match *self {
-            CudaVmError::Driver { op, error } => write!(f, "CUDA driver error in {op}: {error:?}"),
+            CudaVmError::Driver { op, error } => {
+                write!(f, "CUDA driver error in {op}: {:?}", error.0)
+            }
             CudaVmError::Unsupported => {
                 f.write_str("the device does not support CUDA virtual memory management")
             }
@@ -147,7 +149,10 @@ fn device_location(ctx: &CudaContext) -> sys::CUmemLocation {
     // so all zeros is a valid value.
     let mut location: sys::CUmemLocation = unsafe { core::mem::zeroed() };
     location.type_ = sys::CUmemLocationType::CU_MEM_LOCATION_TYPE_DEVICE;
-    let id: *mut core::ffi::c_int = core::ptr::addr_of_mut!(location).cast::<u8>().wrapping_add(4).cast();
+    let id: *mut core::ffi::c_int = core::ptr::addr_of_mut!(location)
+        .cast::<u8>()
+        .wrapping_add(4)
+        .cast();
     // SAFETY: `id` (or the union that starts with it) is the 4-byte-aligned
     // `int` after the 4-byte `type` in the 8-byte struct (asserted above).
     unsafe { id.write(ctx.cu_device()) };

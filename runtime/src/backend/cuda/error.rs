@@ -79,11 +79,14 @@ pub enum CudaError {
 impl fmt::Display for CudaError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            CudaError::Driver { op, error } => write!(f, "CUDA driver error in {op}: {error:?}"),
+            CudaError::Driver { op, error } => {
+                write!(f, "CUDA driver error in {op}: {:?}", error.0)
+            }
             CudaError::Poisoned { first } => write!(
                 f,
-                "the CUDA context was destroyed by an earlier fault ({first:?}); \
-                 drop the arena and create a new context"
+                "the CUDA context was destroyed by an earlier fault ({:?}); \
+                 drop the arena and create a new context",
+                first.0
             ),
             CudaError::BaseMisaligned { base, required } => write!(
                 f,
@@ -103,8 +106,9 @@ impl fmt::Display for CudaError {
 }
 
 // `Display` names the driver's error code (what a `{error}` alone should
-// show); `source` hands over the driver's error too, for reporters that walk
-// the chain. A virtual-memory error is shown as itself, so only its source.
+// show; through the code's own `Debug`, since `DriverError`'s asks the
+// driver for a description, and panics where there is no driver); `source`
+// hands over the driver's error too, for reporters that walk the chain. A virtual-memory error is shown as itself, so only its source.
 impl std::error::Error for CudaError {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         match self {

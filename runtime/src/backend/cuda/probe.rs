@@ -27,7 +27,7 @@ impl fmt::Display for ProbeError {
         match self {
             ProbeError::NoDriver => f.write_str("no CUDA driver: its library does not load"),
             ProbeError::NoDevice => f.write_str("the CUDA driver sees no device"),
-            ProbeError::Driver(error) => write!(f, "the CUDA driver failed: {error:?}"),
+            ProbeError::Driver(error) => write!(f, "the CUDA driver failed: {:?}", error.0),
         }
     }
 }
