@@ -194,6 +194,22 @@ fn the_examples_name_bytemuck_and_cudarc_through_the_crate() {
     ));
 }
 
+/// The build-script recipe in the header's docs is the build script that
+/// `.ci/package` builds and runs in a crate of its own.
+#[test]
+fn the_header_docs_build_script_recipe_is_the_one_ci_runs() {
+    let docs = include_str!("../../runtime/src/header/mod.rs");
+    let script = include_str!("../../.ci/build-script-check/build.rs");
+    let block = format!(
+        "//! ```rust,ignore\n{}//! ```\n",
+        as_doc_comment(script, "//!")
+    );
+    assert!(
+        docs.contains(&block),
+        "runtime/src/header/mod.rs's build.rs recipe differs from .ci/build-script-check/build.rs"
+    );
+}
+
 /// The README and the derive's docs quote the error for a 12-byte struct:
 /// its first lines, as the ui test has them today.
 #[test]
