@@ -1,15 +1,12 @@
-//! `#[derive(GpuAligned)]`, `#[gpu_aligned::padded]` and
-//! `#[derive(GpuSoa)]`: the macros behind the `gpu-aligned` crate, which
-//! re-exports them. Use them through `gpu_aligned`; the generated code names
-//! `::gpu_aligned` paths (or the path given with `crate = "..."`).
-//!
-//! The pipeline, one file per stage: `ast` (the input, borrowing syn nodes;
-//! non-structs are rejected here), `attr` (our `#[gpu_aligned(...)]` helper
-//! attribute), `repr` (`#[repr]` parsed whole, then judged), `ctxt` (collects
-//! every error), `valid` (rules the syntax decides), `expand` (the derive's
-//! output, with the rules the compiler decides), `padded` (the attribute
-//! macro's rewrite), `soa` (the structure-of-arrays derive, which needs no
-//! `repr` and hands each field's check to the compiler).
+#![doc = include_str!("../README.md")]
+
+// The pipeline, one file per stage: `ast` (the input, borrowing syn nodes;
+// non-structs are rejected here), `attr` (our `#[gpu_aligned(...)]` helper
+// attribute), `repr` (`#[repr]` parsed whole, then judged), `ctxt` (collects
+// every error), `valid` (rules the syntax decides), `expand` (the derive's
+// output, with the rules the compiler decides), `padded` (the attribute
+// macro's rewrite), `soa` (the structure-of-arrays derive, which needs no
+// `repr` and hands each field's check to the compiler).
 
 extern crate proc_macro;
 
@@ -26,8 +23,10 @@ use proc_macro::TokenStream;
 use syn::{parse_macro_input, DeriveInput};
 
 // The user-facing docs of these macros are on their re-exports in
-// `gpu_aligned` (rustdoc would append doc comments written here after them),
-// so here they are plain comments.
+// `gpu_aligned`. Rustdoc would append doc comments written here after them,
+// so the short docs below exist only under `cfg(doc)`: set when rustdoc
+// documents this crate (its docs.rs page), unset when rustc builds it for
+// `gpu_aligned`'s docs.
 
 // Derives `gpu_aligned::GpuAligned`, `GpuData`, `bytemuck::Pod` and
 // `bytemuck::Zeroable` (and cudarc's `DeviceRepr` and `ValidAsZeroBits`
@@ -39,6 +38,10 @@ use syn::{parse_macro_input, DeriveInput};
 // `#[gpu_aligned(padding)]` on a field that exists only to fill a hole
 // (counted as padding, not data); `#[gpu_aligned(crate = "path")]` on the
 // struct when the `gpu-aligned` dependency has another name.
+#[cfg_attr(
+    doc,
+    doc = "Checks, at compile time, that a struct is a legal GPU element (1, 2, 4, 8 or 16 bytes, aligned to its size, no holes, plain GPU data), and implements `GpuAligned`, `GpuData`, `bytemuck::Pod` and `Zeroable` for it. Use it as [`gpu_aligned::GpuAligned`](https://docs.rs/gpu-aligned/latest/gpu_aligned/derive.GpuAligned.html), which documents what it accepts and rejects."
+)]
 #[proc_macro_derive(GpuAligned, attributes(gpu_aligned))]
 pub fn derive_gpu_aligned(input: TokenStream) -> TokenStream {
     let input = parse_macro_input!(input as DeriveInput);
@@ -50,6 +53,10 @@ pub fn derive_gpu_aligned(input: TokenStream) -> TokenStream {
 // force the width, `crate = "path"` when the `gpu-aligned` dependency has
 // another name. It adds `new(..)` (the fields in declaration order, padding
 // zeroed) and `Default` (all zeroes).
+#[cfg_attr(
+    doc,
+    doc = "Rewrites a struct into a legal GPU element with explicit, zeroed pad fields, a `const fn new` and `Default`. Use it as [`gpu_aligned::padded`](https://docs.rs/gpu-aligned/latest/gpu_aligned/attr.padded.html), which documents it."
+)]
 #[proc_macro_attribute]
 pub fn padded(args: TokenStream, input: TokenStream) -> TokenStream {
     let input = parse_macro_input!(input as DeriveInput);
@@ -61,6 +68,10 @@ pub fn padded(args: TokenStream, input: TokenStream) -> TokenStream {
 // field, and a `<Name>Columns` struct of typed column handles; see the
 // `gpu_aligned` crate. `#[gpu_aligned(crate = "path")]` on the struct when
 // the `gpu-aligned` dependency has another name.
+#[cfg_attr(
+    doc,
+    doc = "Stores a struct of any size as one column per field in a `gpu-aligned` arena. Use it as [`gpu_aligned::GpuSoa`](https://docs.rs/gpu-aligned/latest/gpu_aligned/derive.GpuSoa.html), which documents it."
+)]
 #[proc_macro_derive(GpuSoa, attributes(gpu_aligned))]
 pub fn derive_gpu_soa(input: TokenStream) -> TokenStream {
     let input = parse_macro_input!(input as DeriveInput);

@@ -1,79 +1,4 @@
-//! GPU data layout for Rust, correct by construction.
-//!
-//! CUDA moves a value of global memory in one instruction only when it is 1,
-//! 2, 4, 8 or 16 bytes, aligned to its size, with no holes. Anything else
-//! costs several instructions per element, and a misaligned 8- or 16-byte
-//! access is not slow but a fault that kills the CUDA context. One big
-//! allocation carved into arrays of different types keeps none of this
-//! unless something keeps every array aligned. This crate is that something:
-//!
-//! - [`#[derive(GpuAligned)]`](derive@GpuAligned) rejects, at compile time,
-//!   any struct a GPU would load badly, with an error that names the size,
-//!   the alignment, the rule and the fix;
-//! - [`#[gpu_aligned::padded]`](macro@padded) turns a near-miss into a legal
-//!   element with explicit, zeroed pad fields;
-//! - [`rules`] states the rule, why it exists (with measured numbers), and
-//!   the `const fn`s both macros, the report and the header apply;
-//! - [`vector`] has CUDA's vector types with CUDA's sizes and alignments;
-//! - [`header`] writes the CUDA C++ side of your Rust types, with
-//!   `static_assert`s that stop nvcc if the two sides ever disagree, and
-//!   views that let one kernel source run over a structure of arrays or an
-//!   array of structs;
-//! - [`coalesce`] and [`report`] price a layout and an access pattern in
-//!   32-byte sectors before any kernel exists, and advise between an array
-//!   of structs and a structure of arrays;
-//! - [`#[derive(GpuSoa)]`](derive@GpuSoa) and [`soa`] store a struct of any
-//!   size as one column per field;
-//! - [`arena`] hands out typed arrays of one buffer, each starting on a
-//!   256-byte boundary, over the constant-time offsets-only allocator in
-//!   [`alloc`](mod@alloc); with the `cuda` feature the buffer is one CUDA
-//!   device allocation (`backend::cuda`, in [`backend`]), each array
-//!   ordered on its own across streams; a growing arena
-//!   ([`GrowthPolicy`](arena::GrowthPolicy)) reserves address space and
-//!   commits host pages or maps device chunks as it grows, so no array
-//!   moves.
-//!
-//! In short:
-//!
-//! ```
-//! use gpu_aligned::arena::Arena;
-//! use gpu_aligned::header::CudaHeader;
-//! use gpu_aligned::vector::float3;
-//! use gpu_aligned::GpuAligned;
-//!
-//! // Accepted as written: 16 bytes, aligned to 16, no holes.
-//! #[derive(Clone, Copy, GpuAligned)]
-//! #[repr(C, align(16))]
-//! struct Particle {
-//!     position: float3, // CUDA's float3: 12 bytes, align 4
-//!     mass: f32,
-//! }
-//!
-//! // {u8, u32} leaves a 3-byte hole; `padded` makes it an explicit, zeroed field.
-//! #[gpu_aligned::padded]
-//! #[derive(Clone, Copy, Debug, PartialEq)]
-//! struct Tagged { tag: u8, value: u32 }
-//!
-//! fn main() -> Result<(), Box<dyn std::error::Error>> {
-//!     assert_eq!((Tagged::LAYOUT.size, Tagged::LAYOUT.align, Tagged::LAYOUT.padding), (8, 8, 3));
-//!
-//!     // Typed arrays of one buffer, each starting on a 256-byte boundary.
-//!     // Dropping an array gives its bytes back, as dropping a `Vec` does.
-//!     let mut arena = Arena::host(1 << 20)?;
-//!     let particle = Particle { position: float3::new(1.0, 2.0, 3.0), mass: 0.5 };
-//!     let particles = arena.alloc_from(&[particle; 1000])?;
-//!     let tags = arena.alloc_zeros::<Tagged>(1000)?;
-//!     assert_eq!(arena.offset(&tags)? % 256, 0);
-//!     let upload: &[u8] = bytemuck::cast_slice(arena.get(&particles)?);
-//!     assert_eq!(upload.len(), 16_000);
-//!
-//!     // The same structs for the .cu side, with static_asserts of every offset.
-//!     let mut header = CudaHeader::new();
-//!     header.add::<Particle>()?.add::<Tagged>()?;
-//!     assert!(header.render().contains("struct __align__(16) Particle {"));
-//!     Ok(())
-//! }
-//! ```
+#![doc = include_str!("../README.md")]
 //!
 //! # A tour
 //!
@@ -95,7 +20,7 @@
 //! const _: () = assert!(Particle::LAYOUT.size == 16 && Particle::LAYOUT.fields[1].offset == 12);
 //!
 //! let particles = [Particle { position: float3::new(1.0, 2.0, 3.0), mass: 0.5 }; 4];
-//! let bytes: &[u8] = bytemuck::cast_slice(&particles); // ready to upload
+//! let bytes: &[u8] = gpu_aligned::bytemuck::cast_slice(&particles); // ready to upload
 //! assert_eq!(bytes.len(), 64);
 //! ```
 //!
@@ -111,7 +36,7 @@
 //! struct Float3 { x: f32, y: f32, z: f32 }
 //!
 //! assert_eq!((Float3::LAYOUT.size, Float3::LAYOUT.align, Float3::LAYOUT.padding), (16, 16, 4));
-//! assert_eq!(&bytemuck::bytes_of(&Float3::new(1.0, 2.0, 3.0))[12..], &[0; 4]);
+//! assert_eq!(&gpu_aligned::bytemuck::bytes_of(&Float3::new(1.0, 2.0, 3.0))[12..], &[0; 4]);
 //! ```
 //!
 //! **Use CUDA's vector types.** Each has CUDA's exact size and alignment; the
@@ -276,25 +201,9 @@
 //!   What padding buys is one instruction per element and fault-free vector
 //!   access; where bandwidth is what matters, use a structure of arrays.
 //!
-//! The method and every table are in `docs/RESULTS.md` of the source
-//! repository.
-//!
-//! # Feature flags
-//!
-//! | feature | default | what it adds |
-//! |---|---|---|
-//! | `std` | yes | `std` error impls, [`arena::SyncArena`] and [`alloc::SyncAllocator`]; implies `alloc` |
-//! | `alloc` | via `std` | the allocator, the arena with its host backend, structures of arrays ([`soa`]), [`header::CudaHeader`] (the `header::write_*` functions need no allocator) |
-//! | `cuda` | no | `backend::cuda` (in [`backend`]): the arena on one CUDA device buffer, through cudarc; implies `std` |
-//!
-//! Without default features the traits, layout facts, [`rules`], vector
-//! types, `#[derive(GpuAligned)]`, `#[gpu_aligned::padded]`, [`coalesce`],
-//! [`report`] and the header's `write_*` functions work in `#![no_std]`
-//! crates, including Rust code built for `nvptx64-nvidia-cuda`.
-//!
-//! The `cuda` feature builds without CUDA installed: cudarc loads the driver
-//! (and NVRTC) when first used. It needs Rust 1.88 or later (cudarc's
-//! `libloading` dependency); the rest of the crate needs Rust 1.81.
+//! The method and every table are in
+//! [RESULTS.md](https://github.com/gpu-aligned/gpu-aligned/blob/main/docs/RESULTS.md)
+//! in the repository.
 #![no_std]
 #![cfg_attr(docsrs, feature(doc_cfg))]
 #![deny(missing_docs)]
@@ -326,6 +235,11 @@ pub mod vector;
 
 pub use layout::{GpuAligned, GpuData, GpuField, GpuLayout, GpuType, Scalar};
 
+/// The bytemuck this crate's elements implement `Pod` and `Zeroable` of:
+/// `gpu_aligned::bytemuck::cast_slice` turns an array of elements into the
+/// bytes to upload without a dependency of your own.
+pub use bytemuck;
+
 /// Checks, at compile time, that a struct is a legal GPU element, and
 /// implements [`GpuAligned`], [`GpuData`], `bytemuck::Pod` and
 /// `bytemuck::Zeroable` for it (with the `cuda` feature, also cudarc's
@@ -351,7 +265,7 @@ pub use layout::{GpuAligned, GpuData, GpuField, GpuLayout, GpuType, Scalar};
 /// assert_eq!((Particle::LAYOUT.size, Particle::LAYOUT.align), (16, 16));
 /// assert_eq!(Particle::LAYOUT.field("mass").map(|f| f.offset), Some(12));
 /// let particle = Particle { position: float3::new(1.0, 2.0, 3.0), mass: 0.5 };
-/// assert_eq!(bytemuck::bytes_of(&particle)[12..], 0.5f32.to_ne_bytes());
+/// assert_eq!(gpu_aligned::bytemuck::bytes_of(&particle)[12..], 0.5f32.to_ne_bytes());
 /// ```
 ///
 /// # What it accepts
@@ -498,7 +412,7 @@ pub use gpu_aligned_derive::GpuAligned;
 ///
 /// // Pad bytes are always zero, so every byte uploaded is initialised.
 /// let v = Float3::new(1.0, 2.0, 3.0);
-/// assert_eq!(&bytemuck::bytes_of(&v)[12..], &[0, 0, 0, 0]);
+/// assert_eq!(&gpu_aligned::bytemuck::bytes_of(&v)[12..], &[0, 0, 0, 0]);
 /// assert_eq!(Tagged::default(), Tagged::new(0, 0));
 /// ```
 ///

@@ -239,7 +239,7 @@ vector_struct!(field, double3, f64, F64, 8, 24, [x, y, z]);
 ///
 /// let v = float3_16_t::from(float3::new(1.0, 2.0, 3.0));
 /// assert_eq!((float3_16_t::LAYOUT.size, float3_16_t::LAYOUT.padding), (16, 4));
-/// assert_eq!(&bytemuck::bytes_of(&v)[12..], &[0; 4]);
+/// assert_eq!(&gpu_aligned::bytemuck::bytes_of(&v)[12..], &[0; 4]);
 /// assert_eq!(float3::from(v), float3::new(1.0, 2.0, 3.0));
 /// ```
 #[crate::padded(align = 16)]
@@ -263,7 +263,7 @@ pub struct float3_16_t {
 ///
 /// let v = int8_3_4_t::new(1, -1, 2);
 /// assert_eq!((int8_3_4_t::LAYOUT.size, int8_3_4_t::LAYOUT.align), (4, 4));
-/// assert_eq!(bytemuck::bytes_of(&v), &[1, 0xff, 2, 0]);
+/// assert_eq!(gpu_aligned::bytemuck::bytes_of(&v), &[1, 0xff, 2, 0]);
 /// assert_eq!(char3::from(v), char3::new(1, -1, 2));
 /// ```
 #[crate::padded(align = 4)]

@@ -560,7 +560,13 @@ fn errors_read_as_sentences() {
     };
     assert_eq!(
         error.to_string(),
-        "`Overlap`: field `b` at offset 2 overlaps the previous field or the end"
+        "`Overlap` has a layout no C++ struct can reproduce"
     );
-    let _: &dyn std::error::Error = &error;
+    let boxed: Box<dyn std::error::Error + Send + Sync> = error.into();
+    let fault = boxed.source().expect("the fault is the source");
+    assert_eq!(
+        fault.to_string(),
+        "field `b` at offset 2 overlaps the previous field or the end"
+    );
+    assert!(fault.source().is_none());
 }

@@ -151,10 +151,41 @@ impl<E: fmt::Display> fmt::Display for ArenaError<E> {
     }
 }
 
-// `Display` shows a wrapped error's message itself, so `source` stays `None`
-// (a reporter walking the chain would print it twice otherwise).
+// A wrapped error is shown as itself, so `source` is the wrapped error's
+// source (a driver error under a device backend's), not the wrapped error:
+// a reporter walking the chain would print its message twice otherwise.
 #[cfg(feature = "std")]
-impl<E: fmt::Debug + fmt::Display> std::error::Error for ArenaError<E> {}
+impl<E: std::error::Error + 'static> std::error::Error for ArenaError<E> {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            ArenaError::Alloc(error) => error.source(),
+            ArenaError::Handle(error) => error.source(),
+            ArenaError::Backend(error) => error.source(),
+            ArenaError::Growth(error) => error.source(),
+            _ => None,
+        }
+    }
+}
+
+// Every error is `Send + Sync + 'static` where its backend's is, so `?` turns
+// it into a `Box<dyn Error + Send + Sync>`.
+#[cfg(feature = "std")]
+const _: () = {
+    fn is_boxable<T: std::error::Error + Send + Sync + 'static>() {}
+    let _ = is_boxable::<ArenaError<HostBufferError>>;
+    #[cfg(feature = "cuda")]
+    let _ = is_boxable::<ArenaError<crate::backend::cuda::CudaError>>;
+};
+
+/// A cudarc call's error in a function that returns the device arena's
+/// error, so `?` works on both (see
+/// [`CudaError`](crate::backend::cuda::CudaError)'s `From`).
+#[cfg(feature = "cuda")]
+impl From<cudarc::driver::DriverError> for ArenaError<crate::backend::cuda::CudaError> {
+    fn from(error: cudarc::driver::DriverError) -> Self {
+        ArenaError::Backend(error.into())
+    }
+}
 
 impl<E> From<AllocError> for ArenaError<E> {
     fn from(error: AllocError) -> Self {
@@ -211,7 +242,11 @@ impl<H, E: fmt::Display> fmt::Display for FreeFailed<H, E> {
 }
 
 #[cfg(feature = "std")]
-impl<H: fmt::Debug, E: fmt::Debug + fmt::Display> std::error::Error for FreeFailed<H, E> {}
+impl<H: fmt::Debug, E: std::error::Error + 'static> std::error::Error for FreeFailed<H, E> {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        self.error.source()
+    }
+}
 
 impl<H, E> From<FreeFailed<H, E>> for ArenaError<E> {
     fn from(refused: FreeFailed<H, E>) -> Self {

@@ -96,7 +96,9 @@ pub enum CudaVmError {
 impl fmt::Display for CudaVmError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match *self {
-            CudaVmError::Driver { op, error } => write!(f, "CUDA driver error in {op}: {error:?}"),
+            CudaVmError::Driver { op, error } => {
+                write!(f, "CUDA driver error in {op}: {:?}", error.0)
+            }
             CudaVmError::Unsupported => {
                 f.write_str("the device does not support CUDA virtual memory management")
             }
@@ -117,7 +119,14 @@ impl fmt::Display for CudaVmError {
     }
 }
 
-impl std::error::Error for CudaVmError {}
+impl std::error::Error for CudaVmError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            CudaVmError::Driver { error, .. } => Some(error),
+            _ => None,
+        }
+    }
+}
 
 fn check(op: &'static str, r: sys::CUresult) -> Result<(), CudaVmError> {
     r.result()
@@ -131,11 +140,25 @@ fn bind(ctx: &CudaContext) -> Result<(), CudaVmError> {
     })
 }
 
+// `CUmemLocation` is `{ type, id }` in every CUDA version, but the bindings
+// name `id` differently (a field up to CUDA 13.1, a union member from 13.2),
+// and the CUDA version is the user's choice: so `id` is written by offset.
+const _: () = assert!(core::mem::size_of::<sys::CUmemLocation>() == 8);
+
 fn device_location(ctx: &CudaContext) -> sys::CUmemLocation {
-    sys::CUmemLocation {
-        type_: sys::CUmemLocationType::CU_MEM_LOCATION_TYPE_DEVICE,
-        id: ctx.cu_device(),
-    }
+    // SAFETY: `CUmemLocation` is plain C data (an enum whose 0 is
+    // `CU_MEM_LOCATION_TYPE_INVALID`, then an `int` or a union led by one),
+    // so all zeros is a valid value.
+    let mut location: sys::CUmemLocation = unsafe { core::mem::zeroed() };
+    location.type_ = sys::CUmemLocationType::CU_MEM_LOCATION_TYPE_DEVICE;
+    let id: *mut core::ffi::c_int = core::ptr::addr_of_mut!(location)
+        .cast::<u8>()
+        .wrapping_add(4)
+        .cast();
+    // SAFETY: `id` (or the union that starts with it) is the 4-byte-aligned
+    // `int` after the 4-byte `type` in the 8-byte struct (asserted above).
+    unsafe { id.write(ctx.cu_device()) };
+    location
 }
 
 /// Pinned device memory on the context's device, with no shareable handle.

@@ -171,7 +171,9 @@ impl fmt::Display for HeaderError {
                 "`{ty}` has two fields that are both `{}` in C++",
                 Member(field)
             ),
-            HeaderError::BadLayout { ty, fault } => write!(f, "`{ty}`: {fault}"),
+            HeaderError::BadLayout { ty, .. } => {
+                write!(f, "`{ty}` has a layout no C++ struct can reproduce")
+            }
             HeaderError::NotOneWord { ty, size, align } => write!(
                 f,
                 "`{ty}` ({size} bytes, align {align}) is not one GPU word: one-instruction \
@@ -230,4 +232,22 @@ impl fmt::Display for LayoutFault {
     }
 }
 
-impl core::error::Error for HeaderError {}
+// A bad layout's fault is its source, not part of its message (a reporter
+// walking the chain would print it twice otherwise).
+impl core::error::Error for HeaderError {
+    fn source(&self) -> Option<&(dyn core::error::Error + 'static)> {
+        match self {
+            HeaderError::BadLayout { fault, .. } => Some(fault),
+            _ => None,
+        }
+    }
+}
+
+impl core::error::Error for LayoutFault {}
+
+// `?` turns both into a `Box<dyn Error + Send + Sync>`.
+const _: () = {
+    fn is_boxable<T: core::error::Error + Send + Sync + 'static>() {}
+    let _ = is_boxable::<HeaderError>;
+    let _ = is_boxable::<LayoutFault>;
+};

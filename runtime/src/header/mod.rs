@@ -28,6 +28,40 @@
 //! assert!(header.render().contains("#pragma once"));
 //! # Ok::<(), gpu_aligned::header::HeaderError>(())
 //! ```
+//!
+//! # From a build script
+//!
+//! Written by `build.rs`, the header follows the Rust types: put the shared
+//! types in a file that the crate and its build script both compile, depend
+//! on `gpu-aligned` twice (`[dependencies]` and `[build-dependencies]`), and
+//! write the header into `OUT_DIR` (or any path the `.cu` side includes):
+//!
+//! ```rust,ignore
+//! // build.rs: writes the CUDA header of the types in src/gpu_types.rs, which
+//! // the crate and this script both compile, so the .cu side is regenerated
+//! // whenever the Rust types change.
+//! #[path = "src/gpu_types.rs"]
+//! mod gpu_types;
+//!
+//! use gpu_aligned::header::CudaHeader;
+//!
+//! fn main() -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
+//!     println!("cargo:rerun-if-changed=src/gpu_types.rs");
+//!     let mut header = CudaHeader::new();
+//!     header.add::<gpu_types::Particle>()?.add_soa::<gpu_types::Body>()?;
+//!     let out = std::path::Path::new(&std::env::var("OUT_DIR")?).join("gpu_types.cuh");
+//!     std::fs::write(out, header.render())?;
+//!     Ok(())
+//! }
+//! ```
+//!
+//! The crate then declares `mod gpu_types;` and hands a kernel the header as
+//! `include_str!(concat!(env!("OUT_DIR"), "/gpu_types.cuh"))` (NVRTC), or
+//! gives nvcc `OUT_DIR` as an include path. (The repository's CI builds this
+//! recipe as a crate of its own.) The script runs on the build machine, so
+//! its layouts are the target's when both are the same architecture; the
+//! header's `static_assert`s stop nvcc if they ever differ from what the
+//! device compiler lays out.
 
 mod check;
 mod emit;

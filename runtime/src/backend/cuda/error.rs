@@ -79,11 +79,14 @@ pub enum CudaError {
 impl fmt::Display for CudaError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            CudaError::Driver { op, error } => write!(f, "CUDA driver error in {op}: {error:?}"),
+            CudaError::Driver { op, error } => {
+                write!(f, "CUDA driver error in {op}: {:?}", error.0)
+            }
             CudaError::Poisoned { first } => write!(
                 f,
-                "the CUDA context was destroyed by an earlier fault ({first:?}); \
-                 drop the arena and create a new context"
+                "the CUDA context was destroyed by an earlier fault ({:?}); \
+                 drop the arena and create a new context",
+                first.0
             ),
             CudaError::BaseMisaligned { base, required } => write!(
                 f,
@@ -102,4 +105,43 @@ impl fmt::Display for CudaError {
     }
 }
 
-impl std::error::Error for CudaError {}
+// `Display` names the driver's error code (what a `{error}` alone should
+// show; through the code's own `Debug`, since `DriverError`'s asks the
+// driver for a description, and panics where there is no driver); `source`
+// hands over the driver's error too, for reporters that walk the chain. A virtual-memory error is shown as itself, so only its source.
+impl std::error::Error for CudaError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            CudaError::Driver { error, .. } | CudaError::Poisoned { first: error } => Some(error),
+            CudaError::Vm(error) => error.source(),
+            _ => None,
+        }
+    }
+}
+
+/// The error of a cudarc call of your own, so that `?` works on cudarc calls
+/// in a function that returns a [`CudaError`] (or an
+/// [`ArenaError<CudaError>`](crate::arena::ArenaError)).
+///
+/// ```no_run
+/// use gpu_aligned::arena::{Arena, ArenaError};
+/// use gpu_aligned::backend::cuda::cudarc::driver::CudaContext;
+/// use gpu_aligned::backend::cuda::CudaError;
+///
+/// fn upload(weights: &[f32]) -> Result<Vec<f32>, ArenaError<CudaError>> {
+///     let stream = CudaContext::new(0)?.default_stream(); // cudarc's DriverError
+///     let mut arena = Arena::device(&stream, 1 << 20)?;   // the arena's error
+///     let mut array = arena.alloc::<f32>(weights.len())?;
+///     arena.write(&mut array, weights)?;
+///     arena.to_vec(&array)
+/// }
+/// # upload(&[1.0]).unwrap();
+/// ```
+impl From<DriverError> for CudaError {
+    fn from(error: DriverError) -> Self {
+        CudaError::Driver {
+            op: "a cudarc call",
+            error,
+        }
+    }
+}

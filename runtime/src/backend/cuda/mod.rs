@@ -56,8 +56,12 @@
 //! ```
 //!
 //! cudarc loads `libcuda` (and `libnvrtc`) when first used, and panics if
-//! they are missing; building needs neither. Everything this module does
-//! after a context exists returns errors instead.
+//! they are missing; building needs neither. [`probe`] asks first, without
+//! panicking, whether a driver and a device are there, so a program can fall
+//! back to a host arena. Everything this module does after a context exists
+//! returns errors instead, and a cudarc `DriverError` converts into them, so
+//! `?` works on your own cudarc calls in a function that returns
+//! [`CudaError`] or `ArenaError<CudaError>`.
 //!
 //! # After a sticky fault
 //!
@@ -77,9 +81,11 @@
 mod buffer;
 mod copy;
 mod error;
+mod probe;
 mod tracking;
 
 pub use buffer::{check_base, CudaBackend, DRIVER_BASE_ALIGN, DRIVER_PITCH_ALIGN};
 pub use cudarc;
 pub use error::CudaError;
+pub use probe::{probe, ProbeError};
 pub use tracking::ArrayEvents;

@@ -3,7 +3,7 @@
 //! (`Arena::alloc_soa`), as an array of structs and in padded 16-byte
 //! slots, all in one device arena; printed beside the layout advisor's
 //! predictions. Runs on an NVIDIA GPU (build here with `cargo bench -p
-//! gpu-aligned --features cuda --bench soa --no-run`, carry the binary
+//! gpu-aligned-benches --features cuda --bench soa --no-run`, carry the binary
 //! there).
 //!
 //! `Body` is 52 bytes of thirteen 4-byte fields: 52 bytes a slot packed, 64
