@@ -403,7 +403,8 @@ impl<B: Backend> Arena<B> {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn leaks(&self) -> Vec<(u64, u64)> {
-        self.allocator
+        let mut leaks: Vec<(u64, u64)> = self
+            .allocator
             .live()
             .filter(|(offset, _)| {
                 !self
@@ -411,7 +412,11 @@ impl<B: Backend> Arena<B> {
                     .iter()
                     .any(|(freed, _)| freed.offset() == *offset)
             })
-            .collect()
+            .collect();
+        // The allocator walks its blocks in the order it made them, which
+        // is not address order once a freed block has been reused.
+        leaks.sort_unstable_by_key(|&(offset, _)| offset);
+        leaks
     }
 
     /// Freed arrays whose bytes still wait for work on another stream to
