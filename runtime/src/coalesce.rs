@@ -188,7 +188,11 @@ fn distinct_units(lane_addresses: &[u64], access_bytes: u64, unit: u64) -> u64 {
                 None => break,
             }
         }
-        counted += run_end - run_start + 1;
+        // The whole address space is 2^64 units, one more than u64 holds:
+        // the count saturates there.
+        counted = counted
+            .saturating_add(run_end - run_start)
+            .saturating_add(1);
         if run_end == u64::MAX {
             return counted;
         }

@@ -4,6 +4,7 @@
 
 mod advisor;
 mod coalesce;
+mod extremes;
 #[macro_use]
 mod cuda_types;
 mod header;
