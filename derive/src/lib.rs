@@ -3,10 +3,11 @@
 //! re-exports them. Use them through `gpu_aligned`; the generated code names
 //! `::gpu_aligned` paths (or the path given with `crate = "..."`).
 //!
-//! The pipeline, one file per stage: `ast` (the input, borrowing syn nodes;
-//! non-structs are rejected here), `attr` (our `#[gpu_aligned(...)]` helper
-//! attribute), `repr` (`#[repr]` parsed whole, then judged), `ctxt` (collects
-//! every error), `valid` (rules the syntax decides), `expand` (the derive's
+//! The pipeline, one file per stage: `ast` (the input as every macro reads
+//! it, borrowing syn nodes; non-structs are rejected here), `attr` (our
+//! `#[gpu_aligned(...)]` helper attribute), `repr` (`#[repr]` parsed whole,
+//! then judged), `ctxt` (collects every error), `valid` (the shape every
+//! macro needs, checked once for all three), `expand` (the derive's
 //! output, with the rules the compiler decides), `padded` (the attribute
 //! macro's rewrite), `soa` (the structure-of-arrays derive, which needs no
 //! `repr` and hands each field's check to the compiler).

@@ -14,8 +14,9 @@
 //! `crate = "path"` names the runtime crate when its dependency is renamed;
 //! it is passed on to the derive as `#[gpu_aligned(crate = "path")]`.
 
+use crate::ast::{Input, Macro};
 use crate::ctxt::Ctxt;
-use crate::repr;
+use crate::{repr, valid};
 use proc_macro2::TokenStream;
 use quote::{format_ident, quote, quote_spanned};
 use syn::ext::IdentExt;
@@ -101,43 +102,12 @@ fn is_word_size(value: u64) -> bool {
     matches!(value, 1 | 2 | 4 | 8 | 16)
 }
 
-// Why each restriction: the rewrite adds named pad fields (so the fields must
-// be named), and chooses the repr itself (so one written by hand would
-// conflict or be overridden); generics are rejected by the derive anyway.
+// The shape (a struct with named fields, not generic) is checked by the
+// front end all macros share; the rewrite chooses the repr itself, so one
+// written by hand would conflict or be overridden.
 fn check_input(cx: &Ctxt, input: &DeriveInput) {
-    match &input.data {
-        Data::Struct(data) => match &data.fields {
-            Fields::Named(fields) if fields.named.is_empty() => cx.error_spanned_by(
-                &input.ident,
-                "`#[gpu_aligned::padded]` needs at least one field: a GPU element is 1, 2, 4, \
-                 8 or 16 bytes",
-            ),
-            Fields::Named(_) => {}
-            Fields::Unnamed(fields) => cx.error_spanned_by(
-                fields,
-                "`#[gpu_aligned::padded]` needs named fields (it adds named pad fields); use \
-                 `struct Name { a: T, .. }`",
-            ),
-            Fields::Unit => cx.error_spanned_by(
-                &input.ident,
-                "`#[gpu_aligned::padded]` needs a struct with named fields",
-            ),
-        },
-        Data::Enum(data) => cx.error_spanned_by(
-            data.enum_token,
-            "`#[gpu_aligned::padded]` goes on a struct with named fields, not an enum",
-        ),
-        Data::Union(data) => cx.error_spanned_by(
-            data.union_token,
-            "`#[gpu_aligned::padded]` goes on a struct with named fields, not a union",
-        ),
-    }
-    if !input.generics.params.is_empty() || input.generics.where_clause.is_some() {
-        cx.error_spanned_by(
-            &input.generics,
-            "`#[gpu_aligned::padded]` cannot pad a generic struct: the padding depends on the \
-             type arguments; write a concrete struct for each instantiation",
-        );
+    if let Some(ast) = Input::read(cx, input, Macro::Padded) {
+        valid::check(cx, &ast, Macro::Padded);
     }
     for attr in input.attrs.iter().filter(|attr| repr::is_repr(attr)) {
         cx.error_spanned_by(

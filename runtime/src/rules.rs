@@ -55,7 +55,7 @@
 use crate::layout::GpuLayout;
 use core::fmt;
 
-mod message;
+pub(crate) mod message;
 
 pub use message::Message;
 
@@ -515,6 +515,97 @@ pub const fn tail_pad(shapes: &[(usize, usize)], width: usize) -> usize {
 
 const fn align_up(offset: usize, align: usize) -> usize {
     offset.div_ceil(align) * align
+}
+
+/// Whether a struct of `size` bytes aligned to `align`, whose fields have
+/// the `(offset, size, align)` triples `fields` in declaration order, is
+/// laid out exactly as C lays out that field list: every field of nonzero
+/// size at the offset C gives it (the end of the fields before it, rounded
+/// up to its alignment), and the size C gives the struct (the end of the
+/// last field, rounded up to `align`). Zero-sized fields hold no bytes, so
+/// only their alignment counts.
+///
+/// This is what the derive checks against the compiler's own
+/// `offset_of!`, `size_of` and `align_of`, whatever produced the struct's
+/// `#[repr]`: the layout a type claims is the layout it has.
+///
+/// ```
+/// use gpu_aligned::rules::is_repr_c;
+/// // { tag: u8, value: u32 } as C lays it out: 8 bytes, `value` at 4.
+/// assert!(is_repr_c(8, 4, &[(0, 1, 1), (4, 4, 4)]));
+/// // ... and as Rust may reorder it: `value` first.
+/// assert!(!is_repr_c(8, 4, &[(4, 1, 1), (0, 4, 4)]));
+/// ```
+pub const fn is_repr_c(size: usize, align: usize, fields: &[(usize, usize, usize)]) -> bool {
+    repr_c_mismatch(size, align, fields).is_none()
+}
+
+/// The first fault of a layout against C's, as [`is_repr_c`] judges it:
+/// `Some(i)` for field `i` at another offset than C's, `Some(fields.len())`
+/// for another size, `None` if it is C's.
+pub(crate) const fn repr_c_mismatch(
+    size: usize,
+    align: usize,
+    fields: &[(usize, usize, usize)],
+) -> Option<usize> {
+    if align == 0 || !align.is_power_of_two() {
+        return Some(fields.len());
+    }
+    let mut end = 0usize;
+    let mut i = 0;
+    while i < fields.len() {
+        let (offset, field_size, field_align) = fields[i];
+        if field_align == 0 || !field_align.is_power_of_two() {
+            return Some(i);
+        }
+        let Some(start) = end.checked_next_multiple_of(field_align) else {
+            return Some(i);
+        };
+        if field_size != 0 && offset != start {
+            return Some(i);
+        }
+        let Some(next) = start.checked_add(field_size) else {
+            return Some(i);
+        };
+        end = next;
+        i += 1;
+    }
+    match end.checked_next_multiple_of(align) {
+        Some(c_size) if c_size == size => None,
+        _ => Some(fields.len()),
+    }
+}
+
+/// The `(size, align)` C gives a struct whose fields have the `(size,
+/// align)` pairs `shapes`, at least `align`-aligned (an `align(N)` written
+/// on it, or 1).
+///
+/// ```
+/// use gpu_aligned::rules::repr_c_size;
+/// assert_eq!(repr_c_size(&[(1, 1), (4, 4)], 1), (8, 4));
+/// assert_eq!(repr_c_size(&[(4, 4), (4, 4), (4, 4)], 16), (16, 16));
+/// ```
+pub const fn repr_c_size(shapes: &[(usize, usize)], align: usize) -> (usize, usize) {
+    let mut max = if align == 0 { 1 } else { align };
+    let mut i = 0;
+    while i < shapes.len() {
+        if shapes[i].1 > max {
+            max = shapes[i].1;
+        }
+        i += 1;
+    }
+    (align_up(repr_c_end(shapes, shapes.len()), max), max)
+}
+
+/// The offset C gives field `index` of a struct whose fields have the
+/// `(size, align)` pairs `shapes`.
+///
+/// ```
+/// use gpu_aligned::rules::repr_c_offset;
+/// assert_eq!(repr_c_offset(&[(1, 1), (4, 4)], 1), 4);
+/// ```
+pub const fn repr_c_offset(shapes: &[(usize, usize)], index: usize) -> usize {
+    align_up(repr_c_end(shapes, index), shapes[index].1)
 }
 
 // Where the first `count` fields of `shapes` end when `repr(C)` lays them out.
