@@ -23,7 +23,8 @@
 //! # Why the impls are sound when the checks pass
 //!
 //! - the compiler laid the struct out exactly as C lays out its field list
-//!   (`rules::is_repr_c` over `offset_of!`, `size_of` and `align_of`),
+//!   (every field's `offset_of!` is where the fields before it end, with no
+//!   hole: for a layout without holes, exactly C's),
 //!   whatever `#[repr]` the derive saw: an attribute macro after the derive,
 //!   or a hand-written call of the runtime macro, cannot slip a reordered
 //!   struct through;
@@ -34,9 +35,9 @@
 //!   8 or 16, the alignment equals it, and since fields never overlap, fields
 //!   that add up to the size cover every byte: no byte is uninitialised.
 //!
-//! That is `Zeroable` and `Pod` (`Copy` is a bound of every impl, `'static`
-//! holds for a non-generic struct), `GpuData` and `GpuAligned` (the promises
-//! of its `# Safety` section are exactly the rule).
+//! That is `Zeroable` and `Pod` (`Copy + 'static` are supertraits the
+//! compiler checks itself), `GpuData` and `GpuAligned` (the promises of its
+//! `# Safety` section are exactly the rule).
 //!
 //! # Compile time
 //!
@@ -59,15 +60,17 @@
 //! type does not add "`GpuAligned` is not implemented" to the list; with a
 //! rejected repr, the runtime macro's `checks_only` arm checks each field's
 //! type, `Copy`, and the rule on the layout C gives the fields, without
-//! impls (there is no layout to trust). A missing `Copy` is one error that
-//! says "derive `Clone, Copy`": the impls are bounded on it.
+//! impls (there is no layout to trust). The size is checked from `size_of`
+//! alone, before anything reads `LAYOUT`, so a field that is not GPU data
+//! (which leaves `LAYOUT` unevaluated) and a size over 16 bytes are reported
+//! together.
 
 use crate::ast::{Field, Input, Macro};
 use crate::ctxt::Ctxt;
 use crate::repr::{self, Judged, Repr};
 use crate::valid;
 use proc_macro2::{Group, Span, TokenStream, TokenTree};
-use quote::{quote, quote_spanned, ToTokens};
+use quote::{format_ident, quote, quote_spanned, ToTokens};
 use syn::spanned::Spanned;
 use syn::{DeriveInput, Member};
 
@@ -123,7 +126,7 @@ fn impls(input: &Input, krate: &TokenStream, repr: &Repr) -> TokenStream {
     let name = ident.unraw_string();
     let count = input.fields.len();
     let fields = field_list(input);
-    let blame = blame(input, krate, repr.align_tokens());
+    let blame = blame(input, krate, repr.align_tokens(), Target::Type);
     quote! {
         #krate::__private::derive_impls! {
             type: #ident;
@@ -143,7 +146,8 @@ fn checks_only(input: &Input, krate: &TokenStream, align: u64) -> TokenStream {
     let count = input.fields.len();
     let align = proc_macro2::Literal::usize_unsuffixed(align as usize);
     let fields = field_list(input);
-    let blame = blame(input, krate, None);
+    let shape = shape();
+    let blame = blame(input, krate, None, Target::Shape(&shape));
     quote! {
         #krate::__private::derive_impls! {
             checks_only;
@@ -152,6 +156,7 @@ fn checks_only(input: &Input, krate: &TokenStream, align: u64) -> TokenStream {
             count: #count;
             align: #align;
             fields: [#(#fields)*];
+            shape: #shape;
             blame: { #blame };
         }
     }
@@ -165,6 +170,20 @@ fn field_list<'a>(input: &'a Input) -> impl Iterator<Item = TokenStream> + 'a {
         let padding = field.attrs.padding;
         quote!({ #member: #ty, #name, #padding })
     })
+}
+
+/// What the blame calls read: the derived type (`__SHAPE` of its impl), or
+/// the local the `checks_only` arm binds.
+enum Target<'a> {
+    Type,
+    Shape(&'a syn::Ident),
+}
+
+/// The local the runtime macro binds to the layout of a failing check, and
+/// the blame calls read: named here, so that both sides of the macro see the
+/// same binding (a name written inside `macro_rules!` is hygienic).
+fn shape() -> syn::Ident {
+    syn::Ident::new("__gpu_aligned_shape", Span::call_site())
 }
 
 trait UnrawString {
@@ -188,8 +207,22 @@ fn member_name(member: &Member) -> String {
 /// what it blames (`#[track_caller]` reports the call's location): the first
 /// field with a hole before it, the `align(N)` that left a hole or is too
 /// small, or else the struct's name.
-fn blame(input: &Input, krate: &TokenStream, align: Option<&TokenStream>) -> TokenStream {
+fn blame(
+    input: &Input,
+    krate: &TokenStream,
+    align: Option<&TokenStream>,
+    target: Target,
+) -> TokenStream {
     let ident = input.ident;
+    // `::<Type>` for the impls' checks, `_in(&shape, ..)` for the checks
+    // without impls.
+    let (suffix, generics, shape) = match &target {
+        Target::Type => (quote!(), quote!(::<#ident>), None),
+        Target::Shape(shape) => (quote!(_in), quote!(), Some(quote!(&#shape,))),
+    };
+    let blame_field = format_ident!("blame_field{}", suffix.to_string());
+    let blame_alignment = format_ident!("blame_alignment{}", suffix.to_string());
+    let blame_type = format_ident!("blame_type{}", suffix.to_string());
     let blame_fields = input.fields.iter().skip(1).map(|field: &Field| {
         let name = member_name(&field.member);
         let span = match &field.original.ident {
@@ -197,20 +230,35 @@ fn blame(input: &Input, krate: &TokenStream, align: Option<&TokenStream>) -> Tok
             None => field.original.ty.span(),
         };
         let krate = respan(krate, span);
-        quote_spanned!(span=> #krate::__private::blame_field::<__GpuAlignedShape>(#name);)
+        quote_spanned!(span=> #krate::__private::#blame_field #generics(#shape #name);)
     });
     let alignment_span = align
         .and_then(|tokens| tokens.clone().into_iter().next())
         .map_or_else(|| ident.span(), |token| token.span());
     let blame_alignment = {
         let krate = respan(krate, alignment_span);
-        quote_spanned!(alignment_span=> #krate::__private::blame_alignment::<__GpuAlignedShape>();)
+        quote_spanned!(alignment_span=> #krate::__private::#blame_alignment #generics(#shape);)
     };
     let blame_type = {
         let krate = respan(krate, ident.span());
-        quote_spanned!(ident.span()=> #krate::__private::blame_type::<__GpuAlignedShape>();)
+        quote_spanned!(ident.span()=> #krate::__private::#blame_type #generics(#shape);)
     };
-    quote!(#(#blame_fields)* #blame_alignment #blame_type)
+    // The checks on the type itself come first: its size (read without
+    // `LAYOUT`, so that it is reported next to a field that is not GPU
+    // data), then whether the compiler laid it out as C would (before any
+    // hole is named by a rule that assumes it did).
+    let first = match target {
+        Target::Type => {
+            let krate = respan(krate, ident.span());
+            let name = ident.unraw_string();
+            quote_spanned! {ident.span()=>
+                #krate::__private::blame_size::<#ident>(#name);
+                #krate::__private::not_repr_c::<#ident>();
+            }
+        }
+        Target::Shape(_) => TokenStream::new(),
+    };
+    quote!(#first #(#blame_fields)* #blame_alignment #blame_type)
 }
 
 /// `tokens` with every span set to `span`. A call's location (what

@@ -10,7 +10,7 @@ pub use core;
 #[cfg(feature = "cuda")]
 pub use cudarc;
 
-use crate::layout::{GpuData, GpuField, GpuLayout, GpuType};
+use crate::layout::{GpuAligned, GpuField, GpuLayout, GpuType};
 use crate::rules::{self, Blame};
 
 /// [`GpuLayout::new`], under the name generated code and older tests use.
@@ -43,15 +43,22 @@ pub const fn zeroed<T: bytemuck::Zeroable>() -> T {
     unsafe { core::mem::zeroed() }
 }
 
-/// The layout a derived struct's checks read: names, offsets, sizes and
-/// alignments, without the fields' types. The derive's macro implements it
-/// for a local marker type, so the size, alignment and hole checks report
-/// even when a field's type is not `GpuData` (reported on its own) or the
-/// struct is not `Copy`: every fault in one compile. Only read when a check
-/// fails (see [`blame_type`]).
-pub trait Shape {
-    /// The struct's layout; each field typed as bytes of its size.
-    const LAYOUT: GpuLayout;
+/// The layout a failing derive check reads: the struct's name, size and
+/// alignment and every field's name, offset, size and alignment, without the
+/// fields' types, so that the size, alignment and hole checks report even
+/// when a field's type is not `GpuData` (reported on its own) or the struct
+/// is not `Copy`: every fault in one compile. The derive's macro builds it
+/// on the stack, only on the branch where a check failed.
+pub struct Shape<'a> {
+    /// The type's name.
+    pub name: &'static str,
+    /// `size_of` the type (or the size C gives its fields).
+    pub size: usize,
+    /// `align_of` the type (or the alignment C gives it).
+    pub align: usize,
+    /// Every field in declaration order, zero-sized ones included, each
+    /// typed as bytes (see [`shape_field`]).
+    pub fields: &'a [GpuField],
 }
 
 /// A field of a [`Shape`]: the messages of [`rules`] read its name, offset,
@@ -77,36 +84,83 @@ pub const fn shape_field(
     )
 }
 
-/// The fields of a [`Shape`] laid out as C lays out `shapes` (`(size,
-/// align)` per field), named as in `names` (with whether each is padding).
-pub const fn c_fields<const N: usize>(
-    shapes: &[(usize, usize)],
-    names: [(&'static str, bool); N],
-) -> [GpuField; N] {
-    let mut fields = [shape_field("", 0, 0, 1, false); N];
-    let mut i = 0;
-    while i < N && i < shapes.len() {
-        let (size, align) = shapes[i];
-        fields[i] = shape_field(
-            names[i].0,
-            rules::repr_c_offset(shapes, i),
-            size,
-            align,
-            names[i].1,
-        );
-        i += 1;
+impl Shape<'static> {
+    /// The shape of a derived type, from its [`GpuAligned::LAYOUT`] (whose
+    /// fields leave out the zero-sized ones).
+    pub const fn of<T: GpuAligned>() -> Self {
+        let layout = T::LAYOUT;
+        Shape {
+            name: layout.name,
+            size: layout.size,
+            align: layout.align,
+            fields: layout.fields,
+        }
     }
-    fields
 }
 
-/// Stops compilation with the rules' message if they blame field `name`
-/// of the struct `S` describes. `#[track_caller]`: the error points at the
-/// call, which the derive spans at that field.
+/// Stops compilation if `T` (named `name`) is not 1, 2, 4, 8 or 16 bytes,
+/// with the rules' message. It reads only `size_of` and `align_of`, not
+/// `LAYOUT`, so it reports even when a field's type is not `GpuData` (an
+/// error of its own, which leaves `LAYOUT` unevaluated): both in one
+/// compile. The derive spans the call at the struct's name.
 #[track_caller]
-pub const fn blame_field<S: Shape>(name: &str) {
-    if let Blame::Field(field) = rules::blame(&S::LAYOUT) {
+pub const fn blame_size<T>(name: &str) {
+    let (size, align) = (core::mem::size_of::<T>(), core::mem::align_of::<T>());
+    if !crate::rules::is_word_size(size) {
+        fail(
+            &Shape {
+                name: "",
+                size,
+                align,
+                fields: &[],
+            },
+            name,
+        )
+    }
+}
+
+/// [`blame_field_in`] over `T`'s shape. `#[track_caller]`, as are all the
+/// `blame_*` functions: the error points at the call, which the derive spans
+/// at what it blames.
+#[track_caller]
+pub const fn blame_field<T: GpuAligned>(name: &str) {
+    blame_field_in(&Shape::of::<T>(), name)
+}
+
+/// [`blame_alignment_in`] over `T`'s shape.
+#[track_caller]
+pub const fn blame_alignment<T: GpuAligned>() {
+    blame_alignment_in(&Shape::of::<T>())
+}
+
+/// [`blame_type_in`] over `T`'s shape.
+#[track_caller]
+pub const fn blame_type<T: GpuAligned>() {
+    blame_type_in(&Shape::of::<T>())
+}
+
+/// [`reject_in`] over `T`'s shape.
+#[track_caller]
+pub const fn reject<T: GpuAligned>() {
+    reject_in(&Shape::of::<T>())
+}
+
+/// [`not_repr_c_in`] over `T`'s shape. A zero-sized field is not in
+/// `LAYOUT`: one aligned above 1 where C would leave a hole before the next
+/// field makes this say "not `repr(C)`" rather than name the hole (the
+/// struct is refused either way; the derive's fast path, which sees every
+/// field, decides what is legal).
+#[track_caller]
+pub const fn not_repr_c<T: GpuAligned>() {
+    not_repr_c_in(&Shape::of::<T>())
+}
+
+/// Stops compilation with the rules' message if they blame field `name`.
+#[track_caller]
+pub const fn blame_field_in(shape: &Shape<'_>, name: &str) {
+    if let Blame::Field(field) = rules::blame_parts(shape.size, shape.align, shape.fields) {
         if str_eq(field, name) {
-            panic!("{}", rules::explain(&S::LAYOUT).as_str())
+            fail(shape, shape.name)
         }
     }
 }
@@ -114,18 +168,30 @@ pub const fn blame_field<S: Shape>(name: &str) {
 /// Stops compilation with the rules' message if they blame the alignment
 /// (its `align(N)`, where the derive spans the call).
 #[track_caller]
-pub const fn blame_alignment<S: Shape>() {
-    if let Blame::Alignment = rules::blame(&S::LAYOUT) {
-        panic!("{}", rules::explain(&S::LAYOUT).as_str())
+pub const fn blame_alignment_in(shape: &Shape<'_>) {
+    if let Blame::Alignment = rules::blame_parts(shape.size, shape.align, shape.fields) {
+        fail(shape, shape.name)
     }
 }
 
 /// Stops compilation with the rules' message if the layout breaks any rule.
 #[track_caller]
-pub const fn blame_type<S: Shape>() {
-    if !matches!(rules::blame(&S::LAYOUT), Blame::Nothing) {
-        panic!("{}", rules::explain(&S::LAYOUT).as_str())
+pub const fn blame_type_in(shape: &Shape<'_>) {
+    if !matches!(
+        rules::blame_parts(shape.size, shape.align, shape.fields),
+        Blame::Nothing
+    ) {
+        fail(shape, shape.name)
     }
+}
+
+#[track_caller]
+const fn fail(shape: &Shape<'_>, name: &str) -> ! {
+    let message = rules::explain_parts(name, shape.size, shape.align, shape.fields);
+    if message.is_empty() {
+        panic!("the type breaks the GPU layout rule: 1, 2, 4, 8 or 16 bytes, aligned to its size, no holes")
+    }
+    panic!("{}", message.as_str())
 }
 
 const fn str_eq(a: &str, b: &str) -> bool {
@@ -143,40 +209,66 @@ const fn str_eq(a: &str, b: &str) -> bool {
     true
 }
 
-/// Stops compilation: the layout breaks the rule. The derive's spanned
-/// `blame_*` calls come first and say where; this one makes the failure
-/// independent of them.
+/// The slow path of the derive's check, after the fast one failed: stops
+/// compilation if the struct is not laid out as C lays out its fields, or
+/// if it breaks the rule (the derive's spanned `blame_*` calls come first
+/// and say where; this one makes the failure independent of them).
 #[track_caller]
-pub const fn reject<S: Shape>() {
-    let message = rules::explain(&S::LAYOUT);
-    if message.is_empty() {
-        panic!("the type breaks the GPU layout rule: 1, 2, 4, 8 or 16 bytes, aligned to its size, no holes")
+pub const fn reject_in(shape: &Shape<'_>) {
+    not_repr_c_in(shape);
+    let covered = {
+        let mut covered = 0usize;
+        let mut i = 0;
+        while i < shape.fields.len() {
+            covered = covered.saturating_add(shape.fields[i].size);
+            i += 1;
+        }
+        covered
+    };
+    if !rules::is_legal(shape.size, shape.align, covered) {
+        fail(shape, shape.name)
     }
-    panic!("{}", message.as_str())
 }
 
-/// Stops compilation: the compiler did not lay the struct out as C lays
-/// out its field list (`fields`: `(offset, size, align)` per field, as the
-/// compiler computed them).
+/// Stops compilation if the compiler did not lay the struct out as C lays
+/// out its field list.
 #[track_caller]
-pub const fn not_repr_c(
-    name: &str,
-    names: &[&str],
-    fields: &[(usize, usize, usize)],
-    size: usize,
-    align: usize,
-) {
-    if let Some(index) = rules::repr_c_mismatch(size, align, fields) {
+pub const fn not_repr_c_in(shape: &Shape<'_>) {
+    if let Some(index) = rules::repr_c_mismatch(shape.size, shape.align, shape.fields) {
         panic!(
             "{}",
-            rules::message::not_repr_c(name, names, fields, size, align, index).as_str()
+            rules::message::not_repr_c(shape.name, shape.fields, shape.size, shape.align, index)
+                .as_str()
         )
     }
 }
 
-/// What `T: Copy` adds to a derived struct's impls, said once: the derive
-/// asks for it with this trait so that a missing `#[derive(Clone, Copy)]`
-/// is one error that names the fix, not one per impl.
+/// The fields C gives a struct whose fields have the `(size, align)` pairs
+/// `shapes`, named as in `names` (with whether each is padding): the
+/// [`Shape`] the derive checks next to a rejected `#[repr]`.
+pub const fn c_fields<const N: usize>(
+    shapes: &[(usize, usize); N],
+    names: [(&'static str, bool); N],
+) -> [GpuField; N] {
+    let mut fields = [shape_field("", 0, 0, 1, false); N];
+    let mut i = 0;
+    while i < N {
+        let (size, align) = shapes[i];
+        fields[i] = shape_field(
+            names[i].0,
+            rules::repr_c_offset(shapes, i),
+            size,
+            align,
+            names[i].1,
+        );
+        i += 1;
+    }
+    fields
+}
+
+/// `T: Copy`, with a message that names the fix: the checks next to a
+/// rejected `#[repr]` (which emit no impls, so no other error says it) ask
+/// for it with this trait.
 #[diagnostic::on_unimplemented(
     message = "`{Self}` must derive `Clone, Copy` to be a GPU element",
     label = "add `#[derive(Clone, Copy)]` to this struct",
@@ -187,10 +279,6 @@ impl<T: Copy> DerivesCopy for T {}
 
 /// Fails to compile, with [`DerivesCopy`]'s message, unless `T: Copy`.
 pub const fn derives_copy<T: DerivesCopy>() {}
-
-/// Fails to compile unless `T` is [`GpuData`]; the derive spans the call
-/// at the field's type.
-pub const fn gpu_data<T: GpuData>() {}
 
 pub use crate::__gpu_aligned_cuda_traits as cuda_traits;
 pub use crate::__gpu_aligned_derive as derive_impls;
@@ -213,7 +301,8 @@ pub use crate::__gpu_aligned_derive as derive_impls;
 /// The first check is the layout itself: whatever `#[repr]` the derive saw
 /// (an attribute macro after it may rewrite the struct, and this macro can
 /// be called by hand), the impls exist only if the compiler laid the struct
-/// out exactly as C lays out its field list ([`rules::is_repr_c`]), which is
+/// out exactly as C lays out its field list (what [`rules::is_repr_c`] says of
+/// a layout), which is
 /// the layout CUDA code, the header and `bytemuck` assume.
 ///
 /// The second arm, `checks_only`, is what the derive emits next to a
@@ -234,62 +323,30 @@ macro_rules! __gpu_aligned_derive {
         #[doc(hidden)]
         #[allow(unused_qualifications, clippy::all)]
         const _: () = {
-            // The compiler's layout, checked first against C's, then
-            // against the rule. Only these sums and comparisons are
-            // evaluated for a legal type; the messages are built (from
-            // `__GpuAlignedShape`, inside the generic `blame_*` functions)
-            // only on failure.
-            let fields: &[(
-                $crate::__private::core::primitive::usize,
-                $crate::__private::core::primitive::usize,
-                $crate::__private::core::primitive::usize,
-            )] = &[$((
-                $crate::__private::core::mem::offset_of!($ty, $member),
-                $crate::__private::core::mem::size_of::<$fty>(),
-                $crate::__private::core::mem::align_of::<$fty>(),
-            )),*];
+            // The fast path, all a legal type costs: the fields follow each
+            // other in declaration order from offset 0 (`offset_of!`, as the
+            // compiler laid them out), with no hole, and the rule holds. For
+            // a layout without holes that is exactly C's: each field's
+            // offset is aligned (the compiler put it there) and where the
+            // previous one ends.
             let size = $crate::__private::core::mem::size_of::<$ty>();
             let align = $crate::__private::core::mem::align_of::<$ty>();
-            if !$crate::rules::is_repr_c(size, align, fields) {
-                $crate::__private::not_repr_c($name, &[$($fname),*], fields, size, align);
-            } else if !$crate::rules::is_legal(
-                size,
-                align,
-                0 $(+ $crate::__private::core::mem::size_of::<$fty>())*,
-            ) {
+            let mut end = 0;
+            let mut contiguous = true;
+            $(
+                contiguous = contiguous
+                    && $crate::__private::core::mem::offset_of!($ty, $member) == end;
+                end += $crate::__private::core::mem::size_of::<$fty>();
+            )*
+            if !(contiguous && $crate::rules::is_legal(size, align, end)) {
+                // The slow path says what is wrong, at the spans the
+                // derive chose: the size (from `size_of` alone, so it is
+                // reported even when `LAYOUT` cannot be evaluated), not C's
+                // layout, or which rule. `LAYOUT` is named only inside these
+                // generic functions: a constant named here would be
+                // evaluated on the fast path too.
                 $($blame)*
-                $crate::__private::reject::<__GpuAlignedShape>();
-            }
-
-            #[doc(hidden)]
-            struct __GpuAlignedShape;
-            impl $crate::__private::Shape for __GpuAlignedShape {
-                const LAYOUT: $crate::GpuLayout = {
-                    let fields: &'static $crate::__private::Fields<$count> =
-                        &const { $crate::__private::Fields::new([$(
-                            $crate::__private::shape_field(
-                                $fname,
-                                $crate::__private::core::mem::offset_of!($ty, $member),
-                                $crate::__private::core::mem::size_of::<$fty>(),
-                                $crate::__private::core::mem::align_of::<$fty>(),
-                                $padding,
-                            )
-                        ),*]) };
-                    $crate::GpuLayout::new(
-                        $name,
-                        $crate::__private::core::mem::size_of::<$ty>(),
-                        $crate::__private::core::mem::align_of::<$ty>(),
-                        0,
-                        fields.sized(),
-                    )
-                };
-            }
-
-            // One error, naming the fix, for a struct that is not `Copy`;
-            // the impls below are conditional on it, so they add none.
-            #[allow(dead_code)]
-            fn __copy() {
-                $crate::__private::derives_copy::<$ty>();
+                $crate::__private::reject::<$ty>();
             }
 
             // The field list above is the struct's own: the pattern names
@@ -319,19 +376,11 @@ macro_rules! __gpu_aligned_derive {
             // is a valid value of every field and so of `$ty`. `LAYOUT` is
             // built from `size_of`, `align_of` and `offset_of!` of `$ty`
             // itself.
-            //
-            // Each impl holds where `$ty: Copy` (bound under `for<'a>` so
-            // that it is not a trivial bound, which would be an error of its
-            // own): without `Copy` the impls do not apply, and `__copy`
-            // above is the one error.
 
             // SAFETY: `TYPE` is `$ty`'s own layout, and `$ty` has no padding
             // (see above).
             #[automatically_derived]
-            unsafe impl $crate::GpuData for $ty
-            where
-                for<'__a> $ty: $crate::__private::core::marker::Copy,
-            {
+            unsafe impl $crate::GpuData for $ty {
                 const TYPE: $crate::GpuType =
                     $crate::GpuType::Struct(&<$ty as $crate::GpuAligned>::LAYOUT);
             }
@@ -339,10 +388,7 @@ macro_rules! __gpu_aligned_derive {
             // SAFETY: the four promises of `GpuAligned` (word size, aligned
             // to it, no holes, `LAYOUT` exact) are the checks above.
             #[automatically_derived]
-            unsafe impl $crate::GpuAligned for $ty
-            where
-                for<'__a> $ty: $crate::__private::core::marker::Copy,
-            {
+            unsafe impl $crate::GpuAligned for $ty {
                 const LAYOUT: $crate::GpuLayout = {
                     let fields: &'static $crate::__private::Fields<$count> =
                         &const { $crate::__private::Fields::new([$(
@@ -367,21 +413,12 @@ macro_rules! __gpu_aligned_derive {
 
             // SAFETY: every field is `Pod`, so all zeroes is a valid `$ty`.
             #[automatically_derived]
-            unsafe impl $crate::__private::bytemuck::Zeroable for $ty
-            where
-                for<'__a> $ty: $crate::__private::core::marker::Copy,
-            {
-            }
+            unsafe impl $crate::__private::bytemuck::Zeroable for $ty {}
 
             // SAFETY: no padding, every field `Pod`, laid out as C lays out
-            // its fields; `Copy + 'static` hold (the bound, and a
-            // non-generic struct).
+            // its fields; `Copy + 'static` the compiler checks.
             #[automatically_derived]
-            unsafe impl $crate::__private::bytemuck::Pod for $ty
-            where
-                for<'__a> $ty: $crate::__private::core::marker::Copy,
-            {
-            }
+            unsafe impl $crate::__private::bytemuck::Pod for $ty {}
 
             $crate::__private::cuda_traits!($ty);
         };
@@ -393,52 +430,26 @@ macro_rules! __gpu_aligned_derive {
         count: $count:literal;
         align: $align:literal;
         fields: [$({ $member:tt: $fty:ty, $fname:literal, $padding:literal })*];
+        shape: $shape:ident;
         blame: { $($blame:tt)* };
     ) => {
         #[doc(hidden)]
         #[allow(unused_qualifications, clippy::all)]
         const _: () = {
+            $crate::__private::derives_copy::<$ty>();
+
             // The rule, over the layout C gives the field list (with the
             // `align(N)` written, if any): what the struct will be once its
-            // `#[repr]` is fixed.
-            let shapes: &[(
-                $crate::__private::core::primitive::usize,
-                $crate::__private::core::primitive::usize,
-            )] = &[$((
+            // `#[repr]` is fixed. Only evaluated next to another error.
+            let shapes = [$((
                 $crate::__private::core::mem::size_of::<$fty>(),
                 $crate::__private::core::mem::align_of::<$fty>(),
             )),*];
-            let (size, align) = $crate::rules::repr_c_size(shapes, $align);
-            if !$crate::rules::is_legal(size, align, 0 $(+ $crate::__private::core::mem::size_of::<$fty>())*) {
-                $($blame)*
-                $crate::__private::reject::<__GpuAlignedShape>();
-            }
-
-            #[doc(hidden)]
-            struct __GpuAlignedShape;
-            impl $crate::__private::Shape for __GpuAlignedShape {
-                const LAYOUT: $crate::GpuLayout = {
-                    const SHAPES: &[(
-                        $crate::__private::core::primitive::usize,
-                        $crate::__private::core::primitive::usize,
-                    )] = &[$((
-                        $crate::__private::core::mem::size_of::<$fty>(),
-                        $crate::__private::core::mem::align_of::<$fty>(),
-                    )),*];
-                    let fields: &'static $crate::__private::Fields<$count> =
-                        &const { $crate::__private::Fields::new($crate::__private::c_fields(
-                            SHAPES,
-                            [$(($fname, $padding)),*],
-                        )) };
-                    let (size, align) = $crate::rules::repr_c_size(SHAPES, $align);
-                    $crate::GpuLayout::new($name, size, align, 0, fields.sized())
-                };
-            }
-
-            #[allow(dead_code)]
-            fn __copy() {
-                $crate::__private::derives_copy::<$ty>();
-            }
+            let (size, align) = $crate::rules::repr_c_size(&shapes, $align);
+            let fields = $crate::__private::c_fields(&shapes, [$(($fname, $padding)),*]);
+            let $shape = $crate::__private::Shape { name: $name, size, align, fields: &fields };
+            $($blame)*
+            $crate::__private::reject_in(&$shape);
 
             #[allow(dead_code)]
             fn __field_types() {

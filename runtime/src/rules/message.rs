@@ -192,13 +192,11 @@ pub(super) const fn describe(m: Message, name: &str, violation: &Violation) -> M
 }
 
 /// The message for a struct the compiler did not lay out as C lays out its
-/// field list (`fields`: `(offset, size, align)` in declaration order,
-/// `names` alike), `index` being the first field at another offset, or
+/// field list, `index` being the first field at another offset, or
 /// `fields.len()` for another size.
 pub(crate) const fn not_repr_c(
     name: &str,
-    names: &[&str],
-    fields: &[(usize, usize, usize)],
+    fields: &[crate::GpuField],
     size: usize,
     align: usize,
     index: usize,
@@ -206,28 +204,13 @@ pub(crate) const fn not_repr_c(
     let m = Message::new()
         .named(name)
         .text(" is not laid out as `#[repr(C)]` lays out its fields: ");
-    let m = if index < fields.len() && index < names.len() {
-        // Where C puts it: the end of the fields before it, rounded up to
-        // its alignment (checked arithmetic: the input is the compiler's,
-        // but this is a `const fn` anyone can call).
-        let mut end = 0usize;
-        let mut i = 0;
-        while i <= index {
-            let align = if fields[i].2 == 0 { 1 } else { fields[i].2 };
-            end = match end.checked_next_multiple_of(align) {
-                Some(start) if i == index => start,
-                Some(start) => start.saturating_add(fields[i].1),
-                None => usize::MAX,
-            };
-            i += 1;
-        }
-        let c_offset = end;
+    let m = if index < fields.len() {
         m.text("field `")
-            .text(names[index])
+            .text(fields[index].name)
             .text("` is at offset ")
-            .number(fields[index].0)
+            .number(fields[index].offset)
             .text(", where C puts it at ")
-            .number(c_offset)
+            .number(super::repr_c_offset_of(fields, index))
     } else {
         m.text("it is ")
             .bytes(size)
