@@ -10,34 +10,28 @@
 //! aligned to its size, with no holes**: every byte belongs to a field, and
 //! bytes that carry no data are explicit padding fields.
 //!
-//! # Why, in measured numbers (H100, nvcc -O3 -arch=sm_90)
+//! # Why
 //!
 //! - **One instruction per element.** CUDA has global loads and stores of 1,
 //!   2, 4, 8 and 16 bytes. A struct compiles to one of them only when it has
 //!   one of those sizes, is aligned to it and has no holes: a 12-byte
-//!   `{float x, y, z}` (align 4) is three `LDG.E` per element, the same
-//!   fields in a 16-aligned struct with 4 pad bytes one `LDG.E.128`; an
-//!   8-aligned float3 is `LDG.E.64` + `LDG.E`; `{int8_t x, y, z}` is three
-//!   byte loads, 4-aligned one `LDG.E`.
+//!   `{float x, y, z}` (align 4) costs three loads per element, the same
+//!   fields in a 16-aligned struct with 4 pad bytes one 16-byte load.
 //! - **A misaligned access is a fault, not a slowdown.** An 8- or 16-byte
-//!   access at an address that is not a multiple of its size (a `double` at
-//!   base + 4, a `float4` at base + 8) launches fine; the next synchronize
-//!   returns `CUDA_ERROR_MISALIGNED_ADDRESS` (716), and the error is sticky:
-//!   the context is dead and every later call fails. An element aligned to
-//!   its size sits at such an address in every array slot.
-//! - **Holes cost bandwidth and are uninitialised.** A read-modify-write of
-//!   `{float; double}` (16-aligned) that wrote the fields but not the
-//!   implicit 4-byte hole ran at 53% of peak with 9-11% extra DRAM reads
-//!   (partly written sectors); with an explicit 4-byte pad field, 68.8% and
-//!   no extra reads. (Where the compiler copies the hole's bytes with the
-//!   struct, the hole costs nothing extra.) A hole is also uninitialised
-//!   memory, so the type could not be `bytemuck::Pod`.
+//!   access at an address that is not a multiple of its size launches fine;
+//!   the next synchronize returns `CUDA_ERROR_MISALIGNED_ADDRESS` (716), and
+//!   the error is sticky: the context is dead and every later call fails.
+//!   An element aligned to its size sits at such an address in every array
+//!   slot.
+//! - **Holes are uninitialised, and can cost bandwidth.** A hole is memory
+//!   no field writes, so the type could not be `bytemuck::Pod`; a kernel
+//!   that writes the fields but not the hole can leave partly written
+//!   sectors that the memory system must read first. Explicit pad fields
+//!   are written like any other field.
 //!
 //! The rule buys single instructions and fault-free access, not bandwidth:
-//! padding a 12-byte float3 to 16 moves 33% more bytes, and streaming it took
-//! 1.31x as long per element in the repository's GPU benchmark (1.34x, 713 us
-//! against 533 us for 64 M elements, in a one-off kernel with one element per
-//! thread). The
+//! padding a 12-byte float3 to 16 moves 33% more bytes, and streaming it
+//! took 1.31x as long per element on an H100. The
 //! [`report`](crate::report) says what padding costs; where bandwidth
 //! matters, a structure of arrays avoids it.
 //!
