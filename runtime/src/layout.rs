@@ -360,7 +360,7 @@ impl GpuType {
             GpuType::Scalar(_) | GpuType::AlignMarker(_) => 0,
             GpuType::Array { elem, len } => elem.padding().saturating_mul(*len),
             GpuType::Vector { lane, lanes, .. } => self.size().saturating_sub(lane.size() * *lanes),
-            GpuType::Struct(layout) => layout.padding.saturating_add(layout.implicit_padding()),
+            GpuType::Struct(layout) => layout.total_padding(),
         }
     }
 
@@ -481,6 +481,19 @@ impl GpuLayout {
         self.size.saturating_sub(covered)
     }
 
+    /// Every byte that carries no data: [`GpuLayout::padding`] (explicit
+    /// pad fields and the padding nested in fields) and
+    /// [`GpuLayout::implicit_padding`] (holes at this level).
+    ///
+    /// ```
+    /// use gpu_aligned::vector::float3_16_t;
+    /// use gpu_aligned::GpuAligned;
+    /// assert_eq!(float3_16_t::LAYOUT.total_padding(), 4);
+    /// ```
+    pub const fn total_padding(&self) -> usize {
+        self.padding.saturating_add(self.implicit_padding())
+    }
+
     /// Bytes of real data: the size less every padding byte, nested ones
     /// ([`GpuLayout::padding`]) and holes ([`GpuLayout::implicit_padding`])
     /// alike.
@@ -498,9 +511,7 @@ impl GpuLayout {
     /// assert_eq!(Wrap::LAYOUT.data_bytes(), 12);
     /// ```
     pub const fn data_bytes(&self) -> usize {
-        self.size
-            .saturating_sub(self.padding)
-            .saturating_sub(self.implicit_padding())
+        self.size.saturating_sub(self.total_padding())
     }
 
     /// The field called `name`, if any.
