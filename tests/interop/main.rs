@@ -9,4 +9,6 @@ mod extremes;
 mod cuda_types;
 mod header;
 mod report;
+#[path = "../support/mod.rs"]
+mod support;
 mod views;
