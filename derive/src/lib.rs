@@ -49,8 +49,10 @@ pub fn derive_gpu_aligned(input: TokenStream) -> TokenStream {
 // Rewrites a struct into a legal GPU element with explicit, zeroed padding;
 // see the `gpu_aligned` crate. Arguments: `align = N` (1, 2, 4, 8 or 16) to
 // force the width, `crate = "path"` when the `gpu-aligned` dependency has
-// another name. It adds `new(..)` (the fields in declaration order, padding
-// zeroed) and `Default` (all zeroes).
+// another name. It adds `new(..)` (the fields in declaration order, named
+// like them, padding zeroed), `Default` (all zeroes), `<Name>Fields` (the
+// fields alone, `From` both ways), and writes the `Debug`, `PartialEq`,
+// `Hash`, `PartialOrd` and `Ord` derived on it over the real fields only.
 #[proc_macro_attribute]
 pub fn padded(args: TokenStream, input: TokenStream) -> TokenStream {
     let input = parse_macro_input!(input as DeriveInput);
