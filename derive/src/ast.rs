@@ -1,12 +1,29 @@
-//! The input as the derive sees it: a struct's fields with their parsed
-//! attributes, each borrowing its syn node so any later error can point at
-//! the source. Enums and unions are rejected here, while parsing: there is no
-//! field list to build for them.
+//! The input as every macro of this crate sees it: a struct's fields with
+//! their parsed attributes, each borrowing its syn node so any later error
+//! can point at the source. Enums and unions are rejected here, while
+//! parsing: there is no field list to build for them. [`Macro`] says which
+//! macro reads the struct, so that `valid` can check the shape once for all
+//! three, each with its own words.
 
 use crate::attr::{self, ContainerAttrs, FieldAttrs};
 use crate::ctxt::Ctxt;
 use crate::repr::{self, Written};
 use syn::{DeriveInput, Member};
+
+/// The macro reading the struct.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub enum Macro {
+    /// `#[derive(GpuAligned)]`.
+    GpuAligned,
+    /// `#[gpu_aligned::padded]`, which rewrites the struct and derives
+    /// `GpuAligned` on the result (which parses its own attributes).
+    Padded,
+    /// `#[derive(GpuSoa)]`. (Read through [`Input::from_syn`] until
+    /// `derive/src/soa.rs` adopts [`Input::read`]; the front end's tests
+    /// read it already.)
+    #[cfg_attr(not(test), allow(dead_code))]
+    GpuSoa,
+}
 
 pub struct Input<'a> {
     pub ident: &'a syn::Ident,
@@ -14,6 +31,8 @@ pub struct Input<'a> {
     pub attrs: ContainerAttrs,
     /// Every `#[repr]` item as written; `repr::judge` decides.
     pub repr: Written,
+    /// Named, tuple or unit, for the macros that need names.
+    pub style: &'a syn::Fields,
     pub fields: Vec<Field<'a>>,
 }
 
@@ -26,43 +45,93 @@ pub struct Field<'a> {
 
 impl<'a> Input<'a> {
     /// Builds the AST, recording attribute and repr syntax errors in `cx`;
-    /// an enum or a union is an error of its own.
-    pub fn from_syn(cx: &Ctxt, input: &'a DeriveInput) -> syn::Result<Self> {
-        let data =
-            match &input.data {
-                syn::Data::Struct(data) => data,
-                // An enum's discriminant makes some bit patterns invalid (so it
-                // cannot be `Pod`), and CUDA C++ has no matching tagged layout.
-                syn::Data::Enum(data) => {
-                    return Err(syn::Error::new_spanned(
-                        data.enum_token,
-                        "`GpuAligned` cannot be derived for an enum: not every bit pattern is a \
-                     valid variant, and CUDA has no matching layout; use a `#[repr(C)]` struct \
-                     with an integer tag field (e.g. `kind: u32`)",
-                    ))
-                }
-                // A union's fields overlap: there is no field list whose offsets
-                // and padding could be checked.
-                syn::Data::Union(data) => return Err(syn::Error::new_spanned(
-                    data.union_token,
-                    "`GpuAligned` cannot be derived for a union: its fields overlap, so there is \
-                     no field list whose offsets and padding could be checked; use a \
-                     `#[repr(C)]` struct, or one word-sized field (e.g. `bits: u32`) that \
-                     kernels reinterpret",
-                )),
-            };
-        Ok(Input {
+    /// an enum or a union is an error of its own, recorded too (`None`).
+    /// `padded` passes its input on to the derive, which parses the helper
+    /// attributes: read here too, they would be reported twice.
+    pub fn read(cx: &Ctxt, input: &'a DeriveInput, by: Macro) -> Option<Self> {
+        let data = match &input.data {
+            syn::Data::Struct(data) => data,
+            syn::Data::Enum(data) => {
+                cx.error_spanned_by(data.enum_token, not_an_enum(by));
+                return None;
+            }
+            syn::Data::Union(data) => {
+                cx.error_spanned_by(data.union_token, not_a_union(by));
+                return None;
+            }
+        };
+        let ours = by != Macro::Padded;
+        Some(Input {
             ident: &input.ident,
             generics: &input.generics,
-            attrs: attr::container_attrs(cx, &input.attrs),
-            repr: repr::parse(cx, &input.attrs),
-            fields: Field::multiple_from_syn(cx, &data.fields),
+            attrs: if ours {
+                attr::container_attrs(cx, &input.attrs)
+            } else {
+                ContainerAttrs::default()
+            },
+            repr: if by == Macro::GpuAligned {
+                repr::parse(cx, &input.attrs)
+            } else {
+                Written::default()
+            },
+            style: &data.fields,
+            fields: Field::multiple_from_syn(cx, &data.fields, ours),
         })
     }
 }
 
+impl<'a> Input<'a> {
+    /// [`Input::read`] as `GpuAligned` reads it, with an enum or a union
+    /// returned as the error instead of recorded: the entry point
+    /// `derive/src/soa.rs` still calls (it rejects enums and unions itself
+    /// first). `Input::read(cx, input, Macro::GpuSoa)` followed by
+    /// `valid::check(cx, &ast, Macro::GpuSoa)` replaces both.
+    pub fn from_syn(cx: &Ctxt, input: &'a DeriveInput) -> syn::Result<Self> {
+        match &input.data {
+            syn::Data::Enum(data) => Err(syn::Error::new_spanned(
+                data.enum_token,
+                not_an_enum(Macro::GpuAligned),
+            )),
+            syn::Data::Union(data) => Err(syn::Error::new_spanned(
+                data.union_token,
+                not_a_union(Macro::GpuAligned),
+            )),
+            syn::Data::Struct(_) => Input::read(cx, input, Macro::GpuAligned)
+                .ok_or_else(|| syn::Error::new_spanned(&input.ident, "not a struct")),
+        }
+    }
+}
+
+// An enum's discriminant makes some bit patterns invalid (so it cannot be
+// `Pod`), and CUDA C++ has no matching tagged layout.
+fn not_an_enum(by: Macro) -> &'static str {
+    match by {
+        Macro::GpuAligned => {
+            "`GpuAligned` cannot be derived for an enum: not every bit pattern is a valid \
+             variant, and CUDA has no matching layout; use a `#[repr(C)]` struct with an \
+             integer tag field (e.g. `kind: u32`)"
+        }
+        Macro::Padded => "`#[gpu_aligned::padded]` goes on a struct with named fields, not an enum",
+        Macro::GpuSoa => "`GpuSoa` applies to structs with named fields, not enums",
+    }
+}
+
+// A union's fields overlap: there is no field list whose offsets and padding
+// could be checked, nor one column per field.
+fn not_a_union(by: Macro) -> &'static str {
+    match by {
+        Macro::GpuAligned => {
+            "`GpuAligned` cannot be derived for a union: its fields overlap, so there is no \
+             field list whose offsets and padding could be checked; use a `#[repr(C)]` \
+             struct, or one word-sized field (e.g. `bits: u32`) that kernels reinterpret"
+        }
+        Macro::Padded => "`#[gpu_aligned::padded]` goes on a struct with named fields, not a union",
+        Macro::GpuSoa => "`GpuSoa` applies to structs with named fields, not unions",
+    }
+}
+
 impl<'a> Field<'a> {
-    fn multiple_from_syn(cx: &Ctxt, fields: &'a syn::Fields) -> Vec<Self> {
+    fn multiple_from_syn(cx: &Ctxt, fields: &'a syn::Fields, attrs: bool) -> Vec<Self> {
         fields
             .iter()
             .enumerate()
@@ -72,7 +141,11 @@ impl<'a> Field<'a> {
                     Some(ident) => Member::Named(ident.clone()),
                     None => Member::Unnamed(index.into()),
                 },
-                attrs: attr::field_attrs(cx, &field.attrs),
+                attrs: if attrs {
+                    attr::field_attrs(cx, &field.attrs)
+                } else {
+                    FieldAttrs::default()
+                },
             })
             .collect()
     }

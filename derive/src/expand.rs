@@ -20,10 +20,14 @@
 //! exact type), takes every size from `size_of`, and fails the build after
 //! the blame calls whether or not they fired.
 //!
-//! # Why the impls are sound when the check passes
+//! # Why the impls are sound when the checks pass
 //!
-//! - the struct is non-generic and `repr(C)` or `repr(transparent)`
-//!   (`valid`, `repr`), so its layout is fixed and matches C's;
+//! - the compiler laid the struct out exactly as C lays out its field list
+//!   (every field's `offset_of!` is where the fields before it end, with no
+//!   hole: for a layout without holes, exactly C's),
+//!   whatever `#[repr]` the derive saw: an attribute macro after the derive,
+//!   or a hand-written call of the runtime macro, cannot slip a reordered
+//!   struct through;
 //! - every field is `GpuData` (`<F as GpuData>::TYPE` in `LAYOUT` must
 //!   type-check), and `GpuData: Pod`, so every field accepts any bit pattern,
 //!   all zeroes included, and has no padding of its own;
@@ -37,7 +41,7 @@
 //!
 //! # Compile time
 //!
-//! The check is one `const` per type, not a trait bound per rule and field:
+//! The checks are one `const` per type, not a trait bound per rule and field:
 //! with 1,000 types, bounds make a rebuild over twice as slow as
 //! `bytemuck`'s derive, while this stays within 1.2x of it
 //! (`benches/compile-time/run.sh` measures it). A legal
@@ -48,57 +52,65 @@
 //!
 //! # Errors
 //!
-//! Errors the syntax decides are collected in `Ctxt` and reported together.
-//! When they leave the struct's shape and repr intact (a bad helper
-//! attribute), the impls are still emitted next to them, checked as always,
-//! so that code using the type does not add "`GpuAligned` is not
-//! implemented" to the list. A rejected repr gets no impls: there is no
-//! layout to check, and the check would only repeat the repr error.
+//! Every fault of a struct comes out of one compile. Errors the syntax
+//! decides (the shape, checked by `valid` for every macro, the repr, the
+//! helper attributes) are collected in `Ctxt` and reported together. Next
+//! to them, what the compiler decides is still checked: with an accepted
+//! repr, the impls are emitted, checked as always, so that code using the
+//! type does not add "`GpuAligned` is not implemented" to the list; with a
+//! rejected repr, the runtime macro's `checks_only` arm checks each field's
+//! type, `Copy`, and the rule on the layout C gives the fields, without
+//! impls (there is no layout to trust). The size is checked from `size_of`
+//! alone, before anything reads `LAYOUT`, so a field that is not GPU data
+//! (which leaves `LAYOUT` unevaluated) and a size over 16 bytes are reported
+//! together.
 
-use crate::ast::{Field, Input};
+use crate::ast::{Field, Input, Macro};
 use crate::ctxt::Ctxt;
 use crate::repr::{self, Judged, Repr};
 use crate::valid;
 use proc_macro2::{Group, Span, TokenStream, TokenTree};
-use quote::{quote, quote_spanned, ToTokens};
+use quote::{format_ident, quote, quote_spanned, ToTokens};
 use syn::spanned::Spanned;
 use syn::{DeriveInput, Member};
 
 pub fn derive(input: &DeriveInput) -> TokenStream {
     let cx = Ctxt::new();
-    let mut ast = match Input::from_syn(&cx, input) {
-        Ok(ast) => ast,
-        Err(error) => {
-            let rest = cx.check().err();
-            return combine(error, rest).into_compile_error();
-        }
+    let Some(mut ast) = Input::read(&cx, input, Macro::GpuAligned) else {
+        return cx
+            .check()
+            .err()
+            .map_or_else(TokenStream::new, syn::Error::into_compile_error);
     };
-    valid::check(&cx, &ast);
+    valid::check(&cx, &ast, Macro::GpuAligned);
+    let align = ast.repr.largest_align();
     let repr = repr::judge(&cx, std::mem::take(&mut ast.repr), ast.ident);
     let errors = cx.check();
     let krate = krate(&ast);
+    let checkable = valid::has_checkable_shape(&ast, Macro::GpuAligned);
     match (errors, repr) {
         (Ok(()), Judged::Accepted(repr)) => impls(&ast, &krate, &repr),
         // The impls, checked as always, next to errors that leave the layout
         // as written (a bad helper attribute), so that code using the type
         // does not add "`GpuAligned` is not implemented" to them.
-        (Err(error), Judged::Accepted(repr)) if valid::has_checkable_shape(&ast) => {
+        (Err(error), Judged::Accepted(repr)) if checkable => {
             let error = error.into_compile_error();
             let impls = impls(&ast, &krate, &repr);
             quote!(#error #impls)
         }
+        // A repr that is refused (or that rustc refuses, and says so): no
+        // impls, since there is no layout to trust, but every other fault
+        // of the struct (a field that is not GPU data, its size, holes,
+        // `Copy`) checked on the layout C gives its fields, so that fixing
+        // the repr is not followed by another round of errors.
+        (errors, Judged::Rejected | Judged::LeftToRustc) if checkable => {
+            let error = errors.err().map(syn::Error::into_compile_error);
+            let checks = checks_only(&ast, &krate, align);
+            quote!(#error #checks)
+        }
         (Err(error), _) => error.into_compile_error(),
-        // rustc reports the attribute itself; a check of a layout it has
-        // refused would only repeat it.
         (Ok(()), _) => TokenStream::new(),
     }
-}
-
-fn combine(mut first: syn::Error, rest: Option<syn::Error>) -> syn::Error {
-    if let Some(rest) = rest {
-        first.combine(rest);
-    }
-    first
 }
 
 pub fn krate(input: &Input) -> TokenStream {
@@ -113,14 +125,8 @@ fn impls(input: &Input, krate: &TokenStream, repr: &Repr) -> TokenStream {
     let ident = input.ident;
     let name = ident.unraw_string();
     let count = input.fields.len();
-    let fields = input.fields.iter().map(|field| {
-        let member = &field.member;
-        let ty = &field.original.ty;
-        let name = member_name(member);
-        let padding = field.attrs.padding;
-        quote!({ #member: #ty, #name, #padding })
-    });
-    let blame = blame(input, krate, repr);
+    let fields = field_list(input);
+    let blame = blame(input, krate, repr.align_tokens(), Target::Type);
     quote! {
         #krate::__private::derive_impls! {
             type: #ident;
@@ -130,6 +136,54 @@ fn impls(input: &Input, krate: &TokenStream, repr: &Repr) -> TokenStream {
             blame: { #blame };
         }
     }
+}
+
+/// The runtime macro's `checks_only` arm: the checks of [`impls`] on the
+/// layout C gives the field list, without the impls.
+fn checks_only(input: &Input, krate: &TokenStream, align: u64) -> TokenStream {
+    let ident = input.ident;
+    let name = ident.unraw_string();
+    let count = input.fields.len();
+    let align = proc_macro2::Literal::usize_unsuffixed(align as usize);
+    let fields = field_list(input);
+    let shape = shape();
+    let blame = blame(input, krate, None, Target::Shape(&shape));
+    quote! {
+        #krate::__private::derive_impls! {
+            checks_only;
+            type: #ident;
+            name: #name;
+            count: #count;
+            align: #align;
+            fields: [#(#fields)*];
+            shape: #shape;
+            blame: { #blame };
+        }
+    }
+}
+
+fn field_list<'a>(input: &'a Input) -> impl Iterator<Item = TokenStream> + 'a {
+    input.fields.iter().map(|field| {
+        let member = &field.member;
+        let ty = &field.original.ty;
+        let name = member_name(member);
+        let padding = field.attrs.padding;
+        quote!({ #member: #ty, #name, #padding })
+    })
+}
+
+/// What the blame calls read: the derived type (`__SHAPE` of its impl), or
+/// the local the `checks_only` arm binds.
+enum Target<'a> {
+    Type,
+    Shape(&'a syn::Ident),
+}
+
+/// The local the runtime macro binds to the layout of a failing check, and
+/// the blame calls read: named here, so that both sides of the macro see the
+/// same binding (a name written inside `macro_rules!` is hygienic).
+fn shape() -> syn::Ident {
+    syn::Ident::new("__gpu_aligned_shape", Span::call_site())
 }
 
 trait UnrawString {
@@ -153,8 +207,22 @@ fn member_name(member: &Member) -> String {
 /// what it blames (`#[track_caller]` reports the call's location): the first
 /// field with a hole before it, the `align(N)` that left a hole or is too
 /// small, or else the struct's name.
-fn blame(input: &Input, krate: &TokenStream, repr: &Repr) -> TokenStream {
+fn blame(
+    input: &Input,
+    krate: &TokenStream,
+    align: Option<&TokenStream>,
+    target: Target,
+) -> TokenStream {
     let ident = input.ident;
+    // `::<Type>` for the impls' checks, `_in(&shape, ..)` for the checks
+    // without impls.
+    let (suffix, generics, shape) = match &target {
+        Target::Type => (quote!(), quote!(::<#ident>), None),
+        Target::Shape(shape) => (quote!(_in), quote!(), Some(quote!(&#shape,))),
+    };
+    let blame_field = format_ident!("blame_field{}", suffix.to_string());
+    let blame_alignment = format_ident!("blame_alignment{}", suffix.to_string());
+    let blame_type = format_ident!("blame_type{}", suffix.to_string());
     let blame_fields = input.fields.iter().skip(1).map(|field: &Field| {
         let name = member_name(&field.member);
         let span = match &field.original.ident {
@@ -162,21 +230,35 @@ fn blame(input: &Input, krate: &TokenStream, repr: &Repr) -> TokenStream {
             None => field.original.ty.span(),
         };
         let krate = respan(krate, span);
-        quote_spanned!(span=> #krate::__private::blame_field::<#ident>(#name);)
+        quote_spanned!(span=> #krate::__private::#blame_field #generics(#shape #name);)
     });
-    let alignment_span = repr
-        .align_tokens()
+    let alignment_span = align
         .and_then(|tokens| tokens.clone().into_iter().next())
         .map_or_else(|| ident.span(), |token| token.span());
     let blame_alignment = {
         let krate = respan(krate, alignment_span);
-        quote_spanned!(alignment_span=> #krate::__private::blame_alignment::<#ident>();)
+        quote_spanned!(alignment_span=> #krate::__private::#blame_alignment #generics(#shape);)
     };
     let blame_type = {
         let krate = respan(krate, ident.span());
-        quote_spanned!(ident.span()=> #krate::__private::blame_type::<#ident>();)
+        quote_spanned!(ident.span()=> #krate::__private::#blame_type #generics(#shape);)
     };
-    quote!(#(#blame_fields)* #blame_alignment #blame_type)
+    // The checks on the type itself come first: its size (read without
+    // `LAYOUT`, so that it is reported next to a field that is not GPU
+    // data), then whether the compiler laid it out as C would (before any
+    // hole is named by a rule that assumes it did).
+    let first = match target {
+        Target::Type => {
+            let krate = respan(krate, ident.span());
+            let name = ident.unraw_string();
+            quote_spanned! {ident.span()=>
+                #krate::__private::blame_size::<#ident>(#name);
+                #krate::__private::not_repr_c::<#ident>();
+            }
+        }
+        Target::Shape(_) => TokenStream::new(),
+    };
+    quote!(#first #(#blame_fields)* #blame_alignment #blame_type)
 }
 
 /// `tokens` with every span set to `span`. A call's location (what

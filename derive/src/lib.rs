@@ -1,12 +1,13 @@
 #![doc = include_str!("../README.md")]
 
-// The pipeline, one file per stage: `ast` (the input, borrowing syn nodes;
-// non-structs are rejected here), `attr` (our `#[gpu_aligned(...)]` helper
-// attribute), `repr` (`#[repr]` parsed whole, then judged), `ctxt` (collects
-// every error), `valid` (rules the syntax decides), `expand` (the derive's
-// output, with the rules the compiler decides), `padded` (the attribute
-// macro's rewrite), `soa` (the structure-of-arrays derive, which needs no
-// `repr` and hands each field's check to the compiler).
+// The pipeline, one file per stage: `ast` (the input as every macro reads
+// it, borrowing syn nodes; non-structs are rejected here), `attr` (our
+// `#[gpu_aligned(...)]` helper attribute), `repr` (`#[repr]` parsed whole,
+// then judged), `ctxt` (collects every error), `valid` (the shape every
+// macro needs, checked once for all three), `expand` (the derive's output,
+// with the rules the compiler decides), `padded` (the attribute macro's
+// rewrite), `soa` (the structure-of-arrays derive, which needs no `repr`
+// and hands each field's check to the compiler).
 
 extern crate proc_macro;
 
@@ -51,11 +52,13 @@ pub fn derive_gpu_aligned(input: TokenStream) -> TokenStream {
 // Rewrites a struct into a legal GPU element with explicit, zeroed padding;
 // see the `gpu_aligned` crate. Arguments: `align = N` (1, 2, 4, 8 or 16) to
 // force the width, `crate = "path"` when the `gpu-aligned` dependency has
-// another name. It adds `new(..)` (the fields in declaration order, padding
-// zeroed) and `Default` (all zeroes).
+// another name. It adds `new(..)` (the fields in declaration order, named
+// like them, padding zeroed), `Default` (all zeroes), `<Name>Fields` (the
+// fields alone, `From` both ways), and writes the `Debug`, `PartialEq`,
+// `Hash`, `PartialOrd` and `Ord` derived on it over the real fields only.
 #[cfg_attr(
     doc,
-    doc = "Rewrites a struct into a legal GPU element with explicit, zeroed pad fields, a `const fn new` and `Default`. Use it as [`gpu_aligned::padded`](https://docs.rs/gpu-aligned/latest/gpu_aligned/attr.padded.html), which documents it."
+    doc = "Rewrites a struct into a legal GPU element with explicit, zeroed pad fields, a `const fn new`, `Default` and a `<Name>Fields` plain struct to build it from. Use it as [`gpu_aligned::padded`](https://docs.rs/gpu-aligned/latest/gpu_aligned/attr.padded.html), which documents it."
 )]
 #[proc_macro_attribute]
 pub fn padded(args: TokenStream, input: TokenStream) -> TokenStream {

@@ -14,8 +14,9 @@
 //! `crate = "path"` names the runtime crate when its dependency is renamed;
 //! it is passed on to the derive as `#[gpu_aligned(crate = "path")]`.
 
+use crate::ast::{Input, Macro};
 use crate::ctxt::Ctxt;
-use crate::repr;
+use crate::{repr, valid};
 use proc_macro2::TokenStream;
 use quote::{format_ident, quote, quote_spanned};
 use syn::ext::IdentExt;
@@ -101,43 +102,12 @@ fn is_word_size(value: u64) -> bool {
     matches!(value, 1 | 2 | 4 | 8 | 16)
 }
 
-// Why each restriction: the rewrite adds named pad fields (so the fields must
-// be named), and chooses the repr itself (so one written by hand would
-// conflict or be overridden); generics are rejected by the derive anyway.
+// The shape (a struct with named fields, not generic) is checked by the
+// front end all macros share; the rewrite chooses the repr itself, so one
+// written by hand would conflict or be overridden.
 fn check_input(cx: &Ctxt, input: &DeriveInput) {
-    match &input.data {
-        Data::Struct(data) => match &data.fields {
-            Fields::Named(fields) if fields.named.is_empty() => cx.error_spanned_by(
-                &input.ident,
-                "`#[gpu_aligned::padded]` needs at least one field: a GPU element is 1, 2, 4, \
-                 8 or 16 bytes",
-            ),
-            Fields::Named(_) => {}
-            Fields::Unnamed(fields) => cx.error_spanned_by(
-                fields,
-                "`#[gpu_aligned::padded]` needs named fields (it adds named pad fields); use \
-                 `struct Name { a: T, .. }`",
-            ),
-            Fields::Unit => cx.error_spanned_by(
-                &input.ident,
-                "`#[gpu_aligned::padded]` needs a struct with named fields",
-            ),
-        },
-        Data::Enum(data) => cx.error_spanned_by(
-            data.enum_token,
-            "`#[gpu_aligned::padded]` goes on a struct with named fields, not an enum",
-        ),
-        Data::Union(data) => cx.error_spanned_by(
-            data.union_token,
-            "`#[gpu_aligned::padded]` goes on a struct with named fields, not a union",
-        ),
-    }
-    if !input.generics.params.is_empty() || input.generics.where_clause.is_some() {
-        cx.error_spanned_by(
-            &input.generics,
-            "`#[gpu_aligned::padded]` cannot pad a generic struct: the padding depends on the \
-             type arguments; write a concrete struct for each instantiation",
-        );
+    if let Some(ast) = Input::read(cx, input, Macro::Padded) {
+        valid::check(cx, &ast, Macro::Padded);
     }
     for attr in input.attrs.iter().filter(|attr| repr::is_repr(attr)) {
         cx.error_spanned_by(
@@ -222,26 +192,20 @@ fn rewrite(input: &DeriveInput, args: &Args) -> TokenStream {
         pad_names.push(format_ident!("__align"));
     }
 
-    let attrs = &input.attrs;
+    let (attrs, replaced) = take_derives(&input.attrs);
     let vis = &input.vis;
     let ident = &input.ident;
-    // Fresh parameter names: a field's own name could be a constant or a
-    // unit struct in scope, which a parameter pattern would match against
-    // instead of binding.
-    let args: Vec<syn::Ident> = (0..fields.len())
-        .map(|index| format_ident!("__arg_{}", index))
-        .collect();
-    let params = fields.iter().zip(&args).map(|(field, arg)| {
-        let ty = &field.ty;
-        quote!(#arg: #ty)
-    });
-    let inits = fields.iter().zip(&args).map(|(field, arg)| {
-        let name = &field.ident;
-        quote!(#name: #arg)
-    });
-    let field_list = fields
+    let names: Vec<&syn::Ident> = fields
         .iter()
         .filter_map(|field| field.ident.as_ref())
+        .collect();
+    let params = fields.iter().map(|field| {
+        let name = &field.ident;
+        let ty = &field.ty;
+        quote!(#name: #ty)
+    });
+    let field_list = names
+        .iter()
         .map(|name| format!("`{}`", name.unraw()))
         .collect::<Vec<_>>()
         .join(", ");
@@ -249,6 +213,22 @@ fn rewrite(input: &DeriveInput, args: &Args) -> TokenStream {
         "Builds a `{ident}` from its fields in declaration order ({field_list}); the padding is \
          zeroed."
     );
+    let plain = format_ident!("{}Fields", ident.unraw());
+    let plain_doc = format!(
+        "The fields of [`{ident}`] without its padding, to build one from a struct literal: \
+         `{ident}::from({plain} {{ .. }})` (the padding is zeroed), or to take one apart."
+    );
+    let plain_fields = fields.iter().map(|field| {
+        let docs = field
+            .attrs
+            .iter()
+            .filter(|attr| attr.path().is_ident("doc"));
+        let vis = &field.vis;
+        let name = &field.ident;
+        let ty = &field.ty;
+        quote!(#(#docs)* #vis #name: #ty)
+    });
+    let impls = replaced_impls(ident, &names, &replaced, &private);
 
     quote! {
         #(#attrs)*
@@ -260,16 +240,49 @@ fn rewrite(input: &DeriveInput, args: &Args) -> TokenStream {
             #(#body)*
         }
 
-        #[automatically_derived]
-        impl #ident {
-            #[doc = #new_doc]
-            #[allow(dead_code, clippy::too_many_arguments)]
-            #[must_use]
-            #vis const fn new(#(#params),*) -> Self {
-                Self {
-                    #(#inits,)*
-                    #(#pad_names: #private::zeroed(),)*
+        #[doc = #plain_doc]
+        #[derive(#private::core::clone::Clone, #private::core::marker::Copy)]
+        #vis struct #plain {
+            #(#plain_fields,)*
+        }
+
+        const _: () = {
+            // Parameters named like the fields, which is what the user's
+            // docs show. A constant, static or unit struct of the same name
+            // in scope would turn such a parameter into a pattern; these
+            // functions shadow them here (functions are never patterns).
+            #(
+                #[allow(dead_code, non_snake_case)]
+                fn #names() {}
+            )*
+
+            #[automatically_derived]
+            impl #ident {
+                #[doc = #new_doc]
+                #[allow(dead_code, clippy::too_many_arguments)]
+                #[must_use]
+                #vis const fn new(#(#params),*) -> Self {
+                    Self {
+                        #(#names,)*
+                        #(#pad_names: #private::zeroed(),)*
+                    }
                 }
+            }
+        };
+
+        #[automatically_derived]
+        impl #private::core::convert::From<#plain> for #ident {
+            /// The fields, with the padding zeroed.
+            fn from(__gpu_aligned_fields: #plain) -> Self {
+                Self::new(#(__gpu_aligned_fields.#names),*)
+            }
+        }
+
+        #[automatically_derived]
+        impl #private::core::convert::From<#ident> for #plain {
+            /// The fields, without the padding.
+            fn from(__gpu_aligned_value: #ident) -> Self {
+                Self { #(#names: __gpu_aligned_value.#names,)* }
             }
         }
 
@@ -280,5 +293,164 @@ fn rewrite(input: &DeriveInput, args: &Args) -> TokenStream {
                 #private::zeroed()
             }
         }
+
+        #impls
+    }
+}
+
+/// The standard derives whose output would read the pad fields, which
+/// `padded` writes itself over the real fields only: a `Debug` that shows
+/// the fields and not the pads, and comparisons and hashes that ignore pad
+/// bytes (which safe code can set through `bytemuck`, or a kernel can write).
+const REPLACED: [&str; 5] = ["Debug", "PartialEq", "Hash", "PartialOrd", "Ord"];
+
+/// The attributes with the derives of [`REPLACED`] taken out of every
+/// `#[derive(...)]` (matched by their last path segment, so
+/// `::core::fmt::Debug` counts), and the names of those taken out.
+fn take_derives(attrs: &[syn::Attribute]) -> (Vec<syn::Attribute>, Vec<String>) {
+    let mut kept = Vec::new();
+    let mut replaced = Vec::new();
+    for attr in attrs {
+        if !attr.path().is_ident("derive") {
+            kept.push(attr.clone());
+            continue;
+        }
+        let parser = syn::punctuated::Punctuated::<syn::Path, syn::Token![,]>::parse_terminated;
+        let Ok(paths) = attr.parse_args_with(parser) else {
+            kept.push(attr.clone());
+            continue;
+        };
+        let mut rest = Vec::new();
+        for path in paths {
+            let last = path.segments.last().map(|s| s.ident.to_string());
+            match last {
+                Some(name) if REPLACED.contains(&name.as_str()) => replaced.push(name),
+                _ => rest.push(path),
+            }
+        }
+        if !rest.is_empty() {
+            let mut attr = attr.clone();
+            attr.meta = syn::parse_quote!(derive(#(#rest),*));
+            kept.push(attr);
+        }
+    }
+    (kept, replaced)
+}
+
+/// The impls of the derives [`take_derives`] took out, over the real
+/// fields in declaration order. Their bindings have names no user item has:
+/// a constant in scope named like a binding would make it a pattern.
+fn replaced_impls(
+    ident: &syn::Ident,
+    names: &[&syn::Ident],
+    replaced: &[String],
+    private: &TokenStream,
+) -> TokenStream {
+    let core = quote!(#private::core);
+    let name = ident.unraw().to_string();
+    let labels: Vec<String> = names.iter().map(|name| name.unraw().to_string()).collect();
+    replaced
+        .iter()
+        .map(|derive| match derive.as_str() {
+            "Debug" => quote! {
+                #[automatically_derived]
+                impl #core::fmt::Debug for #ident {
+                    fn fmt(&self, __gpu_aligned_f: &mut #core::fmt::Formatter<'_>) -> #core::fmt::Result {
+                        __gpu_aligned_f.debug_struct(#name)
+                            #(.field(#labels, &self.#names))*
+                            .finish()
+                    }
+                }
+            },
+            "PartialEq" => quote! {
+                #[automatically_derived]
+                impl #core::cmp::PartialEq for #ident {
+                    fn eq(&self, __gpu_aligned_other: &Self) -> #core::primitive::bool {
+                        true #(&& self.#names == __gpu_aligned_other.#names)*
+                    }
+                }
+            },
+            "Hash" => quote! {
+                #[automatically_derived]
+                impl #core::hash::Hash for #ident {
+                    fn hash<__H: #core::hash::Hasher>(&self, __gpu_aligned_state: &mut __H) {
+                        #(#core::hash::Hash::hash(&self.#names, __gpu_aligned_state);)*
+                    }
+                }
+            },
+            "PartialOrd" => quote! {
+                #[automatically_derived]
+                impl #core::cmp::PartialOrd for #ident {
+                    fn partial_cmp(
+                        &self,
+                        __gpu_aligned_other: &Self,
+                    ) -> #core::option::Option<#core::cmp::Ordering> {
+                        #(
+                            match #core::cmp::PartialOrd::partial_cmp(&self.#names, &__gpu_aligned_other.#names) {
+                                #core::option::Option::Some(#core::cmp::Ordering::Equal) => {}
+                                __gpu_aligned_unequal => return __gpu_aligned_unequal,
+                            }
+                        )*
+                        #core::option::Option::Some(#core::cmp::Ordering::Equal)
+                    }
+                }
+            },
+            _ => quote! {
+                #[automatically_derived]
+                impl #core::cmp::Ord for #ident {
+                    fn cmp(&self, __gpu_aligned_other: &Self) -> #core::cmp::Ordering {
+                        #(
+                            match #core::cmp::Ord::cmp(&self.#names, &__gpu_aligned_other.#names) {
+                                #core::cmp::Ordering::Equal => {}
+                                __gpu_aligned_unequal => return __gpu_aligned_unequal,
+                            }
+                        )*
+                        #core::cmp::Ordering::Equal
+                    }
+                }
+            },
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::expand;
+    use quote::quote;
+
+    /// The output as one string of tokens, spaced as `TokenStream` prints.
+    fn expanded(input: syn::DeriveInput) -> String {
+        expand(quote!(), &input).to_string()
+    }
+
+    #[test]
+    fn new_takes_the_field_names_as_parameters() {
+        let out = expanded(syn::parse_quote!(
+            #[derive(Clone, Copy)]
+            struct Tagged {
+                tag: u8,
+                value: u32,
+            }
+        ));
+        assert!(
+            out.contains("const fn new (tag : u8 , value : u32) -> Self"),
+            "{out}"
+        );
+        assert!(!out.contains("__arg"), "{out}");
+    }
+
+    #[test]
+    fn derives_that_would_read_the_pads_are_written_by_hand() {
+        let out = expanded(syn::parse_quote!(
+            #[derive(Clone, Copy, ::core::fmt::Debug, PartialEq, Eq)]
+            struct Tagged {
+                tag: u8,
+                value: u32,
+            }
+        ));
+        assert!(out.contains("# [derive (Clone , Copy , Eq)]"), "{out}");
+        assert!(out.contains("fmt :: Debug for Tagged"), "{out}");
+        assert!(out.contains("cmp :: PartialEq for Tagged"), "{out}");
+        assert!(!out.contains("Hash for Tagged"), "{out}");
     }
 }

@@ -27,6 +27,8 @@ pub enum Repr {
 pub struct Align {
     /// The `align(N)` tokens, for errors about holes the alignment creates.
     pub tokens: TokenStream,
+    /// N.
+    pub value: u64,
 }
 
 impl Repr {
@@ -75,6 +77,24 @@ enum Item {
 
 fn is(ident: &Ident, name: &str) -> bool {
     ident.unraw() == name
+}
+
+impl Written {
+    /// The largest `align(N)` written that is a GPU word size, or 1: what
+    /// the struct will be aligned to once the rest of its repr is fixed
+    /// (an `align(N)` refused is reported, and not assumed).
+    pub fn largest_align(&self) -> u64 {
+        self.items
+            .iter()
+            .filter_map(|item| match item {
+                Item::Align {
+                    value: Some(value), ..
+                } if *value <= 16 => Some(*value),
+                _ => None,
+            })
+            .max()
+            .unwrap_or(1)
+    }
 }
 
 /// Collects every repr item. Only input that cannot be read at all is an
@@ -149,16 +169,18 @@ pub fn judge(cx: &Ctxt, written: Written, ident: &Ident) -> Judged {
             Item::C(tokens) => note_once(&mut errors, &mut c, tokens),
             Item::Transparent(tokens) => note_once(&mut errors, &mut transparent, tokens),
             Item::Align { tokens, value } => {
-                if any_align.is_some() {
-                    errors.push((
-                        tokens,
-                        "duplicate `align` in repr; write one `align(N)`".into(),
-                    ));
-                    continue;
+                // Several `align(N)` are legal: rustc takes the largest (and
+                // reports a bad one itself), so the largest is judged.
+                let larger = match (&align, value) {
+                    (Some(Align { value: kept, .. }), Some(value)) => value > *kept,
+                    _ => true,
+                };
+                if any_align.is_none() {
+                    any_align = Some(tokens.clone());
                 }
-                any_align = Some(tokens.clone());
                 match value {
                     None => left_to_rustc = true,
+                    Some(_) if !larger => {}
                     // An element is aligned to its size, and no size is
                     // above 16, so no larger alignment describes an element.
                     Some(value) if value > 16 => errors.push((
@@ -169,7 +191,7 @@ pub fn judge(cx: &Ctxt, written: Written, ident: &Ident) -> Judged {
                              for more data per item use a structure of arrays"
                         ),
                     )),
-                    Some(_) => align = Some(Align { tokens }),
+                    Some(value) => align = Some(Align { tokens, value }),
                 }
             }
             Item::Packed(tokens) => errors.push((
@@ -394,9 +416,28 @@ mod tests {
     #[test]
     fn duplicates_are_reported_on_their_second_occurrence() {
         let (_, errors) = parse_repr(parse_quote!(
-            #[repr(C, C, align(4), align(4))]
+            #[repr(C, C, transparent, transparent)]
             struct S;
         ));
-        assert_eq!(errors.len(), 2, "{errors:?}");
+        assert_eq!(errors.len(), 3, "{errors:?}");
+    }
+
+    #[test]
+    fn several_alignments_are_read_as_rustc_reads_them_the_largest() {
+        let cx = Ctxt::new();
+        let input: syn::DeriveInput = parse_quote!(
+            #[repr(C, align(2), align(8))]
+            #[repr(align(4))]
+            struct S;
+        );
+        let written = parse(&cx, &input.attrs);
+        assert_eq!(written.largest_align(), 8);
+        let judged = judge(&cx, written, &input.ident);
+        assert!(cx.check().is_ok());
+        let Judged::Accepted(Repr::C { align: Some(align) }) = judged else {
+            panic!("not accepted");
+        };
+        assert_eq!(align.value, 8);
+        assert_eq!(align.tokens.to_string(), "align (8)");
     }
 }

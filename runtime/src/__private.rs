@@ -43,33 +43,155 @@ pub const fn zeroed<T: bytemuck::Zeroable>() -> T {
     unsafe { core::mem::zeroed() }
 }
 
-/// Stops compilation with the rules' message if they blame field `name`
-/// of `T`. `#[track_caller]`: the error points at the call, which the derive
-/// spans at that field.
-#[track_caller]
-pub const fn blame_field<T: GpuAligned>(name: &str) {
-    if let Blame::Field(field) = rules::blame(&T::LAYOUT) {
-        if str_eq(field, name) {
-            panic!("{}", rules::explain(&T::LAYOUT).as_str())
+/// The layout a failing derive check reads: the struct's name, size and
+/// alignment and every field's name, offset, size and alignment, without the
+/// fields' types, so that the size, alignment and hole checks report even
+/// when a field's type is not `GpuData` (reported on its own) or the struct
+/// is not `Copy`: every fault in one compile. The derive's macro builds it
+/// on the stack, only on the branch where a check failed.
+pub struct Shape<'a> {
+    /// The type's name.
+    pub name: &'static str,
+    /// `size_of` the type (or the size C gives its fields).
+    pub size: usize,
+    /// `align_of` the type (or the alignment C gives it).
+    pub align: usize,
+    /// Every field in declaration order, zero-sized ones included, each
+    /// typed as bytes (see [`shape_field`]).
+    pub fields: &'a [GpuField],
+}
+
+/// A field of a [`Shape`]: the messages of [`rules`] read its name, offset,
+/// size and alignment, never its type, which is given as bytes.
+pub const fn shape_field(
+    name: &'static str,
+    offset: usize,
+    size: usize,
+    align: usize,
+    is_padding: bool,
+) -> GpuField {
+    const BYTE: GpuType = GpuType::Scalar(crate::Scalar::U8);
+    GpuField::new(
+        name,
+        offset,
+        size,
+        align,
+        is_padding,
+        GpuType::Array {
+            elem: &BYTE,
+            len: size,
+        },
+    )
+}
+
+impl Shape<'static> {
+    /// The shape of a derived type, from its [`GpuAligned::LAYOUT`] (whose
+    /// fields leave out the zero-sized ones).
+    pub const fn of<T: GpuAligned>() -> Self {
+        let layout = T::LAYOUT;
+        Shape {
+            name: layout.name,
+            size: layout.size,
+            align: layout.align,
+            fields: layout.fields,
         }
     }
 }
 
-/// Stops compilation with the rules' message if they blame the alignment of
-/// `T` (its `align(N)`, where the derive spans the call).
+/// Stops compilation if `T` (named `name`) is not 1, 2, 4, 8 or 16 bytes,
+/// with the rules' message. It reads only `size_of` and `align_of`, not
+/// `LAYOUT`, so it reports even when a field's type is not `GpuData` (an
+/// error of its own, which leaves `LAYOUT` unevaluated): both in one
+/// compile. The derive spans the call at the struct's name.
 #[track_caller]
-pub const fn blame_alignment<T: GpuAligned>() {
-    if let Blame::Alignment = rules::blame(&T::LAYOUT) {
-        panic!("{}", rules::explain(&T::LAYOUT).as_str())
+pub const fn blame_size<T>(name: &str) {
+    let (size, align) = (core::mem::size_of::<T>(), core::mem::align_of::<T>());
+    if !crate::rules::is_word_size(size) {
+        fail(
+            &Shape {
+                name: "",
+                size,
+                align,
+                fields: &[],
+            },
+            name,
+        )
     }
 }
 
-/// Stops compilation with the rules' message if `T` breaks any rule.
+/// [`blame_field_in`] over `T`'s shape. `#[track_caller]`, as are all the
+/// `blame_*` functions: the error points at the call, which the derive spans
+/// at what it blames.
+#[track_caller]
+pub const fn blame_field<T: GpuAligned>(name: &str) {
+    blame_field_in(&Shape::of::<T>(), name)
+}
+
+/// [`blame_alignment_in`] over `T`'s shape.
+#[track_caller]
+pub const fn blame_alignment<T: GpuAligned>() {
+    blame_alignment_in(&Shape::of::<T>())
+}
+
+/// [`blame_type_in`] over `T`'s shape.
 #[track_caller]
 pub const fn blame_type<T: GpuAligned>() {
-    if !matches!(rules::blame(&T::LAYOUT), Blame::Nothing) {
-        panic!("{}", rules::explain(&T::LAYOUT).as_str())
+    blame_type_in(&Shape::of::<T>())
+}
+
+/// [`reject_in`] over `T`'s shape.
+#[track_caller]
+pub const fn reject<T: GpuAligned>() {
+    reject_in(&Shape::of::<T>())
+}
+
+/// [`not_repr_c_in`] over `T`'s shape. A zero-sized field is not in
+/// `LAYOUT`: one aligned above 1 where C would leave a hole before the next
+/// field makes this say "not `repr(C)`" rather than name the hole (the
+/// struct is refused either way; the derive's fast path, which sees every
+/// field, decides what is legal).
+#[track_caller]
+pub const fn not_repr_c<T: GpuAligned>() {
+    not_repr_c_in(&Shape::of::<T>())
+}
+
+/// Stops compilation with the rules' message if they blame field `name`.
+#[track_caller]
+pub const fn blame_field_in(shape: &Shape<'_>, name: &str) {
+    if let Blame::Field(field) = rules::blame_parts(shape.size, shape.align, shape.fields) {
+        if str_eq(field, name) {
+            fail(shape, shape.name)
+        }
     }
+}
+
+/// Stops compilation with the rules' message if they blame the alignment
+/// (its `align(N)`, where the derive spans the call).
+#[track_caller]
+pub const fn blame_alignment_in(shape: &Shape<'_>) {
+    if let Blame::Alignment = rules::blame_parts(shape.size, shape.align, shape.fields) {
+        fail(shape, shape.name)
+    }
+}
+
+/// Stops compilation with the rules' message if the layout breaks any rule.
+#[track_caller]
+pub const fn blame_type_in(shape: &Shape<'_>) {
+    if !matches!(
+        rules::blame_parts(shape.size, shape.align, shape.fields),
+        Blame::Nothing
+    ) {
+        fail(shape, shape.name)
+    }
+}
+
+#[track_caller]
+const fn fail(shape: &Shape<'_>, name: &str) -> ! {
+    let message = rules::explain_parts(name, shape.size, shape.align, shape.fields);
+    if message.is_empty() {
+        panic!("the type breaks the GPU layout rule: 1, 2, 4, 8 or 16 bytes, aligned to its size, no holes")
+    }
+    panic!("{}", message.as_str())
 }
 
 const fn str_eq(a: &str, b: &str) -> bool {
@@ -87,34 +209,107 @@ const fn str_eq(a: &str, b: &str) -> bool {
     true
 }
 
-/// Stops compilation: `T` breaks the rule. The derive's spanned `blame_*`
-/// calls come first and say where; this one makes the failure independent
-/// of them.
+/// The slow path of the derive's check, after the fast one failed: stops
+/// compilation if the struct is not laid out as C lays out its fields, or
+/// if it breaks the rule (the derive's spanned `blame_*` calls come first
+/// and say where; this one makes the failure independent of them).
 #[track_caller]
-pub const fn reject<T: GpuAligned>() {
-    let message = rules::explain(&T::LAYOUT);
-    if message.is_empty() {
-        panic!("the type breaks the GPU layout rule: 1, 2, 4, 8 or 16 bytes, aligned to its size, no holes")
+pub const fn reject_in(shape: &Shape<'_>) {
+    not_repr_c_in(shape);
+    let covered = {
+        let mut covered = 0usize;
+        let mut i = 0;
+        while i < shape.fields.len() {
+            covered = covered.saturating_add(shape.fields[i].size);
+            i += 1;
+        }
+        covered
+    };
+    if !rules::is_legal(shape.size, shape.align, covered) {
+        fail(shape, shape.name)
     }
-    panic!("{}", message.as_str())
 }
+
+/// Stops compilation if the compiler did not lay the struct out as C lays
+/// out its field list.
+#[track_caller]
+pub const fn not_repr_c_in(shape: &Shape<'_>) {
+    if let Some(index) = rules::repr_c_mismatch(shape.size, shape.align, shape.fields) {
+        panic!(
+            "{}",
+            rules::message::not_repr_c(shape.name, shape.fields, shape.size, shape.align, index)
+                .as_str()
+        )
+    }
+}
+
+/// The fields C gives a struct whose fields have the `(size, align)` pairs
+/// `shapes`, named as in `names` (with whether each is padding): the
+/// [`Shape`] the derive checks next to a rejected `#[repr]`.
+pub const fn c_fields<const N: usize>(
+    shapes: &[(usize, usize); N],
+    names: [(&'static str, bool); N],
+) -> [GpuField; N] {
+    let mut fields = [shape_field("", 0, 0, 1, false); N];
+    let mut i = 0;
+    while i < N {
+        let (size, align) = shapes[i];
+        fields[i] = shape_field(
+            names[i].0,
+            rules::repr_c_offset(shapes, i),
+            size,
+            align,
+            names[i].1,
+        );
+        i += 1;
+    }
+    fields
+}
+
+/// `T: Copy`, with a message that names the fix: the checks next to a
+/// rejected `#[repr]` (which emit no impls, so no other error says it) ask
+/// for it with this trait.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` must derive `Clone, Copy` to be a GPU element",
+    label = "add `#[derive(Clone, Copy)]` to this struct",
+    note = "GPU elements are copied byte for byte between host and device (`bytemuck::Pod` requires `Copy`)"
+)]
+pub trait DerivesCopy {}
+impl<T: Copy> DerivesCopy for T {}
+
+/// Fails to compile, with [`DerivesCopy`]'s message, unless `T: Copy`.
+pub const fn derives_copy<T: DerivesCopy>() {}
 
 pub use crate::__gpu_aligned_cuda_traits as cuda_traits;
 pub use crate::__gpu_aligned_derive as derive_impls;
 
 /// Every impl `#[derive(GpuAligned)]` gives a struct, together with the
-/// check that makes them sound; the derive's output is one invocation of
+/// checks that make them sound; the derive's output is one invocation of
 /// this, and nothing else it emits is `unsafe`.
 ///
-/// Why the check and the impls cannot be separated: they are expanded
+/// Why the checks and the impls cannot be separated: they are expanded
 /// together, here, through `$crate` paths, which name this crate however the
 /// user's crate names it. A crate that redirects the path the derive uses
 /// (`extern crate self as gpu_aligned;`, or `crate = "..."`) reaches either
 /// this macro, which checks, or a macro of its own, which has to spell out
 /// `unsafe impl` itself. And this macro trusts nothing it is given: the
-/// field list is proven to be the struct's (see `__fields` below), the sizes
-/// come from `size_of`, and the blame calls only choose where the error
-/// points, with [`reject`] after them failing the build regardless.
+/// field list is proven to be the struct's (see `__fields` below), the
+/// offsets, sizes and alignments come from `offset_of!`, `size_of` and
+/// `align_of`, and the blame calls only choose where the error points, with
+/// [`reject`] after them failing the build regardless.
+///
+/// The first check is the layout itself: whatever `#[repr]` the derive saw
+/// (an attribute macro after it may rewrite the struct, and this macro can
+/// be called by hand), the impls exist only if the compiler laid the struct
+/// out exactly as C lays out its field list (what [`rules::is_repr_c`] says of
+/// a layout), which is
+/// the layout CUDA code, the header and `bytemuck` assume.
+///
+/// The second arm, `checks_only`, is what the derive emits next to a
+/// rejected `#[repr]`: no impls (there is no layout to trust), but the rule
+/// checked on the C layout of the field list, each field checked as
+/// `GpuData`, and `Copy` checked, so that every fault of the struct is
+/// reported in the same compile.
 #[doc(hidden)]
 #[macro_export]
 macro_rules! __gpu_aligned_derive {
@@ -128,15 +323,28 @@ macro_rules! __gpu_aligned_derive {
         #[doc(hidden)]
         #[allow(unused_qualifications, clippy::all)]
         const _: () = {
-            // The rule, over the sizes the compiler computed: the only thing
-            // evaluated for a legal type. Fields never overlap, so fields
-            // covering `size` bytes leave no hole. The derive's blame calls,
-            // spanned at what they blame, say where; `reject` fails anyway.
-            if !$crate::rules::is_legal(
-                $crate::__private::core::mem::size_of::<$ty>(),
-                $crate::__private::core::mem::align_of::<$ty>(),
-                0 $(+ $crate::__private::core::mem::size_of::<$fty>())*,
-            ) {
+            // The fast path, all a legal type costs: the fields follow each
+            // other in declaration order from offset 0 (`offset_of!`, as the
+            // compiler laid them out), with no hole, and the rule holds. For
+            // a layout without holes that is exactly C's: each field's
+            // offset is aligned (the compiler put it there) and where the
+            // previous one ends.
+            let size = $crate::__private::core::mem::size_of::<$ty>();
+            let align = $crate::__private::core::mem::align_of::<$ty>();
+            let mut end = 0;
+            let mut contiguous = true;
+            $(
+                contiguous = contiguous
+                    && $crate::__private::core::mem::offset_of!($ty, $member) == end;
+                end += $crate::__private::core::mem::size_of::<$fty>();
+            )*
+            if !(contiguous && $crate::rules::is_legal(size, align, end)) {
+                // The slow path says what is wrong, at the spans the
+                // derive chose: the size (from `size_of` alone, so it is
+                // reported even when `LAYOUT` cannot be evaluated), not C's
+                // layout, or which rule. `LAYOUT` is named only inside these
+                // generic functions: a constant named here would be
+                // evaluated on the fast path too.
                 $($blame)*
                 $crate::__private::reject::<$ty>();
             }
@@ -160,13 +368,14 @@ macro_rules! __gpu_aligned_derive {
                 )*
             }
 
-            // Why the four impls below are sound: the check above holds, so
-            // `$ty` is 1, 2, 4, 8 or 16 bytes, aligned to its size, and its
-            // fields cover every byte; each field is `GpuData` (required by
-            // `TYPE` in `LAYOUT`), hence `Pod`: any bit pattern, all zeroes
-            // included, is a valid value of every field and so of `$ty`.
-            // `LAYOUT` is built from `size_of`, `align_of` and `offset_of!`
-            // of `$ty` itself.
+            // Why the four impls below are sound: the checks above hold, so
+            // `$ty` is laid out as C lays out its fields, is 1, 2, 4, 8 or
+            // 16 bytes, aligned to its size, and its fields cover every
+            // byte; each field is `GpuData` (required by `TYPE` in
+            // `LAYOUT`), hence `Pod`: any bit pattern, all zeroes included,
+            // is a valid value of every field and so of `$ty`. `LAYOUT` is
+            // built from `size_of`, `align_of` and `offset_of!` of `$ty`
+            // itself.
 
             // SAFETY: `TYPE` is `$ty`'s own layout, and `$ty` has no padding
             // (see above).
@@ -177,7 +386,7 @@ macro_rules! __gpu_aligned_derive {
             }
 
             // SAFETY: the four promises of `GpuAligned` (word size, aligned
-            // to it, no holes, `LAYOUT` exact) are the check above.
+            // to it, no holes, `LAYOUT` exact) are the checks above.
             #[automatically_derived]
             unsafe impl $crate::GpuAligned for $ty {
                 const LAYOUT: $crate::GpuLayout = {
@@ -206,12 +415,46 @@ macro_rules! __gpu_aligned_derive {
             #[automatically_derived]
             unsafe impl $crate::__private::bytemuck::Zeroable for $ty {}
 
-            // SAFETY: no padding, every field `Pod`, `repr(C)` or
-            // transparent; `Copy + 'static` the compiler checks.
+            // SAFETY: no padding, every field `Pod`, laid out as C lays out
+            // its fields; `Copy + 'static` the compiler checks.
             #[automatically_derived]
             unsafe impl $crate::__private::bytemuck::Pod for $ty {}
 
             $crate::__private::cuda_traits!($ty);
+        };
+    };
+    (
+        checks_only;
+        type: $ty:ident;
+        name: $name:literal;
+        count: $count:literal;
+        align: $align:literal;
+        fields: [$({ $member:tt: $fty:ty, $fname:literal, $padding:literal })*];
+        shape: $shape:ident;
+        blame: { $($blame:tt)* };
+    ) => {
+        #[doc(hidden)]
+        #[allow(unused_qualifications, clippy::all)]
+        const _: () = {
+            $crate::__private::derives_copy::<$ty>();
+
+            // The rule, over the layout C gives the field list (with the
+            // `align(N)` written, if any): what the struct will be once its
+            // `#[repr]` is fixed. Only evaluated next to another error.
+            let shapes = [$((
+                $crate::__private::core::mem::size_of::<$fty>(),
+                $crate::__private::core::mem::align_of::<$fty>(),
+            )),*];
+            let (size, align) = $crate::rules::repr_c_size(&shapes, $align);
+            let fields = $crate::__private::c_fields(&shapes, [$(($fname, $padding)),*]);
+            let $shape = $crate::__private::Shape { name: $name, size, align, fields: &fields };
+            $($blame)*
+            $crate::__private::reject_in(&$shape);
+
+            #[allow(dead_code)]
+            fn __field_types() {
+                $(let _: $crate::GpuType = <$fty as $crate::GpuData>::TYPE;)*
+            }
         };
     };
 }

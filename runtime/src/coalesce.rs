@@ -188,7 +188,11 @@ fn distinct_units(lane_addresses: &[u64], access_bytes: u64, unit: u64) -> u64 {
                 None => break,
             }
         }
-        counted += run_end - run_start + 1;
+        // The whole address space is 2^64 units, one more than u64 holds:
+        // the count saturates there.
+        counted = counted
+            .saturating_add(run_end - run_start)
+            .saturating_add(1);
         if run_end == u64::MAX {
             return counted;
         }
@@ -393,14 +397,13 @@ impl ElementFacts {
                 data_bytes: layout.size as u64,
                 padding_bytes: 0,
                 loads_field_by_field: 1,
-                one_word: crate::rules::is_legal(layout.size, layout.align, layout.size),
+                one_word: layout.is_one_word(),
             };
         }
-        let padding = layout.padding.saturating_add(layout.implicit_padding());
         Self {
             size: layout.size as u64,
             data_bytes: layout.data_bytes() as u64,
-            padding_bytes: padding as u64,
+            padding_bytes: layout.total_padding() as u64,
             loads_field_by_field: struct_loads(layout),
             one_word: layout.is_one_word(),
         }

@@ -326,13 +326,19 @@ impl GpuType {
     pub const fn size(&self) -> usize {
         match self {
             GpuType::Scalar(s) => s.size(),
-            GpuType::Array { elem, len } => elem.size() * *len,
+            // Saturating: a hand-written `GpuType` may describe more bytes
+            // than exist; no real type is that large (and the header refuses
+            // a field whose type's size differs from its own).
+            GpuType::Array { elem, len } => elem.size().saturating_mul(*len),
             GpuType::Vector {
                 lane, lanes, align, ..
             } => {
                 // CUDA rounds a vector's size up to its alignment (double3: 24/8).
-                let raw = lane.size() * *lanes;
-                raw.div_ceil(*align) * *align
+                let raw = lane.size().saturating_mul(*lanes);
+                match *align {
+                    0 => raw,
+                    align => raw.div_ceil(align).saturating_mul(align),
+                }
             }
             GpuType::Struct(layout) => layout.size,
             GpuType::AlignMarker(_) => 0,
@@ -354,7 +360,29 @@ impl GpuType {
             GpuType::Scalar(_) | GpuType::AlignMarker(_) => 0,
             GpuType::Array { elem, len } => elem.padding().saturating_mul(*len),
             GpuType::Vector { lane, lanes, .. } => self.size().saturating_sub(lane.size() * *lanes),
-            GpuType::Struct(layout) => layout.padding.saturating_add(layout.implicit_padding()),
+            GpuType::Struct(layout) => layout.total_padding(),
+        }
+    }
+
+    /// Whether one 1, 2, 4, 8 or 16-byte instruction moves a value of this
+    /// type whole: what a column of a structure of arrays, a
+    /// one-instruction accessor and the coalescing model ask. Arrays never
+    /// are, even `[u32; 1]`: a column of arrays cannot be indexed like a
+    /// column of values.
+    ///
+    /// ```
+    /// use gpu_aligned::vector::{float3, float4};
+    /// use gpu_aligned::GpuData;
+    /// assert!(float4::TYPE.is_one_word() && u16::TYPE.is_one_word());
+    /// assert!(!float3::TYPE.is_one_word() && !<[u32; 1]>::TYPE.is_one_word());
+    /// ```
+    pub const fn is_one_word(&self) -> bool {
+        match self {
+            GpuType::Scalar(_) | GpuType::Vector { .. } => {
+                crate::rules::is_legal(self.size(), self.align(), self.size())
+            }
+            GpuType::Struct(layout) => layout.is_one_word(),
+            GpuType::Array { .. } | GpuType::AlignMarker(_) => false,
         }
     }
 
@@ -453,6 +481,19 @@ impl GpuLayout {
         self.size.saturating_sub(covered)
     }
 
+    /// Every byte that carries no data: [`GpuLayout::padding`] (explicit
+    /// pad fields and the padding nested in fields) and
+    /// [`GpuLayout::implicit_padding`] (holes at this level).
+    ///
+    /// ```
+    /// use gpu_aligned::vector::float3_16_t;
+    /// use gpu_aligned::GpuAligned;
+    /// assert_eq!(float3_16_t::LAYOUT.total_padding(), 4);
+    /// ```
+    pub const fn total_padding(&self) -> usize {
+        self.padding.saturating_add(self.implicit_padding())
+    }
+
     /// Bytes of real data: the size less every padding byte, nested ones
     /// ([`GpuLayout::padding`]) and holes ([`GpuLayout::implicit_padding`])
     /// alike.
@@ -470,9 +511,7 @@ impl GpuLayout {
     /// assert_eq!(Wrap::LAYOUT.data_bytes(), 12);
     /// ```
     pub const fn data_bytes(&self) -> usize {
-        self.size
-            .saturating_sub(self.padding)
-            .saturating_sub(self.implicit_padding())
+        self.size.saturating_sub(self.total_padding())
     }
 
     /// The field called `name`, if any.

@@ -384,8 +384,10 @@ pub use gpu_aligned_derive::GpuAligned;
 /// Rewrites a struct into a legal GPU element: the smallest width of 1, 2,
 /// 4, 8 or 16 bytes that holds its fields, `repr(C)` with that alignment, an
 /// explicit zeroed pad field wherever the compiler would leave a hole (inside
-/// and at the end), a `const fn new` taking the real fields in order,
-/// `Default` (all zero), and [`GpuAligned`].
+/// and at the end), a `const fn new` taking the real fields in order (named
+/// like them), `Default` (all zero), a plain struct `<Name>Fields` of the
+/// real fields to build one from a struct literal (`From` both ways), and
+/// [`GpuAligned`].
 ///
 /// The macro never guesses a size: every pad length and the width are
 /// `const fn`s over `size_of` and `align_of` of the field types, so vector
@@ -410,11 +412,27 @@ pub use gpu_aligned_derive::GpuAligned;
 /// assert_eq!((Int8x3::LAYOUT.size, Int8x3::LAYOUT.align, Int8x3::LAYOUT.padding), (4, 4, 1));
 /// assert_eq!((Tagged::LAYOUT.size, Tagged::LAYOUT.align, Tagged::LAYOUT.padding), (8, 8, 3));
 ///
-/// // Pad bytes are always zero, so every byte uploaded is initialised.
+/// // `new`, `Default` and `From` zero the pad bytes.
 /// let v = Float3::new(1.0, 2.0, 3.0);
 /// assert_eq!(&gpu_aligned::bytemuck::bytes_of(&v)[12..], &[0, 0, 0, 0]);
 /// assert_eq!(Tagged::default(), Tagged::new(0, 0));
+///
+/// // A struct literal of the real fields (the pad fields are private, so
+/// // `Tagged { .. }` itself cannot be written outside this module).
+/// let t = Tagged::from(TaggedFields { tag: 1, value: 2 });
+/// assert_eq!(t, Tagged::new(1, 2));
+/// assert_eq!(format!("{t:?}"), "Tagged { tag: 1, value: 2 }"); // no pads
 /// ```
+///
+/// When pads are not zero: every value made by `new`, `Default`, `From`
+/// or a copy of one has zero pad bytes, and safe code can read them only
+/// through `bytemuck` (`bytes_of`, `cast_slice`). They are not zero after
+/// safe code writes them through `bytemuck` (`bytes_of_mut`,
+/// `cast_slice_mut`, `pod_read_unaligned` of arbitrary bytes) or after a
+/// kernel writes whole words; nothing resets them. So that such a value
+/// still behaves as its fields, `padded` writes the `Debug`, `PartialEq`,
+/// `Hash`, `PartialOrd` and `Ord` you derive itself, over the real fields
+/// only (in declaration order, like the derives).
 ///
 /// | fields | as written (`repr(C)`) | `#[gpu_aligned::padded]` |
 /// |---|---|---|
@@ -441,7 +459,8 @@ pub use gpu_aligned_derive::GpuAligned;
 /// `#[repr]` of its own (the macro chooses it). The pad fields are private,
 /// named `__pad_before_<field>` and `__pad_tail`, and listed in
 /// [`GpuLayout::fields`] with `is_padding: true`. Since the macro writes
-/// `Default`, do not derive `Default` as well. More than 16 bytes of fields is
+/// `Default`, do not derive `Default` as well; `<Name>Fields` is a name the
+/// macro takes in the struct's module. More than 16 bytes of fields is
 /// a compile error that suggests a structure of arrays:
 ///
 /// ```compile_fail

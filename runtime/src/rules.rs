@@ -10,34 +10,28 @@
 //! aligned to its size, with no holes**: every byte belongs to a field, and
 //! bytes that carry no data are explicit padding fields.
 //!
-//! # Why, in measured numbers (H100, nvcc -O3 -arch=sm_90)
+//! # Why
 //!
 //! - **One instruction per element.** CUDA has global loads and stores of 1,
 //!   2, 4, 8 and 16 bytes. A struct compiles to one of them only when it has
 //!   one of those sizes, is aligned to it and has no holes: a 12-byte
-//!   `{float x, y, z}` (align 4) is three `LDG.E` per element, the same
-//!   fields in a 16-aligned struct with 4 pad bytes one `LDG.E.128`; an
-//!   8-aligned float3 is `LDG.E.64` + `LDG.E`; `{int8_t x, y, z}` is three
-//!   byte loads, 4-aligned one `LDG.E`.
+//!   `{float x, y, z}` (align 4) costs three loads per element, the same
+//!   fields in a 16-aligned struct with 4 pad bytes one 16-byte load.
 //! - **A misaligned access is a fault, not a slowdown.** An 8- or 16-byte
-//!   access at an address that is not a multiple of its size (a `double` at
-//!   base + 4, a `float4` at base + 8) launches fine; the next synchronize
-//!   returns `CUDA_ERROR_MISALIGNED_ADDRESS` (716), and the error is sticky:
-//!   the context is dead and every later call fails. An element aligned to
-//!   its size sits at such an address in every array slot.
-//! - **Holes cost bandwidth and are uninitialised.** A read-modify-write of
-//!   `{float; double}` (16-aligned) that wrote the fields but not the
-//!   implicit 4-byte hole ran at 53% of peak with 9-11% extra DRAM reads
-//!   (partly written sectors); with an explicit 4-byte pad field, 68.8% and
-//!   no extra reads. (Where the compiler copies the hole's bytes with the
-//!   struct, the hole costs nothing extra.) A hole is also uninitialised
-//!   memory, so the type could not be `bytemuck::Pod`.
+//!   access at an address that is not a multiple of its size launches fine;
+//!   the next synchronize returns `CUDA_ERROR_MISALIGNED_ADDRESS` (716), and
+//!   the error is sticky: the context is dead and every later call fails.
+//!   An element aligned to its size sits at such an address in every array
+//!   slot.
+//! - **Holes are uninitialised, and can cost bandwidth.** A hole is memory
+//!   no field writes, so the type could not be `bytemuck::Pod`; a kernel
+//!   that writes the fields but not the hole can leave partly written
+//!   sectors that the memory system must read first. Explicit pad fields
+//!   are written like any other field.
 //!
 //! The rule buys single instructions and fault-free access, not bandwidth:
-//! padding a 12-byte float3 to 16 moves 33% more bytes, and streaming it took
-//! 1.31x as long per element in the repository's GPU benchmark (1.34x, 713 us
-//! against 533 us for 64 M elements, in a one-off kernel with one element per
-//! thread). The
+//! padding a 12-byte float3 to 16 moves 33% more bytes, and streaming it
+//! took 1.31x as long per element on an H100. The
 //! [`report`](crate::report) says what padding costs; where bandwidth
 //! matters, a structure of arrays avoids it.
 //!
@@ -52,10 +46,10 @@
 //! assert_eq!(rules::word_for(12), Some(16));
 //! ```
 
-use crate::layout::GpuLayout;
+use crate::layout::{GpuField, GpuLayout};
 use core::fmt;
 
-mod message;
+pub(crate) mod message;
 
 pub use message::Message;
 
@@ -264,7 +258,7 @@ impl fmt::Display for Violation {
 /// assert_eq!(check(&float3), Err(Violation::NotWordSized { size: 12, align: 4 }));
 /// ```
 pub const fn check(layout: &GpuLayout) -> Result<(), Violation> {
-    match next_violation(layout, 0) {
+    match next_violation(layout.size, layout.align, layout.fields, 0) {
         Some((violation, _)) => Err(violation),
         None => Ok(()),
     }
@@ -303,7 +297,9 @@ impl Iterator for Violations<'_> {
     type Item = Violation;
 
     fn next(&mut self) -> Option<Violation> {
-        let (violation, next) = next_violation(self.layout, self.stage)?;
+        let layout = self.layout;
+        let (violation, next) =
+            next_violation(layout.size, layout.align, layout.fields, self.stage)?;
         self.stage = next;
         Some(violation)
     }
@@ -319,13 +315,24 @@ impl Iterator for Violations<'_> {
 /// assert!(text.as_str().starts_with("`Float3` is 12 bytes (align 4)"));
 /// ```
 pub const fn explain(layout: &GpuLayout) -> Message {
+    explain_parts(layout.name, layout.size, layout.align, layout.fields)
+}
+
+/// [`explain`] over a layout's parts, whose fields need not be `'static`
+/// (the derive builds them on the stack of a failing check).
+pub(crate) const fn explain_parts(
+    name: &str,
+    size: usize,
+    align: usize,
+    fields: &[GpuField],
+) -> Message {
     let mut text = Message::new();
     let mut stage = 0;
-    while let Some((violation, next)) = next_violation(layout, stage) {
+    while let Some((violation, next)) = next_violation(size, align, fields, stage) {
         if !text.is_empty() {
             text = text.text("\n");
         }
-        text = message::describe(text, layout.name, &violation);
+        text = message::describe(text, name, &violation);
         if matches!(
             violation,
             Violation::TooLarge { .. } | Violation::NotWordSized { .. }
@@ -374,9 +381,14 @@ pub enum Blame {
 /// assert_eq!(blame(&GpuLayout::new("T", 12, 4, 0, &[])), Blame::Type);
 /// ```
 pub const fn blame(layout: &GpuLayout) -> Blame {
+    blame_parts(layout.size, layout.align, layout.fields)
+}
+
+/// [`blame`] over a layout's parts (see [`explain_parts`]).
+pub(crate) const fn blame_parts(size: usize, align: usize, fields: &[GpuField]) -> Blame {
     let mut alignment = false;
     let mut stage = 0;
-    while let Some((violation, next)) = next_violation(layout, stage) {
+    while let Some((violation, next)) = next_violation(size, align, fields, stage) {
         match violation {
             Violation::TooLarge { .. } | Violation::NotWordSized { .. } => return Blame::Type,
             Violation::InteriorHole { field, .. } => return Blame::Field(field),
@@ -393,10 +405,14 @@ pub const fn blame(layout: &GpuLayout) -> Blame {
 
 // The stages, in order: 0 the size, 1 the alignment, 2 + i a hole before
 // field i, 2 + fields.len() a hole after the last field. Returns the first
-// violation at or after `stage` and the stage to resume from.
-const fn next_violation(layout: &GpuLayout, mut stage: usize) -> Option<(Violation, usize)> {
-    let (size, align) = (layout.size, layout.align);
-    let fields = layout.fields;
+// violation at or after `stage` and the stage to resume from. Zero-sized
+// fields hold no bytes, so no hole is before them.
+const fn next_violation(
+    size: usize,
+    align: usize,
+    fields: &[GpuField],
+    mut stage: usize,
+) -> Option<(Violation, usize)> {
     while stage <= 2 + fields.len() {
         let found = if stage == 0 {
             if size > MAX_WORD {
@@ -417,10 +433,10 @@ const fn next_violation(layout: &GpuLayout, mut stage: usize) -> Option<(Violati
             None
         } else {
             let index = stage - 2;
-            let end = end_of_fields(layout, index);
+            let end = end_of_fields(fields, index);
             if index < fields.len() {
                 let field = &fields[index];
-                if field.offset > end {
+                if field.size != 0 && field.offset > end {
                     Some(Violation::InteriorHole {
                         field: field.name,
                         offset: field.offset,
@@ -447,14 +463,16 @@ const fn next_violation(layout: &GpuLayout, mut stage: usize) -> Option<(Violati
     None
 }
 
-// The furthest byte covered by the first `count` fields.
-const fn end_of_fields(layout: &GpuLayout, count: usize) -> usize {
+// The furthest byte covered by the first `count` fields (a zero-sized one
+// covers none, wherever it is).
+const fn end_of_fields(fields: &[GpuField], count: usize) -> usize {
     let mut end = 0;
     let mut i = 0;
     while i < count {
-        let field = &layout.fields[i];
-        if field.offset + field.size > end {
-            end = field.offset + field.size;
+        let field = &fields[i];
+        let field_end = field.offset.saturating_add(field.size);
+        if field.size != 0 && field_end > end {
+            end = field_end;
         }
         i += 1;
     }
@@ -515,6 +533,126 @@ pub const fn tail_pad(shapes: &[(usize, usize)], width: usize) -> usize {
 
 const fn align_up(offset: usize, align: usize) -> usize {
     offset.div_ceil(align) * align
+}
+
+/// Whether `layout` is exactly what C gives its field list: every field of
+/// nonzero size at the offset C gives it (the end of the fields before it,
+/// rounded up to its alignment), and the size C gives the struct (the end
+/// of the last field, rounded up to `layout.align`).
+///
+/// The derive checks this on the layout the compiler computed
+/// (`offset_of!`, `size_of`, `align_of`), whatever produced the struct's
+/// `#[repr]`: the layout a type claims is the layout it has.
+///
+/// ```
+/// use gpu_aligned::rules::is_repr_c;
+/// use gpu_aligned::{GpuField, GpuLayout, GpuType, Scalar};
+/// const U8: GpuType = GpuType::Scalar(Scalar::U8);
+/// const U32: GpuType = GpuType::Scalar(Scalar::U32);
+/// // { tag: u8, value: u32 } as C lays it out: 8 bytes, `value` at 4 ...
+/// const C: [GpuField; 2] =
+///     [GpuField::new("tag", 0, 1, 1, false, U8), GpuField::new("value", 4, 4, 4, false, U32)];
+/// assert!(is_repr_c(&GpuLayout::new("Tagged", 8, 4, 0, &C)));
+/// // ... and as Rust may reorder it: `value` first.
+/// const RUST: [GpuField; 2] =
+///     [GpuField::new("tag", 4, 1, 1, false, U8), GpuField::new("value", 0, 4, 4, false, U32)];
+/// assert!(!is_repr_c(&GpuLayout::new("Tagged", 8, 4, 0, &RUST)));
+/// ```
+pub const fn is_repr_c(layout: &GpuLayout) -> bool {
+    repr_c_mismatch(layout.size, layout.align, layout.fields).is_none()
+}
+
+/// The first fault of a layout against C's, as [`is_repr_c`] judges it:
+/// `Some(i)` for field `i` at another offset than C's, `Some(fields.len())`
+/// for another size, `None` if it is C's. Zero-sized fields hold no bytes,
+/// so only their alignment counts.
+pub(crate) const fn repr_c_mismatch(
+    size: usize,
+    align: usize,
+    fields: &[GpuField],
+) -> Option<usize> {
+    if !align.is_power_of_two() {
+        return Some(fields.len());
+    }
+    let mut end = 0usize;
+    let mut i = 0;
+    while i < fields.len() {
+        let field = &fields[i];
+        if !field.align.is_power_of_two() {
+            return Some(i);
+        }
+        let Some(start) = end.checked_next_multiple_of(field.align) else {
+            return Some(i);
+        };
+        if field.size != 0 && field.offset != start {
+            return Some(i);
+        }
+        let Some(next) = start.checked_add(field.size) else {
+            return Some(i);
+        };
+        end = next;
+        i += 1;
+    }
+    match end.checked_next_multiple_of(align) {
+        Some(c_size) if c_size == size => None,
+        _ => Some(fields.len()),
+    }
+}
+
+/// The `(size, align)` C gives a struct whose fields have the `(size,
+/// align)` pairs `shapes`, at least `align`-aligned (an `align(N)` written
+/// on it, or 1).
+///
+/// ```
+/// use gpu_aligned::rules::repr_c_size;
+/// assert_eq!(repr_c_size(&[(1, 1), (4, 4)], 1), (8, 4));
+/// assert_eq!(repr_c_size(&[(4, 4), (4, 4), (4, 4)], 16), (16, 16));
+/// ```
+pub const fn repr_c_size(shapes: &[(usize, usize)], align: usize) -> (usize, usize) {
+    let mut max = if align == 0 { 1 } else { align };
+    let mut i = 0;
+    while i < shapes.len() {
+        if shapes[i].1 > max {
+            max = shapes[i].1;
+        }
+        i += 1;
+    }
+    (align_up(repr_c_end(shapes, shapes.len()), max), max)
+}
+
+/// The offset C gives field `index` of a struct whose fields have the
+/// `(size, align)` pairs `shapes`.
+///
+/// ```
+/// use gpu_aligned::rules::repr_c_offset;
+/// assert_eq!(repr_c_offset(&[(1, 1), (4, 4)], 1), 4);
+/// ```
+pub const fn repr_c_offset(shapes: &[(usize, usize)], index: usize) -> usize {
+    align_up(repr_c_end(shapes, index), shapes[index].1)
+}
+
+/// The offset C gives field `index` of `fields` (as [`repr_c_mismatch`]
+/// reads them, saturating on absurd input).
+pub(crate) const fn repr_c_offset_of(fields: &[GpuField], index: usize) -> usize {
+    let mut end = 0usize;
+    let mut i = 0;
+    while i <= index && i < fields.len() {
+        let align = if fields[i].align == 0 {
+            1
+        } else {
+            fields[i].align
+        };
+        let start = match end.checked_next_multiple_of(align) {
+            Some(start) => start,
+            None => usize::MAX,
+        };
+        if i == index {
+            return start;
+        }
+        end = start.saturating_add(fields[i].size);
+        i += 1;
+    }
+    end
 }
 
 // Where the first `count` fields of `shapes` end when `repr(C)` lays them out.

@@ -90,6 +90,36 @@ fn dropped_arrays_and_carvings_are_given_back() {
 }
 
 #[test]
+fn leaks_are_listed_in_address_order() {
+    let mut arena = Arena::host(1 << 16).unwrap();
+    let arrays: Vec<_> = (0..6).map(|_| arena.alloc::<u32>(16).unwrap()).collect();
+    let mut offsets: Vec<u64> = arrays.iter().map(|a| arena.offset(a).unwrap()).collect();
+    // Free the first half, then allocate into the holes in reverse: the
+    // newest blocks lie at the lowest addresses.
+    let mut arrays = arrays.into_iter();
+    for array in arrays.by_ref().take(3) {
+        arena.free(array).unwrap();
+    }
+    let refill: Vec<_> = (0..3)
+        .map(|len| arena.alloc::<u8>(1 + len).unwrap())
+        .collect();
+    let kept: Vec<_> = arrays.collect();
+    offsets = offsets.split_off(3);
+    offsets.extend(refill.iter().map(|a| arena.offset(a).unwrap()));
+    drop(kept);
+    drop(refill);
+    let leaks = arena.leaks();
+    let mut sorted = leaks.clone();
+    sorted.sort_unstable();
+    assert_eq!(leaks, sorted);
+    offsets.sort_unstable();
+    assert_eq!(
+        leaks.iter().map(|&(offset, _)| offset).collect::<Vec<_>>(),
+        offsets
+    );
+}
+
+#[test]
 fn a_view_of_one_array_lives_while_another_is_written() {
     let mut arena = Arena::host(1 << 16).unwrap();
     let mut a = arena.alloc::<u32>(4).unwrap();

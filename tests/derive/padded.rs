@@ -271,3 +271,73 @@ struct SuffixedAlign {
 fn a_suffixed_forced_alignment_means_the_same_number() {
     assert_eq!(size_align_padding::<SuffixedAlign>(), (16, 16, 12));
 }
+
+/// A padded type users compare, hash and order: the derives that would read
+/// the pad fields are written by `padded` over the real fields only.
+#[gpu_aligned::padded]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Keyed {
+    /// The key.
+    pub key: u8,
+    /// The payload.
+    pub payload: u32,
+}
+
+/// `value` with its pad bytes set to `byte`, as safe code can through `Pod`
+/// (or a kernel writing whole words).
+fn with_pads<T: GpuAligned>(mut value: T, byte: u8) -> T {
+    let layout = T::LAYOUT;
+    let bytes = bytemuck::bytes_of_mut(&mut value);
+    for pad in layout.fields.iter().filter(|field| field.is_padding) {
+        bytes[pad.offset..pad.offset + pad.size].fill(byte);
+    }
+    value
+}
+
+#[test]
+fn debug_shows_the_fields_and_not_the_pads() {
+    assert_eq!(
+        format!("{:?}", ByteThenWord::new(1, 2)),
+        "ByteThenWord { tag: 1, value: 2 }"
+    );
+    assert_eq!(
+        format!("{:?}", Float3::new(1.0, 2.0, 3.0)),
+        "Float3 { x: 1.0, y: 2.0, z: 3.0 }"
+    );
+}
+
+#[test]
+fn comparisons_and_hashes_ignore_pad_bytes_written_through_pod() {
+    use std::collections::hash_map::DefaultHasher;
+    use std::hash::{Hash, Hasher};
+    let hash = |value: &Keyed| {
+        let mut hasher = DefaultHasher::new();
+        value.hash(&mut hasher);
+        hasher.finish()
+    };
+    let clean = Keyed::new(3, 4);
+    let dirty = with_pads(clean, 0xff);
+    assert_ne!(bytemuck::bytes_of(&clean), bytemuck::bytes_of(&dirty));
+    assert_eq!(clean, dirty);
+    assert_eq!(hash(&clean), hash(&dirty));
+    assert_eq!(clean.cmp(&dirty), std::cmp::Ordering::Equal);
+    assert_eq!(clean.partial_cmp(&dirty), Some(std::cmp::Ordering::Equal));
+    // Fields still order in declaration order.
+    assert!(Keyed::new(1, 9) < Keyed::new(2, 0));
+    assert!(Keyed::new(1, 1) < Keyed::new(1, 2));
+    assert_ne!(Keyed::new(1, 1), Keyed::new(1, 2));
+}
+
+#[test]
+fn a_struct_literal_of_the_fields_builds_one_with_zeroed_pads() {
+    let made = Keyed::from(KeyedFields { key: 5, payload: 6 });
+    assert_eq!((made.key, made.payload), (5, 6));
+    assert!(bytemuck::bytes_of(&made)[1..4].iter().all(|&b| b == 0));
+    // Struct-update syntax works on the plain struct, and it converts back.
+    let moved = Keyed::from(KeyedFields {
+        payload: 7,
+        ..KeyedFields::from(made)
+    });
+    assert_eq!((moved.key, moved.payload), (5, 7));
+    assert_eq!(Keyed::default(), Keyed::new(0, 0));
+}

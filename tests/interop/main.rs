@@ -4,8 +4,11 @@
 
 mod advisor;
 mod coalesce;
+mod extremes;
 #[macro_use]
 mod cuda_types;
 mod header;
 mod report;
+#[path = "../support/mod.rs"]
+mod support;
 mod views;

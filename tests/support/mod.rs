@@ -36,6 +36,21 @@ impl Rng {
     pub fn f64(&mut self) -> f64 {
         f64::from(self.f32()) * 3.0
     }
+
+    /// 0, values near `u64::MAX`, powers of two and their neighbours, any
+    /// value, or a small one: the edges where sizes and offsets overflow.
+    pub fn extreme(&mut self) -> u64 {
+        match self.below(8) {
+            0 => 0,
+            1 => u64::MAX,
+            2 => u64::MAX - self.below(300),
+            3 => 1 << self.below(64),
+            4 => (1 << self.below(64)) + 1,
+            5 => (1 << self.below(64)) - 1,
+            6 => self.next_u64(),
+            _ => self.below(5000),
+        }
+    }
 }
 
 /// Both invariant checks of the allocator, with the failure spelled out.

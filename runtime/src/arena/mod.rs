@@ -249,7 +249,8 @@ impl<B: Backend> Arena<B> {
     /// ```
     pub fn leaks(&self) -> Vec<(u64, u64)> {
         let queued = self.queued_offsets();
-        self.allocator
+        let mut leaks: Vec<(u64, u64)> = self
+            .allocator
             .live()
             .filter(|(offset, _)| {
                 !self
@@ -258,7 +259,11 @@ impl<B: Backend> Arena<B> {
                     .any(|(freed, _)| freed.offset() == *offset)
                     && !queued.contains(offset)
             })
-            .collect()
+            .collect();
+        // The allocator walks its blocks in the order it made them, which
+        // is not address order once a freed block has been reused.
+        leaks.sort_unstable_by_key(|&(offset, _)| offset);
+        leaks
     }
 
     /// Arrays given back (dropped or freed) whose bytes the arena has not

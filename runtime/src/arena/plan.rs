@@ -264,9 +264,11 @@ impl Plan {
     /// The bytes a fixed arena with these alignments needs to
     /// [carve](Arena::carve) this plan when it is fresh: where the last
     /// array ends once the arena's allocator has placed every array, in
-    /// plan order (the last array's own bytes, not rounded up). An arena of
-    /// exactly this length holds the plan; where no alignment gap is left to
-    /// fill, one byte less does not.
+    /// plan order (the last array's own bytes, not rounded up), or, where an
+    /// arena of just that length would place them otherwise, the first
+    /// length above it that holds them. An arena of exactly this length
+    /// holds the plan; where no alignment gap is left to fill, one byte less
+    /// does not.
     ///
     /// ```
     /// use gpu_aligned::arena::{Arena, Plan, ARRAY_ALIGN, PITCH_ALIGN};
@@ -313,14 +315,43 @@ impl Plan {
         }
         // Where the arrays land depends on the allocator's placement (it
         // fills alignment gaps with later arrays), so let it place them.
-        let mut allocator = Allocator::scratch(room, min_align)?;
-        let mut end = 0;
-        for footprint in &footprints {
-            let allocation = allocator.alloc(footprint.bytes, footprint.align)?;
-            end = end.max(allocation.end());
+        // With room to spare, they end at `end`; but an allocator of exactly
+        // `end` bytes may place them otherwise (its last free block falls in
+        // a smaller size class, which a search by class can pass over), so
+        // the length is the first one from `end` up whose own placement
+        // fits. `room` always does, so the search ends.
+        let Some(mut length) = place(&footprints, room, min_align)? else {
+            return Err(AllocError::SizeOverflow);
+        };
+        let mut step = min_align;
+        while length < room {
+            if place(&footprints, length, min_align)?.is_some() {
+                return Ok(length);
+            }
+            length = length.saturating_add(step).min(room);
+            step = step.saturating_mul(2);
         }
-        Ok(end)
+        Ok(room)
     }
+}
+
+/// Where arrays of `footprints`, allocated in order from an allocator of
+/// `capacity` bytes, end; `None` if one does not fit.
+fn place(
+    footprints: &[Footprint],
+    capacity: u64,
+    min_align: u64,
+) -> Result<Option<u64>, AllocError> {
+    let mut allocator = Allocator::scratch(capacity, min_align)?;
+    let mut end = 0;
+    for footprint in footprints {
+        match allocator.alloc(footprint.bytes, footprint.align) {
+            Ok(allocation) => end = end.max(allocation.end()),
+            Err(AllocError::OutOfMemory { .. }) => return Ok(None),
+            Err(error) => return Err(error),
+        }
+    }
+    Ok(Some(end))
 }
 
 /// Where one array of a [`Carving`] went.

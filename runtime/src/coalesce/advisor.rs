@@ -28,16 +28,9 @@
 //! - Predicted time is the larger of the two; layouts within [`TIE`] of the
 //!   fastest are ranked by instructions, then by arrays in flight.
 //!
-//! On those nine kernels it picked the fastest layout or one within 5% of
-//! it, and its ratios were within 25% of the measured ones except for
-//! gathers, where it overstates the cost of more blocks per element (13
-//! blocks predicted 13x slower than one, measured 9.2x): more blocks per
-//! element also means more requests in flight. A 4-byte field of a 52-byte
-//! struct read and written in place: predicted 13x faster from a column,
-//! measured 13.5x; every field of it: columns predicted and measured fastest
-//! (the packed array of structs 4.2x and 3.9x slower: 13 four-byte stores a
-//! warp each touching 13 lines); a random gather: padded slots predicted and
-//! measured fastest, columns 13x and 9.2x slower.
+//! On the nine H100 kernels it was fitted on (three structs in three
+//! layouts), it picked the fastest layout or one within 5% of it; it
+//! overstates the cost of random gathers of wide elements.
 //!
 //! ```
 //! use gpu_aligned::coalesce::{advise, Access, Fields, Storage};
@@ -186,6 +179,12 @@ pub enum AdviceError<'a> {
     NothingAccessed,
     /// The layout has no data fields or a stride of zero.
     Empty,
+    /// The layout is larger than any object can be (`isize::MAX` bytes): a
+    /// hand-written layout no array could hold.
+    TooLarge {
+        /// The layout's size.
+        size: usize,
+    },
 }
 
 impl fmt::Display for AdviceError<'_> {
@@ -196,6 +195,10 @@ impl fmt::Display for AdviceError<'_> {
             }
             AdviceError::NothingAccessed => f.write_str("the kernel reads and writes no field"),
             AdviceError::Empty => f.write_str("the layout has no data to lay out"),
+            AdviceError::TooLarge { size } => write!(
+                f,
+                "the layout is {size} bytes, more than any object can be (isize::MAX)"
+            ),
         }
     }
 }
@@ -378,6 +381,9 @@ pub fn predict<'a>(
     if layout.size == 0 || data_fields(layout).next().is_none() {
         return Err(AdviceError::Empty);
     }
+    if layout.size > isize::MAX as usize {
+        return Err(AdviceError::TooLarge { size: layout.size });
+    }
     check_names(layout, access.reads)?;
     check_names(layout, access.writes)?;
     if matches!(
@@ -402,7 +408,7 @@ pub fn predict<'a>(
         read_bytes: reads.bytes,
         write_bytes: writes.bytes,
         store_requests: writes.requests,
-        instructions: reads.instructions + writes.instructions,
+        instructions: reads.instructions.saturating_add(writes.instructions),
         arrays,
     })
 }
@@ -458,7 +464,7 @@ fn selects(fields: Fields<'_>, name: &str) -> bool {
 
 /// Instructions one value of `ty` costs when moved on its own.
 fn instructions_of(ty: &GpuType) -> u64 {
-    if crate::header::is_one_word(ty) {
+    if ty.is_one_word() {
         1
     } else {
         super::type_loads(ty).max(1)
@@ -499,7 +505,7 @@ impl Direction {
                     if writes {
                         total.requests += requests(size, 0, size, order);
                     }
-                    total.instructions += field.instructions;
+                    total.instructions = total.instructions.saturating_add(field.instructions);
                 }
             }
             Storage::Aos | Storage::PaddedAos => {
@@ -511,11 +517,21 @@ impl Direction {
                 if every {
                     // Moved whole, as words: every byte of the slot goes.
                     total.bytes += Span::new(stride, &[(0, stride)]).dram_bytes(order);
-                    total.instructions += stride / word;
+                    let words = stride / word;
+                    total.instructions = total.instructions.saturating_add(words);
                     if writes {
-                        for k in 0..stride / word {
-                            total.requests += requests(stride, k * word, word, order);
-                        }
+                        // Moving every word's offset by a whole line moves
+                        // every address by one: the count repeats each
+                        // `LINE_BYTES / word` words, so one period is summed
+                        // (a loop over every word of a huge slot would not end).
+                        let period = (LINE_BYTES / word).max(1);
+                        let sum = |count: u64| -> f64 {
+                            (0..count)
+                                .map(|k| requests(stride, k * word, word, order))
+                                .sum()
+                        };
+                        total.requests +=
+                            (words / period) as f64 * sum(period.min(words)) + sum(words % period);
                     }
                 } else {
                     let mut ranges = [(0u64, 0u64); MAX_RANGES];
@@ -524,15 +540,15 @@ impl Direction {
                     // an over-estimate for absurdly wide partial accesses.
                     for field in used() {
                         let (start, size) = (field.offset as u64, field.size as u64);
-                        total.instructions += field.instructions;
+                        total.instructions = total.instructions.saturating_add(field.instructions);
                         if writes {
                             total.requests += requests(stride, start, size, order);
                         }
                         if count < MAX_RANGES {
-                            ranges[count] = (start, start + size);
+                            ranges[count] = (start, start.saturating_add(size));
                             count += 1;
                         } else {
-                            ranges[MAX_RANGES - 1].1 = start + size;
+                            ranges[MAX_RANGES - 1].1 = start.saturating_add(size);
                         }
                     }
                     total.bytes += Span::new(stride, &ranges[..count]).dram_bytes(order);
@@ -555,12 +571,13 @@ fn requests(stride: u64, offset: u64, width: u64, order: Order) -> f64 {
             let positions = LINE_BYTES / gcd(warp_bytes % LINE_BYTES, LINE_BYTES);
             let mut lines = 0u64;
             for position in 0..positions {
-                let base = position * warp_bytes % LINE_BYTES + offset;
+                let base =
+                    (position * (warp_bytes % LINE_BYTES) % LINE_BYTES).saturating_add(offset);
                 let mut addresses = [0u64; WARP_LANES];
                 for (lane, address) in (0u64..).zip(addresses.iter_mut()) {
                     *address = base.saturating_add(lane.saturating_mul(stride));
                 }
-                lines += distinct_units(&addresses, width, LINE_BYTES);
+                lines = lines.saturating_add(distinct_units(&addresses, width, LINE_BYTES));
             }
             lines as f64 / (positions * lanes) as f64
         }
@@ -624,9 +641,9 @@ impl<'r> Span<'r> {
                 }
                 let first = base.saturating_add(start) / unit;
                 let final_block = base.saturating_add(end - 1) / unit;
-                let from = last.map_or(first, |l| first.max(l + 1));
+                let from = last.map_or(first, |l| first.max(l.saturating_add(1)));
                 if final_block >= from {
-                    counted += final_block - from + 1;
+                    counted = counted.saturating_add(final_block - from + 1);
                 }
                 last = Some(last.map_or(final_block, |l| l.max(final_block)));
             }

@@ -80,7 +80,7 @@ pub(crate) fn check_one_word(layout: &'static GpuLayout) -> Result<(), HeaderErr
 pub(crate) fn check_columns(layout: &'static GpuLayout) -> Result<(), HeaderError> {
     let mut columns = 0;
     for field in layout.fields.iter().filter(|field| !field.is_padding) {
-        if !is_one_word(&field.ty) {
+        if !field.ty.is_one_word() {
             return Err(HeaderError::NotAColumn {
                 ty: layout.name,
                 field: field.name,
@@ -98,19 +98,6 @@ pub(crate) fn check_columns(layout: &'static GpuLayout) -> Result<(), HeaderErro
         return Err(HeaderError::NoColumns { ty: layout.name });
     }
     Ok(())
-}
-
-/// Whether one 1/2/4/8/16-byte instruction moves a value of `ty`. Arrays are
-/// never columns, even `[u32; 1]`: a column of arrays cannot be indexed like
-/// a column of values.
-pub(crate) fn is_one_word(ty: &GpuType) -> bool {
-    match ty {
-        GpuType::Scalar(_) | GpuType::Vector { .. } => {
-            crate::rules::is_legal(ty.size(), ty.align(), ty.size())
-        }
-        GpuType::Struct(layout) => layout.is_one_word(),
-        GpuType::Array { .. } | GpuType::AlignMarker(_) => false,
-    }
 }
 
 fn contains_marker(ty: &GpuType) -> bool {

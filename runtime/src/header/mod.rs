@@ -69,7 +69,6 @@ mod error;
 mod names;
 mod views;
 
-pub(crate) use check::is_one_word;
 pub use emit::{write_accessors, write_preamble, write_struct};
 pub use error::{HeaderError, LayoutFault};
 #[cfg(feature = "alloc")]

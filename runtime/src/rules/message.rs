@@ -127,7 +127,7 @@ pub(super) const fn describe(m: Message, name: &str, violation: &Violation) -> M
             .bytes(size)
             .text(", more than the 16 bytes one GPU load or store can move")
             .text("\n  = rule: a GPU element is 1, 2, 4, 8 or 16 bytes, aligned to its size, with no holes")
-            .text("\n  = fix: split it into a structure of arrays (one array per field, or per group of fields that fits in 16 bytes)"),
+            .text("\n  = fix: store it as a structure of arrays: `#[derive(GpuSoa)]` on the struct (instead of `GpuAligned`) keeps one array per field, each field a GPU element (a 12-byte `float3` field becomes `float3_16_t`, a struct field `#[gpu_aligned::padded]`); or split it into structs of at most 16 bytes"),
         Violation::NotWordSized { size, align } => {
             let word = match super::word_for(size) {
                 Some(word) => word,
@@ -189,4 +189,35 @@ pub(super) const fn describe(m: Message, name: &str, violation: &Violation) -> M
             .number(bytes)
             .text("]` marked `#[gpu_aligned(padding)]`, or put `#[gpu_aligned::padded]` on the struct"),
     }
+}
+
+/// The message for a struct the compiler did not lay out as C lays out its
+/// field list, `index` being the first field at another offset, or
+/// `fields.len()` for another size.
+pub(crate) const fn not_repr_c(
+    name: &str,
+    fields: &[crate::GpuField],
+    size: usize,
+    align: usize,
+    index: usize,
+) -> Message {
+    let m = Message::new()
+        .named(name)
+        .text(" is not laid out as `#[repr(C)]` lays out its fields: ");
+    let m = if index < fields.len() {
+        m.text("field `")
+            .text(fields[index].name)
+            .text("` is at offset ")
+            .number(fields[index].offset)
+            .text(", where C puts it at ")
+            .number(super::repr_c_offset_of(fields, index))
+    } else {
+        m.text("it is ")
+            .bytes(size)
+            .text(" (align ")
+            .number(align)
+            .text("), not the size C gives its fields")
+    };
+    m.text("; CUDA code reads the fields where C puts them")
+        .text("\n  = fix: `#[repr(C)]` on the struct, and no attribute macro after `#[derive(GpuAligned)]` that rewrites its `#[repr]`")
 }
