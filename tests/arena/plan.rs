@@ -1,7 +1,7 @@
 //! Plan then carve: all arrays or none, with their offsets and byte counts.
 
 use gpu_aligned::alloc::AllocError;
-use gpu_aligned::arena::{Arena, ArenaError, Plan};
+use gpu_aligned::arena::{Arena, ArenaError, ArenaOptions, Plan};
 use gpu_aligned::vector::float4;
 
 use crate::support::{align_up, assert_consistent};
@@ -238,18 +238,21 @@ fn every_random_plan_carves_into_exactly_the_bytes_needed() {
         let pitch_align = 1u64 << rng.below(10);
         let plan = random_plan(&mut rng);
         let bytes = plan.bytes_needed(min_align, pitch_align).unwrap();
-        let mut arena = Arena::host_with_alignment(bytes, min_align, pitch_align).unwrap();
+        let options = ArenaOptions::new()
+            .min_align(min_align as usize)
+            .pitch_align(pitch_align as usize);
+        let mut arena = options.host(bytes as usize).unwrap();
         let carving = arena
             .carve(&plan)
             .unwrap_or_else(|e| panic!("{plan:?}: {bytes} bytes, {min_align}/{pitch_align}: {e}"));
         let end = carving
             .arrays()
             .iter()
-            .map(|a| a.offset + a.bytes)
+            .map(|a| a.offset as usize + a.bytes)
             .max()
             .unwrap();
-        assert!(end <= bytes);
-        arena.free_carving(carving).unwrap();
+        assert!(end <= bytes as usize);
+        arena.free(carving).unwrap();
     }
 }
 
@@ -265,7 +268,8 @@ fn a_pitched_array_between_small_arrays_fits_in_the_bytes_needed() {
     let _ = plan.array::<f64>(12);
     let _ = plan.array::<f64>(11);
     let bytes = plan.bytes_needed(2, 512).unwrap();
-    let mut arena = Arena::host_with_alignment(bytes, 2, 512).unwrap();
+    let options = ArenaOptions::new().min_align(2).pitch_align(512);
+    let mut arena = options.host(bytes as usize).unwrap();
     let carving = arena.carve(&plan).unwrap();
-    arena.free_carving(carving).unwrap();
+    arena.free(carving).unwrap();
 }
