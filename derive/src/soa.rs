@@ -132,10 +132,19 @@ fn expand(ast: &Input, input: &DeriveInput) -> TokenStream {
 fn fallback(ast: &Input) -> TokenStream {
     let krate = crate::expand::krate(ast);
     let ident = ast.ident;
-    let (impl_generics, ty_generics, where_clause) = ast.generics.split_for_impl();
+    let (impl_generics, ty_generics, _) = ast.generics.split_for_impl();
+    let predicates = ast
+        .generics
+        .where_clause
+        .iter()
+        .flat_map(|clause| &clause.predicates);
+    // A generic struct is `Copy` only where its parameters are: the bound
+    // keeps the fallback from adding an error of its own.
+    let copy = (!ast.generics.params.is_empty())
+        .then(|| quote!(#ident #ty_generics: ::core::marker::Copy + 'static,));
     quote! {
         #krate::__gpu_soa_derive! {
-            fallback: impl [#impl_generics] [#ident #ty_generics] [#where_clause]
+            fallback: impl [#impl_generics] [#ident #ty_generics] where [#(#predicates,)* #copy]
         }
     }
 }

@@ -21,6 +21,16 @@ pub trait Column<'a>: crate::GpuAligned {}
 
 impl<T: crate::GpuAligned> Column<'_> for T {}
 
+/// The bytes of one field.
+pub fn bytes_of<F: crate::GpuAligned>(field: &F) -> &[u8] {
+    bytemuck::bytes_of(field)
+}
+
+/// One field from its bytes; `None` for a wrong length.
+pub fn read<F: crate::GpuAligned>(bytes: &[u8]) -> Option<F> {
+    bytemuck::try_pod_read_unaligned(bytes).ok()
+}
+
 /// `name` without a leading `r#` (a raw identifier's name).
 pub const fn unraw(name: &'static str) -> &'static str {
     match name.as_bytes() {
@@ -181,7 +191,7 @@ macro_rules! __gpu_soa_derive {
                 type Keys = __GpuSoaKeys;
 
                 fn field_bytes(&self, __column: usize) -> &[u8] {
-                    [$( $crate::__private::bytemuck::bytes_of::<$fty>(&self.$member) ),*]
+                    [$( $crate::soa::derive::bytes_of::<$fty>(&self.$member) ),*]
                         .get(__column)
                         .copied()
                         .unwrap_or_default()
@@ -191,9 +201,7 @@ macro_rules! __gpu_soa_derive {
                     __fields: &mut dyn ::core::iter::Iterator<Item = &'__bytes [u8]>,
                 ) -> ::core::option::Option<Self> {
                     ::core::option::Option::Some($ty {
-                        $( $member: $crate::__private::bytemuck::try_pod_read_unaligned::<$fty>(
-                            __fields.next()?,
-                        ).ok()?, )*
+                        $( $member: $crate::soa::derive::read::<$fty>(__fields.next()?)?, )*
                     })
                 }
 
@@ -241,7 +249,7 @@ macro_rules! __gpu_soa_derive {
     };
     // Next to the derive's errors: an impl of no columns, so that code using
     // the type adds no errors of its own.
-    (fallback: impl [$($impl:tt)*] [$($ty:tt)*] [$($where:tt)*]) => {
+    (fallback: impl [$($impl:tt)*] [$($ty:tt)*] where [$($where:tt)*]) => {
         #[allow(unused_qualifications, clippy::all)]
         const _: () = {
             use $crate::soa::derive::Vec;
@@ -249,7 +257,7 @@ macro_rules! __gpu_soa_derive {
             // SAFETY: never compiled into a program: the derive's
             // `compile_error!` stands next to it.
             #[automatically_derived]
-            unsafe impl $($impl)* $crate::soa::GpuSoa for $($ty)* $($where)* {
+            unsafe impl $($impl)* $crate::soa::GpuSoa for $($ty)* where $($where)* {
                 const LAYOUT: $crate::GpuLayout = $crate::__private::layout("", 0, 1, 0, &[]);
                 const COLUMNS: &'static [$crate::GpuField] = &[];
                 type Columns<__Backend: $crate::backend::Backend> = ();
