@@ -179,7 +179,10 @@ fn types_named_like_generic_parameters_round_trip() {
         arena.get(&soa.columns().s).unwrap(),
         &[1000, 1001, 1002, 1003]
     );
-    assert_eq!(arena.soa_view(&soa).unwrap().columns.len(), R::COLUMNS.len());
+    assert_eq!(
+        arena.soa_view(&soa).unwrap().columns.len(),
+        R::COLUMNS.len()
+    );
     arena.free_soa(soa).unwrap();
 }
 

@@ -331,7 +331,9 @@ fn check_column_order(layout: &'static GpuLayout, columns: &[GpuField]) -> Resul
         && columns.iter().enumerate().all(|(index, column)| {
             column.is_padding
                 || (layout.fields.contains(column)
-                    && !columns[..index].iter().any(|earlier| earlier.name == column.name))
+                    && !columns[..index]
+                        .iter()
+                        .any(|earlier| earlier.name == column.name))
         });
     if each_once {
         Ok(())

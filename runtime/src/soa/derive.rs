@@ -75,7 +75,14 @@ const fn equal(a: &[u8], b: &[u8]) -> bool {
 /// The first `N` of `fields`, sorted by offset (stable): the struct's
 /// layout, whatever order rustc gave the fields.
 pub const fn by_offset<const N: usize>(fields: &[crate::GpuField]) -> [crate::GpuField; N] {
-    let blank = crate::GpuField::new("", 0, 0, 0, false, crate::GpuType::Scalar(crate::Scalar::U8));
+    let blank = crate::GpuField::new(
+        "",
+        0,
+        0,
+        0,
+        false,
+        crate::GpuType::Scalar(crate::Scalar::U8),
+    );
     let mut sorted = [blank; N];
     let mut i = 0;
     while i < N && i < fields.len() {

@@ -136,7 +136,7 @@ pub unsafe trait GpuSoa: Copy + 'static {
     fn field_bytes(&self, column: usize) -> &[u8];
     /// An element from each field's bytes, taken from `fields` in column
     /// order; `None` if a field's bytes are missing or of the wrong length.
-    fn from_field_bytes<'a>(fields: &mut dyn Iterator<Item = &'a [u8]>) -> Option<Self>;
+    fn from_field_bytes(fields: &mut dyn Iterator<Item = &[u8]>) -> Option<Self>;
     /// Every column, in column order, whatever its element type.
     fn columns<B: Backend>(columns: &Self::Columns<B>) -> Vec<&dyn Column<B>>;
     /// Every column, writable, in column order.
@@ -151,8 +151,10 @@ pub unsafe trait GpuSoa: Copy + 'static {
     fn plan(plan: &mut Plan, len: usize) -> Self::Keys;
     /// The columns planned under `keys`, taken out of `carving`.
     #[doc(hidden)]
-    fn take<B: Backend>(carving: &mut Carving<B>, keys: Self::Keys)
-        -> ArenaResult<Self::Columns<B>, B>;
+    fn take<B: Backend>(
+        carving: &mut Carving<B>,
+        keys: Self::Keys,
+    ) -> ArenaResult<Self::Columns<B>, B>;
     /// Frees every column, keeping the first error. Goes away once an
     /// array frees itself on drop.
     #[doc(hidden)]
