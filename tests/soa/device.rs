@@ -317,8 +317,11 @@ fn a_kernel_carving_the_columns_with_the_header_sees_each_field_of_a_reordered_s
     let mut header = CudaHeader::new();
     header.add_soa::<Particle>().unwrap();
     let source = format!("{}\n{CARVED}", header.render());
+    // `big` is a `u128`: `unsigned __int128`, which NVRTC compiles for the
+    // device only when asked.
     let options = CompileOptions {
         arch: Some("compute_90"),
+        options: vec!["--device-int128".into()],
         ..Default::default()
     };
     let ptx = compile_ptx_with_opts(&source, options).unwrap_or_else(|e| panic!("NVRTC: {e:?}"));
