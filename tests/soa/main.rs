@@ -525,3 +525,30 @@ fn the_headers_carve_over_the_arenas_columns_sees_each_field_of_a_reordered_stru
     assert_eq!(lines, expected);
     arena.free_soa(soa).unwrap();
 }
+
+#[test]
+fn the_header_refuses_columns_that_are_not_the_layouts_data_fields_each_once() {
+    use gpu_aligned::header::HeaderError;
+    let layout = &Particle::LAYOUT;
+    let refused = Err(HeaderError::ColumnsNotFields { ty: "Particle" });
+    let columns = Particle::COLUMNS;
+    // One missing, one twice, one of another struct.
+    static TWICE: std::sync::OnceLock<Vec<gpu_aligned::GpuField>> = std::sync::OnceLock::new();
+    let twice = TWICE.get_or_init(|| {
+        let mut twice = columns.to_vec();
+        twice[1] = twice[0];
+        twice
+    });
+    for wrong in [&columns[1..], twice.as_slice(), Scalar::COLUMNS] {
+        assert_eq!(
+            CudaHeader::new().add_soa_columns(layout, wrong).map(|_| ()),
+            refused
+        );
+    }
+    // The same views twice is one declaration; in another order, a clash.
+    let mut header = CudaHeader::new();
+    header.add_soa::<Particle>().unwrap();
+    header.add_soa::<Particle>().unwrap();
+    assert_eq!(header.add_soa_layout(layout).map(|_| ()), refused);
+    assert_eq!(header.render().matches("struct Particle_soa {").count(), 1);
+}
