@@ -48,24 +48,10 @@ pub const fn distinct(names: &[&str]) -> bool {
     while i < names.len() {
         let mut j = i + 1;
         while j < names.len() {
-            if equal(names[i].as_bytes(), names[j].as_bytes()) {
+            if crate::__private::str_eq(names[i], names[j]) {
                 return false;
             }
             j += 1;
-        }
-        i += 1;
-    }
-    true
-}
-
-const fn equal(a: &[u8], b: &[u8]) -> bool {
-    if a.len() != b.len() {
-        return false;
-    }
-    let mut i = 0;
-    while i < a.len() {
-        if a[i] != b[i] {
-            return false;
         }
         i += 1;
     }
@@ -111,9 +97,10 @@ pub const fn by_offset<const N: usize>(fields: &[crate::GpuField]) -> [crate::Gp
 /// `GpuAligned` (the impl's bound); every primitive walks the same list in
 /// the same order.
 ///
-/// Its generic parameters and items have names like `__Backend`: unlike
-/// local variables they are not hygienic, so a short name would capture a
-/// user's type of that name.
+/// Its generic parameters, items and function parameters have names like
+/// `__Backend` and `__columns`: types are not hygienic, and a parameter is a
+/// pattern, which a user's constant of the same name would turn into a
+/// constant pattern, so a plain name would capture the user's item.
 #[doc(hidden)]
 #[macro_export]
 macro_rules! __gpu_soa_derive {

@@ -162,8 +162,9 @@ pub unsafe trait GpuSoa: Copy + 'static {
 }
 
 /// `len` elements of `T` as columns in an arena: the generated
-/// `<Name>Columns`, each an ordinary [`ArenaSlice`](crate::arena::ArenaSlice), and their common
-/// length. Move-only; give it back with [`Arena::free_soa`].
+/// `<Name>Columns`, each an ordinary [`ArenaSlice`](crate::arena::ArenaSlice),
+/// and their common length. Move-only; give it back with
+/// [`Arena::free_soa`].
 ///
 /// ```
 /// use gpu_aligned::arena::Arena;
@@ -172,11 +173,12 @@ pub unsafe trait GpuSoa: Copy + 'static {
 /// struct Pair { a: u64, b: u16 }
 ///
 /// let mut arena = Arena::host(1 << 12)?;
-/// let soa = arena.alloc_soa::<Pair>(10)?;
-/// assert_eq!(soa.len(), 10);
-/// assert_eq!(soa.columns().a.len(), 10);
+/// let mut soa = arena.alloc_soa::<Pair>(3)?;
+/// assert_eq!((soa.len(), soa.columns().a.len()), (3, 3));
+/// arena.get_mut(&mut soa.columns_mut().b)?.copy_from_slice(&[1, 2, 3]);
+/// assert_eq!(arena.read_soa(&soa)?[2].b, 3);
 /// arena.free_soa(soa)?;
-/// # Ok::<(), gpu_aligned::arena::ArenaError>(())
+/// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 #[must_use = "an Soa holds arena memory: give it back with `Arena::free_soa`"]
 pub struct Soa<T: GpuSoa, B: Backend = HostBuffer> {
@@ -186,76 +188,23 @@ pub struct Soa<T: GpuSoa, B: Backend = HostBuffer> {
 
 impl<T: GpuSoa, B: Backend> Soa<T, B> {
     /// The columns: one `pub` typed array per field, named like the field.
-    ///
-    /// ```
-    /// use gpu_aligned::arena::Arena;
-    ///
-    /// #[derive(Clone, Copy, gpu_aligned::GpuSoa)]
-    /// struct Pair { a: u64, b: u16 }
-    ///
-    /// let mut arena = Arena::host(1 << 12)?;
-    /// let soa = arena.alloc_soa::<Pair>(3)?;
-    /// assert_eq!(arena.get(&soa.columns().b)?, &[0, 0, 0]);
-    /// # arena.free_soa(soa)?;
-    /// # Ok::<(), Box<dyn std::error::Error>>(())
-    /// ```
     pub fn columns(&self) -> &T::Columns<B> {
         &self.columns
     }
 
     /// The columns, for writing one of them (a writable view or a copy
     /// needs its column alone).
-    ///
-    /// ```
-    /// use gpu_aligned::arena::Arena;
-    ///
-    /// #[derive(Clone, Copy, gpu_aligned::GpuSoa)]
-    /// struct Pair { a: u64, b: u16 }
-    ///
-    /// let mut arena = Arena::host(1 << 12)?;
-    /// let mut soa = arena.alloc_soa::<Pair>(3)?;
-    /// arena.get_mut(&mut soa.columns_mut().b)?.copy_from_slice(&[1, 2, 3]);
-    /// assert_eq!(arena.read_soa(&soa)?[2].b, 3);
-    /// # arena.free_soa(soa)?;
-    /// # Ok::<(), Box<dyn std::error::Error>>(())
-    /// ```
     pub fn columns_mut(&mut self) -> &mut T::Columns<B> {
         &mut self.columns
     }
 
     /// The number of elements (every column's length).
-    ///
-    /// ```
-    /// use gpu_aligned::arena::Arena;
-    ///
-    /// #[derive(Clone, Copy, gpu_aligned::GpuSoa)]
-    /// struct One { v: f32 }
-    ///
-    /// let mut arena = Arena::host(1 << 12)?;
-    /// let soa = arena.alloc_soa::<One>(5)?;
-    /// assert_eq!(soa.len(), 5);
-    /// # arena.free_soa(soa)?;
-    /// # Ok::<(), gpu_aligned::arena::ArenaError>(())
-    /// ```
     pub fn len(&self) -> usize {
         self.len
     }
 
     /// Whether it has no elements (never true: zero-length columns are
     /// refused).
-    ///
-    /// ```
-    /// use gpu_aligned::arena::Arena;
-    ///
-    /// #[derive(Clone, Copy, gpu_aligned::GpuSoa)]
-    /// struct One { v: f32 }
-    ///
-    /// let mut arena = Arena::host(1 << 12)?;
-    /// let soa = arena.alloc_soa::<One>(1)?;
-    /// assert!(!soa.is_empty());
-    /// # arena.free_soa(soa)?;
-    /// # Ok::<(), gpu_aligned::arena::ArenaError>(())
-    /// ```
     pub fn is_empty(&self) -> bool {
         self.len == 0
     }
