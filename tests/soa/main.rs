@@ -552,3 +552,31 @@ fn the_header_refuses_columns_that_are_not_the_layouts_data_fields_each_once() {
     assert_eq!(header.add_soa_layout(layout).map(|_| ()), refused);
     assert_eq!(header.render().matches("struct Particle_soa {").count(), 1);
 }
+
+/// Packed, as a struct read from a file format might be: its columns are
+/// aligned all the same, and no field is ever referenced where it lies.
+#[derive(Clone, Copy, Debug, PartialEq, gpu_aligned::GpuSoa)]
+#[repr(C, packed)]
+pub struct Packed {
+    pub tag: u8,
+    pub value: f64,
+    pub count: u32,
+}
+
+#[test]
+fn a_packed_struct_round_trips_through_aligned_columns() {
+    let mut arena = Arena::host(1 << 14).unwrap();
+    let items: Vec<Packed> = (0..9u8)
+        .map(|i| Packed {
+            tag: i,
+            value: f64::from(i) * 1.5,
+            count: 1000 + u32::from(i),
+        })
+        .collect();
+    let mut soa = arena.alloc_soa::<Packed>(items.len()).unwrap();
+    arena.write_soa(&mut soa, &items).unwrap();
+    assert_eq!(arena.read_soa(&soa).unwrap(), items);
+    assert_eq!(arena.get(&soa.columns().value).unwrap()[2], 3.0);
+    assert_eq!(arena.offset(&soa.columns().value).unwrap() % 256, 0);
+    arena.free_soa(soa).unwrap();
+}

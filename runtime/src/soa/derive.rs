@@ -184,11 +184,16 @@ macro_rules! __gpu_soa_derive {
                 type View = $crate::soa::SoaView<__GPU_SOA_COUNT>;
                 type Keys = __GpuSoaKeys;
 
-                fn field_bytes(&self, __column: usize) -> &[u8] {
-                    [$( $crate::soa::derive::bytes_of::<$fty>(&self.$member) ),*]
-                        .get(__column)
-                        .copied()
-                        .unwrap_or_default()
+                fn push_fields(&self, __columns: &mut [Vec<u8>]) {
+                    let mut __columns = __columns.iter_mut();
+                    $(
+                        if let ::core::option::Option::Some(__column) = __columns.next() {
+                            // A copy of the field, so a packed struct's
+                            // unaligned field is never referenced.
+                            let __field: $fty = self.$member;
+                            __column.extend_from_slice($crate::soa::derive::bytes_of(&__field));
+                        }
+                    )*
                 }
 
                 fn from_field_bytes<'__bytes>(
@@ -258,9 +263,7 @@ macro_rules! __gpu_soa_derive {
                 type View = $crate::soa::SoaView<0>;
                 type Keys = ();
 
-                fn field_bytes(&self, _: usize) -> &[u8] {
-                    &[]
-                }
+                fn push_fields(&self, _: &mut [Vec<u8>]) {}
 
                 fn from_field_bytes<'__bytes>(
                     _: &mut dyn ::core::iter::Iterator<Item = &'__bytes [u8]>,

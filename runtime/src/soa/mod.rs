@@ -132,8 +132,9 @@ pub unsafe trait GpuSoa: Copy + 'static {
     #[doc(hidden)]
     type Keys;
 
-    /// The bytes of field `column` of `self` (empty past the last column).
-    fn field_bytes(&self, column: usize) -> &[u8];
+    /// Appends the bytes of each field of `self` to its column's buffer,
+    /// field `j` to `columns[j]` (fields past the buffers are skipped).
+    fn push_fields(&self, columns: &mut [Vec<u8>]);
     /// An element from each field's bytes, taken from `fields` in column
     /// order; `None` if a field's bytes are missing or of the wrong length.
     fn from_field_bytes(fields: &mut dyn Iterator<Item = &[u8]>) -> Option<Self>;

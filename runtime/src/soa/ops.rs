@@ -282,13 +282,15 @@ impl<B: Backend> Arena<B> {
         // Every column is checked before any is written: one refused
         // halfway would leave the others written.
         self.column_addresses(soa)?;
-        for (index, column) in T::columns_mut(&mut soa.columns).into_iter().enumerate() {
-            let bytes: Vec<u8> = items
-                .iter()
-                .flat_map(|item| item.field_bytes(index))
-                .copied()
-                .collect();
-            column.write_bytes(self, &bytes)?;
+        let mut bytes: Vec<Vec<u8>> = T::COLUMNS
+            .iter()
+            .map(|column| Vec::with_capacity(column.size * items.len()))
+            .collect();
+        for item in items {
+            item.push_fields(&mut bytes);
+        }
+        for (column, bytes) in T::columns_mut(&mut soa.columns).into_iter().zip(&bytes) {
+            column.write_bytes(self, bytes)?;
         }
         Ok(())
     }
