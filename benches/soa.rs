@@ -131,7 +131,7 @@ type View = <Body as GpuSoa>::View;
 /// The view of an array of structs at `base`: element 0's field addresses.
 fn struct_view(base: u64) -> View {
     let mut columns = [0u64; 13];
-    for (column, field) in columns.iter_mut().zip(Body::LAYOUT.fields) {
+    for (column, field) in columns.iter_mut().zip(Body::COLUMNS) {
         *column = base + field.offset as u64;
     }
     SoaView {

@@ -78,7 +78,5 @@ pub fn padded(args: TokenStream, input: TokenStream) -> TokenStream {
 #[proc_macro_derive(GpuSoa, attributes(gpu_aligned))]
 pub fn derive_gpu_soa(input: TokenStream) -> TokenStream {
     let input = parse_macro_input!(input as DeriveInput);
-    soa::derive(&input)
-        .unwrap_or_else(syn::Error::into_compile_error)
-        .into()
+    soa::derive(&input).into()
 }

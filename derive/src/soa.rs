@@ -2,46 +2,64 @@
 //!
 //! The syntax decides what it can (a struct, named fields, no generics, no
 //! padding fields); whether each field can be a column (a `GpuAligned`
-//! type) is left to the compiler, through a bound whose message names the
-//! fix. As for `GpuAligned`, the output is one invocation of a runtime
-//! `macro_rules!` (`__gpu_soa_derive!`) that holds the `unsafe impl`, so the
-//! user's crate gets no `unsafe` and a redirected crate path either reaches
-//! the real macro or writes its own `unsafe`.
+//! type) is left to the compiler, through one check per field whose error
+//! points at that field's type. As for `GpuAligned`, the output is one
+//! invocation of a runtime `macro_rules!` (`__gpu_soa_derive!`) that holds
+//! the `unsafe impl`, so the user's crate gets no `unsafe` and a redirected
+//! crate path either reaches the real macro or writes its own `unsafe`.
+//!
+//! Every error is collected and reported at once. Next to them the derive
+//! still emits the trait's impl for whatever fields it could read (all of
+//! them but a padding field's, say), or a struct of no columns, so that
+//! code using the type does not add errors of its own (thiserror's
+//! pattern); only an enum or a union, which no impl fits, gets none.
 
 use crate::ast::Input;
 use crate::ctxt::Ctxt;
-use proc_macro2::{Span, TokenStream};
+use proc_macro2::TokenStream;
 use quote::{format_ident, quote};
 use syn::ext::IdentExt;
 use syn::{Data, DeriveInput, Fields};
 
-pub fn derive(input: &DeriveInput) -> syn::Result<TokenStream> {
+pub fn derive(input: &DeriveInput) -> TokenStream {
     let cx = Ctxt::new();
+    let expansion = check_and_expand(&cx, input);
+    match cx.check() {
+        Ok(()) => expansion.unwrap_or_default(),
+        Err(errors) => {
+            let errors = errors.into_compile_error();
+            quote!(#errors #expansion)
+        }
+    }
+}
+
+/// The expansion, if the input has a field list it can be built from, with
+/// every fault of the input recorded in `cx`.
+fn check_and_expand(cx: &Ctxt, input: &DeriveInput) -> Option<TokenStream> {
     if !input.generics.params.is_empty() {
         cx.error_spanned_by(
-            &input.generics,
+            &input.generics.params,
             "`GpuSoa` does not support generic structs: the CUDA header needs one name per \
              layout and the column types must be known; write a concrete struct (or a type alias \
              per instantiation wrapped in a concrete struct)",
         );
     }
-    let fields: Option<&syn::punctuated::Punctuated<syn::Field, syn::Token![,]>> = match &input.data
-    {
+    let has_columns = match &input.data {
         Data::Struct(data) => match &data.fields {
-            Fields::Named(named) if !named.named.is_empty() => Some(&named.named),
+            Fields::Named(named) if !named.named.is_empty() => true,
             Fields::Named(_) | Fields::Unit => {
                 cx.error_spanned_by(
                     &input.ident,
                     "`GpuSoa` needs at least one field: each field becomes a column",
                 );
-                None
+                false
             }
             Fields::Unnamed(_) => {
                 cx.error_spanned_by(
                     &input.ident,
                     "`GpuSoa` needs named fields: the columns are named like them",
                 );
-                None
+                false
             }
         },
         Data::Enum(data) => {
@@ -49,29 +67,21 @@ pub fn derive(input: &DeriveInput) -> syn::Result<TokenStream> {
                 data.enum_token,
                 "`GpuSoa` applies to structs with named fields, not enums",
             );
-            None
+            return None;
         }
         Data::Union(data) => {
             cx.error_spanned_by(
                 data.union_token,
                 "`GpuSoa` applies to structs with named fields, not unions",
             );
-            None
+            return None;
         }
     };
-    cx.check()?;
-    let Some(fields) = fields else {
-        return Err(syn::Error::new(Span::call_site(), "`GpuSoa`: no fields"));
-    };
-
-    // A struct with named fields from here on, so parsing cannot fail on the
-    // kind of item; attribute errors are collected.
-    let cx = Ctxt::new();
-    let ast = match Input::from_syn(&cx, input) {
+    let ast = match Input::from_syn(cx, input) {
         Ok(ast) => ast,
         Err(error) => {
-            let _already_reported = cx.check();
-            return Err(error);
+            cx.syn_error(error);
+            return None;
         }
     };
     for field in &ast.fields {
@@ -82,27 +92,59 @@ pub fn derive(input: &DeriveInput) -> syn::Result<TokenStream> {
             );
         }
     }
-    cx.check()?;
-    let krate = crate::expand::krate(&ast);
+    Some(if has_columns && input.generics.params.is_empty() {
+        // Padding fields included: next to their error, an impl that
+        // compiles is worth more than one that leaves them out.
+        expand(&ast, input)
+    } else {
+        fallback(&ast)
+    })
+}
+
+fn expand(ast: &Input, input: &DeriveInput) -> TokenStream {
+    let krate = crate::expand::krate(ast);
     let ident = ast.ident;
     let vis = &input.vis;
     let columns = format_ident!("{}Columns", ident.unraw());
-    let name = ident.unraw().to_string();
-    let count = fields.len();
-    let field_list = fields.iter().filter_map(|field| {
-        let member = field.ident.as_ref()?;
-        let ty = &field.ty;
-        let fname = member.unraw().to_string();
-        Some(quote!({ #member: #ty, #fname }))
+    let predicates = ast
+        .generics
+        .where_clause
+        .iter()
+        .flat_map(|clause| &clause.predicates);
+    let fields = ast.fields.iter().map(|field| {
+        let member = &field.member;
+        let ty = &field.original.ty;
+        quote!(#member: #ty)
     });
-    Ok(quote! {
+    quote! {
         #krate::__gpu_soa_derive! {
             vis: #vis,
-            type: #ident;
-            name: #name;
-            count: #count;
-            columns: #columns;
-            fields: [#(#field_list)*];
+            type: #ident,
+            columns: #columns,
+            where: [#(#predicates,)*],
+            fields: [#(#fields),*],
         }
-    })
+    }
+}
+
+/// An impl with no columns, for a struct the derive refused for its shape
+/// (generic, tuple or no fields): the refusal is the only error.
+fn fallback(ast: &Input) -> TokenStream {
+    let krate = crate::expand::krate(ast);
+    let ident = ast.ident;
+    let (impl_generics, ty_generics, _) = ast.generics.split_for_impl();
+    let predicates = ast
+        .generics
+        .where_clause
+        .iter()
+        .flat_map(|clause| &clause.predicates);
+    // A generic struct is `Copy` only where its parameters are: the bound
+    // keeps the fallback from adding an error of its own.
+    let copy = (!ast.generics.params.is_empty())
+        .then(|| quote!(#ident #ty_generics: ::core::marker::Copy + 'static,));
+    quote! {
+        #krate::__gpu_soa_derive! {
+            fallback: impl [#impl_generics] [#ident #ty_generics] where [#(#predicates,)* #copy]
+        }
+    }
 }

@@ -194,7 +194,7 @@ const fn fail(shape: &Shape<'_>, name: &str) -> ! {
     panic!("{}", message.as_str())
 }
 
-const fn str_eq(a: &str, b: &str) -> bool {
+pub(crate) const fn str_eq(a: &str, b: &str) -> bool {
     let (a, b) = (a.as_bytes(), b.as_bytes());
     if a.len() != b.len() {
         return false;

@@ -4,7 +4,8 @@
 //! (`Arena::alloc_soa`, `soa_view`) and over the same elements stored as an
 //! array of structs, and both give what the same steps give on the host.
 
-use super::Pair;
+use super::{particle, Pair, Particle};
+use crate::support::Rng;
 use gpu_aligned::arena::Arena;
 use gpu_aligned::backend::cuda::cudarc::driver::{CudaContext, LaunchConfig, PushKernelArg};
 use gpu_aligned::backend::cuda::cudarc::nvrtc::{compile_ptx_with_opts, CompileOptions};
@@ -128,7 +129,7 @@ fn one_kernel_source_gives_the_same_results_over_columns_and_structs() {
         let base = arena.address(&words).unwrap();
         assert_eq!(base % 16, 0);
         let mut columns = [0u64; 9];
-        for (column, field) in columns.iter_mut().zip(Body::LAYOUT.fields) {
+        for (column, field) in columns.iter_mut().zip(Body::COLUMNS) {
             *column = base + field.offset as u64;
         }
         let view = SoaView {
@@ -285,4 +286,81 @@ fn a_stream_of_another_context_is_refused_by_every_verb_and_by_launch_soa() {
     arena.free_soa(soa).unwrap();
     arena.free(image).unwrap();
     arena.synchronize().unwrap();
+}
+
+/// A kernel that reads the arena's columns through the header's
+/// `Particle_soa::carve` (not the Rust view): for a struct rustc reordered,
+/// each field it loads must be the one Rust wrote, and each field it stores
+/// must land in the column Rust reads it from.
+const CARVED: &str = r#"
+extern "C" __global__ void carved(char* base, unsigned long long n) {
+    Particle_soa v = Particle_soa::carve(base, n);
+    unsigned long long i = (unsigned long long)blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= v.len) return;
+    Particle p = v.load(i);
+    p.kind = (unsigned char)(p.kind + 1);
+    p.charge = (short)(p.charge - 2);
+    p.mass = p.mass * 2.0f;
+    p.id = p.id + 3;
+    p.velocity.y = p.velocity.x;
+    p.pair.hi = p.pair.lo;
+    p.position.w = p.position.x;
+    p.big = p.big + 5;
+    v.store(i, p);
+}
+"#;
+
+#[test]
+#[ignore = "needs an NVIDIA GPU"]
+fn a_kernel_carving_the_columns_with_the_header_sees_each_field_of_a_reordered_struct() {
+    let stream = CudaContext::new(0).expect("a CUDA GPU").default_stream();
+    let mut header = CudaHeader::new();
+    header.add_soa::<Particle>().unwrap();
+    let source = format!("{}\n{CARVED}", header.render());
+    // `big` is a `u128`: `unsigned __int128`, which NVRTC compiles for the
+    // device only when asked.
+    let options = CompileOptions {
+        arch: Some("compute_90"),
+        options: vec!["--device-int128".into()],
+        ..Default::default()
+    };
+    let ptx = compile_ptx_with_opts(&source, options).unwrap_or_else(|e| panic!("NVRTC: {e:?}"));
+    let module = stream.context().load_module(ptx).unwrap();
+    let carved = module.load_function("carved").unwrap();
+    let mut arena = Arena::device(&stream, 16 << 20).unwrap();
+    let n = 10_007usize;
+    let mut rng = Rng(0xd1ce);
+    let items: Vec<Particle> = (0..n).map(|_| particle(&mut rng)).collect();
+    let mut soa = arena.alloc_soa::<Particle>(n).unwrap();
+    arena.write_soa(&mut soa, &items).unwrap();
+    let view = arena.soa_view(&soa).unwrap();
+    // The first column in declaration order is the first in the buffer.
+    let base = arena.address(&soa.columns().kind).unwrap();
+    assert_eq!(view.columns[0], base);
+    let count = n as u64;
+    let mut launch = stream.launch_builder(&carved);
+    launch.arg(&base).arg(&count);
+    let cfg = LaunchConfig::for_num_elems(n as u32);
+    // SAFETY: `carved` takes a device pointer and a count; the arena's
+    // columns of `n` elements start at `base`, laid out as `carve` expects
+    // (each column after the one before, in declaration order, on 256-byte
+    // boundaries); the launch is on the arena's stream, before the read.
+    unsafe { launch.launch(cfg) }.unwrap();
+    let after = arena.read_soa(&soa).unwrap();
+    for (i, (before, after)) in items.iter().zip(&after).enumerate() {
+        let mut expected = *before;
+        expected.kind = expected.kind.wrapping_add(1);
+        expected.charge = expected.charge.wrapping_sub(2);
+        expected.mass *= 2.0;
+        expected.id = expected.id.wrapping_add(3);
+        expected.velocity.y = expected.velocity.x;
+        expected.pair.hi = expected.pair.lo;
+        expected.position.w = expected.position.x;
+        expected.big = expected.big.wrapping_add(5);
+        assert_eq!(*after, expected, "element {i}");
+    }
+    arena.free_soa(soa).unwrap();
+    println!(
+        "{n} reordered Particles: the kernel's Particle_soa::carve saw every field Rust wrote"
+    );
 }

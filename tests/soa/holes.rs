@@ -1,10 +1,11 @@
 //! Attacks on structures of arrays by safe code: lengths at the edges of
 //! `usize`, columns traded between structures of different lengths, field
-//! names that are also names inside the derive's expansion, and handles
-//! printed after their arena is gone.
+//! names that are also names inside the derive's expansion or of constants
+//! in scope, and handles printed after their arena is gone.
 
 use gpu_aligned::arena::{Arena, ArenaError, Plan};
 use gpu_aligned::soa::GpuSoa;
+use std::mem::size_of;
 
 use crate::support::Rng;
 use crate::{particle, Particle, Scalar};
@@ -110,7 +111,7 @@ fn fields_named_like_the_expansions_own_names_round_trip() {
         arena.get(&soa.columns().len).unwrap(),
         &[10, 11, 12, 13, 14]
     );
-    assert_eq!(Shadows::COLUMNS, 12);
+    assert_eq!(Shadows::COLUMNS.len(), 12);
     assert_eq!(arena.soa_view(&soa).unwrap().len, 5);
     arena.free_soa(soa).unwrap();
 }
@@ -178,6 +179,75 @@ fn types_named_like_generic_parameters_round_trip() {
         arena.get(&soa.columns().s).unwrap(),
         &[1000, 1001, 1002, 1003]
     );
-    assert_eq!(arena.soa_view(&soa).unwrap().columns.len(), R::COLUMNS);
+    assert_eq!(
+        arena.soa_view(&soa).unwrap().columns.len(),
+        R::COLUMNS.len()
+    );
     arena.free_soa(soa).unwrap();
+}
+
+mod constants_named_like_fields {
+    //! Constants in scope spelled like the fields: a field name the
+    //! expansion used as a pattern (`let mass = ...`) would become a
+    //! constant pattern there, and the derive would not compile.
+    #![allow(non_upper_case_globals, dead_code)]
+
+    use gpu_aligned::arena::Arena;
+
+    const mass: f32 = 1.0;
+    const id: u32 = 7;
+    const columns: u8 = 0;
+    const fields: u8 = 0;
+
+    #[derive(Clone, Copy, Debug, PartialEq, gpu_aligned::GpuSoa)]
+    pub struct Body {
+        pub mass: f32,
+        pub id: u32,
+    }
+
+    #[test]
+    fn a_struct_whose_fields_are_named_like_constants_in_scope_round_trips() {
+        let mut arena = Arena::host(1 << 14).unwrap();
+        let items = [Body { mass: 2.5, id: 3 }, Body { mass: -1.0, id: 9 }];
+        let mut soa = arena.alloc_soa::<Body>(items.len()).unwrap();
+        arena.write_soa(&mut soa, &items).unwrap();
+        assert_eq!(arena.read_soa(&soa).unwrap(), items);
+        assert_eq!(arena.get(&soa.columns().id).unwrap(), &[3, 9]);
+        arena.free_soa(soa).unwrap();
+    }
+}
+
+/// Called directly, the hidden macro takes its column names from the
+/// fields themselves and its column count from their list, so the view
+/// and the header's `P_soa` have one distinct member per field.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct ByHand {
+    pub id: u32,
+    pub r#type: u8,
+}
+
+gpu_aligned::__gpu_soa_derive! {
+    vis: pub,
+    type: ByHand,
+    columns: ByHandColumns,
+    where: [],
+    fields: [id: u32, r#type: u8],
+}
+
+#[test]
+fn the_hidden_macro_names_and_counts_the_columns_itself() {
+    let names: Vec<&str> = ByHand::COLUMNS.iter().map(|c| c.name).collect();
+    assert_eq!(names, ["id", "type"]);
+    assert_eq!(
+        size_of::<<ByHand as GpuSoa>::View>(),
+        8 * (ByHand::COLUMNS.len() + 1)
+    );
+    let mut header = gpu_aligned::header::CudaHeader::new();
+    header.add_soa::<ByHand>().unwrap();
+    let text = header.render();
+    assert!(
+        text.contains("struct ByHand_soa {\n    gpu_aligned_column<uint32_t, 4> id;\n    gpu_aligned_column<uint8_t, 1> type;\n"),
+        "{text}"
+    );
+    assert!(text.contains("static_assert(sizeof(ByHand_soa) == 24,"));
 }

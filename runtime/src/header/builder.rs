@@ -5,7 +5,7 @@ use super::emit::{accessors_text, struct_text, PREAMBLE};
 use super::names::check_type_name;
 use super::views::{views_text, ViewName, VIEW_SUFFIXES};
 use super::{HeaderError, MAX_DEPTH};
-use crate::layout::{GpuAligned, GpuData, GpuLayout, GpuType};
+use crate::layout::{GpuAligned, GpuData, GpuField, GpuLayout, GpuType};
 use alloc_crate::{string::String, vec::Vec};
 use core::fmt::{self, Write};
 
@@ -36,19 +36,20 @@ pub struct CudaHeader {
 struct Entry {
     layout: &'static GpuLayout,
     accessors: bool,
-    views: bool,
+    /// The views' columns, in their order, if it has views.
+    views: Option<&'static [GpuField]>,
 }
 
 /// What a declaration comes with.
 #[derive(Clone, Copy)]
 struct Wants {
     accessors: bool,
-    views: bool,
+    views: Option<&'static [GpuField]>,
 }
 
 const PLAIN: Wants = Wants {
     accessors: false,
-    views: false,
+    views: None,
 };
 
 impl CudaHeader {
@@ -86,7 +87,7 @@ impl CudaHeader {
             &T::TYPE,
             Wants {
                 accessors: true,
-                views: false,
+                views: None,
             },
         )
     }
@@ -141,7 +142,7 @@ impl CudaHeader {
             layout,
             Wants {
                 accessors,
-                views: false,
+                views: None,
             },
         )
     }
@@ -173,36 +174,47 @@ impl CudaHeader {
     /// [`HeaderError::NoColumns`], [`HeaderError::ReservedMember`] or
     /// [`HeaderError::ViewNameTaken`] when the views cannot be made.
     pub fn add_soa_layout(&mut self, layout: &'static GpuLayout) -> Result<&mut Self, HeaderError> {
-        self.add_declared(
-            layout,
-            Wants {
-                accessors: false,
-                views: true,
-            },
-        )
+        self.add_soa_columns(layout, layout.fields)
     }
 
-    /// Declares the structure-of-arrays type `T` (`#[derive(GpuSoa)]`),
-    /// the structs it contains, and its views over columns and over an array
-    /// of structs, as [`CudaHeader::add_soa_layout`] does for its layout.
+    /// As [`CudaHeader::add_soa_layout`], with the views' columns in the
+    /// order of `columns`: the data fields of `layout`, each once, in the
+    /// order the columns are laid out (for a `#[derive(GpuSoa)]` type, its
+    /// declaration order, as [`CudaHeader::add_soa`] passes it).
     ///
     /// ```
     /// use gpu_aligned::header::CudaHeader;
+    /// use gpu_aligned::{GpuField, GpuLayout, GpuType, Scalar};
     ///
-    /// #[derive(Clone, Copy, gpu_aligned::GpuSoa)]
-    /// struct Body { mass: f32, id: u32, kind: u8 }
-    ///
+    /// const ID: GpuField = GpuField::new("id", 0, 8, 8, false, GpuType::Scalar(Scalar::U64));
+    /// const KIND: GpuField = GpuField::new("kind", 8, 1, 1, false, GpuType::Scalar(Scalar::U8));
+    /// // Declared `kind` first; laid out `id` first.
+    /// static HIT: GpuLayout = GpuLayout::new("Hit", 16, 8, 7, &[ID, KIND]);
     /// let mut header = CudaHeader::new();
-    /// header.add_soa::<Body>()?;
-    /// assert!(header.render().contains("struct Body_soa {"));
+    /// header.add_soa_columns(&HIT, &[KIND, ID])?;
+    /// assert!(header.render().contains("struct Hit_soa {\n    gpu_aligned_column<uint8_t, 1> kind;"));
     /// # Ok::<(), gpu_aligned::header::HeaderError>(())
     /// ```
     ///
     /// # Errors
     ///
-    /// As for [`CudaHeader::add_soa_layout`].
-    pub fn add_soa<T: crate::soa::GpuSoa>(&mut self) -> Result<&mut Self, HeaderError> {
-        self.add_soa_layout(&T::LAYOUT)
+    /// As for [`CudaHeader::add_soa_layout`], and
+    /// [`HeaderError::ColumnsNotFields`] when `columns` is not the data
+    /// fields of `layout`, each once, or the type already has views with
+    /// its columns in another order.
+    pub fn add_soa_columns(
+        &mut self,
+        layout: &'static GpuLayout,
+        columns: &'static [GpuField],
+    ) -> Result<&mut Self, HeaderError> {
+        check_column_order(layout, columns)?;
+        self.add_declared(
+            layout,
+            Wants {
+                accessors: false,
+                views: Some(columns),
+            },
+        )
     }
 
     fn add_declared(
@@ -273,9 +285,12 @@ fn declare(
             check_one_word(layout)?;
             entry.accessors = true;
         }
-        if wants.views {
+        if let Some(columns) = wants.views {
             check_columns(layout)?;
-            entry.views = true;
+            if entry.views.is_some_and(|before| before != columns) {
+                return Err(HeaderError::ColumnsNotFields { ty: layout.name });
+            }
+            entry.views = Some(columns);
         }
         return Ok(());
     }
@@ -283,7 +298,7 @@ fn declare(
     if wants.accessors {
         check_one_word(layout)?;
     }
-    if wants.views {
+    if wants.views.is_some() {
         check_columns(layout)?;
     }
     for field in layout.fields {
@@ -309,9 +324,27 @@ fn declare_within(
     }
 }
 
+/// Refuses columns that are not the data fields of `layout`, each once.
+fn check_column_order(layout: &'static GpuLayout, columns: &[GpuField]) -> Result<(), HeaderError> {
+    let data = |fields: &[GpuField]| fields.iter().filter(|field| !field.is_padding).count();
+    let each_once = data(layout.fields) == data(columns)
+        && columns.iter().enumerate().all(|(index, column)| {
+            column.is_padding
+                || (layout.fields.contains(column)
+                    && !columns[..index]
+                        .iter()
+                        .any(|earlier| earlier.name == column.name))
+        });
+    if each_once {
+        Ok(())
+    } else {
+        Err(HeaderError::ColumnsNotFields { ty: layout.name })
+    }
+}
+
 /// Refuses a struct declared under the name of another struct's view.
 fn check_view_names(entries: &[Entry]) -> Result<(), HeaderError> {
-    for with_views in entries.iter().filter(|entry| entry.views) {
+    for with_views in entries.iter().filter(|entry| entry.views.is_some()) {
         for suffix in VIEW_SUFFIXES {
             let view = ViewName(with_views.layout.name, suffix);
             if let Some(taken) = entries.iter().find(|entry| view.is(entry.layout.name)) {
@@ -333,8 +366,8 @@ impl fmt::Display for CudaHeader {
             if entry.accessors {
                 accessors_text(f, entry.layout.name, entry.layout.size)?;
             }
-            if entry.views {
-                views_text(f, entry.layout)?;
+            if let Some(columns) = entry.views {
+                views_text(f, entry.layout, columns)?;
             }
         }
         Ok(())

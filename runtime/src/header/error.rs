@@ -51,6 +51,13 @@ pub enum HeaderError {
         /// What is wrong with it.
         fault: LayoutFault,
     },
+    /// The columns given for a type's views are not its data fields, each
+    /// once, or the type already has views with its columns in another
+    /// order.
+    ColumnsNotFields {
+        /// The struct.
+        ty: &'static str,
+    },
     /// One-instruction accessors were asked for a type that is not one GPU
     /// word (size 1, 2, 4, 8 or 16, alignment equal to size, no holes).
     NotOneWord {
@@ -184,6 +191,11 @@ impl fmt::Display for HeaderError {
                 "`{ty}::{field}` is not one GPU word, so its column cannot move an element in \
                  one instruction: use a word-sized type (`float3_16_t` for a `float3`, `u8` for \
                  a `bool`) or split the field"
+            ),
+            HeaderError::ColumnsNotFields { ty } => write!(
+                f,
+                "the columns given for `{ty}`'s views are not its data fields, each once, in \
+                 one order"
             ),
             HeaderError::NoColumns { ty } => {
                 write!(f, "`{ty}` has no data fields to make columns of")

@@ -8,6 +8,11 @@
 //! - `P_aos16`: the struct stored whole in slots rounded up to 16 bytes and
 //!   16-aligned, moved as 16-byte words.
 //!
+//! Every view lists its members in one column order: the order of the
+//! layout's data fields, or for a `#[derive(GpuSoa)]` type the fields'
+//! declaration order, in which the arena carves the columns
+//! ([`CudaHeader::add_soa_columns`](super::CudaHeader::add_soa_columns)).
+//!
 //! Each view has a member per data field that indexes like an array
 //! (`v.mass[i]`, a reference into that field of element `i`), and
 //! `load(i)`/`store(i, value)` for whole elements. A kernel templated on the
@@ -65,7 +70,7 @@ pub fn write_views(out: &mut impl Write, layout: &'static GpuLayout) -> Result<(
     check_type_name(layout.name)?;
     check_layout(layout)?;
     check_columns(layout)?;
-    Ok(views_text(out, layout)?)
+    Ok(views_text(out, layout, layout.fields)?)
 }
 
 const SUPPORT: &str = r#"
@@ -117,8 +122,9 @@ __host__ __device__ __forceinline__ void gpu_aligned_store(T* p, const T& value)
 #endif
 "#;
 
-fn columns(layout: &GpuLayout) -> impl Iterator<Item = &GpuField> + Clone {
-    layout.fields.iter().filter(|field| !field.is_padding)
+/// The data fields of `columns`, in the views' column order.
+fn data(columns: &[GpuField]) -> impl Iterator<Item = &GpuField> + Clone {
+    columns.iter().filter(|field| !field.is_padding)
 }
 
 /// `x` rounded up to a multiple of `to` (a power of two).
@@ -126,15 +132,21 @@ const fn round_up(x: usize, to: usize) -> usize {
     x.div_ceil(to) * to
 }
 
-/// The views of a checked layout.
-pub(crate) fn views_text(f: &mut impl Write, layout: &GpuLayout) -> fmt::Result {
+/// The views of a checked layout, members in the order of `columns` (the
+/// layout's fields, or the same fields in another order).
+pub(crate) fn views_text(
+    f: &mut impl Write,
+    layout: &GpuLayout,
+    columns: &[GpuField],
+) -> fmt::Result {
     f.write_str(SUPPORT)?;
-    soa_text(f, layout)?;
+    soa_text(f, layout, columns)?;
     let word = layout.align.min(MAX_WORD);
-    aos_text(f, layout, "_aos", layout.size, word)?;
+    aos_text(f, layout, columns, "_aos", layout.size, word)?;
     aos_text(
         f,
         layout,
+        columns,
         "_aos16",
         round_up(layout.size, MAX_WORD),
         MAX_WORD,
@@ -142,8 +154,8 @@ pub(crate) fn views_text(f: &mut impl Write, layout: &GpuLayout) -> fmt::Result 
 }
 
 /// The column members, `stride` bytes apart, and `len`.
-fn members(f: &mut impl Write, layout: &GpuLayout, stride: Option<usize>) -> fmt::Result {
-    for field in columns(layout) {
+fn members(f: &mut impl Write, columns: &[GpuField], stride: Option<usize>) -> fmt::Result {
+    for field in data(columns) {
         writeln!(
             f,
             "    gpu_aligned_column<{ty}, {stride}> {member};",
@@ -157,14 +169,14 @@ fn members(f: &mut impl Write, layout: &GpuLayout, stride: Option<usize>) -> fmt
 
 /// `static_assert`s of a view's size and member offsets: the Rust side
 /// builds the same struct and passes it by value.
-fn view_asserts(f: &mut impl Write, layout: &GpuLayout, view: ViewName<'_>) -> fmt::Result {
-    let count = columns(layout).count();
+fn view_asserts(f: &mut impl Write, columns: &[GpuField], view: ViewName<'_>) -> fmt::Result {
+    let count = data(columns).count();
     writeln!(
         f,
         "static_assert(sizeof({view}) == {size}, \"gpu-aligned: {view} is one 8-byte pointer per column and a length\");",
         size = 8 * (count + 1),
     )?;
-    for (index, field) in columns(layout).enumerate() {
+    for (index, field) in data(columns).enumerate() {
         writeln!(
             f,
             "static_assert(GPU_ALIGNED_OFFSETOF({view}, {member}) == {offset}, \"gpu-aligned: {view}::{member} must be at offset {offset}\");",
@@ -179,7 +191,7 @@ fn view_asserts(f: &mut impl Write, layout: &GpuLayout, view: ViewName<'_>) -> f
     )
 }
 
-fn soa_text(f: &mut impl Write, layout: &GpuLayout) -> fmt::Result {
+fn soa_text(f: &mut impl Write, layout: &GpuLayout, columns: &[GpuField]) -> fmt::Result {
     let name = layout.name;
     let view = ViewName(name, "_soa");
     write!(
@@ -187,13 +199,13 @@ fn soa_text(f: &mut impl Write, layout: &GpuLayout) -> fmt::Result {
         "\n// {name} as a structure of arrays: one column per data field, each element\n\
          // moved by one instruction.\nstruct {view} {{\n"
     )?;
-    members(f, layout, None)?;
+    members(f, columns, None)?;
     write!(
         f,
         "    __host__ __device__ __forceinline__ {name} load(unsigned long long i) const {{\n\
          \x20       {name} v = {{}};\n"
     )?;
-    for field in columns(layout) {
+    for field in data(columns) {
         let m = Member(field.name);
         writeln!(f, "        v.{m} = gpu_aligned_load(&{m}[i]);")?;
     }
@@ -202,7 +214,7 @@ fn soa_text(f: &mut impl Write, layout: &GpuLayout) -> fmt::Result {
         "        return v;\n    }}\n\
          \x20   __host__ __device__ __forceinline__ void store(unsigned long long i, const {name}& v) const {{\n"
     )?;
-    for field in columns(layout) {
+    for field in data(columns) {
         let m = Member(field.name);
         writeln!(f, "        gpu_aligned_store(&{m}[i], v.{m});")?;
     }
@@ -214,7 +226,7 @@ fn soa_text(f: &mut impl Write, layout: &GpuLayout) -> fmt::Result {
          \x20   __host__ __device__ static unsigned long long bytes(unsigned long long len) {{\n\
          \x20       return 0"
     )?;
-    for field in columns(layout) {
+    for field in data(columns) {
         write!(
             f,
             "\n            + (len * {size} + {mask}) / {COLUMN_ALIGN} * {COLUMN_ALIGN}",
@@ -230,7 +242,7 @@ fn soa_text(f: &mut impl Write, layout: &GpuLayout) -> fmt::Result {
          \x20       {view} v;\n\
          \x20       char* at = static_cast<char*>(buffer);\n"
     )?;
-    for field in columns(layout) {
+    for field in data(columns) {
         writeln!(
             f,
             "        v.{m}.ptr = reinterpret_cast<{ty}*>(at);\n        at += (len * {size} + {mask}) / {COLUMN_ALIGN} * {COLUMN_ALIGN};",
@@ -241,12 +253,13 @@ fn soa_text(f: &mut impl Write, layout: &GpuLayout) -> fmt::Result {
         )?;
     }
     f.write_str("        v.len = len;\n        return v;\n    }\n};\n")?;
-    view_asserts(f, layout, view)
+    view_asserts(f, columns, view)
 }
 
 fn aos_text(
     f: &mut impl Write,
     layout: &GpuLayout,
+    columns: &[GpuField],
     suffix: &str,
     stride: usize,
     word_bytes: usize,
@@ -266,9 +279,9 @@ fn aos_text(
         "\n// {name} as an array of structs {slot}: element i at i * {stride} bytes, moved\n\
          // as {words} word(s) of {word_bytes} bytes.\nstruct {view} {{\n"
     )?;
-    members(f, layout, Some(stride))?;
+    members(f, columns, Some(stride))?;
     // Every column points into element 0; the first one finds its start.
-    let first = columns(layout).next();
+    let first = data(columns).next();
     let (first_member, first_offset) = first.map_or((Member("len"), 0), |field| {
         (Member(field.name), field.offset)
     });
@@ -310,7 +323,7 @@ fn aos_text(
          \x20       {view} v;\n\
          \x20       char* base = static_cast<char*>(elements);\n"
     )?;
-    for field in columns(layout) {
+    for field in data(columns) {
         writeln!(
             f,
             "        v.{m}.ptr = reinterpret_cast<{ty}*>(base + {offset});",
@@ -324,7 +337,7 @@ fn aos_text(
         f,
         "static_assert(sizeof({name}) <= {stride}, \"gpu-aligned: {view} slots hold one {name}\");"
     )?;
-    view_asserts(f, layout, view)
+    view_asserts(f, columns, view)
 }
 
 /// A view's name, `P_soa` for the struct `P`, written without allocating.

@@ -1,0 +1,89 @@
+//! Launching a kernel over a structure of arrays on a CUDA device, with
+//! every column tracked as a written kernel argument.
+
+use super::{GpuSoa, Soa};
+use crate::arena::{Arena, ArenaError, ArenaResult};
+use crate::backend::cuda::CudaBackend;
+use alloc_crate::vec::Vec;
+use cudarc::driver::{CudaStream, SyncOnDrop};
+
+impl Arena<CudaBackend> {
+    /// Runs `launch` with the kernel's view of `soa` ([`GpuSoa::View`]),
+    /// tracking every column as a kernel argument that writes it would
+    /// be: `stream` first waits for the columns' earlier reads and
+    /// writes on any stream, and after `launch` a write of each column
+    /// is recorded on `stream`. A read on another stream then waits for
+    /// the kernel, and a freed column is not reused before it ends.
+    /// `launch` must enqueue its work on `stream`.
+    ///
+    /// ```no_run
+    /// use gpu_aligned::arena::Arena;
+    /// use gpu_aligned::backend::cuda::cudarc::driver::{CudaContext, LaunchConfig, PushKernelArg};
+    /// use gpu_aligned::backend::cuda::cudarc::nvrtc::compile_ptx;
+    /// use gpu_aligned::header::CudaHeader;
+    ///
+    /// #[derive(Clone, Copy, gpu_aligned::GpuSoa)]
+    /// struct Hit { x: f32, id: u32 }
+    ///
+    /// let context = CudaContext::new(0)?;
+    /// let (s1, s2) = (context.new_stream()?, context.new_stream()?);
+    /// let mut header = CudaHeader::new();
+    /// header.add_soa::<Hit>()?;
+    /// let source = format!(
+    ///     "{}\nextern \"C\" __global__ void bump(Hit_soa v) {{ \
+    ///      unsigned long long i = blockIdx.x * blockDim.x + threadIdx.x; \
+    ///      if (i < v.len) v.x[i] += 1.0f; }}",
+    ///     header.render()
+    /// );
+    /// let module = context.load_module(compile_ptx(source)?)?;
+    /// let bump = module.load_function("bump")?;
+    ///
+    /// let mut arena = Arena::device(&s1, 1 << 20)?;
+    /// let mut hits = arena.alloc_soa::<Hit>(1000)?;
+    /// arena.launch_soa(&mut hits, &s2, |view| {
+    ///     let mut launch = s2.launch_builder(&bump); // not the arena's stream
+    ///     launch.arg(view);
+    ///     // SAFETY: `bump` takes one `Hit_soa`, laid out as the view.
+    ///     unsafe { launch.launch(LaunchConfig::for_num_elems(1000)) }.map(|_| ())
+    /// })??;
+    /// let after = arena.read_soa(&hits)?; // on s1: waits for the kernel on s2
+    /// assert!(after.iter().all(|hit| hit.x == 1.0));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// [`ArenaError::Handle`] if a column is not this arena's;
+    /// [`CudaError::ForeignStream`](crate::backend::cuda::CudaError::ForeignStream)
+    /// for a stream of another context; a backend error after a sticky
+    /// fault. `launch` is not called then. Its own result is returned
+    /// inside.
+    pub fn launch_soa<T: GpuSoa, R>(
+        &self,
+        soa: &mut Soa<T, CudaBackend>,
+        stream: &CudaStream,
+        launch: impl FnOnce(&T::View) -> R,
+    ) -> ArenaResult<R, CudaBackend> {
+        // cudarc records a write event only on a stream of the event's own
+        // context, and reports a failure to that stream's context, not
+        // ours: on a foreign stream the kernel would go untracked, and the
+        // columns could be read or handed out again under it.
+        self.backend()
+            .same_context(stream)
+            .map_err(ArenaError::Backend)?;
+        let view = self.soa_view(soa)?;
+        let mut views = T::device_columns(&mut soa.columns)
+            .into_iter()
+            .map(|column| column.view_mut(self))
+            .collect::<ArenaResult<Vec<_>, CudaBackend>>()?;
+        let writes: Vec<SyncOnDrop<'_>> = views
+            .iter_mut()
+            .map(|view| view.begin_write(stream))
+            .collect();
+        let result = launch(&view);
+        // Dropping the guards records each column's write on `stream`,
+        // after what `launch` enqueued.
+        drop(writes);
+        Ok(result)
+    }
+}
