@@ -61,7 +61,12 @@
 //! back to a host arena. Everything this module does after a context exists
 //! returns errors instead, and a cudarc `DriverError` converts into them, so
 //! `?` works on your own cudarc calls in a function that returns
-//! [`CudaError`] or `ArenaError<CudaError>`.
+//! [`CudaError`] or `ArenaError<CudaError>`. The other way there is no
+//! conversion, since most arena errors are not the driver's: a function
+//! that returns cudarc's `DriverError` calls the arena with
+//! `.map_err(...)`, or returns `Box<dyn Error + Send + Sync>` (every error
+//! of the crate is `Send + Sync + 'static`), whose `source()` is the
+//! driver's error where there is one.
 //!
 //! # After a sticky fault
 //!
