@@ -12,4 +12,5 @@ mod device_arena;
 #[cfg(feature = "cuda")]
 mod device_vm;
 mod host_vm;
+mod hostile;
 mod sizing;
