@@ -14,7 +14,8 @@
 //!
 //! ```text
 //! cargo build --release --features cuda --example trace_replay
-//! gunzip -c docs/traces/train.trace.gz | target/release/examples/trace_replay -
+//! python3 runtime/examples/torch_trace.py record traces   # or `convert` your own snapshot
+//! target/release/examples/trace_replay traces/train.trace
 //! ```
 //!
 //! The trace format (text, one operation per line) is described in
