@@ -109,9 +109,13 @@ trait Replayed {
     fn alloc(&mut self, bytes: u64, align: u64) -> Option<Self::Handle>;
     fn free(&mut self, handle: Self::Handle);
     /// Bytes of device memory held now, if the allocator says (0 if not).
-    fn reserved(&self) -> u64;
+    fn reserved(&self) -> u64 {
+        0
+    }
     /// 1 - largest free block / all free bytes, if the allocator shows them.
-    fn fragmentation(&self) -> Option<f64>;
+    fn fragmentation(&self) -> Option<f64> {
+        None
+    }
     /// The most device memory held during the pass just run, as far as the
     /// allocator reports it (the replay also keeps the most `reserved` seen).
     fn peak_reserved(&mut self) -> Result<u64, Error>;
@@ -193,10 +197,22 @@ fn pool_peak(pool: sys::CUmemoryPool) -> Result<u64, Error> {
     Ok(high)
 }
 
-struct PoolReplay {
+/// The device's default memory pool, which `cuMemAllocAsync` and cudarc
+/// allocate from, and the stream they use.
+struct Pool {
     stream: Arc<CudaStream>,
     pool: sys::CUmemoryPool,
 }
+
+impl Pool {
+    /// The most the pool held since the last call, once the stream is done.
+    fn peak(&self) -> Result<u64, Error> {
+        self.stream.synchronize()?;
+        pool_peak(self.pool)
+    }
+}
+
+struct PoolReplay(Pool);
 
 impl Replayed for PoolReplay {
     type Handle = sys::CUdeviceptr;
@@ -205,56 +221,35 @@ impl Replayed for PoolReplay {
         // The pool's blocks start on 512 bytes or more (the trace asks for
         // at most that).
         // SAFETY: the memory is never read; it is freed on the same stream.
-        unsafe { result::malloc_async(self.stream.cu_stream(), bytes as usize) }.ok()
+        unsafe { result::malloc_async(self.0.stream.cu_stream(), bytes as usize) }.ok()
     }
 
     fn free(&mut self, handle: Self::Handle) {
         // SAFETY: `handle` came from `cuMemAllocAsync` on this stream.
-        unsafe { result::free_async(handle, self.stream.cu_stream()) }.expect("cuMemFreeAsync");
-    }
-
-    fn reserved(&self) -> u64 {
-        0
-    }
-
-    fn fragmentation(&self) -> Option<f64> {
-        None
+        unsafe { result::free_async(handle, self.0.stream.cu_stream()) }.expect("cuMemFreeAsync");
     }
 
     fn peak_reserved(&mut self) -> Result<u64, Error> {
-        self.stream.synchronize()?;
-        pool_peak(self.pool)
+        self.0.peak()
     }
 }
 
-struct CudarcReplay {
-    stream: Arc<CudaStream>,
-    pool: sys::CUmemoryPool,
-}
+struct CudarcReplay(Pool);
 
 impl Replayed for CudarcReplay {
     type Handle = CudaSlice<u8>;
 
     fn alloc(&mut self, bytes: u64, _align: u64) -> Option<Self::Handle> {
         // SAFETY: the memory is never read.
-        unsafe { self.stream.alloc::<u8>(bytes as usize) }.ok()
+        unsafe { self.0.stream.alloc::<u8>(bytes as usize) }.ok()
     }
 
     fn free(&mut self, handle: Self::Handle) {
         drop(handle);
     }
 
-    fn reserved(&self) -> u64 {
-        0
-    }
-
-    fn fragmentation(&self) -> Option<f64> {
-        None
-    }
-
     fn peak_reserved(&mut self) -> Result<u64, Error> {
-        self.stream.synchronize()?;
-        pool_peak(self.pool)
+        self.0.peak()
     }
 }
 
@@ -399,10 +394,10 @@ fn main() -> Result<(), Error> {
     // SAFETY: the pool is the device's default; nothing of it is in use.
     unsafe { result::mem_pool::trim_to(pool, 0) }?;
     pool_peak(pool)?;
-    let mut replayed = PoolReplay {
+    let mut replayed = PoolReplay(Pool {
         stream: stream.clone(),
         pool,
-    };
+    });
     reports.push(replay(
         "cuMemAllocAsync (default pool)",
         &mut replayed,
@@ -412,10 +407,10 @@ fn main() -> Result<(), Error> {
     // SAFETY: as above; every block of the last replay was freed and synchronized.
     unsafe { result::mem_pool::trim_to(pool, 0) }?;
     pool_peak(pool)?;
-    let mut replayed = CudarcReplay {
+    let mut replayed = CudarcReplay(Pool {
         stream: stream.clone(),
         pool,
-    };
+    });
     reports.push(replay(
         "cudarc stream.alloc",
         &mut replayed,
