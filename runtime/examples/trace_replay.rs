@@ -218,8 +218,9 @@ impl Replayed for PoolReplay {
     type Handle = sys::CUdeviceptr;
 
     fn alloc(&mut self, bytes: u64, _align: u64) -> Option<Self::Handle> {
-        // The pool's blocks start on 512 bytes or more (the trace asks for
-        // at most that).
+        // `align` is left to the pool, which has no alignment parameter:
+        // CUDA documents 256-byte starts (512 were seen on an H100), while
+        // PyTorch's traces ask for 512, its own block granularity.
         // SAFETY: the memory is never read; it is freed on the same stream.
         unsafe { result::malloc_async(self.0.stream.cu_stream(), bytes as usize) }.ok()
     }
