@@ -13,4 +13,5 @@ mod device_arena;
 mod device_vm;
 mod host_vm;
 mod hostile;
+mod pytorch_traces;
 mod sizing;

@@ -14,7 +14,7 @@
 //!
 //! ```text
 //! cargo build --release --features cuda --example trace_replay
-//! python3 runtime/examples/torch_trace.py record traces   # or `convert` your own snapshot
+//! python3 runtime/examples/trace_replay/torch_trace.py record traces   # or `convert` your own snapshot
 //! target/release/examples/trace_replay traces/train.trace
 //! ```
 //!
@@ -27,8 +27,9 @@
 //! figure), over `--repeat` passes of the trace (3 by default), each pass
 //! freeing what the trace left live.
 
+mod trace;
+
 use std::collections::HashMap;
-use std::io::{BufRead, BufReader, Read};
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -36,72 +37,7 @@ use gpu_aligned::arena::{Arena, ArenaSlice, GrowthPolicy};
 use gpu_aligned::backend::cuda::cudarc::driver::{result, sys, CudaContext, CudaSlice, CudaStream};
 use gpu_aligned::backend::cuda::{CudaBackend, DRIVER_PITCH_ALIGN};
 
-type Error = Box<dyn std::error::Error>;
-
-/// One operation of a trace.
-#[derive(Clone, Copy, Debug)]
-enum Op {
-    Alloc { id: usize, bytes: u64, align: u64 },
-    Free { id: usize },
-}
-
-/// A parsed trace: its operations, its header comments, the number of ids
-/// and streams it uses, and PyTorch's peak reserved bytes if it says.
-struct Trace {
-    ops: Vec<Op>,
-    comments: Vec<String>,
-    ids: usize,
-    streams: usize,
-    max_align: u64,
-    pytorch_max_reserved: Option<u64>,
-}
-
-fn parse(reader: impl Read) -> Result<Trace, Error> {
-    let mut trace = Trace {
-        ops: Vec::new(),
-        comments: Vec::new(),
-        ids: 0,
-        streams: 0,
-        max_align: 1,
-        pytorch_max_reserved: None,
-    };
-    for (number, line) in BufReader::new(reader).lines().enumerate() {
-        let line = line?;
-        let bad = || format!("line {}: cannot read {line:?}", number + 1);
-        if let Some(comment) = line.strip_prefix('#') {
-            let comment = comment.trim();
-            if let Some(bytes) = comment.strip_prefix("pytorch_max_reserved ") {
-                trace.pytorch_max_reserved = Some(bytes.trim().parse().map_err(|_| bad())?);
-            }
-            trace.comments.push(comment.to_string());
-            continue;
-        }
-        let fields: Vec<u64> = line
-            .split_whitespace()
-            .skip(1)
-            .map(str::parse)
-            .collect::<Result<_, _>>()
-            .map_err(|_| bad())?;
-        let op = match (line.split_whitespace().next(), &fields[..]) {
-            (Some("a"), &[id, bytes, align, stream]) if bytes > 0 && align.is_power_of_two() => {
-                trace.streams = trace.streams.max(stream as usize + 1);
-                trace.max_align = trace.max_align.max(align);
-                Op::Alloc {
-                    id: id as usize,
-                    bytes,
-                    align,
-                }
-            }
-            (Some("f"), &[id]) => Op::Free { id: id as usize },
-            (None, _) => continue,
-            _ => return Err(bad().into()),
-        };
-        let (Op::Alloc { id, .. } | Op::Free { id }) = op;
-        trace.ids = trace.ids.max(id + 1);
-        trace.ops.push(op);
-    }
-    Ok(trace)
-}
+use trace::{parse, Error, Op, Trace};
 
 /// What one allocator is asked to do; `Handle` is what it hands out.
 trait Replayed {
