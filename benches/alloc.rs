@@ -2,18 +2,21 @@
 //! allocator it is most like), each case on one pre-generated sequence that
 //! both run in the same process: a steady state where each step frees a
 //! random live allocation and allocates another in its place, timed per
-//! free+alloc pair. Ours keeps every check (handles, sizes, alignment);
-//! offset-allocator has no alignment, so it is given what it needs to hand
-//! out the same aligned bytes:
+//! free+alloc pair. Ours keeps every check (handles, sizes, alignment).
+//! Both get the same capacity, and offset-allocator is set up the way its
+//! users would for the workload: it counts in units of our granularity (the
+//! smallest alignment the case asks for), so a request aligned to one unit
+//! needs no over-allocation, and only an alignment above a unit costs it
+//! `align - unit` extra bytes (it has no alignment of its own):
 //!
 //! - `a`: 1,000 live, 256 B to 64 KiB at alignment 256, ours at granularity
 //!   256 (what an arena with the default minimum alignment uses);
 //!   offset-allocator in 256-byte units.
 //! - `b`: 1,000 live, 1 B to 64 KiB at alignments 1 to 4096, ours from
-//!   `Allocator::new`; offset-allocator over-allocating `size + align - 1`
-//!   bytes.
+//!   `Allocator::new` (granularity 16); offset-allocator in 16-byte units,
+//!   asked for `size + align - 16` bytes when `align` exceeds 16.
 //! - `c`: 10,000 live, 16 to 256 B at alignment 16, ours from
-//!   `Allocator::new`; offset-allocator over-allocating `size + 15` bytes.
+//!   `Allocator::new`; offset-allocator in 16-byte units, asked for `size`.
 //!
 //! Then how long a failing allocation takes with 1,000 and 100,000 free
 //! blocks (bounded, not a walk of every block), and threads: one shared
@@ -27,7 +30,7 @@ use std::sync::Barrier;
 use std::time::{Duration, Instant};
 
 use criterion::{criterion_group, BenchmarkId, Criterion, Throughput};
-use gpu_aligned::alloc::{AllocError, Allocation, Allocator, SyncAllocator};
+use gpu_aligned::alloc::{AllocError, Allocation, Allocator, SyncAllocator, DEFAULT_GRANULARITY};
 
 /// SplitMix64: a seeded generator, so both allocators see one sequence.
 struct Rng(u64);
@@ -51,16 +54,13 @@ impl Rng {
     }
 }
 
-/// One steady-state case: the requests, and how offset-allocator is asked.
+/// One steady-state case: the requests, and the granularity both
+/// allocators work in.
 struct Case {
     live: usize,
     capacity: u64,
-    /// Granularity of our allocator; `None` is `Allocator::new`.
-    granularity: Option<u64>,
-    /// `Some(unit)`: offset-allocator counts in units of this many bytes
-    /// (the requests' alignment); `None`: it counts bytes and is asked for
-    /// `size + align - 1`.
-    oa_unit: Option<u64>,
+    /// Our allocator's granularity, and offset-allocator's unit in bytes.
+    granularity: u64,
     /// `(size, align)` of the initial allocations.
     initial: Vec<(u64, u64)>,
     /// Per step: which live allocation to replace, with what.
@@ -74,8 +74,7 @@ impl Case {
         seed: u64,
         live: usize,
         capacity: u64,
-        granularity: Option<u64>,
-        oa_unit: Option<u64>,
+        granularity: u64,
         request: impl Fn(&mut Rng) -> (u64, u64),
     ) -> Case {
         let mut rng = Rng(seed);
@@ -91,31 +90,24 @@ impl Case {
             live,
             capacity,
             granularity,
-            oa_unit,
             initial,
             steps,
         }
     }
 
     fn ours(&self) -> Allocator {
-        match self.granularity {
-            None => Allocator::new(self.capacity),
-            Some(granularity) => {
-                Allocator::with_granularity(self.capacity, granularity).expect("a power of two")
-            }
-        }
+        Allocator::with_granularity(self.capacity, self.granularity).expect("a power of two")
     }
 
-    /// What offset-allocator is asked for, in its units.
+    /// What offset-allocator is asked for, in its units: enough for `size`
+    /// bytes at any unit-aligned start that can be moved up to `align`.
     fn oa_request(&self, size: u64, align: u64) -> u32 {
-        match self.oa_unit {
-            Some(unit) => size.div_ceil(unit) as u32,
-            None => (size + align - 1) as u32,
-        }
+        let unit = self.granularity;
+        (size + align.max(unit) - unit).div_ceil(unit) as u32
     }
 
     fn oa_capacity(&self) -> u32 {
-        (self.capacity / self.oa_unit.unwrap_or(1)) as u32
+        (self.capacity / self.granularity) as u32
     }
 
     /// Our allocator holding the case's initial allocations.
@@ -183,13 +175,13 @@ fn steady_state(c: &mut Criterion, name: &str, case: &Case) {
 fn all_cases() -> [(&'static str, Case); 3] {
     // 128 MiB: room for 1,000 allocations of up to 64 KiB (plus alignment)
     // twice over, so the steady state measures the search, not running out.
-    let a = Case::new(0xa, 1_000, 128 << 20, Some(256), Some(256), |rng| {
+    let a = Case::new(0xa, 1_000, 128 << 20, 256, |rng| {
         (rng.between(256, 64 << 10), 256)
     });
-    let b = Case::new(0xb, 1_000, 128 << 20, None, None, |rng| {
+    let b = Case::new(0xb, 1_000, 128 << 20, DEFAULT_GRANULARITY, |rng| {
         (rng.between(1, 64 << 10), 1 << rng.below(13))
     });
-    let c = Case::new(0xc, 10_000, 16 << 20, None, None, |rng| {
+    let c = Case::new(0xc, 10_000, 16 << 20, DEFAULT_GRANULARITY, |rng| {
         (rng.between(16, 256), 16)
     });
     [

@@ -12,4 +12,6 @@ mod device_arena;
 #[cfg(feature = "cuda")]
 mod device_vm;
 mod host_vm;
+mod hostile;
+mod pytorch_traces;
 mod sizing;

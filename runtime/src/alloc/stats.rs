@@ -10,8 +10,9 @@ pub struct Stats {
     /// The size of the managed buffer in bytes.
     pub capacity: u64,
     /// Bytes in live allocations' blocks: the sizes requested, each rounded
-    /// up to the allocator's granularity (1 by default, so exactly the sizes
-    /// requested).
+    /// up to the allocator's granularity
+    /// ([`DEFAULT_GRANULARITY`](super::DEFAULT_GRANULARITY) by default; 1
+    /// gives exactly the sizes requested).
     pub used: u64,
     /// Bytes the live allocations asked for; `used - requested` is what
     /// rounding to the granularity costs.

@@ -1,0 +1,402 @@
+//! Replays an allocation trace (what a real program allocated and freed, in
+//! order) against three allocators on one GPU and reports, for each, the
+//! time per operation (median and 99th percentile), the most device memory
+//! it held (peak reserved: in the first pass, which is what the traced
+//! program needed, and in any pass), how fragmented its free memory was
+//! when the most bytes were live (1 - largest free block / all free bytes,
+//! where the allocator lets us see it) and how many allocations failed:
+//!
+//! - a growing device [`Arena`] (`ArenaOptions::growth`, up to the
+//!   device's memory, array starts at the trace's largest alignment);
+//! - `cuMemAllocAsync` / `cuMemFreeAsync` on the device's default memory
+//!   pool (peak reserved: the pool's `CU_MEMPOOL_ATTR_RESERVED_MEM_HIGH`);
+//! - cudarc's `stream.alloc` and drop (which use the same pool).
+//!
+//! ```text
+//! cargo build --release --features cuda --example trace_replay
+//! python3 runtime/examples/trace_replay/torch_trace.py record traces   # or `convert` your own snapshot
+//! target/release/examples/trace_replay traces/train.trace
+//! ```
+//!
+//! The trace format (text, one operation per line) is described in
+//! `torch_trace.py` beside this file, which also converts a PyTorch memory
+//! snapshot of your own program (`torch.cuda.memory._record_memory_history`,
+//! then `_dump_snapshot`) into it. Every operation runs on one stream; a
+//! trace that used several says so in the report. Each operation is timed
+//! on its own with [`Instant`] (whose own cost, about 20-30 ns, is in every
+//! figure), over `--repeat` passes of the trace (3 by default), each pass
+//! freeing what the trace left live.
+
+mod trace;
+
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::time::Instant;
+
+use gpu_aligned::arena::{Arena, ArenaOptions, ArenaSlice, GrowthPolicy};
+use gpu_aligned::backend::cuda::cudarc::driver::{result, sys, CudaContext, CudaSlice, CudaStream};
+use gpu_aligned::backend::cuda::{CudaBackend, DRIVER_PITCH_ALIGN};
+
+use trace::{parse, Error, Op, Trace};
+
+/// What one allocator is asked to do; `Handle` is what it hands out.
+trait Replayed {
+    type Handle;
+    fn alloc(&mut self, bytes: u64, align: u64) -> Option<Self::Handle>;
+    fn free(&mut self, handle: Self::Handle);
+    /// Bytes of device memory held now, if the allocator says (0 if not).
+    fn reserved(&self) -> u64 {
+        0
+    }
+    /// 1 - largest free block / all free bytes, if the allocator shows them.
+    fn fragmentation(&self) -> Option<f64> {
+        None
+    }
+    /// The most device memory held during the pass just run, as far as the
+    /// allocator reports it (the replay also keeps the most `reserved` seen).
+    fn peak_reserved(&mut self) -> Result<u64, Error>;
+}
+
+/// The only calls the replay makes into the arena: allocate, and free.
+/// (When arrays are freed by dropping them, `arena_free` becomes `drop`.)
+mod arena_calls {
+    use super::*;
+
+    pub type Array = ArenaSlice<u8, CudaBackend>;
+
+    pub fn arena_alloc(arena: &mut Arena<CudaBackend>, bytes: u64) -> Option<Array> {
+        arena.alloc::<u8>(bytes as usize).ok()
+    }
+
+    pub fn arena_free(arena: &mut Arena<CudaBackend>, array: Array) {
+        arena.free(array).expect("an array of this arena");
+    }
+}
+
+struct ArenaReplay {
+    arena: Arena<CudaBackend>,
+}
+
+impl Replayed for ArenaReplay {
+    type Handle = arena_calls::Array;
+
+    fn alloc(&mut self, bytes: u64, _align: u64) -> Option<Self::Handle> {
+        // The arena was made with the trace's largest alignment as its
+        // minimum, so every array starts on a multiple of every `align`.
+        arena_calls::arena_alloc(&mut self.arena, bytes)
+    }
+
+    fn free(&mut self, handle: Self::Handle) {
+        arena_calls::arena_free(&mut self.arena, handle);
+    }
+
+    fn reserved(&self) -> u64 {
+        self.arena.capacity() as u64
+    }
+
+    fn fragmentation(&self) -> Option<f64> {
+        let stats = self.arena.stats();
+        Some(if stats.free == 0 {
+            0.0
+        } else {
+            1.0 - stats.largest_free_block as f64 / stats.free as f64
+        })
+    }
+
+    fn peak_reserved(&mut self) -> Result<u64, Error> {
+        // The replay samples `reserved` after every allocation.
+        Ok(self.arena.capacity() as u64)
+    }
+}
+
+/// The default pool's reserved-bytes high-water mark, reset to what it holds.
+fn pool_peak(pool: sys::CUmemoryPool) -> Result<u64, Error> {
+    let mut high = 0u64;
+    // SAFETY: the attribute is a `cuuint64_t`, written into `high`.
+    unsafe {
+        result::mem_pool::get_attribute(
+            pool,
+            sys::CUmemPool_attribute::CU_MEMPOOL_ATTR_RESERVED_MEM_HIGH,
+            (&mut high as *mut u64).cast(),
+        )
+    }?;
+    let mut zero = 0u64;
+    // SAFETY: setting the high-water mark to 0 resets it (the driver's
+    // documented use); the value is a `cuuint64_t`.
+    unsafe {
+        result::mem_pool::set_attribute(
+            pool,
+            sys::CUmemPool_attribute::CU_MEMPOOL_ATTR_RESERVED_MEM_HIGH,
+            (&mut zero as *mut u64).cast(),
+        )
+    }?;
+    Ok(high)
+}
+
+/// The device's default memory pool, which `cuMemAllocAsync` and cudarc
+/// allocate from, and the stream they use.
+struct Pool {
+    stream: Arc<CudaStream>,
+    pool: sys::CUmemoryPool,
+}
+
+impl Pool {
+    /// The most the pool held since the last call, once the stream is done.
+    fn peak(&self) -> Result<u64, Error> {
+        self.stream.synchronize()?;
+        pool_peak(self.pool)
+    }
+}
+
+struct PoolReplay(Pool);
+
+impl Replayed for PoolReplay {
+    type Handle = sys::CUdeviceptr;
+
+    fn alloc(&mut self, bytes: u64, _align: u64) -> Option<Self::Handle> {
+        // `align` is left to the pool, which has no alignment parameter:
+        // CUDA documents 256-byte starts (512 were seen on an H100), while
+        // PyTorch's traces ask for 512, its own block granularity.
+        // SAFETY: the memory is never read; it is freed on the same stream.
+        unsafe { result::malloc_async(self.0.stream.cu_stream(), bytes as usize) }.ok()
+    }
+
+    fn free(&mut self, handle: Self::Handle) {
+        // SAFETY: `handle` came from `cuMemAllocAsync` on this stream.
+        unsafe { result::free_async(handle, self.0.stream.cu_stream()) }.expect("cuMemFreeAsync");
+    }
+
+    fn peak_reserved(&mut self) -> Result<u64, Error> {
+        self.0.peak()
+    }
+}
+
+struct CudarcReplay(Pool);
+
+impl Replayed for CudarcReplay {
+    type Handle = CudaSlice<u8>;
+
+    fn alloc(&mut self, bytes: u64, _align: u64) -> Option<Self::Handle> {
+        // SAFETY: the memory is never read.
+        unsafe { self.0.stream.alloc::<u8>(bytes as usize) }.ok()
+    }
+
+    fn free(&mut self, handle: Self::Handle) {
+        drop(handle);
+    }
+
+    fn peak_reserved(&mut self) -> Result<u64, Error> {
+        self.0.peak()
+    }
+}
+
+/// What replaying a trace against one allocator gave.
+struct Report {
+    name: &'static str,
+    times: Vec<u64>,
+    alloc_times: Vec<u64>,
+    /// The most device memory held during the first pass: what the traced
+    /// program would have needed from this allocator.
+    first_peak_reserved: u64,
+    /// The most held during any pass (later passes start from what the
+    /// earlier ones left cached or mapped).
+    peak_reserved: u64,
+    fragmentation: Option<f64>,
+    failed: usize,
+}
+
+fn percentile(sorted: &[u64], p: f64) -> f64 {
+    if sorted.is_empty() {
+        return f64::NAN;
+    }
+    sorted[((sorted.len() - 1) as f64 * p).round() as usize] as f64
+}
+
+fn replay<R: Replayed>(
+    name: &'static str,
+    replayed: &mut R,
+    trace: &Trace,
+    repeat: usize,
+) -> Result<Report, Error> {
+    let mut report = Report {
+        name,
+        times: Vec::with_capacity(trace.ops.len() * repeat),
+        alloc_times: Vec::new(),
+        first_peak_reserved: 0,
+        peak_reserved: 0,
+        fragmentation: None,
+        failed: 0,
+    };
+    let mut live: Vec<Option<R::Handle>> = (0..trace.ids).map(|_| None).collect();
+    for pass in 0..repeat {
+        let (mut live_bytes, mut peak_live) = (0u64, 0u64);
+        let mut sizes = HashMap::new();
+        let mut peak = 0u64;
+        for op in &trace.ops {
+            match *op {
+                Op::Alloc { id, bytes, align } => {
+                    let began = Instant::now();
+                    let handle = replayed.alloc(bytes, align);
+                    let took = began.elapsed().as_nanos() as u64;
+                    report.times.push(took);
+                    report.alloc_times.push(took);
+                    match handle {
+                        Some(handle) => {
+                            live[id] = Some(handle);
+                            sizes.insert(id, bytes);
+                            live_bytes += bytes;
+                        }
+                        None => report.failed += 1,
+                    }
+                    peak = peak.max(replayed.reserved());
+                    if pass == 0 && live_bytes > peak_live {
+                        peak_live = live_bytes;
+                        report.fragmentation = replayed.fragmentation();
+                    }
+                }
+                Op::Free { id } => {
+                    // A failed allocation leaves nothing to free.
+                    if let Some(handle) = live.get_mut(id).and_then(Option::take) {
+                        live_bytes -= sizes.remove(&id).unwrap_or(0);
+                        let began = Instant::now();
+                        replayed.free(handle);
+                        report.times.push(began.elapsed().as_nanos() as u64);
+                    }
+                }
+            }
+        }
+        for handle in live.iter_mut().filter_map(Option::take) {
+            replayed.free(handle);
+        }
+        let peak = peak.max(replayed.peak_reserved()?);
+        if pass == 0 {
+            report.first_peak_reserved = peak;
+        }
+        report.peak_reserved = report.peak_reserved.max(peak);
+    }
+    report.times.sort_unstable();
+    report.alloc_times.sort_unstable();
+    Ok(report)
+}
+
+fn main() -> Result<(), Error> {
+    let mut args = std::env::args().skip(1);
+    let (mut path, mut repeat) = (None, 3usize);
+    while let Some(arg) = args.next() {
+        match arg.as_str() {
+            "--repeat" => repeat = args.next().ok_or("--repeat needs a count")?.parse()?,
+            _ => path = Some(arg),
+        }
+    }
+    let path = path.ok_or("usage: trace_replay [--repeat N] TRACE (or - for stdin)")?;
+    let trace = if path == "-" {
+        parse(std::io::stdin().lock())?
+    } else {
+        parse(std::fs::File::open(&path)?)?
+    };
+    for comment in &trace.comments {
+        println!("# {comment}");
+    }
+    let allocs = trace
+        .ops
+        .iter()
+        .filter(|op| matches!(op, Op::Alloc { .. }))
+        .count();
+    println!(
+        "{} operations ({allocs} allocations) on {} stream(s), replayed on one; alignment up to {}; {repeat} passes",
+        trace.ops.len(),
+        trace.streams,
+        trace.max_align
+    );
+
+    let context = CudaContext::new(0)?;
+    let stream = context.default_stream();
+    println!("device: {}", context.name()?);
+    // SAFETY: the device is the context's own.
+    let pool = unsafe { result::device::get_default_mem_pool(context.cu_device()) }?;
+    pool_peak(pool)?;
+
+    let mut reports = Vec::new();
+    {
+        let align = trace.max_align.max(256);
+        let policy = GrowthPolicy::up_to(context.total_mem()?);
+        let options = ArenaOptions::new()
+            .min_align(align as usize)
+            .pitch_align(DRIVER_PITCH_ALIGN.max(align) as usize)
+            .growth(policy);
+        let arena = options.device(&stream, policy.initial())?;
+        let mut replayed = ArenaReplay { arena };
+        reports.push(replay("gpu-aligned arena", &mut replayed, &trace, repeat)?);
+    }
+    // SAFETY: the pool is the device's default; nothing of it is in use.
+    unsafe { result::mem_pool::trim_to(pool, 0) }?;
+    pool_peak(pool)?;
+    let mut replayed = PoolReplay(Pool {
+        stream: stream.clone(),
+        pool,
+    });
+    reports.push(replay(
+        "cuMemAllocAsync (default pool)",
+        &mut replayed,
+        &trace,
+        repeat,
+    )?);
+    // SAFETY: as above; every block of the last replay was freed and synchronized.
+    unsafe { result::mem_pool::trim_to(pool, 0) }?;
+    pool_peak(pool)?;
+    let mut replayed = CudarcReplay(Pool {
+        stream: stream.clone(),
+        pool,
+    });
+    reports.push(replay(
+        "cudarc stream.alloc",
+        &mut replayed,
+        &trace,
+        repeat,
+    )?);
+
+    println!(
+        "\n{:<32} {:>12} {:>10} {:>12} {:>18} {:>18} {:>14} {:>7}",
+        "allocator",
+        "median ns/op",
+        "p99 ns/op",
+        "median alloc",
+        "peak reserved B",
+        "(any pass)",
+        "fragmentation",
+        "failed"
+    );
+    for report in &reports {
+        println!(
+            "{:<32} {:>12.0} {:>10.0} {:>12.0} {:>18} {:>18} {:>14} {:>7}",
+            report.name,
+            percentile(&report.times, 0.5),
+            percentile(&report.times, 0.99),
+            percentile(&report.alloc_times, 0.5),
+            report.first_peak_reserved,
+            report.peak_reserved,
+            report
+                .fragmentation
+                .map_or("n/a".to_string(), |f| format!("{f:.3}")),
+            report.failed
+        );
+    }
+    let arena = &reports[0];
+    for other in &reports[1..] {
+        println!(
+            "arena vs {}: {:.1}x faster per op (median), {:.1}x at p99",
+            other.name,
+            percentile(&other.times, 0.5) / percentile(&arena.times, 0.5),
+            percentile(&other.times, 0.99) / percentile(&arena.times, 0.99),
+        );
+    }
+    if let Some(pytorch) = trace.pytorch_max_reserved {
+        println!(
+            "arena peak reserved (first pass) {} B vs PyTorch's own {} B: {:.3}x",
+            arena.first_peak_reserved,
+            pytorch,
+            arena.first_peak_reserved as f64 / pytorch as f64
+        );
+    }
+    Ok(())
+}
