@@ -46,7 +46,10 @@ struct Run {
 /// `keep` cycles.
 fn hostile(cycles: u64, keep: usize, small: u64) -> Run {
     let policy = GrowthPolicy::up_to(1 << 40);
-    let mut arena = ArenaOptions::new().growth(policy).host(policy.initial()).unwrap();
+    let mut arena = ArenaOptions::new()
+        .growth(policy)
+        .host(policy.initial())
+        .unwrap();
     let chunk = arena.growth().chunk() as u64;
     let (mut live, mut peak_live, mut peak_span, mut over_bound) = (0, 0, 0, 0);
     let mut survivors = VecDeque::new();
@@ -82,7 +85,11 @@ fn hostile(cycles: u64, keep: usize, small: u64) -> Run {
 
 fn report(name: &str, run: &mut Run) {
     let chunk = run.arena.growth().chunk() as u64;
-    let live = run.survivors.iter().map(|s| s.size_bytes() as u64).sum::<u64>();
+    let live = run
+        .survivors
+        .iter()
+        .map(|s| s.size_bytes() as u64)
+        .sum::<u64>();
     let span = run.arena.capacity() as u64;
     let free_chunks = (span - live) / chunk;
     let trimmed = run.arena.trim().unwrap() as u64 / chunk;
@@ -141,7 +148,11 @@ fn hostile_variants_stay_within_the_bound() {
         let name = format!("{} KiB survivors, each kept {keep} cycles", small >> 10);
         report(&name, &mut run);
         let chunk = run.arena.growth().chunk() as u64;
-        let live = run.survivors.iter().map(|s| s.size_bytes() as u64).sum::<u64>();
+        let live = run
+            .survivors
+            .iter()
+            .map(|s| s.size_bytes() as u64)
+            .sum::<u64>();
         let free_chunks = (run.arena.capacity() as u64 - live) / chunk;
         let trimmed = run.arena.trim().unwrap() as u64 / chunk;
         if run.over_bound > 0 || (trimmed as f64) < 0.95 * free_chunks as f64 {
