@@ -57,16 +57,21 @@ mod growth;
 mod host;
 mod pitched;
 mod plan;
+mod regions;
 #[cfg(feature = "std")]
 mod sync;
 
 #[cfg(feature = "cuda")]
 mod device;
+#[cfg(feature = "cuda")]
+mod read_only;
 
 pub use error::{ArenaError, FreeFailed};
 pub use growth::{GrowthError, GrowthPolicy, DEFAULT_CHUNK};
 pub use pitched::{Copy2d, Pitched};
 pub use plan::{ArrayKey, CarvedArray, Carving, PitchedKey, Plan};
+#[cfg(feature = "cuda")]
+pub use read_only::ReadOnlyView;
 #[cfg(feature = "std")]
 pub use sync::SyncArena;
 
@@ -164,19 +169,17 @@ impl<T, B: Backend> ArenaSlice<T, B> {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn size_bytes(&self) -> u64 {
-        self.allocation.size()
+        // Not the allocation's size, which includes a red zone when the
+        // arena keeps them (see `crate::sanitizer`).
+        self.len as u64 * size_of::<T>() as u64
     }
 
     /// The array's bytes.
     fn span(&self) -> Span {
-        allocation_span(&self.allocation)
-    }
-}
-
-fn allocation_span(allocation: &Allocation) -> Span {
-    Span {
-        offset: allocation.offset(),
-        len: allocation.size(),
+        Span {
+            offset: self.allocation.offset(),
+            len: self.size_bytes(),
+        }
     }
 }
 
@@ -193,6 +196,10 @@ impl<T, B: Backend> fmt::Debug for ArenaSlice<T, B> {
 /// Allocator + buffer + minimum alignment. See the [module docs](self).
 pub struct Arena<B: Backend> {
     allocator: Allocator,
+    /// Red zones and what the tools watching kernels are told (see
+    /// `crate::sanitizer`). Declared before the backend so that it drops
+    /// first: its heaps are unregistered while the buffer still exists.
+    regions: crate::sanitizer::Regions,
     backend: B,
     min_align: u64,
     pitch_align: u64,
@@ -288,6 +295,7 @@ impl<B: Backend> Arena<B> {
             _ => 1 << base.trailing_zeros(),
         };
         let growth = GrowthPolicy::fixed().with_initial(backend.len());
+        let regions = crate::sanitizer::Regions::new(backend.watched_by_tools());
         Ok(Arena {
             allocator,
             backend,
@@ -296,6 +304,7 @@ impl<B: Backend> Arena<B> {
             base_align,
             pending: VecDeque::new(),
             growth,
+            regions,
         })
     }
 
@@ -451,6 +460,7 @@ impl<B: Backend> Arena<B> {
         self.backend.quiesce().map_err(ArenaError::Backend)?;
         self.pending.clear();
         self.allocator.reset();
+        self.regions_cleared(); // sanitizer hook: every region goes
         Ok(())
     }
 
@@ -479,7 +489,7 @@ impl<B: Backend> Arena<B> {
             }
             if let Some((allocation, _)) = self.pending.pop_front() {
                 // Checked live when it was freed, and nothing else frees it.
-                self.allocator.free(allocation)?;
+                self.give_back(allocation)?;
             }
         }
         Ok(())
@@ -492,8 +502,45 @@ impl<B: Backend> Arena<B> {
                 .wait_fence(fence)
                 .map_err(ArenaError::Backend)?;
             if let Some((allocation, _)) = self.pending.pop_front() {
-                self.allocator.free(allocation)?;
+                self.give_back(allocation)?;
             }
+        }
+        Ok(())
+    }
+
+    /// Reserves an array of `bytes` at `align` whose elements (rows, for a
+    /// pitched array) are `stride` bytes long.
+    ///
+    /// Sanitizer hook (the one place arrays are reserved): in red-zone mode
+    /// the allocation also holds a red zone after the array's bytes, and
+    /// the array is registered with an attached tool (see
+    /// `crate::sanitizer`). Off, this is one branch.
+    fn reserve(&mut self, bytes: u64, align: u64, stride: u64) -> ArenaResult<Allocation, B> {
+        let red_zone = self.regions.red_zone(stride, self.min_align);
+        let padded = match red_zone {
+            0 => bytes,
+            // A red zone alone is no array.
+            _ if bytes == 0 => return Err(AllocError::ZeroSize.into()),
+            _ => bytes
+                .checked_add(red_zone)
+                .ok_or(AllocError::SizeOverflow)?,
+        };
+        let allocation = self.reserve_block(padded, align)?;
+        if self.regions.is_active() {
+            self.region_reserved(&allocation, bytes, red_zone);
+        }
+        Ok(allocation)
+    }
+
+    /// Gives a live allocation's bytes back to the allocator.
+    ///
+    /// Sanitizer hook (the one place bytes go back, but for a reset): the
+    /// array stops being a region, so a kernel still using it is reported.
+    fn give_back(&mut self, allocation: Allocation) -> Result<(), crate::alloc::FreeError> {
+        let offset = allocation.offset();
+        self.allocator.free(allocation)?;
+        if self.regions.is_active() {
+            self.region_released(offset);
         }
         Ok(())
     }
@@ -502,7 +549,7 @@ impl<B: Backend> Arena<B> {
     /// is checked to be aligned as well). Bytes of freed arrays come back
     /// first when their fences have passed; when nothing fits, a growing
     /// arena grows, and only then are the pending ones waited for.
-    fn reserve(&mut self, bytes: u64, align: u64) -> ArenaResult<Allocation, B> {
+    fn reserve_block(&mut self, bytes: u64, align: u64) -> ArenaResult<Allocation, B> {
         // `align` is a power of two (the allocator refuses others), so a
         // compare replaces a division.
         if align > self.base_align && align.is_power_of_two() {
@@ -541,7 +588,7 @@ impl<B: Backend> Arena<B> {
     /// taken apart: at once, or once the backend's fence has passed.
     fn release(&mut self, allocation: Allocation, fence: Option<B::Fence>) -> ArenaResult<(), B> {
         match fence {
-            None => Ok(self.allocator.free(allocation)?),
+            None => Ok(self.give_back(allocation)?),
             Some(fence) => {
                 self.pending.push_back((allocation, fence));
                 Ok(())
@@ -571,7 +618,8 @@ impl<B: Backend> Arena<B> {
         let bytes = (len as u64)
             .checked_mul(size_of::<T>() as u64)
             .ok_or(AllocError::SizeOverflow)?;
-        let allocation = self.reserve(bytes, self.align_for::<T>())?;
+        let allocation = self.reserve(bytes, self.align_for::<T>(), size_of::<T>() as u64)?;
+        self.name_region::<T>(&allocation, crate::sanitizer::RegionShape::Array { len });
         Ok(ArenaSlice::new(allocation, len))
     }
 
@@ -615,7 +663,7 @@ impl<B: Backend> Arena<B> {
     ) -> ArenaResult<(), B> {
         if !self.backend.needs_retire(tracking) {
             // The allocator checks the handle itself.
-            return Ok(self.allocator.free(allocation)?);
+            return Ok(self.give_back(allocation)?);
         }
         self.allocator.check_handle(&allocation)?;
         let fence = self.backend.retire(tracking).map_err(ArenaError::Backend)?;

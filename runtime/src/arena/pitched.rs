@@ -111,7 +111,7 @@ impl<T, B: Backend> Pitched<T, B> {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn size_bytes(&self) -> u64 {
-        self.allocation.size()
+        self.span().len
     }
 
     /// Bytes spent on row padding: `(pitch - row_bytes) * height`.
@@ -130,7 +130,12 @@ impl<T, B: Backend> Pitched<T, B> {
     }
 
     pub(super) fn span(&self) -> Span {
-        super::allocation_span(&self.allocation)
+        // Not the allocation's size, which includes a red zone when the
+        // arena keeps them (see `crate::sanitizer`).
+        Span {
+            offset: self.allocation.offset(),
+            len: self.pitch * self.height as u64,
+        }
     }
 }
 
@@ -250,7 +255,13 @@ impl<B: Backend> Arena<B> {
         height: usize,
     ) -> ArenaResult<Pitched<T, B>, B> {
         let footprint = pitched_layout::<T>(width, height, self.min_align, self.pitch_align)?;
-        let allocation = self.reserve(footprint.bytes, footprint.align)?;
+        let allocation = self.reserve(footprint.bytes, footprint.align, footprint.pitch)?;
+        let shape = crate::sanitizer::RegionShape::Pitched {
+            width,
+            height,
+            pitch: footprint.pitch,
+        };
+        self.name_region::<T>(&allocation, shape);
         Ok(Pitched::new(allocation, width, height, footprint.pitch))
     }
 

@@ -588,7 +588,8 @@ impl<B: Backend> Arena<B> {
                 pitch,
                 align,
             } = *footprint;
-            let allocation = match self.reserve(bytes, align) {
+            let stride = pitch.max(entry.element.size as u64);
+            let allocation = match self.reserve(bytes, align, stride) {
                 Ok(allocation) => allocation,
                 Err(error) => {
                     // Every handle in `carving` is live and ours, so this
@@ -597,6 +598,15 @@ impl<B: Backend> Arena<B> {
                     return Err(error);
                 }
             };
+            let shape = match entry.shape {
+                Shape::Array { len } => crate::sanitizer::RegionShape::Array { len },
+                Shape::Pitched { width, height } => crate::sanitizer::RegionShape::Pitched {
+                    width,
+                    height,
+                    pitch,
+                },
+            };
+            self.name_region_as(&allocation, entry.element.name, shape);
             let padding = match entry.shape {
                 // The layout checked `width * size <= pitch` and
                 // `pitch * height == bytes`, so neither step overflows.
@@ -658,7 +668,7 @@ impl<B: Backend> Arena<B> {
         }
         for (allocation, _) in carving.handles.into_iter().flatten() {
             // Each was checked live just above, and they are distinct.
-            let _freed = self.allocator.free(allocation);
+            let _freed = self.give_back(allocation);
         }
         Ok(())
     }

@@ -77,6 +77,7 @@
 mod buffer;
 mod copy;
 mod error;
+mod plain;
 mod tracking;
 
 pub use buffer::{check_base, CudaBackend, DRIVER_BASE_ALIGN, DRIVER_PITCH_ALIGN};
