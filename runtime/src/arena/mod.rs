@@ -508,48 +508,43 @@ impl<B: Backend> Arena<B> {
         Ok(())
     }
 
-    /// Reserves an array of `bytes` at `align` whose elements (rows, for a
-    /// pitched array) are `stride` bytes long.
+    /// Reserves `bytes` at `align` for the array `array` describes.
     ///
-    /// Sanitizer hook (the one place arrays are reserved): in red-zone mode
-    /// the allocation also holds a red zone after the array's bytes, and
-    /// the array is registered with an attached tool (see
-    /// `crate::sanitizer`). Off, this is one branch.
-    fn reserve(&mut self, bytes: u64, align: u64, stride: u64) -> ArenaResult<Allocation, B> {
-        let red_zone = self.regions.red_zone(stride, self.min_align);
-        let padded = match red_zone {
-            0 => bytes,
-            // A red zone alone is no array.
-            _ if bytes == 0 => return Err(AllocError::ZeroSize.into()),
-            _ => bytes
-                .checked_add(red_zone)
-                .ok_or(AllocError::SizeOverflow)?,
-        };
-        let allocation = self.reserve_block(padded, align)?;
+    /// Sanitizer hook (the one place arrays are reserved): while regions
+    /// are kept (a tool is attached or red zones are on) the allocation
+    /// also holds the array's red zone, and the array is registered and
+    /// named (see `crate::sanitizer`). Otherwise this is one branch.
+    #[inline]
+    fn reserve(
+        &mut self,
+        bytes: u64,
+        align: u64,
+        array: impl FnOnce() -> crate::sanitizer::ArrayInfo,
+    ) -> ArenaResult<Allocation, B> {
         if self.regions.is_active() {
-            self.region_reserved(&allocation, bytes, red_zone);
+            return self.reserve_watched(bytes, align, array());
         }
-        Ok(allocation)
+        self.reserve_block(bytes, align)
     }
 
     /// Gives a live allocation's bytes back to the allocator.
     ///
     /// Sanitizer hook (the one place bytes go back, but for a reset): the
     /// array stops being a region, so a kernel still using it is reported.
+    #[inline]
     fn give_back(&mut self, allocation: Allocation) -> Result<(), crate::alloc::FreeError> {
-        let offset = allocation.offset();
-        self.allocator.free(allocation)?;
         if self.regions.is_active() {
-            self.region_released(offset);
+            return self.give_back_watched(allocation);
         }
-        Ok(())
+        self.allocator.free(allocation)
     }
 
     /// Reserves `bytes` at `align` (relative to the buffer's address, which
     /// is checked to be aligned as well). Bytes of freed arrays come back
     /// first when their fences have passed; when nothing fits, a growing
     /// arena grows, and only then are the pending ones waited for.
-    fn reserve_block(&mut self, bytes: u64, align: u64) -> ArenaResult<Allocation, B> {
+    #[inline(always)]
+    pub(super) fn reserve_block(&mut self, bytes: u64, align: u64) -> ArenaResult<Allocation, B> {
         // `align` is a power of two (the allocator refuses others), so a
         // compare replaces a division.
         if align > self.base_align && align.is_power_of_two() {
@@ -618,8 +613,9 @@ impl<B: Backend> Arena<B> {
         let bytes = (len as u64)
             .checked_mul(size_of::<T>() as u64)
             .ok_or(AllocError::SizeOverflow)?;
-        let allocation = self.reserve(bytes, self.align_for::<T>(), size_of::<T>() as u64)?;
-        self.name_region::<T>(&allocation, crate::sanitizer::RegionShape::Array { len });
+        let array =
+            || crate::sanitizer::ArrayInfo::of::<T>(crate::sanitizer::RegionShape::Array { len });
+        let allocation = self.reserve(bytes, self.align_for::<T>(), array)?;
         Ok(ArenaSlice::new(allocation, len))
     }
 

@@ -255,13 +255,13 @@ impl<B: Backend> Arena<B> {
         height: usize,
     ) -> ArenaResult<Pitched<T, B>, B> {
         let footprint = pitched_layout::<T>(width, height, self.min_align, self.pitch_align)?;
-        let allocation = self.reserve(footprint.bytes, footprint.align, footprint.pitch)?;
         let shape = crate::sanitizer::RegionShape::Pitched {
             width,
             height,
             pitch: footprint.pitch,
         };
-        self.name_region::<T>(&allocation, shape);
+        let array = || crate::sanitizer::ArrayInfo::of::<T>(shape);
+        let allocation = self.reserve(footprint.bytes, footprint.align, array)?;
         Ok(Pitched::new(allocation, width, height, footprint.pitch))
     }
 

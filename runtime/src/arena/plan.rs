@@ -588,16 +588,6 @@ impl<B: Backend> Arena<B> {
                 pitch,
                 align,
             } = *footprint;
-            let stride = pitch.max(entry.element.size as u64);
-            let allocation = match self.reserve(bytes, align, stride) {
-                Ok(allocation) => allocation,
-                Err(error) => {
-                    // Every handle in `carving` is live and ours, so this
-                    // cannot fail; if it did, the first error is the news.
-                    let _rolled_back = self.free_carving(carving);
-                    return Err(error);
-                }
-            };
             let shape = match entry.shape {
                 Shape::Array { len } => crate::sanitizer::RegionShape::Array { len },
                 Shape::Pitched { width, height } => crate::sanitizer::RegionShape::Pitched {
@@ -606,7 +596,20 @@ impl<B: Backend> Arena<B> {
                     pitch,
                 },
             };
-            self.name_region_as(&allocation, entry.element.name, shape);
+            let array = || crate::sanitizer::ArrayInfo {
+                element: entry.element.name,
+                element_size: entry.element.size as u64,
+                shape,
+            };
+            let allocation = match self.reserve(bytes, align, array) {
+                Ok(allocation) => allocation,
+                Err(error) => {
+                    // Every handle in `carving` is live and ours, so this
+                    // cannot fail; if it did, the first error is the news.
+                    let _rolled_back = self.free_carving(carving);
+                    return Err(error);
+                }
+            };
             let padding = match entry.shape {
                 // The layout checked `width * size <= pitch` and
                 // `pitch * height == bytes`, so neither step overflows.

@@ -2,12 +2,10 @@
 //! from addresses to arrays, labels, and naming each array's region as it
 //! is made.
 
-use core::any::type_name;
-
 use super::{Arena, ArenaResult, ArenaSlice, Pitched};
-use crate::alloc::Allocation;
+use crate::alloc::{AllocError, Allocation};
 use crate::backend::Backend;
-use crate::sanitizer::{RegionMap, RegionShape};
+use crate::sanitizer::{ArrayInfo, RegionMap};
 
 impl<B: Backend> Arena<B> {
     /// Whether arrays allocated from now on get red zones: unregistered
@@ -92,52 +90,50 @@ impl<B: Backend> Arena<B> {
         Ok(())
     }
 
-    /// Names the region of an array of `T` just reserved.
-    #[inline(always)]
-    pub(super) fn name_region<T>(&mut self, allocation: &Allocation, shape: RegionShape) {
-        self.name_region_as(allocation, type_name::<T>(), shape);
-    }
-
-    /// Names the region of an array of the type called `element`.
-    #[inline(always)]
-    pub(super) fn name_region_as(
+    /// [`reserve`](Arena::reserve) while regions are kept: the array gets
+    /// its red zone, and is registered and named. Out of line, so that the
+    /// common path stays one branch.
+    #[cold]
+    #[inline(never)]
+    pub(super) fn reserve_watched(
         &mut self,
-        allocation: &Allocation,
-        element: &'static str,
-        shape: RegionShape,
-    ) {
-        if self.regions.is_active() {
-            self.region_named(allocation.offset(), element, shape);
-        }
-    }
-
-    // The hooks' work, out of line: the arena calls them only while
-    // regions are kept, after making the backend's context current for the
-    // tool.
-
-    #[cold]
-    #[inline(never)]
-    fn region_named(&mut self, offset: u64, element: &'static str, shape: RegionShape) {
-        self.backend.enter_for_tools();
-        let base = self.backend.base_address();
-        self.regions.named(base, offset, element, shape);
-    }
-
-    #[cold]
-    #[inline(never)]
-    pub(super) fn region_reserved(&mut self, allocation: &Allocation, bytes: u64, red_zone: u64) {
+        bytes: u64,
+        align: u64,
+        array: ArrayInfo,
+    ) -> ArenaResult<Allocation, B> {
+        let red_zone = self.regions.red_zone(array.stride(), self.min_align);
+        let padded = match red_zone {
+            0 => bytes,
+            // A red zone alone is no array.
+            _ if bytes == 0 => return Err(AllocError::ZeroSize.into()),
+            _ => bytes
+                .checked_add(red_zone)
+                .ok_or(AllocError::SizeOverflow)?,
+        };
+        let allocation = self.reserve_block(padded, align)?;
         self.backend.enter_for_tools();
         let (base, capacity) = (self.backend.base_address(), self.allocator.capacity());
+        let offset = allocation.offset();
         self.regions
-            .reserved(base, capacity, allocation.offset(), bytes, red_zone);
+            .reserved(base, capacity, offset, bytes, red_zone);
+        self.regions.named(base, offset, array.element, array.shape);
+        Ok(allocation)
     }
 
+    /// [`give_back`](Arena::give_back) while regions are kept: the array
+    /// stops being a region.
     #[cold]
     #[inline(never)]
-    pub(super) fn region_released(&mut self, offset: u64) {
+    pub(super) fn give_back_watched(
+        &mut self,
+        allocation: Allocation,
+    ) -> Result<(), crate::alloc::FreeError> {
+        let offset = allocation.offset();
+        self.allocator.free(allocation)?;
         self.backend.enter_for_tools();
         let base = self.backend.base_address();
         self.regions.released(base, offset);
+        Ok(())
     }
 
     /// Every region goes (a reset).

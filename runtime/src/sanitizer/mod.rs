@@ -68,6 +68,34 @@ pub enum RegionShape {
     },
 }
 
+/// What the arena knows of an array as it reserves it: its element type,
+/// the element's size and its shape.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct ArrayInfo {
+    pub(crate) element: &'static str,
+    pub(crate) element_size: u64,
+    pub(crate) shape: RegionShape,
+}
+
+impl ArrayInfo {
+    #[inline(always)]
+    pub(crate) fn of<T>(shape: RegionShape) -> ArrayInfo {
+        ArrayInfo {
+            element: core::any::type_name::<T>(),
+            element_size: core::mem::size_of::<T>() as u64,
+            shape,
+        }
+    }
+
+    /// The step an off-by-one overruns by: an element, or a row.
+    pub(crate) fn stride(&self) -> u64 {
+        match self.shape {
+            RegionShape::Array { .. } => self.element_size,
+            RegionShape::Pitched { pitch, .. } => pitch.max(self.element_size),
+        }
+    }
+}
+
 /// One array as the tools see it: where it is, how big, and what it holds.
 #[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
@@ -174,6 +202,24 @@ pub enum Nearest {
 /// The arena's live arrays by address: what
 /// [`Arena::regions`](crate::arena::Arena::regions) returns. Its display is
 /// one [`Region`] a line, in address order.
+///
+/// ```
+/// use gpu_aligned::arena::Arena;
+/// use gpu_aligned::sanitizer::Nearest;
+///
+/// let mut arena = Arena::host(1 << 16)?; // a device arena works the same way
+/// arena.set_red_zones(true);
+/// let weights = arena.alloc::<f32>(256)?;
+/// arena.label(&weights, "weights")?;
+/// let map = arena.regions();
+/// let start = arena.address(&weights)?;
+/// let (region, at) = map.nearest(start + 1024).expect("a region");
+/// assert_eq!(region.name().to_string(), r#"f32[256] "weights""#);
+/// assert_eq!(at, Nearest::After(0)); // the first byte past the end
+/// println!("{map}"); // one line per array
+/// # arena.free(weights)?;
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct RegionMap {
     regions: Vec<Region>,
@@ -258,6 +304,7 @@ pub(crate) struct Regions {
     /// zones are on. Off, every hook returns after one branch.
     active: bool,
     /// Whether to write each registration to standard error.
+    #[cfg_attr(not(all(feature = "std", unix)), allow(dead_code))]
     log: bool,
     #[cfg(all(feature = "std", unix))]
     tool: Option<&'static nvtx::Tool>,
@@ -266,7 +313,7 @@ pub(crate) struct Regions {
     entries: BTreeMap<u64, Entry>,
     /// How many read-only views each array marked read-only has, by
     /// address: views are lent through a shared arena.
-    #[cfg(all(feature = "std", unix))]
+    #[cfg(all(feature = "cuda", unix))]
     read_only: std::sync::Mutex<BTreeMap<u64, usize>>,
 }
 
@@ -300,6 +347,7 @@ impl Regions {
                 tool,
                 heaps: Vec::new(),
                 entries: BTreeMap::new(),
+                #[cfg(feature = "cuda")]
                 read_only: std::sync::Mutex::new(BTreeMap::new()),
             }
         }
@@ -458,8 +506,9 @@ impl Regions {
 
     /// Makes the array at `address` read-only for the tool's kernels, or
     /// counts one more view of it. Returns whether the tool took it.
+    #[cfg(feature = "cuda")]
     pub(crate) fn read_only_begin(&self, address: u64) -> bool {
-        #[cfg(all(feature = "std", unix))]
+        #[cfg(unix)]
         if let Some(tool) = self.tool {
             let mut views = self
                 .read_only
@@ -479,8 +528,9 @@ impl Regions {
 
     /// One read-only view of the array at `address` dropped: with the last
     /// one, writes are allowed again.
+    #[cfg(feature = "cuda")]
     pub(crate) fn read_only_end(&self, address: u64) {
-        #[cfg(all(feature = "std", unix))]
+        #[cfg(unix)]
         if let Some(tool) = self.tool {
             let mut views = self
                 .read_only
@@ -496,7 +546,7 @@ impl Regions {
                 }
             }
         }
-        #[cfg(not(all(feature = "std", unix)))]
+        #[cfg(not(unix))]
         let _ = address;
     }
 

@@ -47,7 +47,9 @@ mod cbid {
     pub const REGIONS_REGISTER: usize = 3;
     pub const REGIONS_UNREGISTER: usize = 5;
     pub const REGIONS_NAME: usize = 6;
+    #[cfg(feature = "cuda")]
     pub const PERMISSIONS_ASSIGN: usize = 7;
+    #[cfg(feature = "cuda")]
     pub const CUDA_GET_PROCESS_WIDE_PERMISSIONS: usize = 13;
 }
 
@@ -73,8 +75,11 @@ const REGION_REF_POINTER: u32 = 1;
 const MESSAGE_TYPE_ASCII: u32 = 1;
 
 /// `NVTX_MEM_PERMISSIONS_REGION_FLAGS_READ` / `_WRITE` / `_ATOMIC`.
+#[cfg(feature = "cuda")]
 pub(crate) const PERMISSION_READ: u32 = 0x1;
+#[cfg(feature = "cuda")]
 pub(crate) const PERMISSION_WRITE: u32 = 0x2;
+#[cfg(feature = "cuda")]
 pub(crate) const PERMISSION_ATOMIC: u32 = 0x4;
 
 type Domain = *mut c_void;
@@ -150,6 +155,7 @@ struct RegionsName {
 }
 
 /// `nvtxMemPermissionsAssignRegionDesc_v1`.
+#[cfg_attr(not(feature = "cuda"), allow(dead_code))]
 #[repr(C)]
 struct PermissionsRegion {
     flags: u32,
@@ -158,6 +164,7 @@ struct PermissionsRegion {
 }
 
 /// `nvtxMemPermissionsAssignBatch_v1`.
+#[cfg_attr(not(feature = "cuda"), allow(dead_code))]
 #[repr(C)]
 struct PermissionsAssign {
     ext_compat_id: u16,
@@ -571,6 +578,7 @@ impl Tool {
     /// Gives the region that starts at `address` the permissions `flags`
     /// (`PERMISSION_*`) for every kernel of the process. Returns whether the
     /// tool supports it.
+    #[cfg(feature = "cuda")]
     pub(crate) fn permissions_assign(&self, address: u64, flags: u32) -> bool {
         let (Some(assign), Some(process_wide)) = (
             self.slot(cbid::PERMISSIONS_ASSIGN),
