@@ -10,3 +10,4 @@ mod handles;
 mod holes;
 mod pitched;
 mod plan;
+mod red_zones;
