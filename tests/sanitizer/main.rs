@@ -491,3 +491,180 @@ fn planted_bugs_are_reported() {
     }
     assert!(failures.is_empty(), "{}", failures.join("\n\n"));
 }
+
+/// An element for the checked-index kernels: 8 bytes, one `uint2` word.
+#[derive(Clone, Copy, Debug, PartialEq, gpu_aligned::GpuAligned)]
+#[repr(C, align(8))]
+struct Pair {
+    a: f32,
+    b: f32,
+}
+
+/// The header for `Pair` with checked accessors, and kernels copying
+/// `weights[i]` to `out[i]` for `i < n`: through `gpu_array`s, and through
+/// plain pointers (the same loads and stores, unchecked).
+fn checked_source() -> String {
+    use gpu_aligned::header;
+    let mut text = String::new();
+    header::write_preamble(&mut text).unwrap();
+    header::write_array_preamble(&mut text).unwrap();
+    header::write_struct(&mut text, &<Pair as gpu_aligned::GpuAligned>::LAYOUT).unwrap();
+    header::write_accessors(&mut text, &<Pair as gpu_aligned::GpuAligned>::LAYOUT).unwrap();
+    header::write_checked_accessors(&mut text, &<Pair as gpu_aligned::GpuAligned>::LAYOUT).unwrap();
+    text.push_str(
+        r#"
+extern "C" __global__ void copy_arrays(gpu_array<const Pair> weights, gpu_array<Pair> out,
+                                       unsigned long long n) {
+    for (unsigned long long i = threadIdx.x; i < n; i += blockDim.x) {
+        GPU_STORE(out, i, GPU_LOAD(weights, i));
+    }
+}
+extern "C" __global__ void copy_pointers(const Pair* weights, Pair* out, unsigned long long n) {
+    for (unsigned long long i = threadIdx.x; i < n; i += blockDim.x) {
+        gpu_store(out + i, gpu_load(weights + i));
+    }
+}
+"#,
+    );
+    text
+}
+
+/// The child of [`checked_indices_trap_with_the_arrays_name`]: copies 101
+/// elements out of a 100-element array, compiled checked or not.
+#[test]
+#[ignore = "a child of checked_indices_trap_with_the_arrays_name"]
+fn checked_case() {
+    let checked = std::env::var(CASE_VAR).expect("run by its parent") == "checked";
+    let stream = CudaContext::new(0).unwrap().default_stream();
+    let mut options = CompileOptions {
+        arch: Some("compute_90"),
+        ..Default::default()
+    };
+    if checked {
+        options.options.push("-DGPU_ALIGNED_CHECKED".into());
+    }
+    let ptx = compile_ptx_with_opts(checked_source(), options).unwrap();
+    let module = stream.context().load_module(ptx).unwrap();
+    let kernel = module.load_function("copy_arrays").unwrap();
+    let mut arena = Arena::device(&stream, 1 << 20).unwrap();
+    arena.set_red_zones(false);
+    let mut weights = arena.alloc::<Pair>(100).unwrap();
+    let out = arena.alloc::<Pair>(101).unwrap();
+    arena
+        .write(&mut weights, &[Pair { a: 1.0, b: 2.0 }; 100])
+        .unwrap();
+    let (weights_arg, out_arg) = (
+        arena.kernel_array(&weights).unwrap(),
+        arena.kernel_array(&out).unwrap(),
+    );
+    let n = 101u64;
+    let mut launch = stream.launch_builder(&kernel);
+    launch.arg(&weights_arg).arg(&out_arg).arg(&n);
+    // SAFETY: deliberately not: index 100 of `weights` is one past its end
+    // (inside the arena's buffer, so nothing outside it is read).
+    let launched = unsafe { launch.launch(ONE) };
+    let synced = launched.and_then(|_| stream.synchronize());
+    println!("SYNCED {synced:?}");
+}
+
+/// Compiled with `-DGPU_ALIGNED_CHECKED`, the copy traps at index 100 and
+/// prints the array's name; compiled without, it runs to the end.
+#[test]
+#[ignore = "needs an NVIDIA GPU"]
+fn checked_indices_trap_with_the_arrays_name() {
+    let exe = std::env::current_exe().unwrap();
+    let run = |mode: &str| {
+        let output = Command::new(&exe)
+            .args([
+                "--exact",
+                "checked_case",
+                "--include-ignored",
+                "--nocapture",
+            ])
+            .env(CASE_VAR, mode)
+            .output()
+            .unwrap();
+        format!(
+            "{}{}",
+            String::from_utf8_lossy(&output.stdout),
+            String::from_utf8_lossy(&output.stderr)
+        )
+    };
+    let checked = run("checked");
+    println!("{checked}");
+    assert!(
+        checked.contains("gpu-aligned: index 100 out of range for weights of length 100"),
+        "{checked}"
+    );
+    assert!(!checked.contains("SYNCED Ok"), "{checked}");
+    let unchecked = run("unchecked");
+    assert!(unchecked.contains("SYNCED Ok"), "{unchecked}");
+    assert!(!unchecked.contains("out of range"), "{unchecked}");
+}
+
+/// The SASS of one kernel, as opcodes in order (operands dropped: the two
+/// kernels read their arguments from different constant-bank offsets).
+fn opcodes(sass: &str, kernel: &str) -> Vec<String> {
+    let start = sass
+        .find(&format!("Function : {kernel}"))
+        .unwrap_or_else(|| panic!("{kernel} in\n{sass}"));
+    let body = &sass[start..];
+    let end = body[1..]
+        .find("Function : ")
+        .map_or(body.len(), |at| at + 1);
+    body[..end]
+        .lines()
+        .filter_map(|line| {
+            // "        /*0070*/                   LDG.E.64 R2, desc[UR4][R2.64] ;"
+            let code = line.split("*/").nth(1)?.trim();
+            let opcode = code.split_whitespace().next()?;
+            (!opcode.is_empty() && !opcode.starts_with("/*")).then(|| opcode.to_string())
+        })
+        .collect()
+}
+
+fn sass_of(source: &str, defines: &[&str]) -> String {
+    let dir = std::env::temp_dir().join(format!("gpu-aligned-sass-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let cu = dir.join("checked.cu");
+    let cubin = dir.join("checked.cubin");
+    std::fs::write(&cu, source).unwrap();
+    let nvcc = Command::new("nvcc")
+        .args(["-cubin", "-O3", "-arch=sm_90", "-o"])
+        .arg(&cubin)
+        .args(defines)
+        .arg(&cu)
+        .output()
+        .expect("nvcc on PATH");
+    assert!(
+        nvcc.status.success(),
+        "{}",
+        String::from_utf8_lossy(&nvcc.stderr)
+    );
+    let dump = Command::new("cuobjdump")
+        .arg("-sass")
+        .arg(&cubin)
+        .output()
+        .expect("cuobjdump on PATH");
+    String::from_utf8(dump.stdout).unwrap()
+}
+
+/// Without `GPU_ALIGNED_CHECKED` the array accessors are the pointer ones:
+/// the same opcodes, one 8-byte load and one 8-byte store per element. With
+/// it, the check adds a compare and the trap.
+#[test]
+#[ignore = "needs nvcc and cuobjdump"]
+fn unchecked_accessors_compile_to_the_pointer_accessors_sass() {
+    let source = checked_source();
+    let plain = sass_of(&source, &[]);
+    let arrays = opcodes(&plain, "copy_arrays");
+    let pointers = opcodes(&plain, "copy_pointers");
+    println!("arrays:   {arrays:?}\npointers: {pointers:?}");
+    assert_eq!(arrays, pointers);
+    assert!(arrays.iter().any(|op| op == "LDG.E.64"), "{arrays:?}");
+    assert!(arrays.iter().any(|op| op == "STG.E.64"), "{arrays:?}");
+    let checked = opcodes(&sass_of(&source, &["-DGPU_ALIGNED_CHECKED"]), "copy_arrays");
+    println!("checked:  {checked:?}");
+    assert_ne!(checked, pointers);
+    assert!(checked.iter().any(|op| op == "BPT.TRAP"), "{checked:?}");
+}

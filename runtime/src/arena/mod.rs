@@ -64,10 +64,14 @@ mod sync;
 #[cfg(feature = "cuda")]
 mod device;
 #[cfg(feature = "cuda")]
+mod kernel_array;
+#[cfg(feature = "cuda")]
 mod read_only;
 
 pub use error::{ArenaError, FreeFailed};
 pub use growth::{GrowthError, GrowthPolicy, DEFAULT_CHUNK};
+#[cfg(feature = "cuda")]
+pub use kernel_array::KernelArray;
 pub use pitched::{Copy2d, Pitched};
 pub use plan::{ArrayKey, CarvedArray, Carving, PitchedKey, Plan};
 #[cfg(feature = "cuda")]

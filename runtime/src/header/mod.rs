@@ -30,12 +30,14 @@
 //! ```
 
 mod check;
+mod checked;
 mod emit;
 mod error;
 mod names;
 mod views;
 
 pub(crate) use check::is_one_word;
+pub use checked::{write_array_preamble, write_checked_accessors};
 pub use emit::{write_accessors, write_preamble, write_struct};
 pub use error::{HeaderError, LayoutFault};
 #[cfg(feature = "alloc")]
