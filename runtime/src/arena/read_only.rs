@@ -21,9 +21,14 @@ use crate::backend::cuda::CudaBackend;
 use crate::GpuAligned;
 
 /// A read-only device view of an array that is also read-only for the
-/// kernels compute-sanitizer watches, until it drops (see the
-/// [module docs](self)). Dereferences to the cudarc view, the kernel
+/// kernels compute-sanitizer watches, until it drops: made by
+/// [`Arena::view_read_only`]. Dereferences to the cudarc view, the kernel
 /// argument: `builder.arg(&*view)`.
+///
+/// The scope is the whole process (NVTX's process-wide permissions): the
+/// view borrows the array shared, so no writable view of it can exist
+/// meanwhile, and a write from a kernel on any stream is a bug. Write
+/// access comes back when the last read-only view of the array drops.
 #[derive(Debug)]
 pub struct ReadOnlyView<'a, T> {
     view: CudaView<'a, T>,
