@@ -504,16 +504,21 @@ impl Regions {
         let _ = (base, entry);
     }
 
+    /// The read-only view counts, whatever a panicking holder left.
+    #[cfg(all(feature = "cuda", unix))]
+    fn read_only_views(&self) -> std::sync::MutexGuard<'_, BTreeMap<u64, usize>> {
+        self.read_only
+            .lock()
+            .unwrap_or_else(|poison| poison.into_inner())
+    }
+
     /// Makes the array at `address` read-only for the tool's kernels, or
     /// counts one more view of it. Returns whether the tool took it.
     #[cfg(feature = "cuda")]
     pub(crate) fn read_only_begin(&self, address: u64) -> bool {
         #[cfg(unix)]
         if let Some(tool) = self.tool {
-            let mut views = self
-                .read_only
-                .lock()
-                .unwrap_or_else(|poison| poison.into_inner());
+            let mut views = self.read_only_views();
             let count = views.entry(address).or_insert(0);
             if *count == 0 && !tool.permissions_assign(address, nvtx::PERMISSION_READ) {
                 views.remove(&address);
@@ -532,10 +537,7 @@ impl Regions {
     pub(crate) fn read_only_end(&self, address: u64) {
         #[cfg(unix)]
         if let Some(tool) = self.tool {
-            let mut views = self
-                .read_only
-                .lock()
-                .unwrap_or_else(|poison| poison.into_inner());
+            let mut views = self.read_only_views();
             if let Some(count) = views.get_mut(&address) {
                 *count -= 1;
                 if *count == 0 {

@@ -92,6 +92,20 @@ struct VirtualRange {
     ptr: *const c_void,
 }
 
+impl VirtualRange {
+    fn new(address: u64, len: u64) -> VirtualRange {
+        VirtualRange {
+            size: len as usize,
+            ptr: pointer(address),
+        }
+    }
+}
+
+/// A device address as the pointer NVTX's structures hold.
+fn pointer(address: u64) -> *const c_void {
+    address as usize as *const c_void
+}
+
 /// `nvtxMemHeapDesc_v1`.
 #[repr(C)]
 struct HeapDesc {
@@ -455,10 +469,7 @@ impl Tool {
     /// Registers `[address, address + len)` as a sub-allocator heap.
     pub(crate) fn heap_register(&self, address: u64, len: u64) -> Option<HeapHandle> {
         let slot = self.slot(cbid::HEAP_REGISTER)?;
-        let range = VirtualRange {
-            size: len as usize,
-            ptr: address as usize as *const c_void,
-        };
+        let range = VirtualRange::new(address, len);
         let desc = HeapDesc {
             ext_compat_id: COMPAT_ID_MEM,
             struct_size: core::mem::size_of::<HeapDesc>() as u16,
@@ -506,10 +517,7 @@ impl Tool {
         let Some(slot) = self.slot(cbid::REGIONS_REGISTER) else {
             return;
         };
-        let range = VirtualRange {
-            size: len as usize,
-            ptr: address as usize as *const c_void,
-        };
+        let range = VirtualRange::new(address, len);
         let batch = RegionsRegister {
             ext_compat_id: COMPAT_ID_MEM,
             struct_size: core::mem::size_of::<RegionsRegister>() as u16,
@@ -532,7 +540,7 @@ impl Tool {
         let Some(slot) = self.slot(cbid::REGIONS_UNREGISTER) else {
             return;
         };
-        let reference = address as usize as *const c_void;
+        let reference = pointer(address);
         let batch = RegionsUnregister {
             ext_compat_id: COMPAT_ID_MEM,
             struct_size: core::mem::size_of::<RegionsUnregister>() as u16,
@@ -555,7 +563,7 @@ impl Tool {
         let element = RegionName {
             region_ref_type: REGION_REF_POINTER,
             name_type: MESSAGE_TYPE_ASCII,
-            region: address as usize as *const c_void,
+            region: pointer(address),
             name: name.as_ptr(),
             category: 0,
             reserved0: 0,
@@ -593,7 +601,7 @@ impl Tool {
         let element = PermissionsRegion {
             flags,
             region_ref_type: REGION_REF_POINTER,
-            region: address as usize as *const c_void,
+            region: pointer(address),
         };
         let batch = PermissionsAssign {
             ext_compat_id: COMPAT_ID_MEM,
