@@ -54,7 +54,7 @@ fn a_pitched_array_is_followed_by_a_whole_row() {
         .unwrap();
     assert_eq!(
         region.shape,
-        RegionShape::Pitched {
+        RegionShape::Rows {
             width: 700,
             height: 3,
             pitch: image.pitch()

@@ -255,7 +255,7 @@ impl<B: Backend> Arena<B> {
         height: usize,
     ) -> ArenaResult<Pitched<T, B>, B> {
         let footprint = pitched_layout::<T>(width, height, self.min_align, self.pitch_align)?;
-        let shape = crate::sanitizer::RegionShape::Pitched {
+        let shape = crate::sanitizer::RegionShape::Rows {
             width,
             height,
             pitch: footprint.pitch,

@@ -590,7 +590,7 @@ impl<B: Backend> Arena<B> {
             } = *footprint;
             let shape = match entry.shape {
                 Shape::Array { len } => crate::sanitizer::RegionShape::Array { len },
-                Shape::Pitched { width, height } => crate::sanitizer::RegionShape::Pitched {
+                Shape::Pitched { width, height } => crate::sanitizer::RegionShape::Rows {
                     width,
                     height,
                     pitch,

@@ -57,8 +57,10 @@ pub enum RegionShape {
         /// Number of elements.
         len: usize,
     },
-    /// `height` rows of `width` elements, rows `pitch` bytes apart.
-    Pitched {
+    /// A pitched array: `height` rows of `width` elements, rows `pitch`
+    /// bytes apart. (Not named `Pitched`: rustc would then print the
+    /// arena's `Pitched` with its full path in every diagnostic.)
+    Rows {
         /// Elements per row.
         width: usize,
         /// Rows.
@@ -91,7 +93,7 @@ impl ArrayInfo {
     pub(crate) fn stride(&self) -> u64 {
         match self.shape {
             RegionShape::Array { .. } => self.element_size,
-            RegionShape::Pitched { pitch, .. } => pitch.max(self.element_size),
+            RegionShape::Rows { pitch, .. } => pitch.max(self.element_size),
         }
     }
 }
@@ -142,7 +144,7 @@ impl fmt::Display for RegionName<'_> {
         };
         match region.shape {
             RegionShape::Array { len } => write!(f, "{element}[{len}]")?,
-            RegionShape::Pitched {
+            RegionShape::Rows {
                 width,
                 height,
                 pitch,
