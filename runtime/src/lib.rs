@@ -230,6 +230,8 @@ mod layout;
 pub mod report;
 pub mod rules;
 #[cfg(feature = "alloc")]
+pub mod sanitizer;
+#[cfg(feature = "alloc")]
 pub mod soa;
 pub mod vector;
 

@@ -11,3 +11,4 @@ mod handles;
 mod holes;
 mod pitched;
 mod plan;
+mod red_zones;

@@ -370,6 +370,8 @@ fn a_launch_over_the_largest_array_that_fits() {
     let kernel = module.load_function("fill_index").unwrap();
     let capacity = 256u64 << 20;
     let mut arena = Arena::device(&stream, capacity as usize).unwrap();
+    // Pins an exact layout: no red zones even under compute-sanitizer.
+    arena.set_red_zones(false);
     let head = arena.alloc::<u8>(1000).unwrap();
     let align = arena.align_for::<u32>();
     let largest = arena.allocator().largest_allocatable(align as u64).unwrap() / 4;
@@ -552,6 +554,8 @@ fn neighbours_are_untouched_by_copies_and_zero_fill() {
         .pitch_align(512)
         .device(&stream, 1 << 20)
         .unwrap();
+    // Pins an exact layout: no red zones even under compute-sanitizer.
+    arena.set_red_zones(false);
     let mut before = arena.alloc::<u32>(3).unwrap();
     let mut middle = arena.alloc::<u32>(5).unwrap();
     let mut after = arena.alloc::<u32>(3).unwrap();
@@ -644,6 +648,8 @@ fn the_device_base_is_recorded_and_at_least_256_aligned() {
 fn a_fresh_arena_reads_as_zeros() {
     let stream = stream();
     let mut arena = Arena::device(&stream, 1 << 16).unwrap();
+    // Pins an exact layout: no red zones even under compute-sanitizer.
+    arena.set_red_zones(false);
     let all = arena.alloc::<u64>((1 << 16) / 8).unwrap();
     assert!(arena.to_vec(&all).unwrap().iter().all(|&v| v == 0));
     arena.free(all).unwrap();

@@ -110,6 +110,8 @@ fn free_while_read(tight: bool, by_drop: bool) {
     let bytes = (N * 4) as u64;
     let capacity = if tight { 3 * bytes } else { 8 * bytes };
     let (s1, s2, mut arena) = two_streams(capacity);
+    // Sized for exact fits: no red zones even under compute-sanitizer.
+    arena.set_red_zones(false);
     let module = module(&s1, SLOW);
     let double = module.load_function("slow_double").unwrap();
     let mut a = arena.alloc::<u32>(N).unwrap();

@@ -398,6 +398,8 @@ impl<B: Backend> Arena<B> {
         // memory went back) stays the allocator's.
         let held = self.backend.len().clamp(keep, capacity);
         self.allocator.grow(held)?;
+        // Sanitizer hook: the chunks given back stop being heaps.
+        self.regions_trimmed(held);
         trimmed.map_err(ArenaError::Backend)?;
         // Bytes of a buffer this host addresses.
         Ok((capacity - held) as usize)

@@ -17,6 +17,9 @@ use crate::backend::{Backend, HostBuffer, Span};
 /// handle holds one (or several).
 pub struct Place<B: Backend> {
     pub(super) allocation: Allocation,
+    /// The array's own bytes: the allocation's, less a red zone after them
+    /// when the arena keeps them (see `crate::sanitizer`).
+    pub(super) bytes: u64,
     pub(super) tracking: B::Tracking,
     /// The element type's name, for reports.
     pub(super) element: &'static str,
@@ -28,11 +31,13 @@ pub struct Place<B: Backend> {
 impl<B: Backend> Place<B> {
     pub(super) fn new(
         allocation: Allocation,
+        bytes: u64,
         element: &'static str,
         returns: ReturnsRef<B>,
     ) -> Self {
         Place {
             allocation,
+            bytes,
             tracking: B::Tracking::default(),
             element,
             returns: Some(returns),
@@ -43,7 +48,7 @@ impl<B: Backend> Place<B> {
     pub(super) fn span(&self) -> Span {
         Span {
             offset: self.allocation.offset(),
-            len: self.allocation.size(),
+            len: self.bytes,
         }
     }
 
@@ -72,7 +77,7 @@ impl<B: Backend> fmt::Debug for Place<B> {
         f.debug_struct("Place")
             .field("element", &self.element)
             .field("offset", &self.allocation.offset())
-            .field("bytes", &self.allocation.size())
+            .field("bytes", &self.bytes)
             .finish()
     }
 }
@@ -150,7 +155,7 @@ impl<T, B: Backend> ArenaSlice<T, B> {
     /// ```
     pub fn size_bytes(&self) -> usize {
         // A block of a buffer this host can address.
-        self.place.allocation.size() as usize
+        self.place.bytes as usize
     }
 
     /// The array's bytes.

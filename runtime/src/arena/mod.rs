@@ -76,6 +76,7 @@ mod host;
 mod options;
 mod pitched;
 mod plan;
+mod regions;
 mod reserve;
 mod returns;
 #[cfg(feature = "std")]
@@ -83,14 +84,22 @@ mod sync;
 
 #[cfg(feature = "cuda")]
 mod device;
+#[cfg(feature = "cuda")]
+mod kernel_array;
+#[cfg(feature = "cuda")]
+mod read_only;
 
 pub use access::OnStream;
 pub use error::{ArenaError, FreeFailed};
 pub use growth::{GrowthError, GrowthPolicy, DEFAULT_CHUNK};
 pub use handle::{ArenaArray, ArenaHandle, ArenaSlice};
+#[cfg(feature = "cuda")]
+pub use kernel_array::KernelArray;
 pub use options::ArenaOptions;
 pub use pitched::{Copy2d, Pitched};
 pub use plan::{ArrayKey, CarvedArray, Carving, PitchedKey, Plan};
+#[cfg(feature = "cuda")]
+pub use read_only::ReadOnlyView;
 #[cfg(feature = "std")]
 pub use sync::SyncArena;
 
@@ -112,6 +121,10 @@ pub struct Arena<B: Backend = HostBuffer> {
     /// the buffer goes.
     returns: ReturnsOwner<B>,
     allocator: Allocator,
+    /// Red zones and what the tools watching kernels are told (see
+    /// `crate::sanitizer`). Declared before the backend so that it drops
+    /// first: its heaps are unregistered while the buffer still exists.
+    regions: crate::sanitizer::Regions,
     backend: B,
     min_align: usize,
     pitch_align: usize,

@@ -177,9 +177,11 @@ impl ArenaOptions {
             0 => 1 << 63,
             _ => 1 << base.trailing_zeros(),
         };
+        let regions = crate::sanitizer::Regions::new(backend.watched_by_tools());
         Ok(Arena {
             returns: ReturnsOwner::new(),
             allocator,
+            regions,
             backend,
             min_align: self.min_align,
             pitch_align: self.pitch_align,

@@ -17,6 +17,7 @@ use super::reserve::Request;
 use super::{Arena, ArenaError, ArenaResult, OnStream};
 use crate::alloc::AllocError;
 use crate::backend::{Backend, Rows, Span};
+use crate::sanitizer::{ArrayInfo, RegionShape};
 use crate::GpuAligned;
 
 /// A 2D array in an [`Arena`]: `height` rows of `width` elements of `T`,
@@ -108,7 +109,7 @@ impl<T, B: Backend> Pitched<T, B> {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn size_bytes(&self) -> usize {
-        self.place.allocation.size() as usize
+        self.place.bytes as usize
     }
 
     /// Bytes spent on row padding: `(pitch - row_bytes) * height`.
@@ -209,12 +210,12 @@ pub(super) struct Footprint {
 
 impl Footprint {
     /// The reservation of `len` elements of `T` laid out so.
-    pub(super) fn request<T>(&self) -> Request {
+    pub(super) fn request<T>(&self, shape: RegionShape) -> Request {
         Request {
             bytes: self.bytes,
             // At most the arena's alignments, which are `usize`.
             align: self.align as usize,
-            element: core::any::type_name::<T>(),
+            array: ArrayInfo::of::<T>(shape),
         }
     }
 }
@@ -276,7 +277,12 @@ impl<B: Backend> Arena<B> {
             offset_of(self.min_align),
             offset_of(self.pitch_align),
         )?;
-        let place = self.reserve(footprint.request::<T>())?;
+        let shape = RegionShape::Rows {
+            width,
+            height,
+            pitch: footprint.pitch,
+        };
+        let place = self.reserve(footprint.request::<T>(shape))?;
         Ok(Pitched::new(place, width, height, footprint.pitch))
     }
 

@@ -15,6 +15,7 @@ use super::{Arena, ArenaError, ArenaResult, ArenaSlice};
 use crate::align::{offset_of, round_up};
 use crate::alloc::{AllocError, Allocator};
 use crate::backend::{Backend, HostBuffer};
+use crate::sanitizer::{ArrayInfo, RegionShape};
 use crate::GpuAligned;
 
 fn next_plan_id() -> u64 {
@@ -617,11 +618,23 @@ impl<B: Backend> Arena<B> {
                 pitch,
                 align,
             } = *footprint;
+            let shape = match entry.shape {
+                Shape::Array { len } => RegionShape::Array { len },
+                Shape::Pitched { width, height } => RegionShape::Rows {
+                    width,
+                    height,
+                    pitch,
+                },
+            };
             let request = super::reserve::Request {
                 bytes,
                 // At most the arena's alignments, which are `usize`.
                 align: align as usize,
-                element: entry.element.name,
+                array: ArrayInfo {
+                    element: entry.element.name,
+                    element_size: entry.element.size as u64,
+                    shape,
+                },
             };
             let place = match self.reserve(request) {
                 Ok(place) => place,

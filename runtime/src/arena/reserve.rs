@@ -15,7 +15,6 @@
 //! only once the fence the backend recorded at that point has passed: every
 //! use recorded on the array, on any stream, has finished.
 
-use core::any::type_name;
 use core::mem::size_of;
 
 use super::handle::{ArenaHandle, Place};
@@ -23,6 +22,7 @@ use super::{Arena, ArenaError, ArenaResult, ArenaSlice, FreeFailed};
 use crate::align::offset_of;
 use crate::alloc::{AllocError, Allocation};
 use crate::backend::Backend;
+use crate::sanitizer::{ArrayInfo, RegionShape};
 use crate::GpuAligned;
 
 /// How many dropped arrays wait on the list before an allocation takes
@@ -35,7 +35,9 @@ pub(super) const RETURN_BATCH: usize = 8;
 pub(super) struct Request {
     pub(super) bytes: u64,
     pub(super) align: usize,
-    pub(super) element: &'static str,
+    /// The element type and shape: the array's name for the tools that
+    /// watch kernels (see `crate::sanitizer`), and its red zone's size.
+    pub(super) array: ArrayInfo,
 }
 
 impl Request {
@@ -47,7 +49,7 @@ impl Request {
         Ok(Request {
             bytes,
             align,
-            element: type_name::<T>(),
+            array: ArrayInfo::of::<T>(RegionShape::Array { len }),
         })
     }
 }
@@ -63,7 +65,7 @@ impl<B: Backend> Arena<B> {
         let Request {
             bytes,
             align,
-            element,
+            array,
         } = request;
         let align = offset_of(align);
         // `align` is a power of two (the allocator refuses others), so a
@@ -80,13 +82,25 @@ impl<B: Backend> Arena<B> {
         if !self.pending.is_empty() {
             self.reclaim()?;
         }
-        let allocation = self.allocate(bytes, align)?;
-        Ok(Place::new(allocation, element, self.returns.lend()))
+        // Sanitizer hook (the one place arrays are reserved): while regions
+        // are kept, the array also gets its red zone and is registered and
+        // named, out of line; otherwise this is one branch.
+        let allocation = if self.regions.is_active() {
+            self.allocate_watched(bytes, align, array)?
+        } else {
+            self.allocate(bytes, align)?
+        };
+        Ok(Place::new(
+            allocation,
+            bytes,
+            array.element,
+            self.returns.lend(),
+        ))
     }
 
     /// The allocator's block for `bytes` at `align`, growing the arena or
     /// waiting for pending frees when nothing fits.
-    fn allocate(&mut self, bytes: u64, align: u64) -> ArenaResult<Allocation, B> {
+    pub(super) fn allocate(&mut self, bytes: u64, align: u64) -> ArenaResult<Allocation, B> {
         let refused = match self.allocator.alloc(bytes, align) {
             Err(
                 error @ (AllocError::OutOfMemory { .. } | AllocError::SizeExceedsCapacity { .. }),
@@ -129,11 +143,11 @@ impl<B: Backend> Arena<B> {
     ) -> ArenaResult<(), B> {
         if !self.backend.needs_retire(tracking) {
             // The allocator checks the handle itself.
-            return Ok(self.allocator.free(allocation)?);
+            return Ok(self.free_block(allocation)?);
         }
         self.allocator.check_handle(&allocation)?;
         match self.backend.retire(tracking).map_err(ArenaError::Backend)? {
-            None => Ok(self.allocator.free(allocation)?),
+            None => Ok(self.free_block(allocation)?),
             Some(fence) => {
                 self.pending.push_back((allocation, fence));
                 Ok(())
@@ -176,7 +190,7 @@ impl<B: Backend> Arena<B> {
             if let Some((allocation, _)) = self.pending.pop_front() {
                 // Checked live when it was given back, and nothing else
                 // frees it.
-                self.allocator.free(allocation)?;
+                self.free_block(allocation)?;
             }
         }
         Ok(())
@@ -191,7 +205,7 @@ impl<B: Backend> Arena<B> {
                 .wait_fence(fence)
                 .map_err(ArenaError::Backend)?;
             if let Some((allocation, _)) = self.pending.pop_front() {
-                self.allocator.free(allocation)?;
+                self.free_block(allocation)?;
             }
         }
         Ok(())
@@ -222,6 +236,7 @@ impl<B: Backend> Arena<B> {
         self.returned.clear();
         self.pending.clear();
         self.allocator.reset();
+        self.regions_cleared(); // sanitizer hook: every region goes
         Ok(())
     }
 

@@ -156,6 +156,19 @@ pub unsafe trait Backend {
     /// Size of the buffer in bytes.
     fn len(&self) -> u64;
 
+    /// Whether the buffer is device memory that the tools watching kernels
+    /// (compute-sanitizer) can be told about, so the arena registers its
+    /// arrays with them and keeps red zones under them (see
+    /// [`crate::sanitizer`]). False for host memory.
+    fn watched_by_tools(&self) -> bool {
+        false
+    }
+
+    /// Makes the buffer's context current on this thread before the arena
+    /// tells a tool about its arrays (a device backend binds its CUDA
+    /// context; the tool checks addresses against the current one).
+    fn enter_for_tools(&self) {}
+
     /// Whether the buffer has no bytes.
     fn is_empty(&self) -> bool {
         self.len() == 0

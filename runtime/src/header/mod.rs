@@ -64,11 +64,13 @@
 //! device compiler lays out.
 
 mod check;
+mod checked;
 mod emit;
 mod error;
 mod names;
 mod views;
 
+pub use checked::{write_array_preamble, write_checked_accessors};
 pub use emit::{write_accessors, write_preamble, write_struct};
 pub use error::{HeaderError, LayoutFault};
 #[cfg(feature = "alloc")]

@@ -72,6 +72,9 @@ pub struct CudaBackend {
 pub(super) enum DeviceMemory {
     /// One allocation of fixed length.
     Fixed(CudaSlice<u8>),
+    /// One `cuMemAlloc` allocation, made instead of `Fixed` while an NVTX
+    /// tool is attached (see `plain.rs`).
+    Plain(super::plain::PlainAllocation),
     /// A reservation whose mapped front is the buffer.
     Growing(CudaVm),
 }
@@ -81,6 +84,7 @@ impl CudaBackend {
     pub(super) fn buffer_len(&self) -> u64 {
         match &self.memory {
             DeviceMemory::Fixed(buf) => buf.len() as u64,
+            DeviceMemory::Plain(buf) => buf.len() as u64,
             DeviceMemory::Growing(vm) => vm.mapped(),
         }
     }
@@ -144,6 +148,7 @@ impl CudaBackend {
         self.healthy()?;
         let (old, new) = match &mut self.memory {
             DeviceMemory::Fixed(buf) => return Ok(buf.len() as u64),
+            DeviceMemory::Plain(buf) => return Ok(buf.len() as u64),
             DeviceMemory::Growing(vm) => {
                 let old = vm.mapped();
                 vm.grow_to(len.min(vm.reserved())).map_err(CudaError::Vm)?;
@@ -178,6 +183,7 @@ impl CudaBackend {
         self.healthy()?;
         match &mut self.memory {
             DeviceMemory::Fixed(buf) => Ok(buf.len() as u64),
+            DeviceMemory::Plain(buf) => Ok(buf.len() as u64),
             DeviceMemory::Growing(vm) => {
                 vm.trim_to(len).map_err(CudaError::Vm)?;
                 Ok(vm.mapped())
@@ -189,6 +195,7 @@ impl CudaBackend {
     pub(super) fn reserved_len(&self) -> u64 {
         match &self.memory {
             DeviceMemory::Fixed(buf) => buf.len() as u64,
+            DeviceMemory::Plain(buf) => buf.len() as u64,
             DeviceMemory::Growing(vm) => vm.reserved(),
         }
     }
@@ -219,6 +226,9 @@ impl CudaBackend {
             op: "device allocation",
             error: DriverError(sys::CUresult::CUDA_ERROR_OUT_OF_MEMORY),
         })?;
+        if crate::sanitizer::tool_attached() {
+            return Self::plain(stream, bytes);
+        }
         let buf = stream
             .alloc_zeros::<u8>(bytes)
             .map_err(|error| CudaError::Driver {
@@ -242,6 +252,33 @@ impl CudaBackend {
             base_align,
             fault: OnceLock::new(),
         })
+    }
+
+    /// [`new`](CudaBackend::new) from `cuMemAlloc`, while an NVTX tool is
+    /// attached: compute-sanitizer registers heaps only over such memory.
+    fn plain(stream: &Arc<CudaStream>, bytes: usize) -> Result<Self, CudaError> {
+        let driver = |op| move |error| CudaError::Driver { op, error };
+        let buf = super::plain::PlainAllocation::zeroed(stream, bytes)
+            .map_err(driver("device allocation"))?;
+        let base = buf.device_ptr();
+        let base_align = check_base(base, DRIVER_BASE_ALIGN)?;
+        stream.synchronize().map_err(driver("zero-fill"))?;
+        Ok(CudaBackend {
+            memory: DeviceMemory::Plain(buf),
+            stream: Arc::clone(stream),
+            retire_stream: OnceLock::new(),
+            base,
+            base_align,
+            fault: OnceLock::new(),
+        })
+    }
+
+    /// Whether compute-sanitizer takes NVTX heaps over this buffer: a
+    /// `cuMemAlloc` one, not a pool allocation nor mapped virtual memory
+    /// (compute-sanitizer 2025.3 refuses heaps and regions over both, with
+    /// "One or more of the parameters is invalid").
+    pub(super) fn tools_can_register(&self) -> bool {
+        matches!(self.memory, DeviceMemory::Plain(_))
     }
 
     /// The stream the arena's copies run on unless another is named.

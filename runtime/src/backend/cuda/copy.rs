@@ -134,6 +134,15 @@ unsafe impl Backend for CudaBackend {
         self.base
     }
 
+    fn watched_by_tools(&self) -> bool {
+        self.tools_can_register()
+    }
+
+    fn enter_for_tools(&self) {
+        // A failure shows in the tool's own report of the call that follows.
+        let _bound = self.stream().context().bind_to_thread();
+    }
+
     fn stream(&self) -> &Arc<CudaStream> {
         &self.stream
     }

@@ -86,6 +86,7 @@
 mod buffer;
 mod copy;
 mod error;
+mod plain;
 mod probe;
 mod tracking;
 

@@ -1,0 +1,152 @@
+//! The arena's face of [`crate::sanitizer`]: red zones on or off, the map
+//! from addresses to arrays, labels, and naming each array's region as it
+//! is made.
+
+use super::{Arena, ArenaArray, ArenaResult};
+use crate::alloc::{AllocError, Allocation, FreeError};
+use crate::backend::Backend;
+use crate::sanitizer::{ArrayInfo, RegionMap};
+
+impl<B: Backend> Arena<B> {
+    /// Whether arrays allocated from now on get red zones: unregistered
+    /// bytes after each array (at least the minimum alignment, and at least
+    /// one element or row), so that a kernel overrunning an array is
+    /// reported by compute-sanitizer as an access past that array rather
+    /// than going unseen inside its neighbour. On by default for a device
+    /// arena made under compute-sanitizer; `GPU_ALIGNED_RED_ZONES=1`/`0`
+    /// sets the default for arenas made afterwards.
+    ///
+    /// ```
+    /// # let mut arena = gpu_aligned::arena::Arena::host(4096)?;
+    /// arena.set_red_zones(true);
+    /// let a = arena.alloc::<f32>(64)?; // 256 bytes, then a 256-byte red zone
+    /// let b = arena.alloc::<f32>(64)?;
+    /// assert_eq!(arena.offset(&b)? - arena.offset(&a)?, 512);
+    /// # arena.free(a)?; arena.free(b)?;
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn set_red_zones(&mut self, on: bool) {
+        self.regions.set_red_zones(on);
+    }
+
+    /// Whether arrays allocated now get red zones (see
+    /// [`set_red_zones`](Arena::set_red_zones)).
+    ///
+    /// ```
+    /// # let arena = gpu_aligned::arena::Arena::host(4096)?;
+    /// assert!(!arena.red_zones() || std::env::var_os("GPU_ALIGNED_RED_ZONES").is_some());
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn red_zones(&self) -> bool {
+        self.regions.red_zones()
+    }
+
+    /// The live arrays by address, each with its size, red zone, element
+    /// type, shape and label: what turns the allocation a compute-sanitizer
+    /// report names into an array. Kept while a tool is attached or red
+    /// zones are on; empty otherwise.
+    ///
+    /// ```
+    /// # let mut arena = gpu_aligned::arena::Arena::host(4096)?;
+    /// arena.set_red_zones(true);
+    /// let weights = arena.alloc::<f32>(256)?;
+    /// arena.label(&weights, "weights")?;
+    /// let map = arena.regions();
+    /// let region = map.starting_at(arena.address(&weights)?).unwrap();
+    /// assert_eq!(region.name().to_string(), r#"f32[256] "weights""#);
+    /// assert_eq!(region.bytes, 1024);
+    /// # arena.free(weights)?;
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn regions(&self) -> RegionMap {
+        self.regions.map(self.backend.base_address())
+    }
+
+    /// Labels an array (flat or pitched), for [`regions`](Arena::regions)
+    /// and for the tools that print region names. Does nothing while no
+    /// regions are kept.
+    ///
+    /// # Errors
+    ///
+    /// [`ArenaError::Handle`](super::ArenaError::Handle) for a handle this
+    /// arena does not hold.
+    pub fn label(&mut self, array: &impl ArenaArray<B>, label: &str) -> ArenaResult<(), B> {
+        self.label_allocation(&array.place().allocation, label)
+    }
+
+    fn label_allocation(&mut self, allocation: &Allocation, label: &str) -> ArenaResult<(), B> {
+        self.allocator.check_handle(allocation)?;
+        self.backend.enter_for_tools();
+        let base = self.backend.base_address();
+        self.regions.labelled(base, allocation.offset(), label);
+        Ok(())
+    }
+
+    /// [`allocate`](Arena::allocate) while regions are kept (the reserve
+    /// path's sanitizer hook): the array gets its red zone, and is
+    /// registered and named. Out of line, so that the common path stays one
+    /// branch.
+    #[cold]
+    #[inline(never)]
+    pub(super) fn allocate_watched(
+        &mut self,
+        bytes: u64,
+        align: u64,
+        array: ArrayInfo,
+    ) -> ArenaResult<Allocation, B> {
+        let red_zone = self.regions.red_zone(array.stride(), self.min_align as u64);
+        let padded = match red_zone {
+            0 => bytes,
+            // A red zone alone is no array.
+            _ if bytes == 0 => return Err(AllocError::ZeroSize.into()),
+            _ => bytes
+                .checked_add(red_zone)
+                .ok_or(AllocError::SizeOverflow)?,
+        };
+        let allocation = self.allocate(padded, align)?;
+        self.backend.enter_for_tools();
+        let (base, capacity) = (self.backend.base_address(), self.allocator.capacity());
+        let offset = allocation.offset();
+        self.regions
+            .reserved(base, capacity, offset, bytes, red_zone);
+        self.regions.named(base, offset, array.element, array.shape);
+        Ok(allocation)
+    }
+
+    /// Gives a block back to the allocator: the one place bytes return
+    /// (but for a reset). Sanitizer hook: while regions are kept, the
+    /// array stops being a region, so a kernel still using it is reported.
+    #[inline]
+    pub(super) fn free_block(&mut self, allocation: Allocation) -> Result<(), FreeError> {
+        if !self.regions.is_active() {
+            return self.allocator.free(allocation);
+        }
+        self.free_block_watched(allocation)
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn free_block_watched(&mut self, allocation: Allocation) -> Result<(), FreeError> {
+        let offset = allocation.offset();
+        self.allocator.free(allocation)?;
+        self.backend.enter_for_tools();
+        let base = self.backend.base_address();
+        self.regions.released(base, offset);
+        Ok(())
+    }
+
+    /// Every region goes (a reset).
+    pub(super) fn regions_cleared(&mut self) {
+        if self.regions.is_active() {
+            self.backend.enter_for_tools();
+            self.regions.cleared();
+        }
+    }
+
+    /// The buffer was trimmed to `capacity`.
+    pub(super) fn regions_trimmed(&mut self, capacity: u64) {
+        self.backend.enter_for_tools();
+        let base = self.backend.base_address();
+        self.regions.trimmed(base, capacity);
+    }
+}
