@@ -7,7 +7,7 @@
 //! bytes red zones add for those arrays.
 //!
 //! ```text
-//! cargo bench -p gpu-aligned --features cuda --bench sanitizer
+//! cargo bench -p gpu-aligned-benches --features cuda --bench sanitizer
 //! ```
 
 use std::error::Error;
