@@ -334,11 +334,10 @@ macro_rules! __gpu_aligned_derive {
             let mut end = 0;
             let mut contiguous = true;
             $(
-                contiguous = contiguous
-                    && $crate::__private::core::mem::offset_of!($ty, $member) == end;
+                contiguous &= $crate::__private::core::mem::offset_of!($ty, $member) == end;
                 end += $crate::__private::core::mem::size_of::<$fty>();
             )*
-            if !(contiguous && $crate::rules::is_legal(size, align, end)) {
+            if !(contiguous & $crate::rules::is_legal(size, align, end)) {
                 // The slow path says what is wrong, at the spans the
                 // derive chose: the size (from `size_of` alone, so it is
                 // reported even when `LAYOUT` cannot be evaluated), not C's
