@@ -324,7 +324,7 @@ pub mod rules;
 pub mod soa;
 pub mod vector;
 
-pub use layout::{GpuAligned, GpuData, GpuField, GpuLayout, GpuType, Scalar};
+pub use layout::{GpuAligned, GpuData, GpuField, GpuLayout, GpuType, Scalar, Violations};
 
 /// Checks, at compile time, that a struct is a legal GPU element, and
 /// implements [`GpuAligned`], [`GpuData`], `bytemuck::Pod` and
