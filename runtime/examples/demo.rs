@@ -3,7 +3,7 @@
 //! words for a rejected type).
 
 use gpu_aligned::report::LayoutReport;
-use gpu_aligned::rules::{check, Violation};
+use gpu_aligned::rules::Violation;
 use gpu_aligned::vector::float3;
 use gpu_aligned::GpuAligned;
 
@@ -63,7 +63,7 @@ fn main() {
     );
 
     println!("\n== The rule (gpu_aligned::rules), and what breaks it\n");
-    println!("  Particle: {:?}", check(&Particle::LAYOUT));
+    println!("  Particle: {:?}", Particle::LAYOUT.check());
     for violation in [
         Violation::NotWordSized { size: 12, align: 4 },
         Violation::Misaligned { size: 16, align: 4 },

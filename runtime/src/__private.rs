@@ -10,7 +10,7 @@ pub use core;
 #[cfg(feature = "cuda")]
 pub use cudarc;
 
-use crate::layout::{GpuAligned, GpuField, GpuLayout, GpuType};
+use crate::layout::{self, GpuAligned, GpuField, GpuLayout, GpuType};
 use crate::rules::{self, Blame};
 
 /// [`GpuLayout::new`], under the name generated code and older tests use.
@@ -158,7 +158,7 @@ pub const fn not_repr_c<T: GpuAligned>() {
 /// Stops compilation with the rules' message if they blame field `name`.
 #[track_caller]
 pub const fn blame_field_in(shape: &Shape<'_>, name: &str) {
-    if let Blame::Field(field) = rules::blame_parts(shape.size, shape.align, shape.fields) {
+    if let Blame::Field(field) = layout::blame_parts(shape.size, shape.align, shape.fields) {
         if str_eq(field, name) {
             fail(shape, shape.name)
         }
@@ -169,7 +169,7 @@ pub const fn blame_field_in(shape: &Shape<'_>, name: &str) {
 /// (its `align(N)`, where the derive spans the call).
 #[track_caller]
 pub const fn blame_alignment_in(shape: &Shape<'_>) {
-    if let Blame::Alignment = rules::blame_parts(shape.size, shape.align, shape.fields) {
+    if let Blame::Alignment = layout::blame_parts(shape.size, shape.align, shape.fields) {
         fail(shape, shape.name)
     }
 }
@@ -178,7 +178,7 @@ pub const fn blame_alignment_in(shape: &Shape<'_>) {
 #[track_caller]
 pub const fn blame_type_in(shape: &Shape<'_>) {
     if !matches!(
-        rules::blame_parts(shape.size, shape.align, shape.fields),
+        layout::blame_parts(shape.size, shape.align, shape.fields),
         Blame::Nothing
     ) {
         fail(shape, shape.name)
@@ -187,7 +187,7 @@ pub const fn blame_type_in(shape: &Shape<'_>) {
 
 #[track_caller]
 const fn fail(shape: &Shape<'_>, name: &str) -> ! {
-    let message = rules::explain_parts(name, shape.size, shape.align, shape.fields);
+    let message = layout::explain_parts(name, shape.size, shape.align, shape.fields);
     if message.is_empty() {
         panic!("the type breaks the GPU layout rule: 1, 2, 4, 8 or 16 bytes, aligned to its size, no holes")
     }
@@ -234,11 +234,10 @@ pub const fn reject_in(shape: &Shape<'_>) {
 /// out its field list.
 #[track_caller]
 pub const fn not_repr_c_in(shape: &Shape<'_>) {
-    if let Some(index) = rules::repr_c_mismatch(shape.size, shape.align, shape.fields) {
+    if let Some(index) = layout::repr_c_mismatch(shape.size, shape.align, shape.fields) {
         panic!(
             "{}",
-            rules::message::not_repr_c(shape.name, shape.fields, shape.size, shape.align, index)
-                .as_str()
+            layout::not_repr_c(shape.name, shape.fields, shape.size, shape.align, index).as_str()
         )
     }
 }
@@ -301,7 +300,7 @@ pub use crate::__gpu_aligned_derive as derive_impls;
 /// The first check is the layout itself: whatever `#[repr]` the derive saw
 /// (an attribute macro after it may rewrite the struct, and this macro can
 /// be called by hand), the impls exist only if the compiler laid the struct
-/// out exactly as C lays out its field list (what [`rules::is_repr_c`] says of
+/// out exactly as C lays out its field list (what [`GpuLayout::is_repr_c`] says of
 /// a layout), which is
 /// the layout CUDA code, the header and `bytemuck` assume.
 ///
@@ -334,11 +333,10 @@ macro_rules! __gpu_aligned_derive {
             let mut end = 0;
             let mut contiguous = true;
             $(
-                contiguous = contiguous
-                    && $crate::__private::core::mem::offset_of!($ty, $member) == end;
+                contiguous &= $crate::__private::core::mem::offset_of!($ty, $member) == end;
                 end += $crate::__private::core::mem::size_of::<$fty>();
             )*
-            if !(contiguous && $crate::rules::is_legal(size, align, end)) {
+            if !(contiguous & $crate::rules::is_legal(size, align, end)) {
                 // The slow path says what is wrong, at the spans the
                 // derive chose: the size (from `size_of` alone, so it is
                 // reported even when `LAYOUT` cannot be evaluated), not C's

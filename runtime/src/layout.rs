@@ -7,6 +7,13 @@
 
 use core::mem::{align_of, size_of};
 
+use crate::rules::{Blame, Message, Violation};
+
+mod check;
+
+pub use check::Violations;
+pub(crate) use check::{blame_parts, explain_parts, not_repr_c, repr_c_mismatch};
+
 /// A type whose values CUDA moves to or from global memory in exactly one
 /// instruction: its size is 1, 2, 4, 8 or 16 bytes, its alignment equals its
 /// size, and every byte belongs to a field (holes are explicit padding fields).
@@ -449,7 +456,104 @@ impl GpuLayout {
     /// assert!(float4::LAYOUT.is_one_word() && float3_16_t::LAYOUT.is_one_word());
     /// ```
     pub const fn is_one_word(&self) -> bool {
-        crate::rules::check(self).is_ok()
+        self.check().is_ok()
+    }
+
+    /// The first part of [the rule](crate::rules) this layout breaks, in
+    /// the order of [`GpuLayout::violations`], or `Ok`. A layout without
+    /// fields (a scalar's) is one opaque value with no holes.
+    ///
+    /// ```
+    /// use gpu_aligned::rules::Violation;
+    /// use gpu_aligned::vector::float4;
+    /// use gpu_aligned::{GpuAligned, GpuLayout};
+    ///
+    /// assert_eq!(float4::LAYOUT.check(), Ok(()));
+    /// let float3 = GpuLayout::new("float3", 12, 4, 0, &[]);
+    /// assert_eq!(float3.check(), Err(Violation::NotWordSized { size: 12, align: 4 }));
+    /// ```
+    pub const fn check(&self) -> Result<(), Violation> {
+        check::check(self)
+    }
+
+    /// Every part of the rule this layout breaks: the size, then the
+    /// alignment, then each hole in offset order. The report lists them
+    /// all; the derive's message stops after a size violation, since
+    /// padding fixes the rest along with it.
+    ///
+    /// ```
+    /// use gpu_aligned::rules::Violation;
+    /// use gpu_aligned::GpuLayout;
+    /// // A 12-byte, 4-aligned layout breaks the size rule and the alignment rule.
+    /// let layout = GpuLayout::new("F", 12, 4, 0, &[]);
+    /// let found: Vec<Violation> = layout.violations().collect();
+    /// assert_eq!(
+    ///     found,
+    ///     [
+    ///         Violation::NotWordSized { size: 12, align: 4 },
+    ///         Violation::Misaligned { size: 12, align: 4 },
+    ///     ]
+    /// );
+    /// ```
+    pub fn violations(&self) -> Violations<'_> {
+        check::violations(self)
+    }
+
+    /// The whole compile-time message for this layout: each violation
+    /// described, a size violation alone (padding to a word size also fixes
+    /// the alignment and holes), or an empty message if the layout is legal.
+    ///
+    /// ```
+    /// let layout = gpu_aligned::GpuLayout::new("Float3", 12, 4, 0, &[]);
+    /// assert!(layout.explain().as_str().starts_with("`Float3` is 12 bytes (align 4)"));
+    /// ```
+    pub const fn explain(&self) -> Message {
+        check::explain(self)
+    }
+
+    /// Where a compile error about this layout belongs, consistent with
+    /// [`GpuLayout::explain`]: a size violation blames the type (padding it
+    /// fixes everything), else the first hole before a field blames that
+    /// field, else the alignment.
+    ///
+    /// ```
+    /// use gpu_aligned::rules::Blame;
+    /// use gpu_aligned::{GpuField, GpuLayout, GpuType, Scalar};
+    /// const FIELDS: [GpuField; 2] = [
+    ///     GpuField::new("tag", 0, 1, 1, false, GpuType::Scalar(Scalar::U8)),
+    ///     GpuField::new("value", 4, 4, 4, false, GpuType::Scalar(Scalar::U32)),
+    /// ];
+    /// assert_eq!(GpuLayout::new("T", 8, 4, 0, &FIELDS).blame(), Blame::Field("value"));
+    /// assert_eq!(GpuLayout::new("T", 12, 4, 0, &[]).blame(), Blame::Type);
+    /// ```
+    pub const fn blame(&self) -> Blame {
+        check::blame(self)
+    }
+
+    /// Whether this layout is exactly what C gives its field list: every
+    /// field of nonzero size at the offset C gives it (the end of the fields
+    /// before it, rounded up to its alignment), and the size C gives the
+    /// struct (the end of the last field, rounded up to `align`).
+    ///
+    /// The derive checks this on the layout the compiler computed
+    /// (`offset_of!`, `size_of`, `align_of`), whatever produced the struct's
+    /// `#[repr]`: the layout a type claims is the layout it has.
+    ///
+    /// ```
+    /// use gpu_aligned::{GpuField, GpuLayout, GpuType, Scalar};
+    /// const U8: GpuType = GpuType::Scalar(Scalar::U8);
+    /// const U32: GpuType = GpuType::Scalar(Scalar::U32);
+    /// // { tag: u8, value: u32 } as C lays it out: 8 bytes, `value` at 4 ...
+    /// const C: [GpuField; 2] =
+    ///     [GpuField::new("tag", 0, 1, 1, false, U8), GpuField::new("value", 4, 4, 4, false, U32)];
+    /// assert!(GpuLayout::new("Tagged", 8, 4, 0, &C).is_repr_c());
+    /// // ... and as Rust may reorder it: `value` first.
+    /// const RUST: [GpuField; 2] =
+    ///     [GpuField::new("tag", 4, 1, 1, false, U8), GpuField::new("value", 0, 4, 4, false, U32)];
+    /// assert!(!GpuLayout::new("Tagged", 8, 4, 0, &RUST).is_repr_c());
+    /// ```
+    pub const fn is_repr_c(&self) -> bool {
+        check::is_repr_c(self)
     }
 
     /// Bytes not covered by any listed field (holes the compiler left). A

@@ -235,7 +235,7 @@ pub mod sanitizer;
 pub mod soa;
 pub mod vector;
 
-pub use layout::{GpuAligned, GpuData, GpuField, GpuLayout, GpuType, Scalar};
+pub use layout::{GpuAligned, GpuData, GpuField, GpuLayout, GpuType, Scalar, Violations};
 
 /// The bytemuck this crate's elements implement `Pod` and `Zeroable` of:
 /// `gpu_aligned::bytemuck::cast_slice` turns an array of elements into the

@@ -310,7 +310,7 @@ impl LayoutReport<'_> {
         };
         // Holes are summed into one reason; the size and alignment facts
         // come from the rules as they are.
-        for violation in crate::rules::violations(layout) {
+        for violation in layout.violations() {
             match violation {
                 Violation::InteriorHole { .. } | Violation::TrailingHole { .. } => {}
                 other => reason(f, format_args!("{other}"))?,

@@ -1,6 +1,6 @@
 //! The one layout rule every GPU element obeys, why it exists, and the
 //! `const fn`s that apply it. The derive's compile-time check, the sizes
-//! `#[gpu_aligned::padded]` computes, [`GpuLayout::is_one_word`], the
+//! `#[gpu_aligned::padded]` computes, [`GpuLayout::is_one_word`](crate::GpuLayout::is_one_word), the
 //! coalescing model and the layout report all ask this module, so the rule
 //! is written once.
 //!
@@ -42,15 +42,15 @@
 //!
 //! assert!(rules::is_legal(16, 16, 16)); // float4
 //! assert!(!rules::is_legal(12, 4, 12)); // float3: 3 loads
-//! assert_eq!(rules::check(&float3_16_t::LAYOUT), Ok(()));
+//! assert_eq!(float3_16_t::LAYOUT.check(), Ok(()));
 //! assert_eq!(rules::word_for(12), Some(16));
 //! ```
 
-use crate::layout::{GpuField, GpuLayout};
 use core::fmt;
 
 pub(crate) mod message;
 
+pub(crate) use message::describe;
 pub use message::Message;
 
 /// The sizes a GPU element may have: the widths of CUDA's global-memory
@@ -84,7 +84,8 @@ pub const fn is_word_size(size: usize) -> bool {
 /// covered. For a struct (whose fields never overlap) `covered` is the sum of
 /// its fields' sizes; for an opaque scalar it is its size.
 ///
-/// This is all the compiler evaluates for a legal derived type; [`check`]
+/// This is all the compiler evaluates for a legal derived type;
+/// [`GpuLayout::check`](crate::GpuLayout::check)
 /// says which rule a layout breaks.
 ///
 /// ```
@@ -245,111 +246,12 @@ impl fmt::Display for Violation {
     }
 }
 
-/// The first rule `layout` breaks, in the order of [`violations`], or `Ok`.
-/// A layout without fields (a scalar's) is one opaque value with no holes.
-///
-/// ```
-/// use gpu_aligned::rules::{check, Violation};
-/// use gpu_aligned::vector::float4;
-/// use gpu_aligned::{GpuAligned, GpuLayout};
-///
-/// assert_eq!(check(&float4::LAYOUT), Ok(()));
-/// let float3 = GpuLayout::new("float3", 12, 4, 0, &[]);
-/// assert_eq!(check(&float3), Err(Violation::NotWordSized { size: 12, align: 4 }));
-/// ```
-pub const fn check(layout: &GpuLayout) -> Result<(), Violation> {
-    match next_violation(layout.size, layout.align, layout.fields, 0) {
-        Some((violation, _)) => Err(violation),
-        None => Ok(()),
-    }
-}
-
-/// Every rule `layout` breaks: the size, then the alignment, then each hole
-/// in offset order. The report lists them all; the derive's message stops
-/// after a size violation, since padding fixes the rest along with it.
-///
-/// ```
-/// use gpu_aligned::rules::{violations, Violation};
-/// use gpu_aligned::GpuLayout;
-/// // A 12-byte, 4-aligned layout breaks the size rule and the alignment rule.
-/// let layout = GpuLayout::new("F", 12, 4, 0, &[]);
-/// let found: Vec<Violation> = violations(&layout).collect();
-/// assert_eq!(
-///     found,
-///     [
-///         Violation::NotWordSized { size: 12, align: 4 },
-///         Violation::Misaligned { size: 12, align: 4 },
-///     ]
-/// );
-/// ```
-pub fn violations(layout: &GpuLayout) -> Violations<'_> {
-    Violations { layout, stage: 0 }
-}
-
-/// The iterator [`violations`] returns.
-#[derive(Clone, Debug)]
-pub struct Violations<'a> {
-    layout: &'a GpuLayout,
-    stage: usize,
-}
-
-impl Iterator for Violations<'_> {
-    type Item = Violation;
-
-    fn next(&mut self) -> Option<Violation> {
-        let layout = self.layout;
-        let (violation, next) =
-            next_violation(layout.size, layout.align, layout.fields, self.stage)?;
-        self.stage = next;
-        Some(violation)
-    }
-}
-
-/// The whole compile-time message for `layout`: each violation described, a
-/// size violation alone (padding to a word size also fixes the alignment
-/// and holes), or an empty message if the layout is legal.
-///
-/// ```
-/// let layout = gpu_aligned::GpuLayout::new("Float3", 12, 4, 0, &[]);
-/// let text = gpu_aligned::rules::explain(&layout);
-/// assert!(text.as_str().starts_with("`Float3` is 12 bytes (align 4)"));
-/// ```
-pub const fn explain(layout: &GpuLayout) -> Message {
-    explain_parts(layout.name, layout.size, layout.align, layout.fields)
-}
-
-/// [`explain`] over a layout's parts, whose fields need not be `'static`
-/// (the derive builds them on the stack of a failing check).
-pub(crate) const fn explain_parts(
-    name: &str,
-    size: usize,
-    align: usize,
-    fields: &[GpuField],
-) -> Message {
-    let mut text = Message::new();
-    let mut stage = 0;
-    while let Some((violation, next)) = next_violation(size, align, fields, stage) {
-        if !text.is_empty() {
-            text = text.text("\n");
-        }
-        text = message::describe(text, name, &violation);
-        if matches!(
-            violation,
-            Violation::TooLarge { .. } | Violation::NotWordSized { .. }
-        ) {
-            break;
-        }
-        stage = next;
-    }
-    text
-}
-
 /// What a compile error about a layout should point at.
 ///
 /// ```
-/// use gpu_aligned::rules::{blame, Blame};
+/// use gpu_aligned::rules::Blame;
 /// use gpu_aligned::{vector::float4, GpuAligned};
-/// assert_eq!(blame(&float4::LAYOUT), Blame::Nothing);
+/// assert_eq!(float4::LAYOUT.blame(), Blame::Nothing);
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[non_exhaustive]
@@ -364,119 +266,6 @@ pub enum Blame {
     Alignment,
     /// The type as a whole (its size).
     Type,
-}
-
-/// Where the error about `layout` belongs, consistent with [`explain`]: a
-/// size violation blames the type (padding it fixes everything), else the
-/// first hole before a field blames that field, else the alignment.
-///
-/// ```
-/// use gpu_aligned::rules::{blame, Blame};
-/// use gpu_aligned::{GpuField, GpuLayout, GpuType, Scalar};
-/// const FIELDS: [GpuField; 2] = [
-///     GpuField::new("tag", 0, 1, 1, false, GpuType::Scalar(Scalar::U8)),
-///     GpuField::new("value", 4, 4, 4, false, GpuType::Scalar(Scalar::U32)),
-/// ];
-/// assert_eq!(blame(&GpuLayout::new("T", 8, 4, 0, &FIELDS)), Blame::Field("value"));
-/// assert_eq!(blame(&GpuLayout::new("T", 12, 4, 0, &[])), Blame::Type);
-/// ```
-pub const fn blame(layout: &GpuLayout) -> Blame {
-    blame_parts(layout.size, layout.align, layout.fields)
-}
-
-/// [`blame`] over a layout's parts (see [`explain_parts`]).
-pub(crate) const fn blame_parts(size: usize, align: usize, fields: &[GpuField]) -> Blame {
-    let mut alignment = false;
-    let mut stage = 0;
-    while let Some((violation, next)) = next_violation(size, align, fields, stage) {
-        match violation {
-            Violation::TooLarge { .. } | Violation::NotWordSized { .. } => return Blame::Type,
-            Violation::InteriorHole { field, .. } => return Blame::Field(field),
-            Violation::Misaligned { .. } | Violation::TrailingHole { .. } => alignment = true,
-        }
-        stage = next;
-    }
-    if alignment {
-        Blame::Alignment
-    } else {
-        Blame::Nothing
-    }
-}
-
-// The stages, in order: 0 the size, 1 the alignment, 2 + i a hole before
-// field i, 2 + fields.len() a hole after the last field. Returns the first
-// violation at or after `stage` and the stage to resume from. Zero-sized
-// fields hold no bytes, so no hole is before them.
-const fn next_violation(
-    size: usize,
-    align: usize,
-    fields: &[GpuField],
-    mut stage: usize,
-) -> Option<(Violation, usize)> {
-    while stage <= 2 + fields.len() {
-        let found = if stage == 0 {
-            if size > MAX_WORD {
-                Some(Violation::TooLarge { size, align })
-            } else if !is_word_size(size) {
-                Some(Violation::NotWordSized { size, align })
-            } else {
-                None
-            }
-        } else if stage == 1 {
-            if align != size {
-                Some(Violation::Misaligned { size, align })
-            } else {
-                None
-            }
-        } else if fields.is_empty() {
-            // One opaque value: no field list to have holes in.
-            None
-        } else {
-            let index = stage - 2;
-            let end = end_of_fields(fields, index);
-            if index < fields.len() {
-                let field = &fields[index];
-                if field.size != 0 && field.offset > end {
-                    Some(Violation::InteriorHole {
-                        field: field.name,
-                        offset: field.offset,
-                        bytes: field.offset - end,
-                    })
-                } else {
-                    None
-                }
-            } else if size > end {
-                Some(Violation::TrailingHole {
-                    size,
-                    align,
-                    bytes: size - end,
-                })
-            } else {
-                None
-            }
-        };
-        stage += 1;
-        if let Some(violation) = found {
-            return Some((violation, stage));
-        }
-    }
-    None
-}
-
-// The furthest byte covered by the first `count` fields (a zero-sized one
-// covers none, wherever it is).
-const fn end_of_fields(fields: &[GpuField], count: usize) -> usize {
-    let mut end = 0;
-    let mut i = 0;
-    while i < count {
-        let field = &fields[i];
-        let field_end = field.offset.saturating_add(field.size);
-        if field.size != 0 && field_end > end {
-            end = field_end;
-        }
-        i += 1;
-    }
-    end
 }
 
 /// The hole `repr(C)` leaves before field `index` of a struct whose fields
@@ -535,70 +324,6 @@ const fn align_up(offset: usize, align: usize) -> usize {
     offset.div_ceil(align) * align
 }
 
-/// Whether `layout` is exactly what C gives its field list: every field of
-/// nonzero size at the offset C gives it (the end of the fields before it,
-/// rounded up to its alignment), and the size C gives the struct (the end
-/// of the last field, rounded up to `layout.align`).
-///
-/// The derive checks this on the layout the compiler computed
-/// (`offset_of!`, `size_of`, `align_of`), whatever produced the struct's
-/// `#[repr]`: the layout a type claims is the layout it has.
-///
-/// ```
-/// use gpu_aligned::rules::is_repr_c;
-/// use gpu_aligned::{GpuField, GpuLayout, GpuType, Scalar};
-/// const U8: GpuType = GpuType::Scalar(Scalar::U8);
-/// const U32: GpuType = GpuType::Scalar(Scalar::U32);
-/// // { tag: u8, value: u32 } as C lays it out: 8 bytes, `value` at 4 ...
-/// const C: [GpuField; 2] =
-///     [GpuField::new("tag", 0, 1, 1, false, U8), GpuField::new("value", 4, 4, 4, false, U32)];
-/// assert!(is_repr_c(&GpuLayout::new("Tagged", 8, 4, 0, &C)));
-/// // ... and as Rust may reorder it: `value` first.
-/// const RUST: [GpuField; 2] =
-///     [GpuField::new("tag", 4, 1, 1, false, U8), GpuField::new("value", 0, 4, 4, false, U32)];
-/// assert!(!is_repr_c(&GpuLayout::new("Tagged", 8, 4, 0, &RUST)));
-/// ```
-pub const fn is_repr_c(layout: &GpuLayout) -> bool {
-    repr_c_mismatch(layout.size, layout.align, layout.fields).is_none()
-}
-
-/// The first fault of a layout against C's, as [`is_repr_c`] judges it:
-/// `Some(i)` for field `i` at another offset than C's, `Some(fields.len())`
-/// for another size, `None` if it is C's. Zero-sized fields hold no bytes,
-/// so only their alignment counts.
-pub(crate) const fn repr_c_mismatch(
-    size: usize,
-    align: usize,
-    fields: &[GpuField],
-) -> Option<usize> {
-    if !align.is_power_of_two() {
-        return Some(fields.len());
-    }
-    let mut end = 0usize;
-    let mut i = 0;
-    while i < fields.len() {
-        let field = &fields[i];
-        if !field.align.is_power_of_two() {
-            return Some(i);
-        }
-        let Some(start) = end.checked_next_multiple_of(field.align) else {
-            return Some(i);
-        };
-        if field.size != 0 && field.offset != start {
-            return Some(i);
-        }
-        let Some(next) = start.checked_add(field.size) else {
-            return Some(i);
-        };
-        end = next;
-        i += 1;
-    }
-    match end.checked_next_multiple_of(align) {
-        Some(c_size) if c_size == size => None,
-        _ => Some(fields.len()),
-    }
-}
-
 /// The `(size, align)` C gives a struct whose fields have the `(size,
 /// align)` pairs `shapes`, at least `align`-aligned (an `align(N)` written
 /// on it, or 1).
@@ -629,30 +354,6 @@ pub const fn repr_c_size(shapes: &[(usize, usize)], align: usize) -> (usize, usi
 /// ```
 pub const fn repr_c_offset(shapes: &[(usize, usize)], index: usize) -> usize {
     align_up(repr_c_end(shapes, index), shapes[index].1)
-}
-
-/// The offset C gives field `index` of `fields` (as [`repr_c_mismatch`]
-/// reads them, saturating on absurd input).
-pub(crate) const fn repr_c_offset_of(fields: &[GpuField], index: usize) -> usize {
-    let mut end = 0usize;
-    let mut i = 0;
-    while i <= index && i < fields.len() {
-        let align = if fields[i].align == 0 {
-            1
-        } else {
-            fields[i].align
-        };
-        let start = match end.checked_next_multiple_of(align) {
-            Some(start) => start,
-            None => usize::MAX,
-        };
-        if i == index {
-            return start;
-        }
-        end = start.saturating_add(fields[i].size);
-        i += 1;
-    }
-    end
 }
 
 // Where the first `count` fields of `shapes` end when `repr(C)` lays them out.

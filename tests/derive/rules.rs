@@ -17,10 +17,10 @@ fn every_derived_and_vector_element_is_legal() {
         &u8::LAYOUT,
         &f64::LAYOUT,
     ] {
-        assert_eq!(rules::check(layout), Ok(()), "{}", layout.name);
+        assert_eq!(layout.check(), Ok(()), "{}", layout.name);
         assert!(rules::is_legal(layout.size, layout.align, layout.size));
-        assert!(rules::explain(layout).is_empty());
-        assert_eq!(rules::blame(layout), Blame::Nothing);
+        assert!(layout.explain().is_empty());
+        assert_eq!(layout.blame(), Blame::Nothing);
     }
 }
 
@@ -31,7 +31,7 @@ fn a_float_then_a_double_with_a_hole_lists_every_violation() {
         GpuField::new("y", 8, 8, 8, false, F64),
     ];
     let layout = GpuLayout::new("Mixed", 16, 8, 0, &FIELDS);
-    let found: Vec<Violation> = rules::violations(&layout).collect();
+    let found: Vec<Violation> = layout.violations().collect();
     assert_eq!(
         found,
         [
@@ -43,8 +43,8 @@ fn a_float_then_a_double_with_a_hole_lists_every_violation() {
             },
         ]
     );
-    assert_eq!(rules::blame(&layout), Blame::Field("y"));
-    let text = rules::explain(&layout);
+    assert_eq!(layout.blame(), Blame::Field("y"));
+    let text = layout.explain();
     assert!(
         text.as_str()
             .starts_with("`Mixed` is 16 bytes but aligned to 8"),
@@ -66,11 +66,11 @@ fn a_size_violation_is_reported_alone() {
     ];
     let layout = GpuLayout::new("Float3", 12, 4, 0, &FIELDS);
     assert_eq!(
-        rules::check(&layout),
+        layout.check(),
         Err(Violation::NotWordSized { size: 12, align: 4 })
     );
-    assert_eq!(rules::blame(&layout), Blame::Type);
-    let text = rules::explain(&layout).to_string();
+    assert_eq!(layout.blame(), Blame::Type);
+    let text = layout.explain().to_string();
     assert_eq!(text.matches("`Float3`").count(), 1, "{text}");
     assert!(text.contains("round it up to 16 bytes"), "{text}");
 }
@@ -80,14 +80,14 @@ fn a_trailing_hole_blames_the_alignment() {
     const FIELDS: [GpuField; 1] = [GpuField::new("x", 0, 4, 4, false, F32)];
     let layout = GpuLayout::new("Wide", 8, 8, 0, &FIELDS);
     assert_eq!(
-        rules::check(&layout),
+        layout.check(),
         Err(Violation::TrailingHole {
             size: 8,
             align: 8,
             bytes: 4
         })
     );
-    assert_eq!(rules::blame(&layout), Blame::Alignment);
+    assert_eq!(layout.blame(), Blame::Alignment);
     assert!(!layout.is_one_word());
 }
 

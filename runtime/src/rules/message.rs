@@ -32,8 +32,8 @@ impl Message {
     /// Whether nothing was written (the layout broke no rule).
     ///
     /// ```
-    /// use gpu_aligned::{rules, GpuAligned};
-    /// assert!(rules::explain(&gpu_aligned::vector::float4::LAYOUT).is_empty());
+    /// use gpu_aligned::GpuAligned;
+    /// assert!(gpu_aligned::vector::float4::LAYOUT.explain().is_empty());
     /// ```
     pub const fn is_empty(&self) -> bool {
         self.len == 0
@@ -71,7 +71,7 @@ impl Message {
         self
     }
 
-    const fn number(mut self, value: usize) -> Self {
+    pub(crate) const fn number(mut self, value: usize) -> Self {
         let mut digits = [0u8; 20];
         let mut count = 0;
         let mut rest = value;
@@ -91,7 +91,7 @@ impl Message {
         self
     }
 
-    const fn bytes(self, value: usize) -> Self {
+    pub(crate) const fn bytes(self, value: usize) -> Self {
         let this = self.number(value);
         if value == 1 {
             this.text(" byte")
@@ -100,7 +100,7 @@ impl Message {
         }
     }
 
-    const fn named(self, name: &str) -> Self {
+    pub(crate) const fn named(self, name: &str) -> Self {
         self.text("`").text(name).text("`")
     }
 }
@@ -119,7 +119,7 @@ impl fmt::Debug for Message {
 
 /// Appends the message of `violation` about type `name`: the fact with its
 /// numbers, the rule, and the fix.
-pub(super) const fn describe(m: Message, name: &str, violation: &Violation) -> Message {
+pub(crate) const fn describe(m: Message, name: &str, violation: &Violation) -> Message {
     match *violation {
         Violation::TooLarge { size, .. } => m
             .named(name)
@@ -189,35 +189,4 @@ pub(super) const fn describe(m: Message, name: &str, violation: &Violation) -> M
             .number(bytes)
             .text("]` marked `#[gpu_aligned(padding)]`, or put `#[gpu_aligned::padded]` on the struct"),
     }
-}
-
-/// The message for a struct the compiler did not lay out as C lays out its
-/// field list, `index` being the first field at another offset, or
-/// `fields.len()` for another size.
-pub(crate) const fn not_repr_c(
-    name: &str,
-    fields: &[crate::GpuField],
-    size: usize,
-    align: usize,
-    index: usize,
-) -> Message {
-    let m = Message::new()
-        .named(name)
-        .text(" is not laid out as `#[repr(C)]` lays out its fields: ");
-    let m = if index < fields.len() {
-        m.text("field `")
-            .text(fields[index].name)
-            .text("` is at offset ")
-            .number(fields[index].offset)
-            .text(", where C puts it at ")
-            .number(super::repr_c_offset_of(fields, index))
-    } else {
-        m.text("it is ")
-            .bytes(size)
-            .text(" (align ")
-            .number(align)
-            .text("), not the size C gives its fields")
-    };
-    m.text("; CUDA code reads the fields where C puts them")
-        .text("\n  = fix: `#[repr(C)]` on the struct, and no attribute macro after `#[derive(GpuAligned)]` that rewrites its `#[repr]`")
 }
