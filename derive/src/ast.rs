@@ -18,10 +18,7 @@ pub enum Macro {
     /// `#[gpu_aligned::padded]`, which rewrites the struct and derives
     /// `GpuAligned` on the result (which parses its own attributes).
     Padded,
-    /// `#[derive(GpuSoa)]`. (Read through [`Input::from_syn`] until
-    /// `derive/src/soa.rs` adopts [`Input::read`]; the front end's tests
-    /// read it already.)
-    #[cfg_attr(not(test), allow(dead_code))]
+    /// `#[derive(GpuSoa)]`.
     GpuSoa,
 }
 
@@ -77,28 +74,6 @@ impl<'a> Input<'a> {
             style: &data.fields,
             fields: Field::multiple_from_syn(cx, &data.fields, ours),
         })
-    }
-}
-
-impl<'a> Input<'a> {
-    /// [`Input::read`] as `GpuAligned` reads it, with an enum or a union
-    /// returned as the error instead of recorded: the entry point
-    /// `derive/src/soa.rs` still calls (it rejects enums and unions itself
-    /// first). `Input::read(cx, input, Macro::GpuSoa)` followed by
-    /// `valid::check(cx, &ast, Macro::GpuSoa)` replaces both.
-    pub fn from_syn(cx: &Ctxt, input: &'a DeriveInput) -> syn::Result<Self> {
-        match &input.data {
-            syn::Data::Enum(data) => Err(syn::Error::new_spanned(
-                data.enum_token,
-                not_an_enum(Macro::GpuAligned),
-            )),
-            syn::Data::Union(data) => Err(syn::Error::new_spanned(
-                data.union_token,
-                not_a_union(Macro::GpuAligned),
-            )),
-            syn::Data::Struct(_) => Input::read(cx, input, Macro::GpuAligned)
-                .ok_or_else(|| syn::Error::new_spanned(&input.ident, "not a struct")),
-        }
     }
 }
 

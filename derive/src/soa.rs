@@ -1,7 +1,8 @@
 //! `#[derive(GpuSoa)]`: a struct of any size stored as one column per field.
 //!
-//! The syntax decides what it can (a struct, named fields, no generics, no
-//! padding fields); whether each field can be a column (a `GpuAligned`
+//! The syntax decides what it can (a struct, named fields, no generic
+//! parameters: the front end shared with the other macros; no padding
+//! fields); whether each field can be a column (a `GpuAligned`
 //! type) is left to the compiler, through one check per field whose error
 //! points at that field's type. As for `GpuAligned`, the output is one
 //! invocation of a runtime `macro_rules!` (`__gpu_soa_derive!`) that holds
@@ -14,12 +15,13 @@
 //! code using the type does not add errors of its own (thiserror's
 //! pattern); only an enum or a union, which no impl fits, gets none.
 
-use crate::ast::Input;
+use crate::ast::{Input, Macro};
 use crate::ctxt::Ctxt;
+use crate::valid;
 use proc_macro2::TokenStream;
 use quote::{format_ident, quote};
 use syn::ext::IdentExt;
-use syn::{Data, DeriveInput, Fields};
+use syn::DeriveInput;
 
 pub fn derive(input: &DeriveInput) -> TokenStream {
     let cx = Ctxt::new();
@@ -34,56 +36,11 @@ pub fn derive(input: &DeriveInput) -> TokenStream {
 }
 
 /// The expansion, if the input has a field list it can be built from, with
-/// every fault of the input recorded in `cx`.
+/// every fault of the input recorded in `cx`. The shape (a struct, named
+/// fields, not generic) is the front end's, shared with the other macros.
 fn check_and_expand(cx: &Ctxt, input: &DeriveInput) -> Option<TokenStream> {
-    if !input.generics.params.is_empty() {
-        cx.error_spanned_by(
-            &input.generics.params,
-            "`GpuSoa` does not support generic structs: the CUDA header needs one name per \
-             layout and the column types must be known; write a concrete struct (or a type alias \
-             per instantiation wrapped in a concrete struct)",
-        );
-    }
-    let has_columns = match &input.data {
-        Data::Struct(data) => match &data.fields {
-            Fields::Named(named) if !named.named.is_empty() => true,
-            Fields::Named(_) | Fields::Unit => {
-                cx.error_spanned_by(
-                    &input.ident,
-                    "`GpuSoa` needs at least one field: each field becomes a column",
-                );
-                false
-            }
-            Fields::Unnamed(_) => {
-                cx.error_spanned_by(
-                    &input.ident,
-                    "`GpuSoa` needs named fields: the columns are named like them",
-                );
-                false
-            }
-        },
-        Data::Enum(data) => {
-            cx.error_spanned_by(
-                data.enum_token,
-                "`GpuSoa` applies to structs with named fields, not enums",
-            );
-            return None;
-        }
-        Data::Union(data) => {
-            cx.error_spanned_by(
-                data.union_token,
-                "`GpuSoa` applies to structs with named fields, not unions",
-            );
-            return None;
-        }
-    };
-    let ast = match Input::from_syn(cx, input) {
-        Ok(ast) => ast,
-        Err(error) => {
-            cx.syn_error(error);
-            return None;
-        }
-    };
+    let ast = Input::read(cx, input, Macro::GpuSoa)?;
+    valid::check(cx, &ast, Macro::GpuSoa);
     for field in &ast.fields {
         if field.attrs.padding {
             cx.error_spanned_by(
@@ -92,7 +49,7 @@ fn check_and_expand(cx: &Ctxt, input: &DeriveInput) -> Option<TokenStream> {
             );
         }
     }
-    Some(if has_columns && input.generics.params.is_empty() {
+    Some(if valid::has_checkable_shape(&ast, Macro::GpuSoa) {
         // Padding fields included: next to their error, an impl that
         // compiles is worth more than one that leaves them out.
         expand(&ast, input)
