@@ -116,7 +116,7 @@ fn one_kernel_source_gives_the_same_results_over_columns_and_structs() {
     unsafe { launch.launch(cfg) }.unwrap();
     let from_columns = arena.read_soa(&soa).unwrap();
     assert_eq!(arena.to_vec(&soa.columns().kind).unwrap()[7], 3);
-    arena.free_soa(soa).unwrap();
+    arena.free(soa).unwrap();
 
     // The same elements as an array of structs, through the same kernel
     // source (whole 48-byte elements, 16-aligned: `Body_aos` and
@@ -238,7 +238,7 @@ fn a_read_on_one_stream_waits_for_a_kernel_writing_the_columns_on_another() {
     let seen = early.iter().filter(|b| b.id != 0 || b.mass != 1.0).count();
     s2.synchronize().unwrap();
     println!("untracked (soa_view alone): the read on s1 saw {seen} of {n} elements written");
-    arena.free_soa(soa).unwrap();
+    arena.free(soa).unwrap();
     arena.synchronize().unwrap();
 }
 
@@ -283,7 +283,7 @@ fn a_stream_of_another_context_is_refused_by_every_verb_and_by_launch_soa() {
     assert_eq!(on.read_rows(&image, &mut [0; 10]), refused);
     // Nothing was written.
     assert_eq!(arena.read_soa(&soa).unwrap(), vec![body(3); 64]);
-    arena.free_soa(soa).unwrap();
+    arena.free(soa).unwrap();
     arena.free(image).unwrap();
     arena.synchronize().unwrap();
 }
@@ -359,7 +359,7 @@ fn a_kernel_carving_the_columns_with_the_header_sees_each_field_of_a_reordered_s
         expected.big = expected.big.wrapping_add(5);
         assert_eq!(*after, expected, "element {i}");
     }
-    arena.free_soa(soa).unwrap();
+    arena.free(soa).unwrap();
     println!(
         "{n} reordered Particles: the kernel's Particle_soa::carve saw every field Rust wrote"
     );

@@ -88,6 +88,8 @@ pub use access::OnStream;
 pub use error::{ArenaError, FreeFailed};
 pub use growth::{GrowthError, GrowthPolicy, DEFAULT_CHUNK};
 pub use handle::{ArenaArray, ArenaHandle, ArenaSlice};
+// The structure of arrays is a handle too.
+pub(crate) use handle::{Place, Places};
 pub use options::ArenaOptions;
 pub use pitched::{Copy2d, Pitched};
 pub use plan::{ArrayKey, CarvedArray, Carving, PitchedKey, Plan};

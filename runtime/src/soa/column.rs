@@ -3,7 +3,7 @@
 //! for every [`ArenaSlice`] of a GPU element. The derive hands the columns
 //! out as `&dyn Column<B>` in column order; the operations loop over them.
 
-use crate::arena::{Arena, ArenaResult, ArenaSlice};
+use crate::arena::{Arena, ArenaResult, ArenaSlice, Places};
 use crate::backend::Backend;
 use crate::layout::GpuAligned;
 use alloc_crate::vec::Vec;
@@ -22,10 +22,12 @@ use core::fmt;
 /// column.write_bytes(&arena, &[1, 0, 2, 0])?;
 /// assert_eq!(column.read_bytes(&arena)?, [1, 0, 2, 0]);
 /// assert_eq!(arena.to_vec(&a)?, [1, 2]);
-/// # arena.free(a)?;
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
-pub trait Column<B: Backend>: fmt::Debug {
+///
+/// Sealed: only the crate's arrays are columns, and a structure of arrays
+/// gives them back as one handle.
+pub trait Column<B: Backend>: fmt::Debug + Places<B> {
     /// The number of elements.
     fn len(&self) -> usize;
     /// Whether it has no elements.

@@ -113,9 +113,9 @@ macro_rules! __gpu_soa_derive {
     ) => {
         #[doc = ::core::concat!(
             "The columns of a structure of arrays of [`", ::core::stringify!($ty), "`]: one ",
-            "typed array per field, named like the field, each usable with every arena verb."
+            "typed array per field, named like the field, each usable with every arena verb ",
+            "and given back when dropped."
         )]
-        #[must_use = "columns hold arena memory: give them back with `Arena::free_soa`"]
         $vis struct $columns<__Backend: $crate::backend::Backend = $crate::backend::HostBuffer> {
             $(
                 #[doc = ::core::concat!("The column of `", ::core::stringify!($member), "`.")]
@@ -230,19 +230,6 @@ macro_rules! __gpu_soa_derive {
                         $( $member: __carving.take(__keys.$member)?, )*
                     })
                 }
-
-                fn free<__Backend: $crate::backend::Backend>(
-                    __arena: &mut $crate::arena::Arena<__Backend>,
-                    __columns: $columns<__Backend>,
-                ) -> $crate::arena::ArenaResult<(), __Backend> {
-                    let mut __outcome = ::core::result::Result::Ok(());
-                    $(
-                        __outcome = __outcome.and(
-                            __arena.free(__columns.$member).map_err(|__failed| __failed.error),
-                        );
-                    )*
-                    __outcome
-                }
             }
         };
     };
@@ -289,13 +276,6 @@ macro_rules! __gpu_soa_derive {
 
                 fn take<__Backend: $crate::backend::Backend>(
                     _: &mut $crate::arena::Carving<__Backend>,
-                    _: (),
-                ) -> $crate::arena::ArenaResult<(), __Backend> {
-                    ::core::result::Result::Ok(())
-                }
-
-                fn free<__Backend: $crate::backend::Backend>(
-                    _: &mut $crate::arena::Arena<__Backend>,
                     _: (),
                 ) -> $crate::arena::ArenaResult<(), __Backend> {
                     ::core::result::Result::Ok(())

@@ -8,7 +8,8 @@
 //! named like the field, and the few primitives of [`GpuSoa`]: the columns'
 //! element layouts and names, and one element's fields as bytes. Everything
 //! else (allocation in one all-or-nothing reservation, plans, reads, writes,
-//! freeing, the kernel's view) is written once, here, over those primitives.
+//! the kernel's view) is written once, here, over those primitives. A
+//! [`Soa`] is dropped like any array: each column gives its bytes back.
 //!
 //! ```
 //! use gpu_aligned::arena::Arena;
@@ -30,7 +31,8 @@
 //! arena.write_soa(&mut soa, &particles)?;
 //! assert_eq!(arena.get(&soa.columns().mass)?[7], 2.0);
 //! assert_eq!(arena.read_soa(&soa)?, particles);
-//! arena.free_soa(soa)?;
+//! drop(soa); // every column gives its bytes back
+//! assert_eq!(arena.live(), 0);
 //! # Ok::<(), gpu_aligned::arena::ArenaError>(())
 //! ```
 //!
@@ -71,10 +73,10 @@ mod view;
 pub use column::Column;
 #[cfg(feature = "cuda")]
 pub use column::{DeviceColumn, WritableView};
-pub use ops::{SoaFreeFailed, SoaKey};
+pub use ops::SoaKey;
 pub use view::SoaView;
 
-use crate::arena::{Arena, ArenaResult, Carving, Plan};
+use crate::arena::{ArenaHandle, ArenaResult, Carving, Place, Places, Plan};
 use crate::backend::{Backend, HostBuffer};
 use crate::header::{CudaHeader, HeaderError};
 use crate::layout::{GpuField, GpuLayout};
@@ -156,36 +158,27 @@ pub unsafe trait GpuSoa: Copy + 'static {
         carving: &mut Carving<B>,
         keys: Self::Keys,
     ) -> ArenaResult<Self::Columns<B>, B>;
-    /// Frees every column, keeping the first error. Goes away once an
-    /// array frees itself on drop.
-    #[doc(hidden)]
-    fn free<B: Backend>(arena: &mut Arena<B>, columns: Self::Columns<B>) -> ArenaResult<(), B>;
 }
 
 /// `len` elements of `T` as columns in an arena: the generated
 /// `<Name>Columns`, each an ordinary [`ArenaSlice`](crate::arena::ArenaSlice),
-/// and their common length. Move-only; give it back with
-/// [`Arena::free_soa`].
-///
-/// ```
-/// use gpu_aligned::arena::Arena;
-///
-/// #[derive(Clone, Copy, gpu_aligned::GpuSoa)]
-/// struct Pair { a: u64, b: u16 }
-///
-/// let mut arena = Arena::host(1 << 12)?;
-/// let mut soa = arena.alloc_soa::<Pair>(3)?;
-/// assert_eq!((soa.len(), soa.columns().a.len()), (3, 3));
-/// arena.get_mut(&mut soa.columns_mut().b)?.copy_from_slice(&[1, 2, 3]);
-/// assert_eq!(arena.read_soa(&soa)?[2].b, 3);
-/// arena.free_soa(soa)?;
-/// # Ok::<(), Box<dyn std::error::Error>>(())
-/// ```
-#[must_use = "an Soa holds arena memory: give it back with `Arena::free_soa`"]
+/// and their common length. Dropping it gives every column back; so does
+/// [`Arena::free`](crate::arena::Arena::free), which also says when a column
+/// is not that arena's. The module's example shows the verbs.
 pub struct Soa<T: GpuSoa, B: Backend = HostBuffer> {
     columns: T::Columns<B>,
     len: usize,
 }
+
+impl<T: GpuSoa, B: Backend> Places<B> for Soa<T, B> {
+    fn places(&mut self, each: &mut dyn FnMut(&mut Place<B>)) {
+        for column in T::columns_mut(&mut self.columns) {
+            column.places(each);
+        }
+    }
+}
+
+impl<T: GpuSoa, B: Backend> ArenaHandle<B> for Soa<T, B> {}
 
 impl<T: GpuSoa, B: Backend> Soa<T, B> {
     /// The columns: one `pub` typed array per field, named like the field.
