@@ -216,8 +216,6 @@ macro_rules! __gpu_soa_derive {
                     Vec::from([$( &mut __columns.$member as &mut dyn $crate::soa::Column<__Backend> ),*])
                 }
 
-                $crate::__gpu_soa_device_columns!($columns; $($member)*);
-
                 fn plan(__plan: &mut $crate::arena::Plan, __len: usize) -> __GpuSoaKeys {
                     __GpuSoaKeys { $( $member: __plan.array::<$fty>(__len), )* }
                 }
@@ -270,8 +268,6 @@ macro_rules! __gpu_soa_derive {
                     Vec::new()
                 }
 
-                $crate::__gpu_soa_device_columns!(fallback);
-
                 fn plan(_: &mut $crate::arena::Plan, _: usize) {}
 
                 fn take<__Backend: $crate::backend::Backend>(
@@ -283,33 +279,4 @@ macro_rules! __gpu_soa_derive {
             }
         };
     };
-}
-
-/// `GpuSoa::device_columns`, with the runtime's `cuda` feature.
-#[cfg(feature = "cuda")]
-#[doc(hidden)]
-#[macro_export]
-macro_rules! __gpu_soa_device_columns {
-    (fallback) => {
-        fn device_columns(
-            _: &mut (),
-        ) -> Vec<&mut dyn $crate::soa::DeviceColumn> {
-            Vec::new()
-        }
-    };
-    ($columns:ident; $($member:ident)*) => {
-        fn device_columns(
-            __columns: &mut $columns<$crate::backend::cuda::CudaBackend>,
-        ) -> Vec<&mut dyn $crate::soa::DeviceColumn> {
-            Vec::from([$( &mut __columns.$member as &mut dyn $crate::soa::DeviceColumn ),*])
-        }
-    };
-}
-
-/// Nothing without the runtime's `cuda` feature.
-#[cfg(not(feature = "cuda"))]
-#[doc(hidden)]
-#[macro_export]
-macro_rules! __gpu_soa_device_columns {
-    ($($anything:tt)*) => {};
 }
