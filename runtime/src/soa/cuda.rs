@@ -49,7 +49,7 @@ impl Arena<CudaBackend> {
     /// be: `stream` first waits for the columns' earlier reads and
     /// writes on any stream, and after `launch` a write of each column
     /// is recorded on `stream`. A read on another stream then waits for
-    /// the kernel, and a freed column is not reused before it ends.
+    /// the kernel, and a dropped column is not reused before it ends.
     /// `launch` must enqueue its work on `stream`.
     ///
     /// ```no_run
