@@ -495,7 +495,6 @@ pub use gpu_aligned_derive::padded;
 /// arena.get_mut(&mut bodies.columns_mut().mass)?.fill(2.0); // one column, one instruction each
 /// assert_eq!(arena.get(&bodies.columns().mass)?[99], 2.0);
 /// assert_eq!(arena.offset(&bodies.columns().kind)? % 256, 0);
-/// arena.free_soa(bodies)?;
 /// # Ok::<(), gpu_aligned::arena::ArenaError>(())
 /// ```
 ///

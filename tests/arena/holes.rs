@@ -208,7 +208,7 @@ fn a_column_swapped_for_a_shorter_one_gives_no_view() {
     assert!(arena.read_soa(&soa).is_err());
     core::mem::swap(&mut soa.columns_mut().position, &mut short);
     assert_eq!(arena.soa_view(&soa).unwrap().len, 100);
-    arena.free_soa(soa).unwrap();
+    arena.free(soa).unwrap();
     arena.free(short).unwrap();
     assert_eq!(arena.live(), 0);
 }
@@ -389,7 +389,7 @@ fn refuse_everything(arena: &mut Arena<HostBuffer>, held: Held, stamp: u32) {
             assert!(arena.soa_view(&soa).is_err());
             assert!(arena.write_soa(&mut soa, &vec![body(0); len]).is_err());
             assert!(arena.get_mut(&mut soa.columns_mut().mass).is_err());
-            assert!(arena.free_soa(soa).is_err());
+            assert!(arena.free(soa).is_err());
         }
     }
 }
@@ -449,7 +449,7 @@ fn churn(arena: &mut Arena<HostBuffer>, seed: u64, steps: usize) {
                 match held {
                     Held::Flat(a) => arena.free(a).unwrap(),
                     Held::Rows(image) => arena.free(image).unwrap(),
-                    Held::Columns(soa) => arena.free_soa(soa).unwrap(),
+                    Held::Columns(soa) => arena.free(soa).unwrap(),
                 }
             }
             12 | 13 => {
@@ -718,7 +718,7 @@ fn keys_outlive_a_reset_but_the_arrays_they_redeem_do_not() {
     arena.free(carving).unwrap();
     assert!(arena.free(early).is_err());
     assert!(arena.free(image).is_err());
-    assert!(arena.free_soa(soa).is_err());
+    assert!(arena.free(soa).is_err());
     assert_eq!(arena.live(), 1);
 
     // The same plan carved in this arena and in a growing twin: each key

@@ -7,11 +7,16 @@
 use super::{particle, Pair, Particle};
 use crate::support::Rng;
 use gpu_aligned::arena::Arena;
-use gpu_aligned::backend::cuda::cudarc::driver::{CudaContext, LaunchConfig, PushKernelArg};
+use gpu_aligned::backend::cuda::cudarc::driver::{
+    CudaContext, CudaFunction, CudaStream, LaunchConfig, PushKernelArg,
+};
 use gpu_aligned::backend::cuda::cudarc::nvrtc::{compile_ptx_with_opts, CompileOptions};
+use gpu_aligned::backend::cuda::CudaBackend;
 use gpu_aligned::header::CudaHeader;
-use gpu_aligned::soa::{GpuSoa, SoaView};
+use gpu_aligned::soa::{GpuSoa, Soa, SoaView};
 use gpu_aligned::vector::{float2, float4};
+use std::mem::size_of;
+use std::sync::Arc;
 
 /// Every width of column: 16, 8 (a vector and a struct), 4, 2 and 1 bytes;
 /// 48 bytes with no padding, so its bytes can go up as an array of structs.
@@ -116,7 +121,7 @@ fn one_kernel_source_gives_the_same_results_over_columns_and_structs() {
     unsafe { launch.launch(cfg) }.unwrap();
     let from_columns = arena.read_soa(&soa).unwrap();
     assert_eq!(arena.to_vec(&soa.columns().kind).unwrap()[7], 3);
-    arena.free_soa(soa).unwrap();
+    arena.free(soa).unwrap();
 
     // The same elements as an array of structs, through the same kernel
     // source (whole 48-byte elements, 16-aligned: `Body_aos` and
@@ -172,9 +177,12 @@ extern "C" __global__ void slow_mark(Body_soa v, long long cycles) {
 }
 "#;
 
-#[test]
-#[ignore = "needs an NVIDIA GPU"]
-fn a_read_on_one_stream_waits_for_a_kernel_writing_the_columns_on_another() {
+/// About 50 ms at the H100's clock: far longer than issuing a copy.
+const SLOW_CYCLES: i64 = 100_000_000;
+
+/// Two streams of one context and `SLOW`'s `slow_mark`, compiled against
+/// `Body`'s header.
+fn two_streams_and_slow_mark() -> (Arc<CudaStream>, Arc<CudaStream>, CudaFunction) {
     let context = CudaContext::new(0).expect("a CUDA GPU");
     let (s1, s2) = (context.new_stream().unwrap(), context.new_stream().unwrap());
     let mut header = CudaHeader::new();
@@ -186,28 +194,45 @@ fn a_read_on_one_stream_waits_for_a_kernel_writing_the_columns_on_another() {
     };
     let ptx = compile_ptx_with_opts(&source, options).unwrap_or_else(|e| panic!("NVRTC: {e:?}"));
     let module = context.load_module(ptx).unwrap();
-    let slow = module.load_function("slow_mark").unwrap();
+    (s1, s2, module.load_function("slow_mark").unwrap())
+}
+
+/// Runs `slow_mark` over `soa` on `stream` through `launch_soa`.
+fn launch_slow_mark(
+    arena: &Arena<CudaBackend>,
+    soa: &mut Soa<Body, CudaBackend>,
+    stream: &CudaStream,
+    slow: &CudaFunction,
+) {
+    arena
+        .launch_soa(soa, stream, |view| {
+            let mut launch = stream.launch_builder(slow);
+            launch.arg(view).arg(&SLOW_CYCLES);
+            // SAFETY: `slow_mark` takes a `Body_soa` (the view's layout)
+            // and a `long long`; it writes elements below `len` only.
+            unsafe { launch.launch(slow_config()) }.map(|_| ())
+        })
+        .unwrap()
+        .unwrap();
+}
+
+fn slow_config() -> LaunchConfig {
+    LaunchConfig {
+        grid_dim: (64, 1, 1),
+        block_dim: (256, 1, 1),
+        shared_mem_bytes: 0,
+    }
+}
+
+#[test]
+#[ignore = "needs an NVIDIA GPU"]
+fn a_read_on_one_stream_waits_for_a_kernel_writing_the_columns_on_another() {
+    let (s1, s2, slow) = two_streams_and_slow_mark();
     let mut arena = Arena::device(&s1, 16 << 20).unwrap();
     let n = 1 << 16;
     let mut soa = arena.alloc_soa::<Body>(n).unwrap();
     arena.write_soa(&mut soa, &vec![body(0); n]).unwrap();
-    // About 50 ms at the H100's clock: far longer than issuing a copy.
-    let cycles: i64 = 100_000_000;
-    arena
-        .launch_soa(&mut soa, &s2, |view| {
-            let mut launch = s2.launch_builder(&slow);
-            launch.arg(view).arg(&cycles);
-            let cfg = LaunchConfig {
-                grid_dim: (64, 1, 1),
-                block_dim: (256, 1, 1),
-                shared_mem_bytes: 0,
-            };
-            // SAFETY: `slow_mark` takes a `Body_soa` (the view's layout)
-            // and a `long long`; it writes elements below `len` only.
-            unsafe { launch.launch(cfg) }.map(|_| ())
-        })
-        .unwrap()
-        .unwrap();
+    launch_slow_mark(&arena, &mut soa, &s2, &slow);
     // On s1, right away: the columns' write events make it wait.
     let read = arena.read_soa(&soa).unwrap();
     for (i, b) in read.iter().enumerate() {
@@ -225,20 +250,15 @@ fn a_read_on_one_stream_waits_for_a_kernel_writing_the_columns_on_another() {
     arena.synchronize().unwrap();
     let view = arena.soa_view(&soa).unwrap();
     let mut launch = s2.launch_builder(&slow);
-    launch.arg(&view).arg(&cycles);
-    let cfg = LaunchConfig {
-        grid_dim: (64, 1, 1),
-        block_dim: (256, 1, 1),
-        shared_mem_bytes: 0,
-    };
-    // SAFETY: as above; the columns outlive the kernel (synchronized below
-    // before they are freed).
-    unsafe { launch.launch(cfg) }.unwrap();
+    launch.arg(&view).arg(&SLOW_CYCLES);
+    // SAFETY: as `launch_slow_mark`; the columns outlive the kernel
+    // (synchronized below before they are freed).
+    unsafe { launch.launch(slow_config()) }.unwrap();
     let early = arena.read_soa(&soa).unwrap();
     let seen = early.iter().filter(|b| b.id != 0 || b.mass != 1.0).count();
     s2.synchronize().unwrap();
     println!("untracked (soa_view alone): the read on s1 saw {seen} of {n} elements written");
-    arena.free_soa(soa).unwrap();
+    arena.free(soa).unwrap();
     arena.synchronize().unwrap();
 }
 
@@ -283,7 +303,7 @@ fn a_stream_of_another_context_is_refused_by_every_verb_and_by_launch_soa() {
     assert_eq!(on.read_rows(&image, &mut [0; 10]), refused);
     // Nothing was written.
     assert_eq!(arena.read_soa(&soa).unwrap(), vec![body(3); 64]);
-    arena.free_soa(soa).unwrap();
+    arena.free(soa).unwrap();
     arena.free(image).unwrap();
     arena.synchronize().unwrap();
 }
@@ -364,8 +384,29 @@ fn a_kernel_carving_the_columns_with_the_header_sees_each_field_of_a_reordered_s
         expected.big = expected.big.wrapping_add(5);
         assert_eq!(*after, expected, "element {i}");
     }
-    arena.free_soa(soa).unwrap();
+    arena.free(soa).unwrap();
     println!(
         "{n} reordered Particles: the kernel's Particle_soa::carve saw every field Rust wrote"
     );
+}
+
+/// Dropped while a kernel on S2 still writes its columns, in an arena that
+/// holds one structure: the next one gets the same bytes only after the
+/// kernel, so what S1 writes there is what it reads back.
+#[test]
+#[ignore = "needs an NVIDIA GPU"]
+fn a_dropped_structure_is_reused_only_after_a_kernel_writing_it_on_another_stream() {
+    let (s1, s2, slow) = two_streams_and_slow_mark();
+    let n = 1 << 16;
+    let mut arena = Arena::device(&s1, n * size_of::<Body>()).unwrap();
+    let mut soa = arena.alloc_soa::<Body>(n).unwrap();
+    let first = arena.offset(&soa.columns().position).unwrap();
+    launch_slow_mark(&arena, &mut soa, &s2, &slow);
+    drop(soa);
+    let mut again = arena.alloc_soa::<Body>(n).unwrap();
+    assert_eq!(arena.offset(&again.columns().position).unwrap(), first);
+    assert_eq!(arena.pending_frees(), 0, "the arena waited for the kernel");
+    arena.write_soa(&mut again, &vec![body(0); n]).unwrap();
+    assert_eq!(arena.read_soa(&again).unwrap(), vec![body(0); n]);
+    println!("a dropped structure of arrays was reused only after the kernel on s2");
 }

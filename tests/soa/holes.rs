@@ -1,7 +1,8 @@
 //! Attacks on structures of arrays by safe code: lengths at the edges of
 //! `usize`, columns traded between structures of different lengths, field
 //! names that are also names inside the derive's expansion or of constants
-//! in scope, and handles printed after their arena is gone.
+//! in scope, handles printed after their arena is gone, and a column traded
+//! into another arena's structure of arrays.
 
 use gpu_aligned::arena::{Arena, ArenaError, Plan};
 use gpu_aligned::soa::GpuSoa;
@@ -29,7 +30,7 @@ fn lengths_at_the_edges_of_usize_reserve_nothing() {
     assert!(arena.alloc_soa::<Particle>(each).is_err());
     assert_eq!(arena.live(), 0);
     let fits = arena.alloc_soa::<Scalar>(each / 2).unwrap();
-    arena.free_soa(fits).unwrap();
+    arena.free(fits).unwrap();
 }
 
 #[test]
@@ -63,8 +64,8 @@ fn columns_traded_between_structures_of_different_lengths_are_refused() {
     assert_eq!(arena.soa_view(&long).unwrap().len, 10);
     arena.write_soa(&mut long, &items).unwrap();
     assert_eq!(arena.read_soa(&long).unwrap(), items);
-    arena.free_soa(long).unwrap();
-    arena.free_soa(short).unwrap();
+    arena.free(long).unwrap();
+    arena.free(short).unwrap();
     assert_eq!(arena.live(), 0);
 }
 
@@ -113,7 +114,7 @@ fn fields_named_like_the_expansions_own_names_round_trip() {
     );
     assert_eq!(Shadows::COLUMNS.len(), 12);
     assert_eq!(arena.soa_view(&soa).unwrap().len, 5);
-    arena.free_soa(soa).unwrap();
+    arena.free(soa).unwrap();
 }
 
 #[test]
@@ -183,7 +184,7 @@ fn types_named_like_generic_parameters_round_trip() {
         arena.soa_view(&soa).unwrap().columns.len(),
         R::COLUMNS.len()
     );
-    arena.free_soa(soa).unwrap();
+    arena.free(soa).unwrap();
 }
 
 mod constants_named_like_fields {
@@ -213,7 +214,7 @@ mod constants_named_like_fields {
         arena.write_soa(&mut soa, &items).unwrap();
         assert_eq!(arena.read_soa(&soa).unwrap(), items);
         assert_eq!(arena.get(&soa.columns().id).unwrap(), &[3, 9]);
-        arena.free_soa(soa).unwrap();
+        arena.free(soa).unwrap();
     }
 }
 
@@ -250,4 +251,22 @@ fn the_hidden_macro_names_and_counts_the_columns_itself() {
         "{text}"
     );
     assert!(text.contains("static_assert(sizeof(ByHand_soa) == 24,"));
+}
+
+#[test]
+fn a_column_traded_between_arenas_goes_back_to_its_own() {
+    let mut mine = Arena::host(1 << 14).unwrap();
+    let mut theirs = Arena::host(1 << 14).unwrap();
+    let mut soa = mine.alloc_soa::<Scalar>(4).unwrap();
+    let mut traded = theirs.alloc::<f64>(4).unwrap();
+    core::mem::swap(&mut soa.columns_mut().value, &mut traded);
+    // `mine` refuses the structure whole: nothing is given back.
+    let refused = mine.free(soa).unwrap_err();
+    assert!(matches!(refused.error, ArenaError::Handle(_)));
+    assert_eq!((mine.live(), theirs.live()), (1, 1));
+    // Dropped, each column goes back to the arena it came from.
+    drop(refused.handle);
+    assert_eq!((mine.live(), theirs.live()), (1, 0));
+    drop(traded);
+    assert_eq!((mine.live(), theirs.live()), (0, 0));
 }

@@ -93,13 +93,13 @@ fn structs_round_trip_through_their_columns() {
         assert_eq!(arena.get(&columns.big).unwrap(), bigs.as_slice());
         let kinds: Vec<u8> = particles.iter().map(|p| p.kind).collect();
         assert_eq!(arena.get(&columns.kind).unwrap(), kinds.as_slice());
-        arena.free_soa(soa).unwrap();
+        arena.free(soa).unwrap();
     }
     let scalars: Vec<Scalar> = (0..100).map(|i| Scalar { value: i as f64 }).collect();
     let mut soa = arena.alloc_soa::<Scalar>(100).unwrap();
     arena.write_soa(&mut soa, &scalars).unwrap();
     assert_eq!(arena.read_soa(&soa).unwrap(), scalars);
-    arena.free_soa(soa).unwrap();
+    arena.free(soa).unwrap();
     let bytes: Vec<Bytes> = (0..=255u8)
         .map(|i| Bytes {
             a: i,
@@ -110,7 +110,7 @@ fn structs_round_trip_through_their_columns() {
     let mut soa = arena.alloc_soa::<Bytes>(bytes.len()).unwrap();
     arena.write_soa(&mut soa, &bytes).unwrap();
     assert_eq!(arena.read_soa(&soa).unwrap(), bytes);
-    arena.free_soa(soa).unwrap();
+    arena.free(soa).unwrap();
     assert_eq!(arena.stats().allocations, 0, "every column was freed");
 }
 
@@ -136,7 +136,7 @@ fn a_column_written_alone_shows_in_the_elements() {
             *before
         );
     }
-    arena.free_soa(soa).unwrap();
+    arena.free(soa).unwrap();
 }
 
 #[test]
@@ -173,7 +173,7 @@ fn columns_are_aligned_disjoint_and_carved_together() {
                 "overlap: {spans:?}"
             );
         }
-        arena.free_soa(soa).unwrap();
+        arena.free(soa).unwrap();
     }
 }
 
@@ -190,7 +190,7 @@ fn all_or_nothing_when_the_columns_do_not_fit() {
         Err(ArenaError::Alloc(_))
     ));
     let fits = arena.alloc_soa::<Bytes>(100).unwrap();
-    arena.free_soa(fits).unwrap();
+    arena.free(fits).unwrap();
 }
 
 #[test]
@@ -211,7 +211,29 @@ fn a_length_mismatch_is_refused_and_writes_nothing() {
         );
     }
     assert_eq!(arena.get(&soa.columns().value).unwrap(), &[1.0, 2.0, 3.0]);
-    arena.free_soa(soa).unwrap();
+    arena.free(soa).unwrap();
+}
+
+#[test]
+fn dropping_gives_every_column_back() {
+    // Room for 16 structures of three 256-byte columns, no more.
+    let mut arena = Arena::host(16 * 3 * 256).unwrap();
+    let held: Vec<_> = (0..16)
+        .map(|_| arena.alloc_soa::<Bytes>(100).unwrap())
+        .collect();
+    assert!(arena.alloc_soa::<Bytes>(100).is_err(), "the arena is full");
+    drop(held);
+    let items = [Bytes { a: 1, b: -2, c: 3 }; 100];
+    for _ in 0..if cfg!(miri) { 50 } else { 10_000 } {
+        let mut soa = arena.alloc_soa::<Bytes>(100).unwrap();
+        arena.write_soa(&mut soa, &items).unwrap();
+        assert_eq!(arena.read_soa(&soa).unwrap()[99], items[99]);
+    }
+    // A carving dropped with its structure of arrays never taken.
+    let mut plan = Plan::new();
+    let _never_taken = plan.soa::<Bytes>(100);
+    drop(arena.carve(&plan).unwrap());
+    assert_eq!(arena.live(), 0);
 }
 
 #[test]
@@ -229,11 +251,11 @@ fn columns_of_another_arena_are_refused() {
     other.write_soa(&mut soa, &items).unwrap();
     assert_eq!(other.read_soa(&soa).unwrap(), items);
     // A refused free frees nothing and hands the columns back.
-    let refused = mine.free_soa(soa).unwrap_err();
+    let refused = mine.free(soa).unwrap_err();
     assert!(matches!(refused.error, ArenaError::Handle(_)));
-    let soa = refused.handle.expect("nothing was freed");
+    let soa = refused.handle;
     assert_eq!(other.read_soa(&soa).unwrap(), items);
-    other.free_soa(soa).unwrap();
+    other.free(soa).unwrap();
     assert_eq!(other.stats().allocations, 0);
 }
 
@@ -256,7 +278,7 @@ fn an_soa_sits_in_a_plan_beside_ordinary_arrays() {
     arena.get_mut(&mut after).unwrap().fill(7);
     assert_eq!(arena.read_soa(&soa).unwrap(), items);
     assert!(arena.get(&before).unwrap().iter().all(|&v| v == 1.5));
-    arena.free_soa(soa).unwrap();
+    arena.free(soa).unwrap();
     arena.free(before).unwrap();
     arena.free(after).unwrap();
     arena.free(carving).unwrap();
@@ -391,7 +413,7 @@ mod renamed {
         assert_eq!(arena.read_soa(&soa).unwrap(), items);
         assert_eq!(Renamed::LAYOUT.name, "Renamed");
         assert!(Renamed::LAYOUT.field("type").is_some());
-        arena.free_soa(soa).unwrap();
+        arena.free(soa).unwrap();
     }
 }
 
@@ -425,7 +447,7 @@ fn the_kernel_view_and_the_carving_list_columns_in_declaration_order() {
     }
     let other = Arena::host(1 << 12).unwrap();
     assert!(matches!(other.soa_view(&soa), Err(ArenaError::Handle(_))));
-    arena.free_soa(soa).unwrap();
+    arena.free(soa).unwrap();
 }
 
 /// What `fields.cpp` prints for one element read through `P_soa::load`:
@@ -531,7 +553,7 @@ fn the_headers_carve_over_the_arenas_columns_sees_each_field_of_a_reordered_stru
         .collect();
     let expected: Vec<String> = items.iter().map(printed).collect();
     assert_eq!(lines, expected);
-    arena.free_soa(soa).unwrap();
+    arena.free(soa).unwrap();
 }
 
 #[test]
@@ -586,5 +608,5 @@ fn a_packed_struct_round_trips_through_aligned_columns() {
     assert_eq!(arena.read_soa(&soa).unwrap(), items);
     assert_eq!(arena.get(&soa.columns().value).unwrap()[2], 3.0);
     assert_eq!(arena.offset(&soa.columns().value).unwrap() % 256, 0);
-    arena.free_soa(soa).unwrap();
+    arena.free(soa).unwrap();
 }

@@ -29,5 +29,5 @@ fn main() {
     assert_eq!(arena.read_soa(&soa).unwrap(), [item; 3]);
     assert_eq!(arena.get(&soa.columns().r#type).unwrap(), &[9; 3]);
     assert_eq!(Body::COLUMNS[3].name, "type");
-    arena.free_soa(soa).unwrap();
+    arena.free(soa).unwrap();
 }

@@ -11,6 +11,6 @@ fn main() {
     let mut arena = Arena::host(1 << 14).unwrap();
     let soa = arena.alloc_soa::<Hit>(4).unwrap();
     let ids = arena.get(&soa.columns().id).unwrap();
-    arena.free_soa(soa).unwrap();
+    arena.free(soa).unwrap();
     assert_eq!(ids[0], 0);
 }

@@ -194,7 +194,8 @@ mod sealed {
     }
 }
 
-pub(super) use sealed::{OnePlace, Places};
+pub(super) use sealed::OnePlace;
+pub(crate) use sealed::Places;
 
 /// Something that holds arrays of an arena on backend `B`, which
 /// [`Arena::free`](super::Arena::free) gives back: an [`ArenaSlice`], a

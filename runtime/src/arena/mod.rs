@@ -93,6 +93,8 @@ pub use access::OnStream;
 pub use error::{ArenaError, FreeFailed};
 pub use growth::{GrowthError, GrowthPolicy, DEFAULT_CHUNK};
 pub use handle::{ArenaArray, ArenaHandle, ArenaSlice};
+// The structure of arrays is a handle too.
+pub(crate) use handle::{Place, Places};
 #[cfg(feature = "cuda")]
 pub use kernel_array::KernelArray;
 pub use options::ArenaOptions;

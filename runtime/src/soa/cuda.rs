@@ -2,10 +2,46 @@
 //! every column tracked as a written kernel argument.
 
 use super::{GpuSoa, Soa};
-use crate::arena::{Arena, ArenaError, ArenaResult};
+use crate::arena::{Arena, ArenaError, ArenaResult, ArenaSlice};
 use crate::backend::cuda::CudaBackend;
+use crate::backend::Backend;
+use crate::layout::GpuAligned;
+use alloc_crate::boxed::Box;
 use alloc_crate::vec::Vec;
-use cudarc::driver::{CudaStream, SyncOnDrop};
+use cudarc::driver::{CudaStream, CudaViewMut, DevicePtrMut, SyncOnDrop};
+
+/// A backend whose arrays have writable device views: the CUDA backend.
+#[doc(hidden)]
+pub trait DeviceBackend: Backend + Sized {
+    /// `column` as a writable device view ([`Arena::view_mut`]).
+    fn view_mut<'a, F: GpuAligned>(
+        arena: &'a Arena<Self>,
+        column: &'a mut ArenaSlice<F, Self>,
+    ) -> ArenaResult<Box<dyn WritableView + 'a>, Self>;
+}
+
+impl DeviceBackend for CudaBackend {
+    fn view_mut<'a, F: GpuAligned>(
+        arena: &'a Arena<Self>,
+        column: &'a mut ArenaSlice<F, Self>,
+    ) -> ArenaResult<Box<dyn WritableView + 'a>, Self> {
+        Ok(Box::new(arena.view_mut(column)?))
+    }
+}
+
+/// A writable device view, whatever its element type.
+#[doc(hidden)]
+pub trait WritableView {
+    /// Makes `stream` wait for the column's earlier reads and writes; the
+    /// guard records a write of it on `stream` when dropped.
+    fn begin_write<'s>(&'s mut self, stream: &'s CudaStream) -> SyncOnDrop<'s>;
+}
+
+impl<F> WritableView for CudaViewMut<'_, F> {
+    fn begin_write<'s>(&'s mut self, stream: &'s CudaStream) -> SyncOnDrop<'s> {
+        self.device_ptr_mut(stream).1
+    }
+}
 
 impl Arena<CudaBackend> {
     /// Runs `launch` with the kernel's view of `soa` ([`GpuSoa::View`]),
@@ -13,7 +49,7 @@ impl Arena<CudaBackend> {
     /// be: `stream` first waits for the columns' earlier reads and
     /// writes on any stream, and after `launch` a write of each column
     /// is recorded on `stream`. A read on another stream then waits for
-    /// the kernel, and a freed column is not reused before it ends.
+    /// the kernel, and a dropped column is not reused before it ends.
     /// `launch` must enqueue its work on `stream`.
     ///
     /// ```no_run
@@ -72,7 +108,7 @@ impl Arena<CudaBackend> {
             .same_context(stream)
             .map_err(ArenaError::Backend)?;
         let view = self.soa_view(soa)?;
-        let mut views = T::device_columns(&mut soa.columns)
+        let mut views = T::columns_mut(&mut soa.columns)
             .into_iter()
             .map(|column| column.view_mut(self))
             .collect::<ArenaResult<Vec<_>, CudaBackend>>()?;

@@ -113,9 +113,9 @@ macro_rules! __gpu_soa_derive {
     ) => {
         #[doc = ::core::concat!(
             "The columns of a structure of arrays of [`", ::core::stringify!($ty), "`]: one ",
-            "typed array per field, named like the field, each usable with every arena verb."
+            "typed array per field, named like the field, each usable with every arena verb ",
+            "and given back when dropped."
         )]
-        #[must_use = "columns hold arena memory: give them back with `Arena::free_soa`"]
         $vis struct $columns<__Backend: $crate::backend::Backend = $crate::backend::HostBuffer> {
             $(
                 #[doc = ::core::concat!("The column of `", ::core::stringify!($member), "`.")]
@@ -216,8 +216,6 @@ macro_rules! __gpu_soa_derive {
                     Vec::from([$( &mut __columns.$member as &mut dyn $crate::soa::Column<__Backend> ),*])
                 }
 
-                $crate::__gpu_soa_device_columns!($columns; $($member)*);
-
                 fn plan(__plan: &mut $crate::arena::Plan, __len: usize) -> __GpuSoaKeys {
                     __GpuSoaKeys { $( $member: __plan.array::<$fty>(__len), )* }
                 }
@@ -229,19 +227,6 @@ macro_rules! __gpu_soa_derive {
                     ::core::result::Result::Ok($columns {
                         $( $member: __carving.take(__keys.$member)?, )*
                     })
-                }
-
-                fn free<__Backend: $crate::backend::Backend>(
-                    __arena: &mut $crate::arena::Arena<__Backend>,
-                    __columns: $columns<__Backend>,
-                ) -> $crate::arena::ArenaResult<(), __Backend> {
-                    let mut __outcome = ::core::result::Result::Ok(());
-                    $(
-                        __outcome = __outcome.and(
-                            __arena.free(__columns.$member).map_err(|__failed| __failed.error),
-                        );
-                    )*
-                    __outcome
                 }
             }
         };
@@ -283,8 +268,6 @@ macro_rules! __gpu_soa_derive {
                     Vec::new()
                 }
 
-                $crate::__gpu_soa_device_columns!(fallback);
-
                 fn plan(_: &mut $crate::arena::Plan, _: usize) {}
 
                 fn take<__Backend: $crate::backend::Backend>(
@@ -293,43 +276,7 @@ macro_rules! __gpu_soa_derive {
                 ) -> $crate::arena::ArenaResult<(), __Backend> {
                     ::core::result::Result::Ok(())
                 }
-
-                fn free<__Backend: $crate::backend::Backend>(
-                    _: &mut $crate::arena::Arena<__Backend>,
-                    _: (),
-                ) -> $crate::arena::ArenaResult<(), __Backend> {
-                    ::core::result::Result::Ok(())
-                }
             }
         };
     };
-}
-
-/// `GpuSoa::device_columns`, with the runtime's `cuda` feature.
-#[cfg(feature = "cuda")]
-#[doc(hidden)]
-#[macro_export]
-macro_rules! __gpu_soa_device_columns {
-    (fallback) => {
-        fn device_columns(
-            _: &mut (),
-        ) -> Vec<&mut dyn $crate::soa::DeviceColumn> {
-            Vec::new()
-        }
-    };
-    ($columns:ident; $($member:ident)*) => {
-        fn device_columns(
-            __columns: &mut $columns<$crate::backend::cuda::CudaBackend>,
-        ) -> Vec<&mut dyn $crate::soa::DeviceColumn> {
-            Vec::from([$( &mut __columns.$member as &mut dyn $crate::soa::DeviceColumn ),*])
-        }
-    };
-}
-
-/// Nothing without the runtime's `cuda` feature.
-#[cfg(not(feature = "cuda"))]
-#[doc(hidden)]
-#[macro_export]
-macro_rules! __gpu_soa_device_columns {
-    ($($anything:tt)*) => {};
 }

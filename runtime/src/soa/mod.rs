@@ -8,7 +8,8 @@
 //! named like the field, and the few primitives of [`GpuSoa`]: the columns'
 //! element layouts and names, and one element's fields as bytes. Everything
 //! else (allocation in one all-or-nothing reservation, plans, reads, writes,
-//! freeing, the kernel's view) is written once, here, over those primitives.
+//! the kernel's view) is written once, here, over those primitives. A
+//! [`Soa`] is dropped like any array: each column gives its bytes back.
 //!
 //! ```
 //! use gpu_aligned::arena::Arena;
@@ -30,35 +31,19 @@
 //! arena.write_soa(&mut soa, &particles)?;
 //! assert_eq!(arena.get(&soa.columns().mass)?[7], 2.0);
 //! assert_eq!(arena.read_soa(&soa)?, particles);
-//! arena.free_soa(soa)?;
+//! drop(soa); // every column gives its bytes back
+//! assert_eq!(arena.live(), 0);
 //! # Ok::<(), gpu_aligned::arena::ArenaError>(())
 //! ```
 //!
-//! **One column order: the fields' declaration order.** The arena carves the
-//! columns in it, [`SoaView`] lists their addresses in it, and the CUDA
-//! header's `P_soa` (members, `bytes`, `carve`) follows it, whatever order
-//! rustc gave the fields in memory: a struct without `repr(C)` is reordered,
-//! and a kernel must not depend on that. Only the header's declaration of
-//! the struct itself ([`GpuSoa::LAYOUT`]) is in offset order, since it must
-//! reproduce the bytes.
-//!
-//! The CUDA side is [`CudaHeader::add_soa`]: views with the same members
-//! over columns or over an array of structs.
-//!
-//! The derive refuses what has no fixed set of named columns: tuple
-//! structs, enums, unions and generic structs, and fields marked
-//! `#[gpu_aligned(padding)]` (every field becomes a column, so a pad field
-//! would only waste one):
-//!
-//! ```compile_fail
-//! #[derive(Clone, Copy, gpu_aligned::GpuSoa)]
-//! union Bits { x: f32, id: u32 }
-//! ```
-//!
-//! ```compile_fail
-//! #[derive(Clone, Copy, gpu_aligned::GpuSoa)]
-//! struct Hit { x: f32, #[gpu_aligned(padding)] pad: u32 }
-//! ```
+//! **One column order: the fields' declaration order**, whatever order
+//! rustc gave them in memory: the arena carves the columns in it,
+//! [`SoaView`] lists their addresses in it, and the CUDA header's `P_soa`
+//! ([`CudaHeader::add_soa`]) declares its members in it. Only
+//! [`GpuSoa::LAYOUT`], the struct itself, is in offset order: it must
+//! reproduce the bytes. The derive refuses what has no fixed set of named
+//! columns (tuple structs, enums, unions, generic structs, padding fields);
+//! the ui-tests show each message.
 
 mod column;
 #[cfg(feature = "cuda")]
@@ -70,11 +55,11 @@ mod view;
 
 pub use column::Column;
 #[cfg(feature = "cuda")]
-pub use column::{DeviceColumn, WritableView};
-pub use ops::{SoaFreeFailed, SoaKey};
+pub use cuda::{DeviceBackend, WritableView};
+pub use ops::SoaKey;
 pub use view::SoaView;
 
-use crate::arena::{Arena, ArenaResult, Carving, Plan};
+use crate::arena::{ArenaHandle, ArenaResult, Carving, Place, Places, Plan};
 use crate::backend::{Backend, HostBuffer};
 use crate::header::{CudaHeader, HeaderError};
 use crate::layout::{GpuField, GpuLayout};
@@ -82,7 +67,7 @@ use alloc_crate::vec::Vec;
 use core::fmt;
 
 /// A struct stored as one column per field: the primitives the runtime
-/// builds every structure-of-arrays operation from. Derive it with
+/// builds every structure-of-arrays verb from. Derive it with
 /// `#[derive(GpuSoa)]`; every field's type must be [`GpuAligned`](crate::GpuAligned).
 ///
 /// ```
@@ -91,40 +76,33 @@ use core::fmt;
 /// #[derive(Clone, Copy, gpu_aligned::GpuSoa)]
 /// struct Hit { flags: u8, x: f32, id: u64 }
 ///
-/// // The columns, in declaration order.
 /// let names: Vec<&str> = Hit::COLUMNS.iter().map(|c| c.name).collect();
-/// assert_eq!(names, ["flags", "x", "id"]);
-/// // The struct as rustc laid it out, fields in offset order.
-/// assert_eq!(Hit::LAYOUT.size, core::mem::size_of::<Hit>());
+/// assert_eq!(names, ["flags", "x", "id"]); // declaration order
 /// let offsets: Vec<usize> = Hit::LAYOUT.fields.iter().map(|f| f.offset).collect();
-/// assert!(offsets.windows(2).all(|w| w[0] < w[1]));
+/// assert!(offsets.windows(2).all(|w| w[0] < w[1])); // offset order
 /// ```
 ///
 /// # Safety
 ///
-/// An implementation promises that [`LAYOUT`](GpuSoa::LAYOUT) describes
-/// `Self` (size, alignment, every field's offset, size and type, in offset
-/// order); that [`COLUMNS`](GpuSoa::COLUMNS) lists every field once, in
-/// declaration order, with the same descriptions; that column `j` of every
-/// other method is the field `COLUMNS[j]` describes, so [`columns`](GpuSoa::columns)
-/// yields arrays of exactly that type (a kernel reads them as the header's
-/// `P_soa` declares them). The derive proves all of it: the runtime's macro
-/// builds every item from one list of the struct's fields, and a list that
-/// is not exactly the struct's does not compile.
+/// [`LAYOUT`](GpuSoa::LAYOUT) describes `Self`, fields in offset order;
+/// [`COLUMNS`](GpuSoa::COLUMNS) lists every field once, in declaration
+/// order, with the same descriptions; column `j` of every other item is the
+/// field `COLUMNS[j]` describes, as an array of exactly its type. The
+/// derive's macro builds every item from one list of the struct's fields,
+/// and a list that is not exactly the struct's does not compile.
 #[diagnostic::on_unimplemented(
     message = "`{Self}` is not a structure-of-arrays type (`GpuSoa`)",
     label = "not `GpuSoa`",
     note = "derive it: `#[derive(gpu_aligned::GpuSoa)]` on a struct with named fields whose types are GPU elements"
 )]
 pub unsafe trait GpuSoa: Copy + 'static {
-    /// The struct as laid out, fields in offset order (what the header
-    /// declares, so C++ reproduces its bytes).
+    /// The struct as laid out, fields in offset order (the header's
+    /// declaration of it).
     const LAYOUT: GpuLayout;
-    /// The columns, one per field, in declaration order: each column's
-    /// element layout and name.
+    /// The columns, one per field, in declaration order.
     const COLUMNS: &'static [GpuField];
-    /// The generated `<Name>Columns`: one `pub` [`ArenaSlice`](crate::arena::ArenaSlice) per field,
-    /// in an arena on the backend `B`.
+    /// The generated `<Name>Columns`: one `pub` [`ArenaSlice`](crate::arena::ArenaSlice)
+    /// per field, in an arena on the backend `B`.
     type Columns<B: Backend>: fmt::Debug;
     /// The kernel's view: [`SoaView`] with one address per column.
     type View: Copy + fmt::Debug + view::FromAddresses;
@@ -132,21 +110,19 @@ pub unsafe trait GpuSoa: Copy + 'static {
     #[doc(hidden)]
     type Keys;
 
-    /// Appends the bytes of each field of `self` to its column's buffer,
-    /// field `j` to `columns[j]` (fields past the buffers are skipped).
+    /// Appends field `j` of `self` to `columns[j]`, as bytes.
+    #[doc(hidden)]
     fn push_fields(&self, columns: &mut [Vec<u8>]);
-    /// An element from each field's bytes, taken from `fields` in column
-    /// order; `None` if a field's bytes are missing or of the wrong length.
+    /// An element from its fields' bytes, in column order; `None` if one
+    /// is missing or of the wrong length.
+    #[doc(hidden)]
     fn from_field_bytes(fields: &mut dyn Iterator<Item = &[u8]>) -> Option<Self>;
-    /// Every column, in column order, whatever its element type.
+    /// Every column, in column order.
+    #[doc(hidden)]
     fn columns<B: Backend>(columns: &Self::Columns<B>) -> Vec<&dyn Column<B>>;
     /// Every column, writable, in column order.
+    #[doc(hidden)]
     fn columns_mut<B: Backend>(columns: &mut Self::Columns<B>) -> Vec<&mut dyn Column<B>>;
-    /// Every column on a CUDA device, writable, in column order.
-    #[cfg(feature = "cuda")]
-    fn device_columns(
-        columns: &mut Self::Columns<crate::backend::cuda::CudaBackend>,
-    ) -> Vec<&mut dyn DeviceColumn>;
     /// Adds one array of `len` elements per column to `plan`.
     #[doc(hidden)]
     fn plan(plan: &mut Plan, len: usize) -> Self::Keys;
@@ -156,36 +132,27 @@ pub unsafe trait GpuSoa: Copy + 'static {
         carving: &mut Carving<B>,
         keys: Self::Keys,
     ) -> ArenaResult<Self::Columns<B>, B>;
-    /// Frees every column, keeping the first error. Goes away once an
-    /// array frees itself on drop.
-    #[doc(hidden)]
-    fn free<B: Backend>(arena: &mut Arena<B>, columns: Self::Columns<B>) -> ArenaResult<(), B>;
 }
 
 /// `len` elements of `T` as columns in an arena: the generated
 /// `<Name>Columns`, each an ordinary [`ArenaSlice`](crate::arena::ArenaSlice),
-/// and their common length. Move-only; give it back with
-/// [`Arena::free_soa`].
-///
-/// ```
-/// use gpu_aligned::arena::Arena;
-///
-/// #[derive(Clone, Copy, gpu_aligned::GpuSoa)]
-/// struct Pair { a: u64, b: u16 }
-///
-/// let mut arena = Arena::host(1 << 12)?;
-/// let mut soa = arena.alloc_soa::<Pair>(3)?;
-/// assert_eq!((soa.len(), soa.columns().a.len()), (3, 3));
-/// arena.get_mut(&mut soa.columns_mut().b)?.copy_from_slice(&[1, 2, 3]);
-/// assert_eq!(arena.read_soa(&soa)?[2].b, 3);
-/// arena.free_soa(soa)?;
-/// # Ok::<(), Box<dyn std::error::Error>>(())
-/// ```
-#[must_use = "an Soa holds arena memory: give it back with `Arena::free_soa`"]
+/// and their common length. Dropping it gives every column back; so does
+/// [`Arena::free`](crate::arena::Arena::free), which also says when a column
+/// is not that arena's. The module's example shows the verbs.
 pub struct Soa<T: GpuSoa, B: Backend = HostBuffer> {
     columns: T::Columns<B>,
     len: usize,
 }
+
+impl<T: GpuSoa, B: Backend> Places<B> for Soa<T, B> {
+    fn places(&mut self, each: &mut dyn FnMut(&mut Place<B>)) {
+        for column in T::columns_mut(&mut self.columns) {
+            column.places(each);
+        }
+    }
+}
+
+impl<T: GpuSoa, B: Backend> ArenaHandle<B> for Soa<T, B> {}
 
 impl<T: GpuSoa, B: Backend> Soa<T, B> {
     /// The columns: one `pub` typed array per field, named like the field.

@@ -1,36 +1,17 @@
 //! The structure-of-arrays verbs, written once over [`GpuSoa`]'s
-//! primitives: allocation (alone or in a [`Plan`]), freeing, the kernel's
-//! view, and moving whole elements in and out of the columns.
+//! primitives: allocation (alone or in a [`Plan`]), the kernel's view, and
+//! moving whole elements in and out of the columns. Giving the columns back
+//! is [`Soa`]'s drop (or [`Arena::free`]), as for any array.
 
 use super::view::FromAddresses;
 use super::{GpuSoa, Soa};
-use crate::arena::{Arena, ArenaError, ArenaResult, Carving, FreeFailed, Plan};
+use crate::arena::{Arena, ArenaError, ArenaResult, Carving, Plan};
 use crate::backend::Backend;
 use alloc_crate::vec::Vec;
 use core::fmt;
 
 /// The key of a structure of arrays in a [`Plan`]: redeem it with
 /// [`Carving::take_soa`].
-///
-/// ```
-/// use gpu_aligned::arena::{Arena, Plan};
-///
-/// #[derive(Clone, Copy, gpu_aligned::GpuSoa)]
-/// struct Hit { x: f32, id: u32 }
-///
-/// let mut arena = Arena::host(1 << 14)?;
-/// let mut plan = Plan::new();
-/// let weights = plan.array::<f32>(64);
-/// let hits = plan.soa::<Hit>(64);
-/// let mut carving = arena.carve(&plan)?;
-/// let hits = carving.take_soa(hits)?;
-/// let weights = carving.take(weights)?;
-/// assert_eq!(hits.len(), 64);
-/// arena.free_soa(hits)?;
-/// arena.free(weights)?;
-/// arena.free(carving)?;
-/// # Ok::<(), Box<dyn std::error::Error>>(())
-/// ```
 #[must_use = "a key is the only way to take its columns out of a carving"]
 pub struct SoaKey<T: GpuSoa> {
     keys: T::Keys,
@@ -52,14 +33,21 @@ impl Plan {
     /// zero `len` is refused when the plan is carved.
     ///
     /// ```
-    /// use gpu_aligned::arena::Plan;
+    /// use gpu_aligned::arena::{Arena, Plan};
     ///
     /// #[derive(Clone, Copy, gpu_aligned::GpuSoa)]
     /// struct Hit { x: f32, id: u32 }
     ///
     /// let mut plan = Plan::new();
-    /// let _key = plan.soa::<Hit>(16);
-    /// assert_eq!(plan.len(), 2); // one array per column
+    /// let weights = plan.array::<f32>(64);
+    /// let hits = plan.soa::<Hit>(64);
+    /// assert_eq!(plan.len(), 3); // one array per column
+    /// let mut arena = Arena::host(1 << 14)?;
+    /// let mut carving = arena.carve(&plan)?;
+    /// let hits = carving.take_soa(hits)?;
+    /// let weights = carving.take(weights)?;
+    /// assert_eq!((hits.len(), weights.len()), (64, 64));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn soa<T: GpuSoa>(&mut self, len: usize) -> SoaKey<T> {
         SoaKey {
@@ -70,25 +58,9 @@ impl Plan {
 }
 
 impl<B: Backend> Carving<B> {
-    /// The structure of arrays planned under `key`, once. Its columns' keys
-    /// all come from one plan and are taken by value, so every column is
-    /// taken or none is.
-    ///
-    /// ```
-    /// use gpu_aligned::arena::{Arena, Plan};
-    ///
-    /// #[derive(Clone, Copy, gpu_aligned::GpuSoa)]
-    /// struct Hit { x: f32, id: u32 }
-    ///
-    /// let mut arena = Arena::host(1 << 14)?;
-    /// let mut plan = Plan::new();
-    /// let key = plan.soa::<Hit>(8);
-    /// let mut carving = arena.carve(&plan)?;
-    /// let hits = carving.take_soa(key)?;
-    /// arena.free_soa(hits)?;
-    /// arena.free(carving)?;
-    /// # Ok::<(), Box<dyn std::error::Error>>(())
-    /// ```
+    /// The structure of arrays planned under `key`, once (the example is
+    /// [`Plan::soa`]'s). Its columns' keys all come from one plan and are
+    /// taken by value, so every column is taken or none is.
     ///
     /// # Errors
     ///
@@ -101,25 +73,6 @@ impl<B: Backend> Carving<B> {
         })
     }
 }
-
-/// Why [`Arena::free_soa`] refused or failed: the `Soa` itself when nothing
-/// was freed (a column of another arena), `None` when a backend failure
-/// left one column allocated after the others were freed.
-///
-/// ```
-/// use gpu_aligned::arena::Arena;
-///
-/// #[derive(Clone, Copy, gpu_aligned::GpuSoa)]
-/// struct One { v: f32 }
-///
-/// let mut mine = Arena::host(1 << 12)?;
-/// let mut theirs = Arena::host(1 << 12)?;
-/// let soa = mine.alloc_soa::<One>(4)?;
-/// let refused = theirs.free_soa(soa).unwrap_err();
-/// mine.free_soa(refused.handle.expect("nothing was freed"))?;
-/// # Ok::<(), Box<dyn std::error::Error>>(())
-/// ```
-pub type SoaFreeFailed<T, B> = FreeFailed<Option<Soa<T, B>>, <B as Backend>::Error>;
 
 impl<B: Backend> Arena<B> {
     /// Allocates `len` elements of `T` as one column per field, in one
@@ -138,7 +91,6 @@ impl<B: Backend> Arena<B> {
     /// for offset in [arena.offset(&columns.x)?, arena.offset(&columns.id)?, arena.offset(&columns.flags)?] {
     ///     assert_eq!(offset % arena.min_align() as u64, 0);
     /// }
-    /// arena.free_soa(soa)?;
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     ///
@@ -149,67 +101,13 @@ impl<B: Backend> Arena<B> {
     pub fn alloc_soa<T: GpuSoa>(&mut self, len: usize) -> ArenaResult<Soa<T, B>, B> {
         let mut plan = Plan::new();
         let key = plan.soa::<T>(len);
-        // A column the carving still held would go back when it drops.
         self.carve(&plan)?.take_soa(key)
     }
 
-    /// Frees every column of `soa`. The columns are checked first: if one
-    /// is not this arena's, nothing is freed and `soa` comes back in the
-    /// error (`handle: Some(soa)`).
-    ///
-    /// ```
-    /// use gpu_aligned::arena::Arena;
-    ///
-    /// #[derive(Clone, Copy, gpu_aligned::GpuSoa)]
-    /// struct Hit { x: f32, id: u32 }
-    ///
-    /// let mut arena = Arena::host(1 << 14)?;
-    /// let soa = arena.alloc_soa::<Hit>(100)?;
-    /// arena.free_soa(soa)?;
-    /// assert_eq!(arena.stats().allocations, 0);
-    /// # Ok::<(), Box<dyn std::error::Error>>(())
-    /// ```
-    ///
-    /// # Errors
-    ///
-    /// [`FreeFailed`] with `handle: Some(soa)` when a column is not this
-    /// arena's ([`ArenaError::Handle`]): nothing was freed. With `handle:
-    /// None` for a backend failure while freeing ([`ArenaError::Backend`]):
-    /// the other columns are freed, the one that failed stays allocated
-    /// until the arena is reset.
-    pub fn free_soa<T: GpuSoa>(&mut self, soa: Soa<T, B>) -> Result<(), SoaFreeFailed<T, B>> {
-        let checked = T::columns(&soa.columns)
-            .into_iter()
-            .try_for_each(|column| column.address(self).map(drop));
-        if let Err(error) = checked {
-            return Err(FreeFailed {
-                handle: Some(soa),
-                error,
-            });
-        }
-        T::free(self, soa.columns).map_err(|error| FreeFailed {
-            handle: None,
-            error,
-        })
-    }
-
-    /// The kernel's view of `soa`: each column's address, in column order,
-    /// and the length. It records no stream use: on a device arena, launch
-    /// it on the arena's stream, or use `launch_soa`.
-    ///
-    /// ```
-    /// use gpu_aligned::arena::Arena;
-    ///
-    /// #[derive(Clone, Copy, gpu_aligned::GpuSoa)]
-    /// struct One { v: f32 }
-    ///
-    /// let mut arena = Arena::host(1 << 12)?;
-    /// let soa = arena.alloc_soa::<One>(4)?;
-    /// let view = arena.soa_view(&soa)?;
-    /// assert_eq!(view.columns, [arena.address(&soa.columns().v)?]);
-    /// arena.free_soa(soa)?;
-    /// # Ok::<(), Box<dyn std::error::Error>>(())
-    /// ```
+    /// The kernel's view of `soa` (the example is [`SoaView`](super::SoaView)'s):
+    /// each column's address, in column order, and the length. It records
+    /// no stream use: on a device arena, launch it on the arena's stream, or
+    /// use `launch_soa`.
     ///
     /// # Errors
     ///
@@ -249,15 +147,16 @@ impl<B: Backend> Arena<B> {
     /// ```
     /// use gpu_aligned::arena::Arena;
     ///
-    /// #[derive(Clone, Copy, gpu_aligned::GpuSoa)]
+    /// #[derive(Clone, Copy, Debug, PartialEq, gpu_aligned::GpuSoa)]
     /// struct Hit { x: f32, id: u32 }
     ///
     /// let mut arena = Arena::host(1 << 14)?;
     /// let mut soa = arena.alloc_soa::<Hit>(2)?;
-    /// arena.write_soa(&mut soa, &[Hit { x: 1.0, id: 7 }, Hit { x: 2.0, id: 9 }])?;
+    /// let hits = [Hit { x: 1.0, id: 7 }, Hit { x: 2.0, id: 9 }];
+    /// arena.write_soa(&mut soa, &hits)?;
     /// assert_eq!(arena.get(&soa.columns().id)?, &[7, 9]);
-    /// assert!(arena.write_soa(&mut soa, &[Hit { x: 1.0, id: 7 }]).is_err());
-    /// # arena.free_soa(soa)?;
+    /// assert_eq!(arena.read_soa(&soa)?, hits);
+    /// assert!(arena.write_soa(&mut soa, &hits[..1]).is_err()); // one short
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     ///
@@ -292,21 +191,7 @@ impl<B: Backend> Arena<B> {
     }
 
     /// The elements of `soa`, rebuilt from its columns (on a device, after
-    /// the copies finish).
-    ///
-    /// ```
-    /// use gpu_aligned::arena::Arena;
-    ///
-    /// #[derive(Clone, Copy, Debug, PartialEq, gpu_aligned::GpuSoa)]
-    /// struct Hit { x: f32, id: u32 }
-    ///
-    /// let mut arena = Arena::host(1 << 14)?;
-    /// let mut soa = arena.alloc_soa::<Hit>(1)?;
-    /// arena.write_soa(&mut soa, &[Hit { x: 0.5, id: 3 }])?;
-    /// assert_eq!(arena.read_soa(&soa)?, [Hit { x: 0.5, id: 3 }]);
-    /// # arena.free_soa(soa)?;
-    /// # Ok::<(), Box<dyn std::error::Error>>(())
-    /// ```
+    /// the copies finish); the example is [`write_soa`](Arena::write_soa)'s.
     ///
     /// # Errors
     ///

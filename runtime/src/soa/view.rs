@@ -24,7 +24,6 @@
 /// // Declaration order: `id` first, though rustc put `x` at offset 0.
 /// assert_eq!(view.columns[0], arena.address(&soa.columns().id)?);
 /// assert_eq!(view.columns[1], arena.address(&soa.columns().x)?);
-/// arena.free_soa(soa)?;
 /// # Ok::<(), gpu_aligned::arena::ArenaError>(())
 /// ```
 ///
