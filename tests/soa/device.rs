@@ -212,7 +212,6 @@ fn launch_slow_mark(
             // and a `long long`; it writes elements below `len` only.
             unsafe { launch.launch(slow_config()) }.map(|_| ())
         })
-        .unwrap()
         .unwrap();
 }
 
@@ -279,19 +278,23 @@ fn a_stream_of_another_context_is_refused_by_every_verb_and_by_launch_soa() {
     let other = CudaContext::new_non_primary(0, 0).expect("a second context");
     let foreign = other.new_stream().unwrap();
     let refused = Err(ArenaError::Backend(CudaError::ForeignStream));
-    let mut called = false;
-    let launched = arena.launch_soa(&mut soa, &foreign, |_| called = true);
+    let called = std::cell::Cell::new(false);
+    let launched_closure = |_: &_| -> Result<(), ArenaError<CudaError>> {
+        called.set(true);
+        Ok(())
+    };
+    let launched = arena.launch_soa(&mut soa, &foreign, launched_closure);
     assert_eq!(launched, refused);
-    assert!(!called, "the launch closure ran for a foreign stream");
+    assert!(!called.get(), "the launch closure ran for a foreign stream");
     // Columns of another arena are refused before anything is launched.
     let elsewhere = Arena::device(&stream, 1 << 16).unwrap();
-    let launched = elsewhere.launch_soa(&mut soa, &stream, |_| called = true);
+    let launched = elsewhere.launch_soa(&mut soa, &stream, launched_closure);
     assert!(
         matches!(launched, Err(ArenaError::Handle(_))),
         "{launched:?}"
     );
     assert!(
-        !called,
+        !called.get(),
         "the launch closure ran for another arena's columns"
     );
     let on = arena.on(&foreign);

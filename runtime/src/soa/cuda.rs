@@ -3,7 +3,7 @@
 
 use super::{GpuSoa, Soa};
 use crate::arena::{Arena, ArenaError, ArenaResult, ArenaSlice};
-use crate::backend::cuda::CudaBackend;
+use crate::backend::cuda::{CudaBackend, CudaError};
 use crate::backend::Backend;
 use crate::layout::GpuAligned;
 use alloc_crate::boxed::Box;
@@ -81,7 +81,7 @@ impl Arena<CudaBackend> {
     ///     launch.arg(view);
     ///     // SAFETY: `bump` takes one `Hit_soa`, laid out as the view.
     ///     unsafe { launch.launch(LaunchConfig::for_num_elems(1000)) }.map(|_| ())
-    /// })??;
+    /// })?;
     /// let after = arena.read_soa(&hits)?; // on s1: waits for the kernel on s2
     /// assert!(after.iter().all(|hit| hit.x == 1.0));
     /// # Ok::<(), Box<dyn std::error::Error>>(())
@@ -92,14 +92,17 @@ impl Arena<CudaBackend> {
     /// [`ArenaError::Handle`] if a column is not this arena's;
     /// [`CudaError::ForeignStream`](crate::backend::cuda::CudaError::ForeignStream)
     /// for a stream of another context; a backend error after a sticky
-    /// fault. `launch` is not called then. Its own result is returned
-    /// inside.
-    pub fn launch_soa<T: GpuSoa, R>(
+    /// fault. `launch` is not called then. Its own error (a cudarc
+    /// `DriverError`, say) comes back converted, in the same `Result`.
+    pub fn launch_soa<T: GpuSoa, R, E>(
         &self,
         soa: &mut Soa<T, CudaBackend>,
         stream: &CudaStream,
-        launch: impl FnOnce(&T::View) -> R,
-    ) -> ArenaResult<R, CudaBackend> {
+        launch: impl FnOnce(&T::View) -> Result<R, E>,
+    ) -> ArenaResult<R, CudaBackend>
+    where
+        ArenaError<CudaError>: From<E>,
+    {
         // cudarc records a write event only on a stream of the event's own
         // context, and reports a failure to that stream's context, not
         // ours: on a foreign stream the kernel would go untracked, and the
@@ -118,8 +121,9 @@ impl Arena<CudaBackend> {
             .collect();
         let result = launch(&view);
         // Dropping the guards records each column's write on `stream`,
-        // after what `launch` enqueued.
+        // after what `launch` enqueued (also after a failed launch: what it
+        // enqueued before failing is still ordered).
         drop(writes);
-        Ok(result)
+        Ok(result?)
     }
 }
