@@ -78,6 +78,7 @@ mod pitched;
 mod plan;
 mod reserve;
 mod returns;
+mod reuse;
 #[cfg(feature = "std")]
 mod sync;
 
@@ -104,6 +105,7 @@ use crate::alloc::{Allocation, Allocator, Stats};
 use crate::backend::{Backend, HostAccess, HostBuffer};
 use crate::GpuAligned;
 use returns::{Returned, ReturnsOwner};
+use reuse::Reuse;
 
 /// Allocator + buffer + alignments: see the [module docs](self). Made by
 /// [`Arena::host`], [`Arena::device`] or [`ArenaOptions`].
@@ -124,6 +126,8 @@ pub struct Arena<B: Backend = HostBuffer> {
     /// Dropped arrays taken off the shared list, being given back; kept
     /// between calls so taking them never allocates.
     returned: Vec<Returned<B>>,
+    /// Blocks of dropped arrays kept for the next array of their size.
+    reuse: Reuse,
     /// Whether and how far the buffer grows when an array does not fit.
     growth: GrowthPolicy,
 }
@@ -258,6 +262,7 @@ impl<B: Backend> Arena<B> {
                     .iter()
                     .any(|(freed, _)| freed.offset() == *offset)
                     && !queued.contains(offset)
+                    && !self.reuse.holds(*offset)
             })
             .collect();
         // The allocator walks its blocks in the order it made them, which
@@ -270,7 +275,9 @@ impl<B: Backend> Arena<B> {
     /// taken back yet: on a device, those whose last uses on another stream
     /// may still run; anywhere, dropped ones the arena has not needed yet
     /// (it takes them back when an array would not fit without them, and
-    /// otherwise a few at a time).
+    /// otherwise a few at a time), and blocks of dropped arrays it keeps for
+    /// the next array of the same size (it gives them to the allocator when
+    /// an array would not fit without them, and on [`trim`](Arena::trim)).
     ///
     /// ```
     /// # let mut arena = gpu_aligned::arena::Arena::host(256)?;
@@ -282,7 +289,7 @@ impl<B: Backend> Arena<B> {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn pending_frees(&self) -> usize {
-        self.pending.len() + self.queued_offsets().len()
+        self.pending.len() + self.queued_offsets().len() + self.reuse.len()
     }
 
     /// Where the dropped arrays not taken back yet are (a stale handle's

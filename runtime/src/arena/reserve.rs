@@ -13,7 +13,10 @@
 //! grow or report out of memory, and on [`trim`](Arena::trim) and
 //! [`reset`](Arena::reset). On a device the bytes are then handed out again
 //! only once the fence the backend recorded at that point has passed: every
-//! use recorded on the array, on any stream, has finished.
+//! use recorded on the array, on any stream, has finished. A dropped
+//! array's block that nothing can use any more is kept for the next array
+//! of its size (see the `reuse` module), which is how a loop that allocates
+//! and drops arrays of a few sizes stays out of the allocator.
 
 use core::any::type_name;
 use core::mem::size_of;
@@ -56,7 +59,8 @@ impl<B: Backend> Arena<B> {
     /// Reserves the bytes of one array: every array of the arena, flat,
     /// pitched, carved or a column, is reserved here. Dropped arrays come
     /// back first once a batch of them waits, then freed ones whose fences
-    /// have passed; when nothing fits, every dropped array comes back, then
+    /// have passed; a kept block of the exact size is taken first; when
+    /// nothing fits, every dropped array and kept block comes back, then
     /// a growing arena grows, and only then are pending frees waited for. `align` is relative to the buffer's address, which is checked to
     /// be aligned as well.
     pub(super) fn reserve(&mut self, request: Request) -> ArenaResult<Place<B>, B> {
@@ -80,7 +84,10 @@ impl<B: Backend> Arena<B> {
         if !self.pending.is_empty() {
             self.reclaim()?;
         }
-        let allocation = self.allocate(bytes, align)?;
+        let allocation = match self.reuse.take(bytes, align) {
+            Some(kept) => kept,
+            None => self.allocate(bytes, align)?,
+        };
         Ok(Place::new(allocation, element, self.returns.lend()))
     }
 
@@ -93,8 +100,10 @@ impl<B: Backend> Arena<B> {
             ) => ArenaError::Alloc(error),
             other => return Ok(other?),
         };
-        // The dropped arrays not taken back yet (on any thread).
-        if self.take_returns() {
+        // The dropped arrays not taken back yet (on any thread), and the
+        // blocks kept for other sizes.
+        let taken = self.take_returns();
+        if self.free_kept() | taken {
             if let Ok(allocation) = self.allocator.alloc(bytes, align) {
                 return Ok(allocation);
             }
@@ -154,11 +163,41 @@ impl<B: Backend> Arena<B> {
         self.returns.take(&mut returned);
         let any = !returned.is_empty();
         for (allocation, mut tracking) in returned.drain(..) {
-            if let Err(ArenaError::Backend(_)) = self.give_back(allocation, &mut tracking) {
+            if !self.backend.needs_retire(&tracking) {
+                self.keep(allocation);
+            } else if let Err(ArenaError::Backend(_)) = self.give_back(allocation, &mut tracking) {
                 self.returns.requeue((allocation, tracking));
             }
         }
         self.returned = returned;
+        any
+    }
+
+    /// Keeps the block of a dropped array that nothing uses any more for
+    /// the next array of its size, under a new stamp, or frees it. A stale
+    /// block (dropped after a reset) is neither: the allocator refuses it,
+    /// and it frees nothing.
+    fn keep(&mut self, allocation: Allocation) {
+        let unkept = match self.allocator.renew(&allocation) {
+            Some(renewed) => match self.reuse.keep(renewed) {
+                Ok(()) => return,
+                Err(unkept) => unkept,
+            },
+            None => allocation,
+        };
+        // Refused only for a stale block, which is nobody's.
+        let _ = self.allocator.free(unkept);
+    }
+
+    /// Gives every kept block to the allocator. Returns whether any was.
+    fn free_kept(&mut self) -> bool {
+        let allocator = &mut self.allocator;
+        let any = self.reuse.len() != 0;
+        self.reuse.drain(|block| {
+            // Renewed when kept, and only the cache holds it.
+            let freed = allocator.free(block);
+            debug_assert!(freed.is_ok(), "a kept block is live");
+        });
         any
     }
 
@@ -186,6 +225,7 @@ impl<B: Backend> Arena<B> {
     /// hands its bytes back.
     pub(super) fn drain_pending(&mut self) -> ArenaResult<(), B> {
         self.take_returns();
+        self.free_kept();
         while let Some((_, fence)) = self.pending.front() {
             self.backend
                 .wait_fence(fence)
@@ -221,6 +261,7 @@ impl<B: Backend> Arena<B> {
         self.returns.take(&mut self.returned);
         self.returned.clear();
         self.pending.clear();
+        self.reuse.clear();
         self.allocator.reset();
         Ok(())
     }

@@ -1,0 +1,178 @@
+//! Blocks of dropped arrays kept for the next array of the same size, in
+//! front of the allocator: the common loop of allocating an array, using
+//! it and dropping it then costs a push and a pop, not a search of the
+//! size classes and a merge of free neighbours (the same idea as the
+//! per-size free lists of PyTorch's caching allocator and of mimalloc's
+//! pages).
+//!
+//! A block is kept only once nothing can use its bytes any more (the
+//! backend needs no fence for it, or its fence has passed) and only after
+//! the allocator gave it a new stamp (`Allocator::renew`), so no handle
+//! ever made, dropped, given back by hand or stale, can name it again. The
+//! kept blocks stay allocated as far as the allocator knows: they count
+//! among the arena's [pending frees](super::Arena::pending_frees) and in
+//! its [`stats`](super::Arena::stats) as allocated, like the dropped arrays
+//! still queued. They go back to the allocator whenever an array would not
+//! fit without them (before a growing arena grows), and on
+//! [`trim`](super::Arena::trim); a [`reset`](super::Arena::reset) forgets
+//! them with everything else.
+//!
+//! The cache is bounded: [`CLASSES`] sizes, found by a hash of the size in
+//! one step, each a stack of at most [`DEPTH`] blocks. A block whose class
+//! is full, or taken by another size, is freed as before, so a miss costs
+//! one compare.
+
+use alloc_crate::vec::Vec;
+
+use crate::alloc::Allocation;
+
+/// How many sizes are kept at once (a power of two).
+pub(super) const CLASSES: usize = 16;
+
+/// How many blocks of one size are kept: at least the arena's batch of
+/// dropped arrays taken back at once, so that a loop over one size is
+/// served from here entirely.
+pub(super) const DEPTH: usize = 16;
+
+/// The blocks kept for reuse. See the [module docs](self).
+#[derive(Default)]
+pub(super) struct Reuse {
+    classes: [Class; CLASSES],
+    /// Blocks kept, over all classes.
+    count: usize,
+}
+
+/// The kept blocks of one size (the size of the last one pushed onto an
+/// empty stack), most recently kept last.
+#[derive(Default)]
+struct Class {
+    bytes: u64,
+    blocks: Vec<Allocation>,
+}
+
+/// The class a size is kept in.
+#[inline(always)]
+fn class_of(bytes: u64) -> usize {
+    // Fibonacci hashing: the top bits of the product mix every bit of the
+    // size, so sizes that differ by a multiple of a power of two spread.
+    (bytes.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> (64 - CLASSES.trailing_zeros())) as usize
+}
+
+impl Reuse {
+    /// Keeps `block` (live in the allocator, under a stamp no handle holds)
+    /// for an array of its size, or hands it back when its class is full or
+    /// holds another size.
+    #[inline]
+    pub(super) fn keep(&mut self, block: Allocation) -> Result<(), Allocation> {
+        let class = &mut self.classes[class_of(block.size())];
+        if class.blocks.is_empty() {
+            class.bytes = block.size();
+            if class.blocks.capacity() == 0 {
+                class.blocks.reserve_exact(DEPTH);
+            }
+        } else if class.bytes != block.size() || class.blocks.len() >= DEPTH {
+            return Err(block);
+        }
+        class.blocks.push(block);
+        self.count += 1;
+        Ok(())
+    }
+
+    /// A kept block of exactly `bytes` whose offset is a multiple of
+    /// `align`, the most recently kept first (none for an alignment that is
+    /// not a power of two: the allocator says why).
+    #[inline]
+    pub(super) fn take(&mut self, bytes: u64, align: u64) -> Option<Allocation> {
+        let class = &mut self.classes[class_of(bytes)];
+        match class.blocks.last() {
+            Some(top)
+                if class.bytes == bytes
+                    && align.is_power_of_two()
+                    && top.offset() & (align - 1) == 0 =>
+            {
+                self.count -= 1;
+                class.blocks.pop()
+            }
+            _ => None,
+        }
+    }
+
+    /// How many blocks are kept.
+    #[inline]
+    pub(super) fn len(&self) -> usize {
+        self.count
+    }
+
+    /// Gives every kept block to `each` (to free it) and keeps none.
+    pub(super) fn drain(&mut self, mut each: impl FnMut(Allocation)) {
+        if self.count == 0 {
+            return;
+        }
+        for class in &mut self.classes {
+            class.blocks.drain(..).for_each(&mut each);
+        }
+        self.count = 0;
+    }
+
+    /// Forgets every kept block (their bytes were freed with everything
+    /// else, by a reset).
+    pub(super) fn clear(&mut self) {
+        for class in &mut self.classes {
+            class.blocks.clear();
+        }
+        self.count = 0;
+    }
+
+    /// Whether a block starting at `offset` is kept.
+    pub(super) fn holds(&self, offset: u64) -> bool {
+        self.count != 0
+            && self
+                .classes
+                .iter()
+                .any(|class| class.blocks.iter().any(|block| block.offset() == offset))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::alloc::Allocator;
+
+    #[test]
+    fn blocks_come_back_by_exact_size_and_alignment_within_the_bounds() {
+        let mut allocator = Allocator::new(1 << 20);
+        let mut reuse = Reuse::default();
+        let a = allocator.alloc(100, 256).unwrap();
+        reuse.keep(a).unwrap();
+        assert_eq!(reuse.len(), 1);
+        assert!(reuse.holds(a.offset()));
+        assert_eq!(reuse.take(101, 256), None);
+        let b = allocator.alloc(100, 256).unwrap();
+        reuse.keep(b).unwrap();
+        // The most recent first; an alignment the offset lacks is a miss.
+        assert_eq!(b.offset(), 256);
+        assert_eq!(reuse.take(100, 512), None);
+        assert_eq!(reuse.take(100, 256), Some(b));
+        assert_eq!(reuse.take(100, 512), Some(a));
+        assert_eq!((reuse.take(100, 256), reuse.len()), (None, 0));
+
+        // A class holds one size at a time, and at most DEPTH blocks.
+        let mut kept = 0;
+        for _ in 0..=DEPTH {
+            let block = allocator.alloc(48, 16).unwrap();
+            kept += usize::from(reuse.keep(block).is_ok());
+        }
+        assert_eq!(kept, DEPTH);
+        let other = (49..)
+            .find(|&bytes| class_of(bytes) == class_of(48))
+            .unwrap();
+        let refused = allocator.alloc(other, 16).unwrap();
+        assert_eq!(reuse.keep(refused), Err(refused));
+        let mut drained = 0;
+        reuse.drain(|block| {
+            allocator.free(block).unwrap();
+            drained += 1;
+        });
+        assert_eq!((drained, reuse.len()), (DEPTH, 0));
+    }
+}
