@@ -173,10 +173,10 @@ impl<B: Backend> Arena<B> {
         any
     }
 
-    /// Keeps the block of a dropped array that nothing uses any more for
-    /// the next array of its size, under a new stamp, or frees it. A stale
-    /// block (dropped after a reset) is neither: the allocator refuses it,
-    /// and it frees nothing.
+    /// Keeps the block of an array given back that nothing uses any more
+    /// for the next array of its size, under a new stamp, or frees it. A
+    /// stale block (dropped after a reset) is neither: the allocator refuses
+    /// it, and it frees nothing.
     fn keep(&mut self, allocation: Allocation) {
         let unkept = match self.allocator.renew(&allocation) {
             Some(renewed) => match self.reuse.keep(renewed) {
@@ -201,8 +201,8 @@ impl<B: Backend> Arena<B> {
         any
     }
 
-    /// Hands the bytes of given-back arrays whose fences have passed back
-    /// to the allocator, oldest first, without waiting.
+    /// Keeps (or frees) the bytes of given-back arrays whose fences have
+    /// passed, oldest first, without waiting.
     fn reclaim(&mut self) -> ArenaResult<(), B> {
         while let Some((_, fence)) = self.pending.front() {
             if !self
@@ -213,9 +213,7 @@ impl<B: Backend> Arena<B> {
                 break;
             }
             if let Some((allocation, _)) = self.pending.pop_front() {
-                // Checked live when it was given back, and nothing else
-                // frees it.
-                self.allocator.free(allocation)?;
+                self.keep(allocation);
             }
         }
         Ok(())
