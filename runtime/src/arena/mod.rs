@@ -62,8 +62,9 @@
 //! but it says when the handle is not this arena's.
 //!
 //! The files: `handle` (the one place every handle holds), `returns` (the
-//! list dropped arrays wait on), `reserve` (the one way bytes are reserved
-//! and the one way they come back), `access` (checked typed ranges and the
+//! list dropped arrays wait on), `reuse` (the blocks of dropped arrays kept
+//! for the next array of their size), `reserve` (the one way bytes are
+//! reserved and the one way they come back), `access` (checked typed ranges and the
 //! verbs that move bytes), `options` (constructors), and one file each for
 //! pitched arrays, plans, growth, host and device views, errors and the
 //! thread-safe arena.
@@ -207,8 +208,9 @@ impl<B: Backend> Arena<B> {
     }
 
     /// The allocator's counters; see [`Stats`]. Arrays given back whose
-    /// bytes the arena has not taken back yet ([`pending_frees`](Arena::pending_frees))
-    /// still count as allocated.
+    /// bytes the arena has not taken back yet ([`pending_frees`](Arena::pending_frees):
+    /// dropped ones not taken back, ones waiting for the device, and blocks
+    /// kept for the next array of their size) still count as allocated.
     ///
     /// ```
     /// # let mut arena = gpu_aligned::arena::Arena::host(4096)?;
@@ -277,7 +279,8 @@ impl<B: Backend> Arena<B> {
     /// (it takes them back when an array would not fit without them, and
     /// otherwise a few at a time), and blocks of dropped arrays it keeps for
     /// the next array of the same size (it gives them to the allocator when
-    /// an array would not fit without them, and on [`trim`](Arena::trim)).
+    /// an array would not fit without them, and when a growing arena is
+    /// [trimmed](Arena::trim)).
     ///
     /// ```
     /// # let mut arena = gpu_aligned::arena::Arena::host(256)?;

@@ -13,9 +13,9 @@
 //! among the arena's [pending frees](super::Arena::pending_frees) and in
 //! its [`stats`](super::Arena::stats) as allocated, like the dropped arrays
 //! still queued. They go back to the allocator whenever an array would not
-//! fit without them (before a growing arena grows), and on
-//! [`trim`](super::Arena::trim); a [`reset`](super::Arena::reset) forgets
-//! them with everything else.
+//! fit without them (before a growing arena grows), and when a growing
+//! arena is [trimmed](super::Arena::trim); a [`reset`](super::Arena::reset)
+//! forgets them with everything else.
 //!
 //! The cache is bounded: [`CLASSES`] sizes, found by a hash of the size in
 //! one step, each a stack of at most [`DEPTH`] blocks. A block whose class
