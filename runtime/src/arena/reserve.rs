@@ -178,15 +178,23 @@ impl<B: Backend> Arena<B> {
     /// stale block (dropped after a reset) is neither: the allocator refuses
     /// it, and it frees nothing.
     fn keep(&mut self, allocation: Allocation) {
-        let unkept = match self.allocator.renew(&allocation) {
-            Some(renewed) => match self.reuse.keep(renewed) {
-                Ok(()) => return,
-                Err(unkept) => unkept,
-            },
+        let allocator = &mut self.allocator;
+        let unkept = match allocator.renew(&allocation) {
+            Some(renewed) => {
+                let kept = self.reuse.keep(renewed, |evicted| {
+                    // Renewed when kept, and only the cache holds it.
+                    let freed = allocator.free(evicted);
+                    debug_assert!(freed.is_ok(), "a kept block is live");
+                });
+                match kept {
+                    Ok(()) => return,
+                    Err(unkept) => unkept,
+                }
+            }
             None => allocation,
         };
         // Refused only for a stale block, which is nobody's.
-        let _ = self.allocator.free(unkept);
+        let _ = allocator.free(unkept);
     }
 
     /// Gives every kept block to the allocator. Returns whether any was.

@@ -18,9 +18,10 @@
 //! forgets them with everything else.
 //!
 //! The cache is bounded: [`CLASSES`] sizes, found by a hash of the size in
-//! one step, each a stack of at most [`DEPTH`] blocks. A block whose class
-//! is full, or taken by another size, is freed as before, so a miss costs
-//! one compare.
+//! one step, each a stack of at most [`DEPTH`] blocks, so a miss costs one
+//! compare. A block whose class is full is freed as before; one whose class
+//! holds another size evicts that size's blocks (freed), so the cache
+//! follows the sizes in use now, as a direct-mapped processor cache does.
 
 use alloc_crate::vec::Vec;
 
@@ -50,28 +51,37 @@ struct Class {
     blocks: Vec<Allocation>,
 }
 
-/// The class a size is kept in.
+/// The class a size is kept in: the low bits of splitmix64's finalizer,
+/// which depend on every bit of the size (a single multiply does not spread
+/// powers of two: 4 KiB and 64 KiB shared a class).
 #[inline(always)]
 fn class_of(bytes: u64) -> usize {
-    // Fibonacci hashing: the top bits of the product mix every bit of the
-    // size, so sizes that differ by a multiple of a power of two spread.
-    (bytes.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> (64 - CLASSES.trailing_zeros())) as usize
+    let mut z = (bytes ^ (bytes >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    (z ^ (z >> 31)) as usize % CLASSES
 }
 
 impl Reuse {
     /// Keeps `block` (live in the allocator, under a stamp no handle holds)
-    /// for an array of its size, or hands it back when its class is full or
-    /// holds another size.
+    /// for an array of its size, giving `free` the blocks of another size it
+    /// evicts; hands `block` back when its class is full.
     #[inline]
-    pub(super) fn keep(&mut self, block: Allocation) -> Result<(), Allocation> {
+    pub(super) fn keep(
+        &mut self,
+        block: Allocation,
+        free: impl FnMut(Allocation),
+    ) -> Result<(), Allocation> {
         let class = &mut self.classes[class_of(block.size())];
-        if class.blocks.is_empty() {
+        if class.bytes != block.size() {
+            self.count -= class.blocks.len();
+            class.blocks.drain(..).for_each(free);
             class.bytes = block.size();
-            if class.blocks.capacity() == 0 {
-                class.blocks.reserve_exact(DEPTH);
-            }
-        } else if class.bytes != block.size() || class.blocks.len() >= DEPTH {
+        }
+        if class.blocks.len() >= DEPTH {
             return Err(block);
+        }
+        if class.blocks.capacity() == 0 {
+            class.blocks.reserve_exact(DEPTH);
         }
         class.blocks.push(block);
         self.count += 1;
@@ -142,37 +152,54 @@ mod tests {
     fn blocks_come_back_by_exact_size_and_alignment_within_the_bounds() {
         let mut allocator = Allocator::new(1 << 20);
         let mut reuse = Reuse::default();
+        let never = |_| unreachable!("nothing to evict");
         let a = allocator.alloc(100, 256).unwrap();
-        reuse.keep(a).unwrap();
+        reuse.keep(a, never).unwrap();
         assert_eq!(reuse.len(), 1);
         assert!(reuse.holds(a.offset()));
         assert_eq!(reuse.take(101, 256), None);
         let b = allocator.alloc(100, 256).unwrap();
-        reuse.keep(b).unwrap();
+        reuse.keep(b, never).unwrap();
         // The most recent first; an alignment the offset lacks is a miss.
         assert_eq!(b.offset(), 256);
         assert_eq!(reuse.take(100, 512), None);
         assert_eq!(reuse.take(100, 256), Some(b));
         assert_eq!(reuse.take(100, 512), Some(a));
         assert_eq!((reuse.take(100, 256), reuse.len()), (None, 0));
+        allocator.free(a).unwrap();
+        allocator.free(b).unwrap();
 
-        // A class holds one size at a time, and at most DEPTH blocks.
+        // A class holds at most DEPTH blocks, of one size at a time: the
+        // blocks of a size that shares it are evicted.
         let mut kept = 0;
         for _ in 0..=DEPTH {
             let block = allocator.alloc(48, 16).unwrap();
-            kept += usize::from(reuse.keep(block).is_ok());
+            match reuse.keep(block, never) {
+                Ok(()) => kept += 1,
+                Err(refused) => allocator.free(refused).unwrap(),
+            }
         }
-        assert_eq!(kept, DEPTH);
+        assert_eq!((kept, reuse.len()), (DEPTH, DEPTH));
         let other = (49..)
             .find(|&bytes| class_of(bytes) == class_of(48))
             .unwrap();
-        let refused = allocator.alloc(other, 16).unwrap();
-        assert_eq!(reuse.keep(refused), Err(refused));
+        let newer = allocator.alloc(other, 16).unwrap();
+        let mut evicted = 0;
+        reuse
+            .keep(newer, |block| {
+                assert_eq!(block.size(), 48);
+                allocator.free(block).unwrap();
+                evicted += 1;
+            })
+            .unwrap();
+        assert_eq!((evicted, reuse.len()), (DEPTH, 1));
+        assert_eq!(reuse.take(48, 16), None);
         let mut drained = 0;
         reuse.drain(|block| {
             allocator.free(block).unwrap();
             drained += 1;
         });
-        assert_eq!((drained, reuse.len()), (DEPTH, 0));
+        assert_eq!((drained, reuse.len()), (1, 0));
+        assert_eq!(allocator.live_count(), 0);
     }
 }
