@@ -93,6 +93,10 @@ impl Reuse {
     /// not a power of two: the allocator says why).
     #[inline]
     pub(super) fn take(&mut self, bytes: u64, align: u64) -> Option<Allocation> {
+        // An arena whose arrays are freed by hand keeps nothing: no hash.
+        if self.count == 0 {
+            return None;
+        }
         let class = &mut self.classes[class_of(bytes)];
         match class.blocks.last() {
             Some(top)
