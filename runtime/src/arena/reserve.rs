@@ -24,7 +24,7 @@ use core::mem::size_of;
 use super::handle::{ArenaHandle, Place};
 use super::{Arena, ArenaError, ArenaResult, ArenaSlice, FreeFailed};
 use crate::align::offset_of;
-use crate::alloc::{AllocError, Allocation};
+use crate::alloc::{AllocError, Allocation, Allocator};
 use crate::backend::Backend;
 use crate::GpuAligned;
 
@@ -181,11 +181,9 @@ impl<B: Backend> Arena<B> {
         let allocator = &mut self.allocator;
         let unkept = match allocator.renew(&allocation) {
             Some(renewed) => {
-                let kept = self.reuse.keep(renewed, |evicted| {
-                    // Renewed when kept, and only the cache holds it.
-                    let freed = allocator.free(evicted);
-                    debug_assert!(freed.is_ok(), "a kept block is live");
-                });
+                let kept = self
+                    .reuse
+                    .keep(renewed, |evicted| free_kept_block(allocator, evicted));
                 match kept {
                     Ok(()) => return,
                     Err(unkept) => unkept,
@@ -201,11 +199,7 @@ impl<B: Backend> Arena<B> {
     fn free_kept(&mut self) -> bool {
         let allocator = &mut self.allocator;
         let any = self.reuse.len() != 0;
-        self.reuse.drain(|block| {
-            // Renewed when kept, and only the cache holds it.
-            let freed = allocator.free(block);
-            debug_assert!(freed.is_ok(), "a kept block is live");
-        });
+        self.reuse.drain(|block| free_kept_block(allocator, block));
         any
     }
 
@@ -400,4 +394,11 @@ impl<B: Backend> Arena<B> {
         });
         given.map_err(|error| FreeFailed { handle, error })
     }
+}
+
+/// Frees a block the arena kept for reuse: renewed when it was kept, and
+/// held by nothing else, so the allocator takes it.
+fn free_kept_block(allocator: &mut Allocator, block: Allocation) {
+    let freed = allocator.free(block);
+    debug_assert!(freed.is_ok(), "a kept block is live");
 }
