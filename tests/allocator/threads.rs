@@ -4,7 +4,7 @@ use std::sync::Arc;
 use std::thread;
 
 use gpu_aligned::alloc::SyncAllocator;
-use gpu_aligned::arena::{Arena, SyncArena};
+use gpu_aligned::arena::{Arena, ArenaSlice, SyncArena};
 use gpu_aligned::backend::HostBuffer;
 
 use crate::support::{assert_consistent, Rng};
@@ -113,4 +113,65 @@ fn threads_write_their_own_arrays_in_a_shared_arena() {
     let arena = Arc::try_unwrap(shared).unwrap().into_inner();
     assert_consistent(arena.allocator());
     assert_eq!(arena.stats().free_blocks, 1);
+}
+
+#[test]
+fn threads_drop_each_others_arrays_and_no_byte_is_lost() {
+    // Room for 256 arrays of the smallest size: far fewer than the threads
+    // allocate, so every thread lives on blocks that other threads dropped
+    // (queued, kept for their size, or freed when a size does not fit).
+    let bytes = 1 << 16;
+    let shared = Arc::new(SyncArena::new(Arena::host(bytes).unwrap()));
+    let (senders, receivers): (Vec<_>, Vec<_>) = (0..THREADS)
+        .map(|_| std::sync::mpsc::sync_channel::<(u64, ArenaSlice<u64>)>(4))
+        .unzip();
+    let workers: Vec<_> = receivers
+        .into_iter()
+        .enumerate()
+        .map(|(id, inbox)| {
+            let shared = Arc::clone(&shared);
+            // Each thread hands most of its arrays to the next one, which
+            // drops them.
+            let next = senders[(id + 1) % senders.len()].clone();
+            thread::spawn(move || {
+                let id = id as u64;
+                let mut rng = Rng(id * 31 + 7);
+                for step in 0..steps() {
+                    let len = [16, 32, 64][rng.next_u64() as usize % 3];
+                    let stamp = (id << 32) | step;
+                    let array = shared.lock().alloc_from(&vec![stamp; len]).unwrap();
+                    if rng.next_u64() % 4 == 0 {
+                        drop(array);
+                    } else if let Err(full) = next.try_send((stamp, array)) {
+                        // At most four in flight to each thread: never
+                        // blocks, so no ring of full channels can deadlock.
+                        drop(full);
+                    }
+                    while let Ok((stamp, array)) = inbox.try_recv() {
+                        // Nobody else wrote into it while it was live.
+                        let arena = shared.lock();
+                        assert!(arena.get(&array).unwrap().iter().all(|&v| v == stamp));
+                        drop(arena);
+                        drop(array);
+                    }
+                }
+                drop(next);
+                // What the previous thread still sends, until it is done.
+                for (_, array) in inbox {
+                    drop(array);
+                }
+            })
+        })
+        .collect();
+    drop(senders);
+    for worker in workers {
+        worker.join().unwrap();
+    }
+    let mut arena = Arc::try_unwrap(shared).unwrap().into_inner();
+    assert_eq!(arena.live(), 0);
+    // Every byte comes back: the whole buffer is one array again.
+    let whole = arena.alloc::<u8>(bytes).unwrap();
+    assert_eq!((arena.offset(&whole).unwrap(), arena.live()), (0, 1));
+    assert_eq!(arena.stats().allocations, 1);
+    assert_consistent(arena.allocator());
 }

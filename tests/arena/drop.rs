@@ -106,8 +106,9 @@ fn a_stale_handle_dropped_after_a_reset_never_frees_the_newer_array() {
 }
 
 #[test]
-fn dropped_arrays_come_back_in_batches_when_they_are_not_needed() {
-    let mut arena = Arena::host(1 << 16).unwrap();
+fn dropped_arrays_come_back_in_batches_and_are_kept_for_their_size() {
+    // Eight arrays' room.
+    let mut arena = Arena::host(8 * 256).unwrap();
     for _ in 0..7 {
         drop(arena.alloc::<u8>(100).unwrap());
     }
@@ -115,11 +116,89 @@ fn dropped_arrays_come_back_in_batches_when_they_are_not_needed() {
     assert_eq!((arena.live(), arena.pending_frees()), (0, 7));
     assert_eq!(arena.stats().allocations, 7);
     drop(arena.alloc::<u8>(100).unwrap());
-    // The next allocation takes the batch of eight back first.
+    // The next allocation takes the batch of eight back first and reuses
+    // the block dropped last; the other seven are kept for arrays of the
+    // same size, still allocated as far as the counters go.
     let a = arena.alloc::<u8>(100).unwrap();
-    assert_eq!(arena.offset(&a).unwrap(), 0);
-    assert_eq!((arena.live(), arena.pending_frees()), (1, 0));
-    assert_eq!(arena.stats().allocations, 1);
+    assert_eq!(arena.offset(&a).unwrap(), 7 * 256);
+    assert_eq!((arena.live(), arena.pending_frees()), (1, 7));
+    assert_eq!(arena.stats().allocations, 8);
+    assert_eq!(arena.leaks(), [(7 * 256, 100)]);
+    let b = arena.alloc::<u8>(100).unwrap();
+    assert_eq!(arena.offset(&b).unwrap(), 6 * 256);
+    // An array of another size fits only without them: they go back to
+    // the allocator, merged into one block.
+    let c = arena.alloc::<u8>(6 * 256).unwrap();
+    assert_eq!(arena.offset(&c).unwrap(), 0);
+    assert_eq!((arena.live(), arena.pending_frees()), (3, 0));
+    assert_eq!(arena.stats().allocations, 3);
+    assert_consistent(arena.allocator());
+}
+
+#[test]
+fn a_kept_block_is_never_reached_through_an_old_handle() {
+    let mut arena = Arena::host(1 << 16).unwrap();
+    let mut arrays: Vec<ArenaSlice<u32>> = (0..8)
+        .map(|i| arena.alloc_from(&[i; 16]).unwrap())
+        .collect();
+    let old = arrays.pop().unwrap();
+    let old_offset = arena.offset(&old).unwrap();
+    // Given back by hand, then dropped: the handle stays out.
+    let mut other = Arena::host(4096).unwrap();
+    let refused = other.free(old).unwrap_err().handle;
+    drop(arrays);
+    drop(refused);
+    // Nine handles came back (the batch is eight); the last is reused.
+    let new = arena.alloc_from(&[42u32; 16]).unwrap();
+    assert_eq!(arena.offset(&new).unwrap(), old_offset);
+    assert_eq!(arena.to_vec(&new).unwrap(), [42; 16]);
+    // Every other array of that size comes from a kept block too, each its
+    // own, and the counters agree with the blocks.
+    let more: Vec<_> = (0..7).map(|_| arena.alloc::<u32>(16).unwrap()).collect();
+    let mut offsets: Vec<u64> = more.iter().map(|a| arena.offset(a).unwrap()).collect();
+    offsets.push(old_offset);
+    offsets.sort_unstable();
+    offsets.dedup();
+    assert_eq!(offsets.len(), 8);
+    assert_eq!(arena.live(), 8);
+    assert_eq!(arena.leaks().len(), 8);
+    drop((new, more));
+    assert_eq!(arena.live(), 0);
+    assert_consistent(arena.allocator());
+}
+
+#[test]
+fn kept_blocks_go_back_before_a_growing_arena_grows_and_on_trim() {
+    use gpu_aligned::arena::{ArenaOptions, GrowthPolicy};
+
+    let chunk = 2 << 20;
+    let growing = ArenaOptions::new().growth(GrowthPolicy::up_to(8 * chunk));
+    let mut arena = growing.host(chunk).unwrap();
+    // The first chunk full of 16 arrays, all dropped and kept.
+    let arrays: Vec<_> = (0..16)
+        .map(|_| arena.alloc::<u8>(chunk / 16).unwrap())
+        .collect();
+    drop(arrays);
+    drop(arena.alloc::<u8>(chunk / 16).unwrap());
+    assert!(arena.pending_frees() > 0);
+    // A whole chunk fits once they are freed: no growth.
+    let whole = arena.alloc::<u8>(chunk).unwrap();
+    assert_eq!(
+        (arena.capacity(), arena.offset(&whole).unwrap()),
+        (chunk, 0)
+    );
+    drop(whole);
+    // Grown, then kept blocks past the first chunk are trimmed away too.
+    let grown: Vec<_> = (0..32)
+        .map(|_| arena.alloc::<u8>(chunk / 16).unwrap())
+        .collect();
+    assert_eq!(arena.capacity(), 2 * chunk);
+    drop(grown);
+    drop(arena.alloc::<u8>(chunk / 16).unwrap());
+    assert!(arena.pending_frees() > 0);
+    assert_eq!(arena.trim().unwrap(), chunk);
+    assert_eq!((arena.live(), arena.pending_frees()), (0, 0));
+    assert_consistent(arena.allocator());
 }
 
 #[test]

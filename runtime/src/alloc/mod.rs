@@ -920,6 +920,29 @@ impl Allocator {
         }
     }
 
+    /// Gives the live `allocation` a new stamp, in a few steps: the bytes
+    /// stay allocated, but every copy of the old handle is refused from now
+    /// on, as if the block had been freed and allocated again. This is what
+    /// lets the arena keep a dropped array's block for the next array of
+    /// the same size without a handle given back by hand ever naming it
+    /// again. `None` when `allocation` is not live here, or the stamps are
+    /// spent (then [`free`](Allocator::free) says which).
+    #[inline]
+    pub(crate) fn renew(&mut self, allocation: &Allocation) -> Option<Allocation> {
+        let block = self.blocks.get(allocation.slot as usize)?;
+        if !self.matches(block, allocation) || self.next_stamp == u64::MAX {
+            return None;
+        }
+        let stamp = self.next_stamp;
+        self.next_stamp += 1;
+        let block = &mut self.blocks[allocation.slot as usize];
+        (block.tag_low, block.tag_high) = (stamp as u32, (stamp >> 32) as u32);
+        Some(Allocation {
+            stamp,
+            ..*allocation
+        })
+    }
+
     /// The number of live allocations (what a leak report starts from).
     ///
     /// ```
@@ -1522,5 +1545,28 @@ mod tests {
         let placed = scratch.alloc(100, 256).unwrap();
         assert_eq!((placed.offset(), placed.end()), (0, 100));
         assert!(Allocator::scratch(1 << 12, 3).is_err());
+    }
+
+    #[test]
+    fn a_renewed_allocation_keeps_its_bytes_and_refuses_the_old_handle() {
+        let mut allocator = Allocator::new(1 << 12);
+        let old = allocator.alloc(100, 256).unwrap();
+        let before = allocator.stats();
+        let renewed = allocator.renew(&old).unwrap();
+        assert_eq!(
+            (renewed.offset(), renewed.size()),
+            (old.offset(), old.size())
+        );
+        assert_ne!(renewed.stamp, old.stamp);
+        assert_eq!(allocator.stats(), before);
+        assert_eq!(allocator.check_handle(&old), Err(HandleError::StaleHandle));
+        assert!(allocator.renew(&old).is_none());
+        assert_eq!(
+            allocator.free(old).unwrap_err().kind(),
+            HandleError::StaleHandle
+        );
+        allocator.free(renewed).unwrap();
+        assert!(allocator.renew(&renewed).is_none());
+        allocator.check_invariants().unwrap();
     }
 }

@@ -62,8 +62,9 @@
 //! but it says when the handle is not this arena's.
 //!
 //! The files: `handle` (the one place every handle holds), `returns` (the
-//! list dropped arrays wait on), `reserve` (the one way bytes are reserved
-//! and the one way they come back), `access` (checked typed ranges and the
+//! list dropped arrays wait on), `reuse` (the blocks of dropped arrays kept
+//! for the next array of their size), `reserve` (the one way bytes are
+//! reserved and the one way they come back), `access` (checked typed ranges and the
 //! verbs that move bytes), `options` (constructors), and one file each for
 //! pitched arrays, plans, growth, host and device views, errors and the
 //! thread-safe arena.
@@ -79,6 +80,7 @@ mod plan;
 mod regions;
 mod reserve;
 mod returns;
+mod reuse;
 #[cfg(feature = "std")]
 mod sync;
 
@@ -115,6 +117,7 @@ use crate::alloc::{Allocation, Allocator, Stats};
 use crate::backend::{Backend, HostAccess, HostBuffer};
 use crate::GpuAligned;
 use returns::{Returned, ReturnsOwner};
+use reuse::Reuse;
 
 /// Allocator + buffer + alignments: see the [module docs](self). Made by
 /// [`Arena::host`], [`Arena::device`] or [`ArenaOptions`].
@@ -139,6 +142,8 @@ pub struct Arena<B: Backend = HostBuffer> {
     /// Dropped arrays taken off the shared list, being given back; kept
     /// between calls so taking them never allocates.
     returned: Vec<Returned<B>>,
+    /// Blocks of dropped arrays kept for the next array of their size.
+    reuse: Reuse,
     /// Whether and how far the buffer grows when an array does not fit.
     growth: GrowthPolicy,
 }
@@ -218,8 +223,9 @@ impl<B: Backend> Arena<B> {
     }
 
     /// The allocator's counters; see [`Stats`]. Arrays given back whose
-    /// bytes the arena has not taken back yet ([`pending_frees`](Arena::pending_frees))
-    /// still count as allocated.
+    /// bytes the arena has not taken back yet ([`pending_frees`](Arena::pending_frees):
+    /// dropped ones not taken back, ones waiting for the device, and blocks
+    /// kept for the next array of their size) still count as allocated.
     ///
     /// ```
     /// # let mut arena = gpu_aligned::arena::Arena::host(4096)?;
@@ -273,6 +279,7 @@ impl<B: Backend> Arena<B> {
                     .iter()
                     .any(|(freed, _)| freed.offset() == *offset)
                     && !queued.contains(offset)
+                    && !self.reuse.holds(*offset)
             })
             .collect();
         // The allocator walks its blocks in the order it made them, which
@@ -285,7 +292,10 @@ impl<B: Backend> Arena<B> {
     /// taken back yet: on a device, those whose last uses on another stream
     /// may still run; anywhere, dropped ones the arena has not needed yet
     /// (it takes them back when an array would not fit without them, and
-    /// otherwise a few at a time).
+    /// otherwise a few at a time), and blocks of dropped arrays it keeps for
+    /// the next array of the same size (it gives them to the allocator when
+    /// an array would not fit without them, and when a growing arena is
+    /// [trimmed](Arena::trim)).
     ///
     /// ```
     /// # let mut arena = gpu_aligned::arena::Arena::host(256)?;
@@ -297,7 +307,7 @@ impl<B: Backend> Arena<B> {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn pending_frees(&self) -> usize {
-        self.pending.len() + self.queued_offsets().len()
+        self.pending.len() + self.queued_offsets().len() + self.reuse.len()
     }
 
     /// Where the dropped arrays not taken back yet are (a stale handle's

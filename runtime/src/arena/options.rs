@@ -188,6 +188,7 @@ impl ArenaOptions {
             base_align,
             pending: VecDeque::new(),
             returned: Vec::new(),
+            reuse: Default::default(),
             growth,
         })
     }

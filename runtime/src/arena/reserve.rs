@@ -13,14 +13,17 @@
 //! grow or report out of memory, and on [`trim`](Arena::trim) and
 //! [`reset`](Arena::reset). On a device the bytes are then handed out again
 //! only once the fence the backend recorded at that point has passed: every
-//! use recorded on the array, on any stream, has finished.
+//! use recorded on the array, on any stream, has finished. A dropped
+//! array's block that nothing can use any more is kept for the next array
+//! of its size (see the `reuse` module), which is how a loop that allocates
+//! and drops arrays of a few sizes stays out of the allocator.
 
 use core::mem::size_of;
 
 use super::handle::{ArenaHandle, Place};
 use super::{Arena, ArenaError, ArenaResult, ArenaSlice, FreeFailed};
 use crate::align::offset_of;
-use crate::alloc::{AllocError, Allocation};
+use crate::alloc::{AllocError, Allocation, Allocator};
 use crate::backend::Backend;
 use crate::sanitizer::{ArrayInfo, RegionShape};
 use crate::GpuAligned;
@@ -58,7 +61,8 @@ impl<B: Backend> Arena<B> {
     /// Reserves the bytes of one array: every array of the arena, flat,
     /// pitched, carved or a column, is reserved here. Dropped arrays come
     /// back first once a batch of them waits, then freed ones whose fences
-    /// have passed; when nothing fits, every dropped array comes back, then
+    /// have passed; a kept block of the exact size is taken first; when
+    /// nothing fits, every dropped array and kept block comes back, then
     /// a growing arena grows, and only then are pending frees waited for. `align` is relative to the buffer's address, which is checked to
     /// be aligned as well.
     pub(super) fn reserve(&mut self, request: Request) -> ArenaResult<Place<B>, B> {
@@ -84,11 +88,14 @@ impl<B: Backend> Arena<B> {
         }
         // Sanitizer hook (the one place arrays are reserved): while regions
         // are kept, the array also gets its red zone and is registered and
-        // named, out of line; otherwise this is one branch.
+        // named, out of line, and no block is reused without that.
         let allocation = if self.regions.is_active() {
             self.allocate_watched(bytes, align, array)?
         } else {
-            self.allocate(bytes, align)?
+            match self.reuse.take(bytes, align) {
+                Some(kept) => kept,
+                None => self.allocate(bytes, align)?,
+            }
         };
         Ok(Place::new(
             allocation,
@@ -107,8 +114,10 @@ impl<B: Backend> Arena<B> {
             ) => ArenaError::Alloc(error),
             other => return Ok(other?),
         };
-        // The dropped arrays not taken back yet (on any thread).
-        if self.take_returns() {
+        // The dropped arrays not taken back yet (on any thread), and the
+        // blocks kept for other sizes.
+        let taken = self.take_returns();
+        if self.free_kept() | taken {
             if let Ok(allocation) = self.allocator.alloc(bytes, align) {
                 return Ok(allocation);
             }
@@ -168,7 +177,9 @@ impl<B: Backend> Arena<B> {
         self.returns.take(&mut returned);
         let any = !returned.is_empty();
         for (allocation, mut tracking) in returned.drain(..) {
-            if let Err(ArenaError::Backend(_)) = self.give_back(allocation, &mut tracking) {
+            if !self.backend.needs_retire(&tracking) {
+                self.keep(allocation);
+            } else if let Err(ArenaError::Backend(_)) = self.give_back(allocation, &mut tracking) {
                 self.returns.requeue((allocation, tracking));
             }
         }
@@ -176,8 +187,44 @@ impl<B: Backend> Arena<B> {
         any
     }
 
-    /// Hands the bytes of given-back arrays whose fences have passed back
-    /// to the allocator, oldest first, without waiting.
+    /// Keeps the block of an array given back that nothing uses any more
+    /// for the next array of its size, under a new stamp, or frees it. A
+    /// stale block (dropped after a reset) is neither: the allocator refuses
+    /// it, and it frees nothing.
+    fn keep(&mut self, allocation: Allocation) {
+        if self.regions.is_active() {
+            // Watched arrays are registered one by one: the block goes back
+            // (and stops being a region), refused only if stale.
+            let _ = self.free_block(allocation);
+            return;
+        }
+        let allocator = &mut self.allocator;
+        let unkept = match allocator.renew(&allocation) {
+            Some(renewed) => {
+                let kept = self
+                    .reuse
+                    .keep(renewed, |evicted| free_kept_block(allocator, evicted));
+                match kept {
+                    Ok(()) => return,
+                    Err(unkept) => unkept,
+                }
+            }
+            None => allocation,
+        };
+        // Refused only for a stale block, which is nobody's.
+        let _ = allocator.free(unkept);
+    }
+
+    /// Gives every kept block to the allocator. Returns whether any was.
+    fn free_kept(&mut self) -> bool {
+        let allocator = &mut self.allocator;
+        let any = self.reuse.len() != 0;
+        self.reuse.drain(|block| free_kept_block(allocator, block));
+        any
+    }
+
+    /// Keeps (or frees) the bytes of given-back arrays whose fences have
+    /// passed, oldest first, without waiting.
     fn reclaim(&mut self) -> ArenaResult<(), B> {
         while let Some((_, fence)) = self.pending.front() {
             if !self
@@ -188,9 +235,7 @@ impl<B: Backend> Arena<B> {
                 break;
             }
             if let Some((allocation, _)) = self.pending.pop_front() {
-                // Checked live when it was given back, and nothing else
-                // frees it.
-                self.free_block(allocation)?;
+                self.keep(allocation);
             }
         }
         Ok(())
@@ -200,6 +245,7 @@ impl<B: Backend> Arena<B> {
     /// hands its bytes back.
     pub(super) fn drain_pending(&mut self) -> ArenaResult<(), B> {
         self.take_returns();
+        self.free_kept();
         while let Some((_, fence)) = self.pending.front() {
             self.backend
                 .wait_fence(fence)
@@ -235,6 +281,7 @@ impl<B: Backend> Arena<B> {
         self.returns.take(&mut self.returned);
         self.returned.clear();
         self.pending.clear();
+        self.reuse.clear();
         self.allocator.reset();
         self.regions_cleared(); // sanitizer hook: every region goes
         Ok(())
@@ -368,4 +415,11 @@ impl<B: Backend> Arena<B> {
         });
         given.map_err(|error| FreeFailed { handle, error })
     }
+}
+
+/// Frees a block the arena kept for reuse: renewed when it was kept, and
+/// held by nothing else, so the allocator takes it.
+fn free_kept_block(allocator: &mut Allocator, block: Allocation) {
+    let freed = allocator.free(block);
+    debug_assert!(freed.is_ok(), "a kept block is live");
 }

@@ -1,0 +1,209 @@
+//! Blocks of dropped arrays kept for the next array of the same size, in
+//! front of the allocator: the common loop of allocating an array, using
+//! it and dropping it then costs a push and a pop, not a search of the
+//! size classes and a merge of free neighbours (the same idea as the
+//! per-size free lists of PyTorch's caching allocator and of mimalloc's
+//! pages).
+//!
+//! A block is kept only once nothing can use its bytes any more (the
+//! backend needs no fence for it, or its fence has passed) and only after
+//! the allocator gave it a new stamp (`Allocator::renew`), so no handle
+//! ever made, dropped, given back by hand or stale, can name it again. The
+//! kept blocks stay allocated as far as the allocator knows: they count
+//! among the arena's [pending frees](super::Arena::pending_frees) and in
+//! its [`stats`](super::Arena::stats) as allocated, like the dropped arrays
+//! still queued. They go back to the allocator whenever an array would not
+//! fit without them (before a growing arena grows), and when a growing
+//! arena is [trimmed](super::Arena::trim); a [`reset`](super::Arena::reset)
+//! forgets them with everything else.
+//!
+//! The cache is bounded: [`CLASSES`] sizes, found by a hash of the size in
+//! one step, each a stack of at most [`DEPTH`] blocks, so a miss costs one
+//! compare. A block whose class is full is freed as before; one whose class
+//! holds another size evicts that size's blocks (freed), so the cache
+//! follows the sizes in use now, as a direct-mapped processor cache does.
+
+use alloc_crate::vec::Vec;
+
+use crate::alloc::Allocation;
+
+/// How many sizes are kept at once (a power of two).
+pub(super) const CLASSES: usize = 16;
+
+/// How many blocks of one size are kept: at least the arena's batch of
+/// dropped arrays taken back at once, so that a loop over one size is
+/// served from here entirely.
+pub(super) const DEPTH: usize = 16;
+
+/// The blocks kept for reuse. See the [module docs](self).
+#[derive(Default)]
+pub(super) struct Reuse {
+    classes: [Class; CLASSES],
+    /// Blocks kept, over all classes.
+    count: usize,
+}
+
+/// The kept blocks of one size (the size of the last one pushed onto an
+/// empty stack), most recently kept last.
+#[derive(Default)]
+struct Class {
+    bytes: u64,
+    blocks: Vec<Allocation>,
+}
+
+/// The class a size is kept in: the low bits of splitmix64's finalizer,
+/// which depend on every bit of the size (a single multiply does not spread
+/// powers of two: 4 KiB and 64 KiB shared a class).
+#[inline(always)]
+fn class_of(bytes: u64) -> usize {
+    let mut z = (bytes ^ (bytes >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    (z ^ (z >> 31)) as usize % CLASSES
+}
+
+impl Reuse {
+    /// Keeps `block` (live in the allocator, under a stamp no handle holds)
+    /// for an array of its size, giving `free` the blocks of another size it
+    /// evicts; hands `block` back when its class is full.
+    #[inline]
+    pub(super) fn keep(
+        &mut self,
+        block: Allocation,
+        free: impl FnMut(Allocation),
+    ) -> Result<(), Allocation> {
+        let class = &mut self.classes[class_of(block.size())];
+        if class.bytes != block.size() {
+            self.count -= class.blocks.len();
+            class.blocks.drain(..).for_each(free);
+            class.bytes = block.size();
+        }
+        if class.blocks.len() >= DEPTH {
+            return Err(block);
+        }
+        if class.blocks.capacity() == 0 {
+            class.blocks.reserve_exact(DEPTH);
+        }
+        class.blocks.push(block);
+        self.count += 1;
+        Ok(())
+    }
+
+    /// A kept block of exactly `bytes` whose offset is a multiple of
+    /// `align`, the most recently kept first (none for an alignment that is
+    /// not a power of two: the allocator says why).
+    #[inline]
+    pub(super) fn take(&mut self, bytes: u64, align: u64) -> Option<Allocation> {
+        // An arena whose arrays are freed by hand keeps nothing: no hash.
+        if self.count == 0 {
+            return None;
+        }
+        let class = &mut self.classes[class_of(bytes)];
+        match class.blocks.last() {
+            Some(top)
+                if class.bytes == bytes
+                    && align.is_power_of_two()
+                    && top.offset() & (align - 1) == 0 =>
+            {
+                self.count -= 1;
+                class.blocks.pop()
+            }
+            _ => None,
+        }
+    }
+
+    /// How many blocks are kept.
+    #[inline]
+    pub(super) fn len(&self) -> usize {
+        self.count
+    }
+
+    /// Gives every kept block to `each` (to free it) and keeps none.
+    pub(super) fn drain(&mut self, mut each: impl FnMut(Allocation)) {
+        if self.count == 0 {
+            return;
+        }
+        for class in &mut self.classes {
+            class.blocks.drain(..).for_each(&mut each);
+        }
+        self.count = 0;
+    }
+
+    /// Forgets every kept block (their bytes were freed with everything
+    /// else, by a reset).
+    pub(super) fn clear(&mut self) {
+        for class in &mut self.classes {
+            class.blocks.clear();
+        }
+        self.count = 0;
+    }
+
+    /// Whether a block starting at `offset` is kept.
+    pub(super) fn holds(&self, offset: u64) -> bool {
+        self.count != 0
+            && self
+                .classes
+                .iter()
+                .any(|class| class.blocks.iter().any(|block| block.offset() == offset))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::alloc::Allocator;
+
+    #[test]
+    fn blocks_come_back_by_exact_size_and_alignment_within_the_bounds() {
+        let mut allocator = Allocator::new(1 << 20);
+        let mut reuse = Reuse::default();
+        let never = |_| unreachable!("nothing to evict");
+        let a = allocator.alloc(100, 256).unwrap();
+        reuse.keep(a, never).unwrap();
+        assert_eq!(reuse.len(), 1);
+        assert!(reuse.holds(a.offset()));
+        assert_eq!(reuse.take(101, 256), None);
+        let b = allocator.alloc(100, 256).unwrap();
+        reuse.keep(b, never).unwrap();
+        // The most recent first; an alignment the offset lacks is a miss.
+        assert_eq!(b.offset(), 256);
+        assert_eq!(reuse.take(100, 512), None);
+        assert_eq!(reuse.take(100, 256), Some(b));
+        assert_eq!(reuse.take(100, 512), Some(a));
+        assert_eq!((reuse.take(100, 256), reuse.len()), (None, 0));
+        allocator.free(a).unwrap();
+        allocator.free(b).unwrap();
+
+        // A class holds at most DEPTH blocks, of one size at a time: the
+        // blocks of a size that shares it are evicted.
+        let mut kept = 0;
+        for _ in 0..=DEPTH {
+            let block = allocator.alloc(48, 16).unwrap();
+            match reuse.keep(block, never) {
+                Ok(()) => kept += 1,
+                Err(refused) => allocator.free(refused).unwrap(),
+            }
+        }
+        assert_eq!((kept, reuse.len()), (DEPTH, DEPTH));
+        let other = (49..)
+            .find(|&bytes| class_of(bytes) == class_of(48))
+            .unwrap();
+        let newer = allocator.alloc(other, 16).unwrap();
+        let mut evicted = 0;
+        reuse
+            .keep(newer, |block| {
+                assert_eq!(block.size(), 48);
+                allocator.free(block).unwrap();
+                evicted += 1;
+            })
+            .unwrap();
+        assert_eq!((evicted, reuse.len()), (DEPTH, 1));
+        assert_eq!(reuse.take(48, 16), None);
+        let mut drained = 0;
+        reuse.drain(|block| {
+            allocator.free(block).unwrap();
+            drained += 1;
+        });
+        assert_eq!((drained, reuse.len()), (1, 0));
+        assert_eq!(allocator.live_count(), 0);
+    }
+}
