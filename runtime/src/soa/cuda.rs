@@ -90,7 +90,7 @@ impl Arena<CudaBackend> {
     /// # Errors
     ///
     /// [`ArenaError::Handle`] if a column is not this arena's;
-    /// [`CudaError::ForeignStream`](crate::backend::cuda::CudaError::ForeignStream)
+    /// [`CudaError::ForeignStream`]
     /// for a stream of another context; a backend error after a sticky
     /// fault. `launch` is not called then. Its own error (a cudarc
     /// `DriverError`, say) comes back converted, in the same `Result`.
