@@ -212,8 +212,7 @@ impl Arena<CudaBackend> {
             .pitch
             .checked_mul(rows.rows)
             .ok_or(ArenaError::OutsideBuffer)?;
-        let len = usize::try_from(bytes / core::mem::size_of::<T>() as u64)
-            .map_err(|_| ArenaError::OutsideBuffer)?;
+        let len = bytes / core::mem::size_of::<T>();
         let span = Span {
             offset: rows.offset,
             len: bytes,
