@@ -236,17 +236,17 @@ fn the_same_buffer_under_a_new_arena_refuses_the_old_handles() {
 fn a_host_reservation_refuses_extreme_lengths() {
     use gpu_aligned::backend::HostVm;
     assert!(HostVm::reserve(0, 256).is_err());
-    assert!(HostVm::reserve(u64::MAX, 256).is_err());
+    assert!(HostVm::reserve(usize::MAX, 256).is_err());
     assert!(HostVm::reserve(4096, 3).is_err());
     assert!(HostVm::reserve(4096, 1 << 63).is_err());
     let page = HostVm::page_size();
     let mut vm = HostVm::reserve(2 * page, 256).unwrap();
-    assert!(vm.commit(u64::MAX).is_err());
+    assert!(vm.commit(usize::MAX).is_err());
     assert!(vm.commit(2 * page + 1).is_err());
     assert_eq!(vm.committed(), 0);
     vm.commit(1).unwrap();
     vm.committed_bytes_mut()[0] = 7;
-    vm.decommit(u64::MAX).unwrap();
+    vm.decommit(usize::MAX).unwrap();
     assert_eq!(vm.committed(), page);
     vm.decommit(0).unwrap();
     assert_eq!(vm.committed(), 0);
@@ -789,6 +789,6 @@ fn growth_arithmetic_at_the_edges_never_panics() {
                 }
             }
         }
-        let _ = plan.bytes_needed(extreme(&mut rng), extreme(&mut rng));
+        let _ = plan.bytes_needed(extreme(&mut rng) as usize, extreme(&mut rng) as usize);
     }
 }
