@@ -9,7 +9,7 @@ use core::ptr::NonNull;
 
 use super::vm::{HostVm, VmError};
 use super::{Backend, HostAccess, Rows, Span};
-use crate::align::offset_of;
+use crate::align::{offset_of, round_up};
 
 /// The smallest alignment a [`HostBuffer`] gets, whatever is asked: the
 /// alignment `cudaMalloc` guarantees for device buffers,
@@ -428,7 +428,7 @@ unsafe impl Backend for HostBuffer {
         // back will read when they are committed again.
         let page_end = self
             .len
-            .min(len.div_ceil(HostVm::page_size()) * HostVm::page_size());
+            .min(round_up(len, HostVm::page_size()).unwrap_or(usize::MAX));
         if page_end > len {
             // Both ends lie inside the committed bytes (`len < page_end <=
             // self.len`).

@@ -37,7 +37,7 @@ use alloc_crate::collections::BTreeMap;
 use alloc_crate::vec::Vec;
 use core::fmt;
 
-use crate::align::offset_of;
+use crate::align::{offset_of, round_up};
 
 /// Whether an NVTX tool (compute-sanitizer, Nsight Systems) is attached to
 /// the process: `NVTX_INJECTION64_PATH` names a library that loaded and
@@ -403,7 +403,7 @@ impl Regions {
             return 0;
         }
         let granule = granule.max(1);
-        stride.max(1).div_ceil(granule).saturating_mul(granule)
+        round_up(stride.max(1), granule).unwrap_or(usize::MAX)
     }
 
     /// Records an array reserved at buffer `offset`: `bytes` of it, then
