@@ -298,7 +298,8 @@ impl CudaBackend {
     /// # use gpu_aligned::backend::cuda::{cudarc::driver::CudaContext, CudaBackend};
     /// # let stream = CudaContext::new(0)?.default_stream();
     /// let buffer = CudaBackend::new(&stream, 4096)?;
-    /// assert_eq!(buffer.device_base() % buffer.base_alignment(), 0);
+    /// let alignment = gpu_aligned::align::offset_of(buffer.base_alignment());
+    /// assert_eq!(buffer.device_base() % alignment, 0);
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn base_alignment(&self) -> usize {
