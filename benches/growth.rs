@@ -52,27 +52,17 @@ fn reallocate_and_copy(ctx: &Arc<CudaContext>, chunk: usize, size: usize) -> Res
     ctx.bind_to_thread()?;
     let mut old: sys::CUdeviceptr = 0;
     // SAFETY: `old` is a live local.
-    driver("cuMemAlloc", unsafe {
-        sys::cuMemAlloc_v2(&mut old, size)
-    })?;
+    driver("cuMemAlloc", unsafe { sys::cuMemAlloc_v2(&mut old, size) })?;
     // SAFETY: `old` holds `size` bytes.
-    driver("cuMemsetD8", unsafe {
-        sys::cuMemsetD8_v2(old, 1, size)
-    })?;
+    driver("cuMemsetD8", unsafe { sys::cuMemsetD8_v2(old, 1, size) })?;
     let mut samples = Vec::new();
     for _ in 0..REPEATS + 2 {
         let start = Instant::now();
         let mut new: sys::CUdeviceptr = 0;
         // SAFETY: `new` is a live local; the copy stays inside both buffers.
         unsafe {
-            driver(
-                "cuMemAlloc",
-                sys::cuMemAlloc_v2(&mut new, size + chunk),
-            )?;
-            driver(
-                "cuMemcpyDtoD",
-                sys::cuMemcpyDtoD_v2(new, old, size),
-            )?;
+            driver("cuMemAlloc", sys::cuMemAlloc_v2(&mut new, size + chunk))?;
+            driver("cuMemcpyDtoD", sys::cuMemcpyDtoD_v2(new, old, size))?;
             driver("cuCtxSynchronize", sys::cuCtxSynchronize())?;
             driver("cuMemFree", sys::cuMemFree_v2(new))?;
         }

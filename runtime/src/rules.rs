@@ -322,7 +322,6 @@ pub const fn tail_pad(shapes: &[(usize, usize)], width: usize) -> usize {
     const_round_up(end, align) - end
 }
 
-
 /// The `(size, align)` C gives a struct whose fields have the `(size,
 /// align)` pairs `shapes`, at least `align`-aligned (an `align(N)` written
 /// on it, or 1).

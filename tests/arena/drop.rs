@@ -209,7 +209,10 @@ fn an_arena_sized_for_a_plan_holds_it_exactly() {
     let needed = plan.bytes_needed(256, 512).unwrap();
     assert_eq!(arena.capacity(), needed);
     // Nothing is left past the last array.
-    assert_eq!(arena.offset(&b).unwrap() + offset_of(b.size_bytes()), offset_of(needed));
+    assert_eq!(
+        arena.offset(&b).unwrap() + offset_of(b.size_bytes()),
+        offset_of(needed)
+    );
     drop((a, b, carving));
     assert!(arena.carve(&plan).is_ok());
 }

@@ -148,7 +148,7 @@ fn a_bad_policy_is_refused() {
             .unwrap_err(),
         ArenaError::Growth(GrowthError::ChunkNotMultiple {
             chunk: 1000,
-            granularity: gpu_aligned::backend::HostVm::page_size() as usize
+            granularity: gpu_aligned::backend::HostVm::page_size()
         })
     );
     assert!(matches!(

@@ -4,11 +4,11 @@
 
 use std::sync::Arc;
 
+use gpu_aligned::align::offset_of;
 use gpu_aligned::backend::cuda::cudarc::driver::{
     result, sys, CudaContext, CudaFunction, CudaStream, LaunchConfig, PushKernelArg,
 };
 use gpu_aligned::backend::cuda::cudarc::nvrtc::compile_ptx;
-use gpu_aligned::align::offset_of;
 use gpu_aligned::backend::cuda_vm::{CudaVm, CudaVmError};
 
 const ADD: &str = r#"

@@ -59,7 +59,7 @@ fn decommitted_pages_come_back_zeroed() {
     vm.decommit(3 * page).unwrap();
     assert_eq!(vm.committed(), 3 * page);
     vm.commit(8 * page).unwrap();
-    let (kept, fresh) = vm.committed_bytes().split_at(3 * page as usize);
+    let (kept, fresh) = vm.committed_bytes().split_at(3 * page);
     assert!(kept.iter().all(|&b| b == 0x5A));
     assert!(fresh.iter().all(|&b| b == 0));
 }

@@ -68,7 +68,7 @@ fn one_byte_less_is_not_enough_for_arrays_back_to_back() {
         let plan = random_plan(&mut rng, false);
         let bytes = plan.bytes_needed(min_align, 512).unwrap();
         let mut arena = ArenaOptions::new()
-            .min_align(min_align as usize)
+            .min_align(min_align)
             .pitch_align(512)
             .host(bytes - 1)
             .unwrap();

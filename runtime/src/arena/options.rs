@@ -218,8 +218,7 @@ impl ArenaOptions {
             .with_initial(bytes)
             .resolve(page)
             .map_err(ArenaError::Growth)?;
-        let buffer = HostBuffer::growable(initial, max, align)
-            .map_err(ArenaError::Backend)?;
+        let buffer = HostBuffer::growable(initial, max, align).map_err(ArenaError::Backend)?;
         let growth = GrowthPolicy::up_to(max)
             .with_chunk(self.growth.chunk())
             .with_initial(initial);
@@ -300,8 +299,7 @@ impl ArenaOptions {
         let context = stream.context();
         let vm_error = |e| ArenaError::Backend(CudaError::Vm(e));
         if !self.growth.grows() || !CudaVm::supported(context).map_err(vm_error)? {
-            let backend =
-                CudaBackend::new(stream, bytes).map_err(ArenaError::Backend)?;
+            let backend = CudaBackend::new(stream, bytes).map_err(ArenaError::Backend)?;
             return self.growth(GrowthPolicy::fixed()).over(backend);
         }
         let granularity = CudaVm::granularity(context).map_err(vm_error)?;
@@ -315,13 +313,8 @@ impl ArenaOptions {
             .with_chunk(self.growth.chunk())
             .with_initial(bytes);
         let (initial, max) = policy.resolve(granularity).map_err(ArenaError::Growth)?;
-        let backend = CudaBackend::growable(
-            stream,
-            initial,
-            max,
-            policy.chunk(),
-        )
-        .map_err(ArenaError::Backend)?;
+        let backend = CudaBackend::growable(stream, initial, max, policy.chunk())
+            .map_err(ArenaError::Backend)?;
         let growth = GrowthPolicy::up_to(max)
             .with_chunk(policy.chunk())
             .with_initial(initial);

@@ -237,9 +237,7 @@ pub(super) fn pitched_layout<T: GpuAligned>(
     // element's alignment).
     let row_align = pitch_align.max(core::mem::align_of::<T>());
     let pitch = pitch_for(row_bytes, row_align)?;
-    let bytes = pitch
-        .checked_mul(height)
-        .ok_or(AllocError::SizeOverflow)?;
+    let bytes = pitch.checked_mul(height).ok_or(AllocError::SizeOverflow)?;
     Ok(Footprint {
         bytes,
         pitch,
@@ -270,12 +268,7 @@ impl<B: Backend> Arena<B> {
         width: usize,
         height: usize,
     ) -> ArenaResult<Pitched<T, B>, B> {
-        let footprint = pitched_layout::<T>(
-            width,
-            height,
-            self.min_align,
-            self.pitch_align,
-        )?;
+        let footprint = pitched_layout::<T>(width, height, self.min_align, self.pitch_align)?;
         let shape = RegionShape::Rows {
             width,
             height,

@@ -2,8 +2,8 @@
 //! from addresses to arrays, labels, and naming each array's region as it
 //! is made.
 
-use crate::align::{bytes_of, offset_of};
 use super::{Arena, ArenaArray, ArenaResult};
+use crate::align::{bytes_of, offset_of};
 use crate::alloc::{AllocError, Allocation, FreeError};
 use crate::backend::Backend;
 use crate::sanitizer::{ArrayInfo, RegionMap};

@@ -44,8 +44,8 @@
 //! # Ok::<(), gpu_aligned::coalesce::AdviceError<'static>>(())
 //! ```
 
-use crate::align::const_round_up;
 use super::{distinct_units, WARP_LANES};
+use crate::align::const_round_up;
 use crate::layout::{GpuField, GpuLayout, GpuType};
 use crate::rules::MAX_WORD;
 use core::fmt;
@@ -512,7 +512,10 @@ impl Direction {
             Storage::Aos | Storage::PaddedAos => {
                 let (stride, word) = match storage {
                     Storage::Aos => (layout.size as u64, layout.align.min(MAX_WORD) as u64),
-                    _ => (const_round_up(layout.size, MAX_WORD) as u64, MAX_WORD as u64),
+                    _ => (
+                        const_round_up(layout.size, MAX_WORD) as u64,
+                        MAX_WORD as u64,
+                    ),
                 };
                 let word = word.max(1);
                 if every {

@@ -128,7 +128,6 @@ fn data(columns: &[GpuField]) -> impl Iterator<Item = &GpuField> + Clone {
     columns.iter().filter(|field| !field.is_padding)
 }
 
-
 /// The views of a checked layout, members in the order of `columns` (the
 /// layout's fields, or the same fields in another order).
 pub(crate) fn views_text(
