@@ -115,7 +115,7 @@ use crate::GpuAligned;
 use returns::{Returned, ReturnsOwner};
 
 /// Allocator + buffer + alignments: see the [module docs](self). Made by
-/// [`Arena::host`], [`Arena::device`] or [`ArenaOptions`].
+/// [`Arena::host`], `Arena::device` (feature `cuda`) or [`ArenaOptions`].
 pub struct Arena<B: Backend = HostBuffer> {
     /// First, so that the arrays still queued on it are given up before
     /// the buffer goes.
