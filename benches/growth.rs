@@ -19,7 +19,7 @@ use cudarc::driver::{sys, CudaContext, CudaStream};
 
 type Res<T> = Result<T, Box<dyn std::error::Error>>;
 
-const GIB: u64 = 1 << 30;
+const GIB: usize = 1 << 30;
 const REPEATS: usize = 11;
 
 fn median(mut samples: Vec<f64>) -> f64 {
@@ -33,7 +33,7 @@ fn driver(op: &str, r: sys::CUresult) -> Res<()> {
 
 /// Median microseconds of growing a `size`-byte mapping by one chunk
 /// (trimmed back between runs, untimed).
-fn grow_by_one_chunk(ctx: &Arc<CudaContext>, chunk: u64, size: u64) -> Res<f64> {
+fn grow_by_one_chunk(ctx: &Arc<CudaContext>, chunk: usize, size: usize) -> Res<f64> {
     let mut vm = CudaVm::reserve(ctx, Some(size + 16 * chunk), chunk)?;
     vm.grow_to(size)?;
     let mut samples = Vec::new();
@@ -48,31 +48,21 @@ fn grow_by_one_chunk(ctx: &Arc<CudaContext>, chunk: u64, size: u64) -> Res<f64> 
 
 /// Median microseconds of moving `size` bytes into a buffer one chunk
 /// larger: `cuMemAlloc`, `cuMemcpyDtoD`, wait, `cuMemFree`.
-fn reallocate_and_copy(ctx: &Arc<CudaContext>, chunk: u64, size: u64) -> Res<f64> {
+fn reallocate_and_copy(ctx: &Arc<CudaContext>, chunk: usize, size: usize) -> Res<f64> {
     ctx.bind_to_thread()?;
     let mut old: sys::CUdeviceptr = 0;
     // SAFETY: `old` is a live local.
-    driver("cuMemAlloc", unsafe {
-        sys::cuMemAlloc_v2(&mut old, size as usize)
-    })?;
+    driver("cuMemAlloc", unsafe { sys::cuMemAlloc_v2(&mut old, size) })?;
     // SAFETY: `old` holds `size` bytes.
-    driver("cuMemsetD8", unsafe {
-        sys::cuMemsetD8_v2(old, 1, size as usize)
-    })?;
+    driver("cuMemsetD8", unsafe { sys::cuMemsetD8_v2(old, 1, size) })?;
     let mut samples = Vec::new();
     for _ in 0..REPEATS + 2 {
         let start = Instant::now();
         let mut new: sys::CUdeviceptr = 0;
         // SAFETY: `new` is a live local; the copy stays inside both buffers.
         unsafe {
-            driver(
-                "cuMemAlloc",
-                sys::cuMemAlloc_v2(&mut new, (size + chunk) as usize),
-            )?;
-            driver(
-                "cuMemcpyDtoD",
-                sys::cuMemcpyDtoD_v2(new, old, size as usize),
-            )?;
+            driver("cuMemAlloc", sys::cuMemAlloc_v2(&mut new, size + chunk))?;
+            driver("cuMemcpyDtoD", sys::cuMemcpyDtoD_v2(new, old, size))?;
             driver("cuCtxSynchronize", sys::cuCtxSynchronize())?;
             driver("cuMemFree", sys::cuMemFree_v2(new))?;
         }
@@ -131,10 +121,10 @@ fn steady_state(arena: &mut Arena<CudaBackend>, seed: u64) -> Res<f64> {
 /// allocations of 2 MiB, all freed again.
 fn grown_arena(stream: &Arc<CudaStream>) -> Res<Arena<CudaBackend>> {
     let mut arena = ArenaOptions::new()
-        .growth(GrowthPolicy::up_to(2 * GIB as usize))
+        .growth(GrowthPolicy::up_to(2 * GIB))
         .device(stream, DEFAULT_CHUNK)?;
     let mut arrays = Vec::new();
-    while (arena.capacity() as u64) < GIB {
+    while arena.capacity() < GIB {
         arrays.push(arena.alloc::<u8>(2 << 20)?);
     }
     for array in arrays {
@@ -145,7 +135,7 @@ fn grown_arena(stream: &Arc<CudaStream>) -> Res<Arena<CudaBackend>> {
 
 fn alloc_free_pairs(ctx: &Arc<CudaContext>) -> Res<()> {
     let stream = ctx.default_stream();
-    let mut fixed = Arena::device(&stream, GIB as usize)?;
+    let mut fixed = Arena::device(&stream, GIB)?;
     let mut grown = grown_arena(&stream)?;
     println!();
     println!(

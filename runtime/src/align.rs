@@ -1,7 +1,10 @@
 //! The alignments the crate's buffers and arrays keep, and the one rounding
-//! helper every module uses. Lengths, counts and byte sizes are `usize`;
-//! `u64` means an address or an offset into a device buffer, and
-//! [`offset_of`] is the one conversion from the first to the second.
+//! helper every module uses ([`round_up`]; [`const_round_up`] is the same
+//! rounding for the layout rules and the header's column arithmetic, which
+//! run in constant evaluation, where a trait-generic function cannot).
+//! Lengths, counts and byte sizes are `usize`; `u64` means an address or an
+//! offset into a device buffer, and [`offset_of`] is the one conversion from
+//! the first to the second ([`bytes_of`] the way back).
 //!
 //! ```
 //! use gpu_aligned::align::{round_up, ARRAY_ALIGN};
@@ -47,6 +50,23 @@ pub fn round_up<N: Unsigned>(n: N, to: N) -> Option<N> {
     } else {
         n.checked_add(to.checked_sub_one()?)?.div_mul(to)
     }
+}
+
+/// [`round_up`] for constant evaluation: `n` rounded up to a multiple of
+/// `to`, on `usize`. Where [`round_up`] says `None` (zero `to`, overflow)
+/// this panics, which in a constant is a compile error: the layout rules
+/// call it only on the sizes and alignments of types that exist.
+///
+/// ```
+/// use gpu_aligned::align::const_round_up;
+///
+/// const PADDED: usize = const_round_up(12, 16);
+/// assert_eq!(PADDED, 16);
+/// assert_eq!(const_round_up(5, 3), 6);
+/// ```
+#[inline]
+pub const fn const_round_up(n: usize, to: usize) -> usize {
+    n.div_ceil(to) * to
 }
 
 /// A byte count as an offset into a device buffer. `usize` is at most 64

@@ -48,6 +48,8 @@
 
 use core::fmt;
 
+use crate::align::const_round_up;
+
 pub(crate) mod message;
 
 pub(crate) use message::describe;
@@ -279,7 +281,7 @@ pub enum Blame {
 /// ```
 pub const fn pad_before(shapes: &[(usize, usize)], index: usize) -> usize {
     let end = repr_c_end(shapes, index);
-    align_up(end, shapes[index].1) - end
+    const_round_up(end, shapes[index].1) - end
 }
 
 /// The width `#[gpu_aligned::padded]` gives a struct with fields `shapes`:
@@ -317,11 +319,7 @@ pub const fn tail_pad(shapes: &[(usize, usize)], width: usize) -> usize {
         }
         i += 1;
     }
-    align_up(end, align) - end
-}
-
-const fn align_up(offset: usize, align: usize) -> usize {
-    offset.div_ceil(align) * align
+    const_round_up(end, align) - end
 }
 
 /// The `(size, align)` C gives a struct whose fields have the `(size,
@@ -342,7 +340,7 @@ pub const fn repr_c_size(shapes: &[(usize, usize)], align: usize) -> (usize, usi
         }
         i += 1;
     }
-    (align_up(repr_c_end(shapes, shapes.len()), max), max)
+    (const_round_up(repr_c_end(shapes, shapes.len()), max), max)
 }
 
 /// The offset C gives field `index` of a struct whose fields have the
@@ -353,7 +351,7 @@ pub const fn repr_c_size(shapes: &[(usize, usize)], align: usize) -> (usize, usi
 /// assert_eq!(repr_c_offset(&[(1, 1), (4, 4)], 1), 4);
 /// ```
 pub const fn repr_c_offset(shapes: &[(usize, usize)], index: usize) -> usize {
-    align_up(repr_c_end(shapes, index), shapes[index].1)
+    const_round_up(repr_c_end(shapes, index), shapes[index].1)
 }
 
 // Where the first `count` fields of `shapes` end when `repr(C)` lays them out.
@@ -361,7 +359,7 @@ const fn repr_c_end(shapes: &[(usize, usize)], count: usize) -> usize {
     let mut end = 0;
     let mut i = 0;
     while i < count {
-        end = align_up(end, shapes[i].1) + shapes[i].0;
+        end = const_round_up(end, shapes[i].1) + shapes[i].0;
         i += 1;
     }
     end

@@ -364,8 +364,8 @@ fn non_power_of_two_host_alignment_is_an_error() {
 #[test]
 fn host_buffer_beyond_the_address_space_is_an_error() {
     assert_eq!(
-        HostBuffer::new(u64::MAX, 256).unwrap_err(),
-        HostBufferError::TooLarge { len: u64::MAX }
+        HostBuffer::new(usize::MAX, 256).unwrap_err(),
+        HostBufferError::TooLarge { len: usize::MAX }
     );
 }
 
@@ -374,7 +374,7 @@ fn host_buffer_beyond_the_address_space_is_an_error() {
 #[test]
 #[cfg_attr(miri, ignore)]
 fn host_allocation_failure_is_an_error() {
-    let len = (isize::MAX as u64) - 4096;
+    let len = isize::MAX as usize - 4096;
     assert_eq!(
         HostBuffer::new(len, 256).unwrap_err(),
         HostBufferError::OutOfHostMemory { len }

@@ -236,17 +236,17 @@ fn the_same_buffer_under_a_new_arena_refuses_the_old_handles() {
 fn a_host_reservation_refuses_extreme_lengths() {
     use gpu_aligned::backend::HostVm;
     assert!(HostVm::reserve(0, 256).is_err());
-    assert!(HostVm::reserve(u64::MAX, 256).is_err());
+    assert!(HostVm::reserve(usize::MAX, 256).is_err());
     assert!(HostVm::reserve(4096, 3).is_err());
     assert!(HostVm::reserve(4096, 1 << 63).is_err());
     let page = HostVm::page_size();
     let mut vm = HostVm::reserve(2 * page, 256).unwrap();
-    assert!(vm.commit(u64::MAX).is_err());
+    assert!(vm.commit(usize::MAX).is_err());
     assert!(vm.commit(2 * page + 1).is_err());
     assert_eq!(vm.committed(), 0);
     vm.commit(1).unwrap();
     vm.committed_bytes_mut()[0] = 7;
-    vm.decommit(u64::MAX).unwrap();
+    vm.decommit(usize::MAX).unwrap();
     assert_eq!(vm.committed(), page);
     vm.decommit(0).unwrap();
     assert_eq!(vm.committed(), 0);
@@ -502,7 +502,7 @@ fn a_growing_arena_keeps_every_array_through_growth_and_trims() {
     use gpu_aligned::arena::GrowthPolicy;
     use gpu_aligned::backend::HostVm;
     let steps = if cfg!(miri) { 30 } else { 400 };
-    let chunk = 4 * HostVm::page_size() as usize;
+    let chunk = 4 * HostVm::page_size();
     let policy = GrowthPolicy::up_to(16 * chunk).with_chunk(chunk);
     let mut arena = ArenaOptions::new().growing_host(policy).unwrap();
     churn(&mut arena, 0x9e0_3e11, steps);
@@ -639,7 +639,7 @@ fn pitched_rows_at_the_edges_of_the_pitch_are_refused_or_exact() {
     assert_eq!(rows.pitch(), 4);
     arena.free(rows).unwrap();
 
-    let chunk = 4 * HostVm::page_size() as usize;
+    let chunk = 4 * HostVm::page_size();
     let policy = GrowthPolicy::up_to(8 * chunk).with_chunk(chunk);
     let fixed = ArenaOptions::new()
         .min_align(256)
@@ -723,7 +723,7 @@ fn keys_outlive_a_reset_but_the_arrays_they_redeem_do_not() {
 
     // The same plan carved in this arena and in a growing twin: each key
     // redeems in both, and each array answers to its own arena only.
-    let chunk = 4 * HostVm::page_size() as usize;
+    let chunk = 4 * HostVm::page_size();
     let mut twin = ArenaOptions::new()
         .growing_host(GrowthPolicy::up_to(4 * chunk).with_chunk(chunk))
         .unwrap();
@@ -789,6 +789,6 @@ fn growth_arithmetic_at_the_edges_never_panics() {
                 }
             }
         }
-        let _ = plan.bytes_needed(extreme(&mut rng), extreme(&mut rng));
+        let _ = plan.bytes_needed(extreme(&mut rng) as usize, extreme(&mut rng) as usize);
     }
 }

@@ -10,7 +10,7 @@ use crate::support::{align_up, assert_consistent};
 /// the arena computes for a buffer it cannot read.
 struct FakeDevice {
     base: u64,
-    len: u64,
+    len: usize,
 }
 
 /// The fake device moves no bytes.
@@ -32,7 +32,7 @@ unsafe impl Backend for FakeDevice {
     type Stream = ();
     type Fence = std::convert::Infallible;
 
-    fn len(&self) -> u64 {
+    fn len(&self) -> usize {
         self.len
     }
 

@@ -234,14 +234,14 @@ fn every_random_plan_carves_into_exactly_the_bytes_needed() {
     let mut rng = crate::support::Rng(0x18);
     let trials = if cfg!(miri) { 8 } else { 20_000 };
     for _ in 0..trials {
-        let min_align = 1u64 << rng.below(10);
-        let pitch_align = 1u64 << rng.below(10);
+        let min_align = 1usize << rng.below(10);
+        let pitch_align = 1usize << rng.below(10);
         let plan = random_plan(&mut rng);
         let bytes = plan.bytes_needed(min_align, pitch_align).unwrap();
         let options = ArenaOptions::new()
-            .min_align(min_align as usize)
-            .pitch_align(pitch_align as usize);
-        let mut arena = options.host(bytes as usize).unwrap();
+            .min_align(min_align)
+            .pitch_align(pitch_align);
+        let mut arena = options.host(bytes).unwrap();
         let carving = arena
             .carve(&plan)
             .unwrap_or_else(|e| panic!("{plan:?}: {bytes} bytes, {min_align}/{pitch_align}: {e}"));
@@ -251,7 +251,7 @@ fn every_random_plan_carves_into_exactly_the_bytes_needed() {
             .map(|a| a.offset as usize + a.bytes)
             .max()
             .unwrap();
-        assert!(end <= bytes as usize);
+        assert!(end <= bytes);
         arena.free(carving).unwrap();
     }
 }
@@ -269,7 +269,7 @@ fn a_pitched_array_between_small_arrays_fits_in_the_bytes_needed() {
     let _ = plan.array::<f64>(11);
     let bytes = plan.bytes_needed(2, 512).unwrap();
     let options = ArenaOptions::new().min_align(2).pitch_align(512);
-    let mut arena = options.host(bytes as usize).unwrap();
+    let mut arena = options.host(bytes).unwrap();
     let carving = arena.carve(&plan).unwrap();
     arena.free(carving).unwrap();
 }

@@ -4,6 +4,7 @@
 //! live arrays with their real sizes; off, the layout is the one without
 //! the feature.
 
+use gpu_aligned::align::offset_of;
 use gpu_aligned::arena::{Arena, ArenaOptions, Plan};
 use gpu_aligned::sanitizer::{Nearest, RegionShape};
 use gpu_aligned::vector::float4;
@@ -55,10 +56,10 @@ fn a_pitched_array_is_followed_by_a_whole_row() {
         RegionShape::Rows {
             width: 700,
             height: 3,
-            pitch: image.pitch() as u64
+            pitch: image.pitch()
         }
     );
-    assert_eq!(region.red_zone, image.pitch() as u64);
+    assert_eq!(region.red_zone, image.pitch());
     arena.free(image).unwrap();
     arena.free(next).unwrap();
 }
@@ -149,9 +150,9 @@ fn random_programs_keep_every_red_zone_clear_and_the_map_exact() {
             .map(|array| {
                 let start = arena.address(array).unwrap();
                 let region = map.starting_at(start).expect("a live array has a region");
-                assert_eq!(region.bytes, array.size_bytes() as u64);
+                assert_eq!(region.bytes, array.size_bytes());
                 assert!(region.red_zone >= 256);
-                (start, region.end() + region.red_zone)
+                (start, region.end() + offset_of(region.red_zone))
             })
             .collect();
         spans.sort_unstable();

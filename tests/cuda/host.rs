@@ -65,7 +65,7 @@ const H100_PITCHES: [(u64, u64); 16] = [
 fn default_pitch_matches_what_the_h100_driver_returned() {
     let mut arena = ArenaOptions::new()
         .min_align(256)
-        .pitch_align(DRIVER_PITCH_ALIGN as usize)
+        .pitch_align(DRIVER_PITCH_ALIGN)
         .host(1 << 22)
         .unwrap();
     for (width, pitch) in H100_PITCHES {

@@ -129,7 +129,7 @@ fn trim_gives_whole_chunks_back_and_keeps_live_arrays() {
     let given_back = arena.trim().unwrap();
     assert_eq!(arena.capacity(), CHUNK);
     assert_eq!(given_back, grown - CHUNK);
-    assert_eq!(arena.backend().len(), CHUNK as u64);
+    assert_eq!(arena.backend().len(), CHUNK);
     assert_eq!(arena.get(&first).unwrap(), &[9; 100][..]);
     // It grows again, and the bytes given back and regrown read zero.
     let again = arena.alloc::<u8>(1 << 20).unwrap();
@@ -148,7 +148,7 @@ fn a_bad_policy_is_refused() {
             .unwrap_err(),
         ArenaError::Growth(GrowthError::ChunkNotMultiple {
             chunk: 1000,
-            granularity: gpu_aligned::backend::HostVm::page_size() as usize
+            granularity: gpu_aligned::backend::HostVm::page_size()
         })
     );
     assert!(matches!(
@@ -163,9 +163,9 @@ fn a_bad_policy_is_refused() {
 
 /// Resident memory of this process in bytes.
 #[cfg(target_os = "linux")]
-fn resident_bytes() -> u64 {
+fn resident_bytes() -> usize {
     let statm = std::fs::read_to_string("/proc/self/statm").expect("procfs");
-    let pages: u64 = statm
+    let pages: usize = statm
         .split_whitespace()
         .nth(1)
         .and_then(|s| s.parse().ok())

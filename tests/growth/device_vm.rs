@@ -4,6 +4,7 @@
 
 use std::sync::Arc;
 
+use gpu_aligned::align::offset_of;
 use gpu_aligned::backend::cuda::cudarc::driver::{
     result, sys, CudaContext, CudaFunction, CudaStream, LaunchConfig, PushKernelArg,
 };
@@ -25,8 +26,8 @@ fn setup() -> (Arc<CudaContext>, Arc<CudaStream>, CudaFunction) {
     (ctx, stream, add)
 }
 
-fn free_device_memory(ctx: &CudaContext) -> u64 {
-    ctx.mem_get_info().unwrap().0 as u64
+fn free_device_memory(ctx: &CudaContext) -> usize {
+    ctx.mem_get_info().unwrap().0
 }
 
 fn write(address: u64, values: &[u32]) {
@@ -62,7 +63,7 @@ fn grows_to_8_gib_without_moving_and_trims_back() {
     write(base, &first);
 
     let free_before = free_device_memory(&ctx);
-    let target = 8u64 << 30;
+    let target = 8usize << 30;
     let mut steps = 0;
     while vm.mapped() < target {
         vm.grow_to(vm.mapped() + 64 * chunk).unwrap();
@@ -78,7 +79,7 @@ fn grows_to_8_gib_without_moving_and_trims_back() {
 
     // A kernel over the first array (mapped before growth) and one over the
     // last chunk (mapped by the last step).
-    let last = base + vm.mapped() - chunk;
+    let last = base + offset_of(vm.mapped() - chunk);
     let fresh: Vec<u32> = (0..1024).map(|i| i * 3).collect();
     write(last, &fresh);
     launch_add(&stream, &add, base, 1024, 10);
@@ -131,9 +132,9 @@ fn growth_past_the_reservation_is_refused_and_the_buffer_stays_usable() {
 fn running_out_of_device_memory_is_a_typed_error_and_rolls_back() {
     let (ctx, stream, add) = setup();
     let granularity = CudaVm::granularity(&ctx).unwrap();
-    let total = ctx.total_mem().unwrap() as u64;
+    let total = ctx.total_mem().unwrap();
     // 1 GiB chunks keep the number of driver calls small.
-    let chunk = (1u64 << 30).div_ceil(granularity) * granularity;
+    let chunk = (1usize << 30).div_ceil(granularity) * granularity;
     let mut vm = CudaVm::reserve(&ctx, Some(2 * total), chunk).unwrap();
     vm.grow_to(chunk).unwrap();
     write(vm.base_address(), &[1; 64]);

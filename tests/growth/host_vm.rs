@@ -4,9 +4,9 @@ use gpu_aligned::backend::{HostVm, VmError};
 
 /// Resident memory of this process in bytes (Linux only).
 #[cfg(target_os = "linux")]
-fn resident_bytes() -> u64 {
+fn resident_bytes() -> usize {
     let statm = std::fs::read_to_string("/proc/self/statm").expect("procfs");
-    let pages: u64 = statm
+    let pages: usize = statm
         .split_whitespace()
         .nth(1)
         .and_then(|s| s.parse().ok())
@@ -19,16 +19,16 @@ fn growth_keeps_the_address_and_the_contents() {
     let page = HostVm::page_size();
     let mut vm = HostVm::reserve(64 * page, 256).unwrap();
     let base = vm.base_address();
-    for step in 1..=64u64 {
+    for step in 1..=64usize {
         vm.commit(step * page).unwrap();
         assert_eq!(vm.base_address(), base);
         let bytes = vm.committed_bytes_mut();
         // Every earlier page still holds its mark; the new one is zero.
         for earlier in 0..step - 1 {
-            assert_eq!(bytes[(earlier * page) as usize], earlier as u8 + 1);
+            assert_eq!(bytes[earlier * page], earlier as u8 + 1);
         }
-        assert_eq!(bytes[((step - 1) * page) as usize], 0);
-        bytes[((step - 1) * page) as usize] = step as u8;
+        assert_eq!(bytes[(step - 1) * page], 0);
+        bytes[(step - 1) * page] = step as u8;
     }
 }
 
@@ -59,7 +59,7 @@ fn decommitted_pages_come_back_zeroed() {
     vm.decommit(3 * page).unwrap();
     assert_eq!(vm.committed(), 3 * page);
     vm.commit(8 * page).unwrap();
-    let (kept, fresh) = vm.committed_bytes().split_at(3 * page as usize);
+    let (kept, fresh) = vm.committed_bytes().split_at(3 * page);
     assert!(kept.iter().all(|&b| b == 0x5A));
     assert!(fresh.iter().all(|&b| b == 0));
 }

@@ -40,14 +40,14 @@ fn an_arena_of_the_bytes_needed_carves_the_plan() {
     let mut rng = Rng(0x5123);
     let trials = if cfg!(miri) { 4 } else { 300 };
     for _ in 0..trials {
-        let min_align = 16u64 << rng.below(7);
-        let pitch_align = 256u64 << rng.below(2);
+        let min_align = 16usize << rng.below(7);
+        let pitch_align = 256usize << rng.below(2);
         let plan = random_plan(&mut rng, true);
         let bytes = plan.bytes_needed(min_align, pitch_align).unwrap();
         let mut arena = ArenaOptions::new()
-            .min_align(min_align as usize)
-            .pitch_align(pitch_align as usize)
-            .host(bytes as usize)
+            .min_align(min_align)
+            .pitch_align(pitch_align)
+            .host(bytes)
             .unwrap();
         let carving = arena
             .carve(&plan)
@@ -64,13 +64,13 @@ fn one_byte_less_is_not_enough_for_arrays_back_to_back() {
         // Flat arrays with a minimum alignment at least each element's and
         // no pitched ones: every array starts where the last one's granule
         // ends, so there is no gap to fill.
-        let min_align = 16u64 << rng.below(5);
+        let min_align = 16usize << rng.below(5);
         let plan = random_plan(&mut rng, false);
         let bytes = plan.bytes_needed(min_align, 512).unwrap();
         let mut arena = ArenaOptions::new()
-            .min_align(min_align as usize)
+            .min_align(min_align)
             .pitch_align(512)
-            .host(bytes as usize - 1)
+            .host(bytes - 1)
             .unwrap();
         assert!(
             arena.carve(&plan).is_err(),

@@ -318,11 +318,12 @@ fn main() -> Result<(), Error> {
 
     let mut reports = Vec::new();
     {
-        let align = trace.max_align.max(256);
+        // A trace's alignments are small powers of two.
+        let align = trace.max_align.max(256) as usize;
         let policy = GrowthPolicy::up_to(context.total_mem()?);
         let options = ArenaOptions::new()
-            .min_align(align as usize)
-            .pitch_align(DRIVER_PITCH_ALIGN.max(align) as usize)
+            .min_align(align)
+            .pitch_align(DRIVER_PITCH_ALIGN.max(align))
             .growth(policy);
         let arena = options.device(&stream, policy.initial())?;
         let mut replayed = ArenaReplay { arena };

@@ -10,6 +10,7 @@ use core::fmt;
 use core::mem::{align_of, size_of};
 
 use super::{Arena, ArenaError, ArenaResult, ArenaSlice};
+use crate::align::offset_of;
 use crate::backend::{Backend, Span};
 use crate::GpuAligned;
 
@@ -36,15 +37,15 @@ impl<B: Backend> Arena<B> {
             Some(end) if end <= slice.len => {}
             _ => return Err(out_of_range),
         }
-        let size = size_of::<T>() as u64;
-        match (slice.len as u64).checked_mul(size) {
-            Some(bytes) if bytes <= allocation.size() => {}
+        let size = size_of::<T>();
+        match slice.len.checked_mul(size) {
+            Some(bytes) if offset_of(bytes) <= allocation.size() => {}
             _ => return Err(ArenaError::OutsideBuffer),
         }
         // Both below the allocation's size (checked just above).
         let span = Span {
-            offset: allocation.offset() + start as u64 * size,
-            len: count as u64 * size,
+            offset: allocation.offset() + offset_of(start * size),
+            len: count * size,
         };
         self.checked_start::<T>(span)
     }
@@ -60,8 +61,8 @@ impl<B: Backend> Arena<B> {
             .base_address()
             .checked_add(span.offset)
             .ok_or(ArenaError::AddressOverflow)?;
-        let align = align_of::<T>() as u64;
-        if address % align != 0 {
+        let align = align_of::<T>();
+        if address % offset_of(align) != 0 {
             return Err(ArenaError::Misaligned { address, align });
         }
         Ok(span)

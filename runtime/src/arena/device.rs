@@ -8,6 +8,7 @@
 use cudarc::driver::{CudaView, CudaViewMut};
 
 use super::{Arena, ArenaError, ArenaResult, ArenaSlice, Pitched};
+use crate::align::bytes_of;
 use crate::backend::cuda::{CudaBackend, CudaError};
 use crate::backend::Span;
 use crate::GpuAligned;
@@ -212,8 +213,7 @@ impl Arena<CudaBackend> {
             .pitch
             .checked_mul(rows.rows)
             .ok_or(ArenaError::OutsideBuffer)?;
-        let len = usize::try_from(bytes / core::mem::size_of::<T>() as u64)
-            .map_err(|_| ArenaError::OutsideBuffer)?;
+        let len = bytes / core::mem::size_of::<T>();
         let span = Span {
             offset: rows.offset,
             len: bytes,
@@ -240,10 +240,8 @@ fn typed_view<'a, T>(
         len: span.len,
     });
     // Inside the array (checked by the caller).
-    let start = usize::try_from(span.offset - array.offset).map_err(|_| outside)?;
-    let end = start
-        .checked_add(usize::try_from(span.len).map_err(|_| outside)?)
-        .ok_or(outside)?;
+    let start = bytes_of(span.offset - array.offset).ok_or(outside)?;
+    let end = start.checked_add(span.len).ok_or(outside)?;
     let range = bytes.try_slice(start..end).ok_or(outside)?;
     // SAFETY: the caller checked that `span` holds `len` elements of `T`
     // inside the array and starts on an address aligned for `T`; the bytes

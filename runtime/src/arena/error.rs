@@ -35,7 +35,7 @@ pub enum ArenaError<E = HostBufferError> {
     /// An alignment that is not a power of two.
     AlignNotPowerOfTwo {
         /// The alignment asked for.
-        align: u64,
+        align: usize,
     },
     /// The buffer's address is not a multiple of the alignment needed, so
     /// aligned offsets would not be aligned addresses.
@@ -43,7 +43,7 @@ pub enum ArenaError<E = HostBufferError> {
         /// The buffer's address.
         base: u64,
         /// The alignment it lacks.
-        align: u64,
+        align: usize,
     },
     /// A typed view would start at an address that is not a multiple of its
     /// element's alignment (only a handle whose type does not match its
@@ -52,7 +52,7 @@ pub enum ArenaError<E = HostBufferError> {
         /// The address the view would start at.
         address: u64,
         /// The element's alignment.
-        align: u64,
+        align: usize,
     },
     /// A base address plus an offset overflows `u64`.
     AddressOverflow,

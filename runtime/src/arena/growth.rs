@@ -321,7 +321,7 @@ impl<B: Backend> Arena<B> {
     /// ```
     pub fn capacity(&self) -> usize {
         // The buffer's length, which this host addresses.
-        self.allocator.capacity() as usize
+        bytes_of(self.allocator.capacity()).unwrap_or(usize::MAX)
     }
 
     /// Grows the buffer, then the allocator, in place, so that a block of
@@ -340,12 +340,9 @@ impl<B: Backend> Arena<B> {
         // Lengths of a buffer this host addresses.
         let target = self
             .growth
-            .grow_to(capacity as usize, bytes_of(needed).unwrap_or(usize::MAX))
+            .grow_to(self.capacity(), bytes_of(needed).unwrap_or(usize::MAX))
             .map_err(ArenaError::Growth)?;
-        let grown = self
-            .backend
-            .grow(offset_of(target))
-            .map_err(ArenaError::Backend)?;
+        let grown = offset_of(self.backend.grow(target).map_err(ArenaError::Backend)?);
         if grown <= capacity {
             return Ok(false);
         }
@@ -393,15 +390,16 @@ impl<B: Backend> Arena<B> {
             return Ok(0);
         }
         self.allocator.shrink(keep)?;
-        let trimmed = self.backend.trim(keep);
+        // Below the capacity, a `usize`.
+        let trimmed = self.backend.trim(bytes_of(keep).unwrap_or(usize::MAX));
         // What the backend still holds (all of it, on an error before any
         // memory went back) stays the allocator's.
-        let held = self.backend.len().clamp(keep, capacity);
+        let held = offset_of(self.backend.len()).clamp(keep, capacity);
         self.allocator.grow(held)?;
         // Sanitizer hook: the chunks given back stop being heaps.
         self.regions_trimmed(held);
         trimmed.map_err(ArenaError::Backend)?;
         // Bytes of a buffer this host addresses.
-        Ok((capacity - held) as usize)
+        Ok(bytes_of(capacity - held).unwrap_or(usize::MAX))
     }
 }

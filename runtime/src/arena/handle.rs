@@ -10,6 +10,7 @@ use core::fmt;
 use core::marker::PhantomData;
 
 use super::returns::ReturnsRef;
+use crate::align::bytes_of;
 use crate::alloc::Allocation;
 use crate::backend::{Backend, HostBuffer, Span};
 
@@ -19,7 +20,7 @@ pub struct Place<B: Backend> {
     pub(super) allocation: Allocation,
     /// The array's own bytes: the allocation's, less a red zone after them
     /// when the arena keeps them (see `crate::sanitizer`).
-    pub(super) bytes: u64,
+    pub(super) bytes: usize,
     pub(super) tracking: B::Tracking,
     /// The element type's name, for reports.
     pub(super) element: &'static str,
@@ -37,7 +38,10 @@ impl<B: Backend> Place<B> {
     ) -> Self {
         Place {
             allocation,
-            bytes,
+            // The allocator counts in offsets; an array's bytes came from
+            // a `usize` byte count, so they fit (a value that did not would
+            // lie outside every buffer and be refused as such).
+            bytes: bytes_of(bytes).unwrap_or(usize::MAX),
             tracking: B::Tracking::default(),
             element,
             returns: Some(returns),
@@ -154,8 +158,7 @@ impl<T, B: Backend> ArenaSlice<T, B> {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn size_bytes(&self) -> usize {
-        // A block of a buffer this host can address.
-        self.place.bytes as usize
+        self.place.bytes
     }
 
     /// The array's bytes.

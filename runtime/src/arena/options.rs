@@ -6,8 +6,8 @@
 use super::growth::GrowthPolicy;
 use super::returns::ReturnsOwner;
 use super::{Arena, ArenaError, ArenaResult, Plan};
-use crate::align::{bytes_of, offset_of, ARRAY_ALIGN, PITCH_ALIGN};
-use crate::alloc::{AllocError, Allocator};
+use crate::align::{offset_of, ARRAY_ALIGN, PITCH_ALIGN};
+use crate::alloc::Allocator;
 use crate::backend::{Backend, HostBuffer, HostVm};
 use alloc_crate::collections::VecDeque;
 use alloc_crate::vec::Vec;
@@ -119,9 +119,7 @@ impl ArenaOptions {
     fn check_alignments<E>(&self) -> Result<(), ArenaError<E>> {
         for align in [self.min_align, self.pitch_align] {
             if !align.is_power_of_two() {
-                return Err(ArenaError::AlignNotPowerOfTwo {
-                    align: offset_of(align),
-                });
+                return Err(ArenaError::AlignNotPowerOfTwo { align });
             }
         }
         Ok(())
@@ -145,10 +143,8 @@ impl ArenaOptions {
     /// [`ArenaError::MisalignedBase`] if the buffer's address is not a
     /// multiple of the minimum alignment.
     pub fn over<B: Backend>(self, backend: B) -> ArenaResult<Arena<B>, B> {
-        // A buffer's lengths fit this host's `usize`, or the buffer could
-        // not be addressed at all.
-        let len = bytes_of(backend.len()).unwrap_or(usize::MAX);
-        let max_len = bytes_of(backend.max_len()).unwrap_or(usize::MAX);
+        let len = backend.len();
+        let max_len = backend.max_len();
         let growth = match self.growth.grows() {
             true => GrowthPolicy::up_to(self.growth.max().min(max_len))
                 .with_chunk(self.growth.chunk())
@@ -165,14 +161,14 @@ impl ArenaOptions {
         if base % min_align != 0 {
             return Err(ArenaError::MisalignedBase {
                 base,
-                align: min_align,
+                align: self.min_align,
             });
         }
         // Every array starts on a multiple of `min_align`, so the bytes after
         // one array up to the next multiple could never start another: the
         // allocator rounds blocks up to it instead of keeping those slivers
         // in its free lists.
-        let allocator = Allocator::with_granularity(backend.len(), min_align)?;
+        let allocator = Allocator::with_granularity(offset_of(backend.len()), min_align)?;
         let base_align = match base {
             0 => 1 << 63,
             _ => 1 << base.trailing_zeros(),
@@ -212,19 +208,18 @@ impl ArenaOptions {
     /// [`ArenaError::Backend`] if the buffer cannot be made.
     pub fn host(self, bytes: usize) -> Result<Arena<HostBuffer>, ArenaError> {
         self.check_alignments()?;
-        let align = offset_of(self.min_align.max(self.pitch_align));
+        let align = self.min_align.max(self.pitch_align);
         if !self.growth.grows() {
-            let buffer = HostBuffer::new(offset_of(bytes), align).map_err(ArenaError::Backend)?;
+            let buffer = HostBuffer::new(bytes, align).map_err(ArenaError::Backend)?;
             return self.over(buffer);
         }
-        let page = bytes_of(HostVm::page_size()).unwrap_or(usize::MAX);
+        let page = HostVm::page_size();
         let (initial, max) = self
             .growth
             .with_initial(bytes)
             .resolve(page)
             .map_err(ArenaError::Growth)?;
-        let buffer = HostBuffer::growable(offset_of(initial), offset_of(max), align)
-            .map_err(ArenaError::Backend)?;
+        let buffer = HostBuffer::growable(initial, max, align).map_err(ArenaError::Backend)?;
         let growth = GrowthPolicy::up_to(max)
             .with_chunk(self.growth.chunk())
             .with_initial(initial);
@@ -258,8 +253,7 @@ impl ArenaOptions {
     }
 
     fn plan_bytes<E>(&self, plan: &Plan) -> Result<usize, ArenaError<E>> {
-        let bytes = plan.bytes_needed(offset_of(self.min_align), offset_of(self.pitch_align))?;
-        bytes_of(bytes).ok_or(ArenaError::Alloc(AllocError::SizeOverflow))
+        Ok(plan.bytes_needed(self.min_align, self.pitch_align)?)
     }
 
     /// An arena over a fresh, zeroed device buffer of `bytes` bytes on
@@ -306,8 +300,7 @@ impl ArenaOptions {
         let context = stream.context();
         let vm_error = |e| ArenaError::Backend(CudaError::Vm(e));
         if !self.growth.grows() || !CudaVm::supported(context).map_err(vm_error)? {
-            let backend =
-                CudaBackend::new(stream, offset_of(bytes)).map_err(ArenaError::Backend)?;
+            let backend = CudaBackend::new(stream, bytes).map_err(ArenaError::Backend)?;
             return self.growth(GrowthPolicy::fixed()).over(backend);
         }
         let granularity = CudaVm::granularity(context).map_err(vm_error)?;
@@ -320,15 +313,9 @@ impl ArenaOptions {
         let policy = GrowthPolicy::up_to(self.growth.max().min(total))
             .with_chunk(self.growth.chunk())
             .with_initial(bytes);
-        let granularity = bytes_of(granularity).unwrap_or(usize::MAX);
         let (initial, max) = policy.resolve(granularity).map_err(ArenaError::Growth)?;
-        let backend = CudaBackend::growable(
-            stream,
-            offset_of(initial),
-            offset_of(max),
-            offset_of(policy.chunk()),
-        )
-        .map_err(ArenaError::Backend)?;
+        let backend = CudaBackend::growable(stream, initial, max, policy.chunk())
+            .map_err(ArenaError::Backend)?;
         let growth = GrowthPolicy::up_to(max)
             .with_chunk(policy.chunk())
             .with_initial(initial);

@@ -35,12 +35,12 @@ pub struct Pitched<T, B: Backend = crate::backend::HostBuffer> {
     pub(super) place: Place<B>,
     pub(super) width: usize,
     pub(super) height: usize,
-    pub(super) pitch: u64,
+    pub(super) pitch: usize,
     _element: PhantomData<T>,
 }
 
 impl<T, B: Backend> Pitched<T, B> {
-    pub(super) fn new(place: Place<B>, width: usize, height: usize, pitch: u64) -> Self {
+    pub(super) fn new(place: Place<B>, width: usize, height: usize, pitch: usize) -> Self {
         Pitched {
             place,
             width,
@@ -85,7 +85,7 @@ impl<T, B: Backend> Pitched<T, B> {
     /// ```
     pub fn pitch(&self) -> usize {
         // At most the array's bytes, a block of a buffer this host addresses.
-        self.pitch as usize
+        self.pitch
     }
 
     /// Bytes of elements in one row (`width * size_of::<T>()`).
@@ -109,7 +109,7 @@ impl<T, B: Backend> Pitched<T, B> {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn size_bytes(&self) -> usize {
-        self.place.bytes as usize
+        self.place.bytes
     }
 
     /// Bytes spent on row padding: `(pitch - row_bytes) * height`.
@@ -178,15 +178,15 @@ pub struct Copy2d {
     /// Destination address.
     pub dst: u64,
     /// Bytes between destination rows.
-    pub dpitch: u64,
+    pub dpitch: usize,
     /// Source address.
     pub src: u64,
     /// Bytes between source rows.
-    pub spitch: u64,
+    pub spitch: usize,
     /// Bytes copied per row.
-    pub width: u64,
+    pub width: usize,
     /// Rows copied.
-    pub height: u64,
+    pub height: usize,
 }
 
 /// The row pitch for rows of `row_bytes` bytes: the next multiple of
@@ -195,26 +195,25 @@ pub struct Copy2d {
 /// # Errors
 ///
 /// [`AllocError::SizeOverflow`] if rounding up overflows.
-pub(super) fn pitch_for(row_bytes: u64, pitch_align: u64) -> Result<u64, AllocError> {
+pub(super) fn pitch_for(row_bytes: usize, pitch_align: usize) -> Result<usize, AllocError> {
     round_up(row_bytes, pitch_align).ok_or(AllocError::SizeOverflow)
 }
 
 /// What one array needs from the allocator.
 #[derive(Clone, Copy, Debug)]
 pub(super) struct Footprint {
-    pub(super) bytes: u64,
+    pub(super) bytes: usize,
     /// Row pitch in bytes; 0 for a flat array.
-    pub(super) pitch: u64,
-    pub(super) align: u64,
+    pub(super) pitch: usize,
+    pub(super) align: usize,
 }
 
 impl Footprint {
     /// The reservation of `len` elements of `T` laid out so.
     pub(super) fn request<T>(&self, shape: RegionShape) -> Request {
         Request {
-            bytes: self.bytes,
-            // At most the arena's alignments, which are `usize`.
-            align: self.align as usize,
+            bytes: offset_of(self.bytes),
+            align: self.align,
             array: ArrayInfo::of::<T>(shape),
         }
     }
@@ -224,23 +223,21 @@ impl Footprint {
 pub(super) fn pitched_layout<T: GpuAligned>(
     width: usize,
     height: usize,
-    min_align: u64,
-    pitch_align: u64,
+    min_align: usize,
+    pitch_align: usize,
 ) -> Result<Footprint, AllocError> {
     if width == 0 || height == 0 {
         return Err(AllocError::ZeroSize);
     }
-    let row_bytes = (width as u64)
-        .checked_mul(size_of::<T>() as u64)
+    let row_bytes = width
+        .checked_mul(size_of::<T>())
         .ok_or(AllocError::SizeOverflow)?;
     // Rows must also stay whole multiples of the element (always true for
     // pitch alignments of 16 and up; smaller ones are rounded to the
     // element's alignment).
-    let row_align = pitch_align.max(core::mem::align_of::<T>() as u64);
+    let row_align = pitch_align.max(core::mem::align_of::<T>());
     let pitch = pitch_for(row_bytes, row_align)?;
-    let bytes = pitch
-        .checked_mul(height as u64)
-        .ok_or(AllocError::SizeOverflow)?;
+    let bytes = pitch.checked_mul(height).ok_or(AllocError::SizeOverflow)?;
     Ok(Footprint {
         bytes,
         pitch,
@@ -271,12 +268,7 @@ impl<B: Backend> Arena<B> {
         width: usize,
         height: usize,
     ) -> ArenaResult<Pitched<T, B>, B> {
-        let footprint = pitched_layout::<T>(
-            width,
-            height,
-            offset_of(self.min_align),
-            offset_of(self.pitch_align),
-        )?;
+        let footprint = pitched_layout::<T>(width, height, self.min_align, self.pitch_align)?;
         let shape = RegionShape::Rows {
             width,
             height,
@@ -306,9 +298,9 @@ impl<B: Backend> Arena<B> {
             dst: self.address(array)?,
             dpitch: array.pitch,
             src,
-            spitch: offset_of(array.row_bytes()),
-            width: offset_of(array.row_bytes()),
-            height: array.height as u64,
+            spitch: array.row_bytes(),
+            width: array.row_bytes(),
+            height: array.height,
         })
     }
 
@@ -329,11 +321,11 @@ impl<B: Backend> Arena<B> {
     pub fn copy_out_params<T>(&self, array: &Pitched<T, B>, dst: u64) -> ArenaResult<Copy2d, B> {
         Ok(Copy2d {
             dst,
-            dpitch: offset_of(array.row_bytes()),
+            dpitch: array.row_bytes(),
             src: self.address(array)?,
             spitch: array.pitch,
-            width: offset_of(array.row_bytes()),
-            height: array.height as u64,
+            width: array.row_bytes(),
+            height: array.height,
         })
     }
 
@@ -359,29 +351,31 @@ impl<B: Backend> Arena<B> {
                 });
             }
         }
-        let row_bytes = (array.width as u64)
-            .checked_mul(size_of::<T>() as u64)
+        let row_bytes = array
+            .width
+            .checked_mul(size_of::<T>())
             .ok_or(ArenaError::OutsideBuffer)?;
-        let align = core::mem::align_of::<T>() as u64;
+        let align = core::mem::align_of::<T>();
         // Every row, not only the first, must start aligned and hold its
         // elements, and all rows must fit the allocation.
         let fits = row_bytes <= array.pitch
             && array.pitch % align == 0
-            && (array.height as u64)
+            && array
+                .height
                 .checked_mul(array.pitch)
-                .is_some_and(|bytes| bytes <= allocation.size());
+                .is_some_and(|bytes| offset_of(bytes) <= allocation.size());
         if !fits {
             return Err(ArenaError::OutsideBuffer);
         }
         // Below the allocation's size (checked just above).
-        let offset = allocation.offset() + first as u64 * array.pitch;
-        let reach = (count as u64 - 1) * array.pitch + row_bytes;
+        let offset = allocation.offset() + offset_of(first * array.pitch);
+        let reach = (count - 1) * array.pitch + row_bytes;
         self.checked_start::<T>(Span { offset, len: reach })?;
         Ok(Rows {
             offset,
             pitch: array.pitch,
             row_bytes,
-            rows: count as u64,
+            rows: count,
         })
     }
 

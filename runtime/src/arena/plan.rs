@@ -12,7 +12,7 @@ use core::sync::atomic::{AtomicU64, Ordering};
 use super::handle::{ArenaHandle, Place, Places};
 use super::pitched::{pitched_layout, Footprint, Pitched};
 use super::{Arena, ArenaError, ArenaResult, ArenaSlice};
-use crate::align::{offset_of, round_up};
+use crate::align::{bytes_of, offset_of, round_up};
 use crate::alloc::{AllocError, Allocator};
 use crate::backend::{Backend, HostBuffer};
 use crate::sanitizer::{ArrayInfo, RegionShape};
@@ -56,26 +56,26 @@ struct Entry {
     element: Element,
     /// Byte size, pitch (0 for flat arrays) and alignment, computed when the
     /// carving arena's alignments are known.
-    layout: fn(Shape, u64, u64) -> Result<Footprint, AllocError>,
+    layout: fn(Shape, usize, usize) -> Result<Footprint, AllocError>,
 }
 
 fn array_layout<T: GpuAligned>(
     shape: Shape,
-    min_align: u64,
-    pitch_align: u64,
+    min_align: usize,
+    pitch_align: usize,
 ) -> Result<Footprint, AllocError> {
     match shape {
         Shape::Array { len } => {
             if len == 0 {
                 return Err(AllocError::ZeroSize);
             }
-            let bytes = (len as u64)
-                .checked_mul(size_of::<T>() as u64)
+            let bytes = len
+                .checked_mul(size_of::<T>())
                 .ok_or(AllocError::SizeOverflow)?;
             Ok(Footprint {
                 bytes,
                 pitch: 0,
-                align: min_align.max(align_of::<T>() as u64),
+                align: min_align.max(align_of::<T>()),
             })
         }
         Shape::Pitched { width, height } => {
@@ -278,11 +278,11 @@ impl Plan {
     /// let mut plan = Plan::new();
     /// let _points = plan.array::<float4>(1000);
     /// let _image = plan.pitched::<f32>(640, 480);
-    /// let bytes = plan.bytes_needed(ARRAY_ALIGN as u64, PITCH_ALIGN as u64)?;
+    /// let bytes = plan.bytes_needed(ARRAY_ALIGN, PITCH_ALIGN)?;
     ///
-    /// let mut exact = Arena::host(bytes as usize)?;
+    /// let mut exact = Arena::host(bytes)?;
     /// let carving = exact.carve(&plan)?;
-    /// assert!(Arena::host(bytes as usize - 1)?.carve(&plan).is_err());
+    /// assert!(Arena::host(bytes - 1)?.carve(&plan).is_err());
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     ///
@@ -290,17 +290,19 @@ impl Plan {
     ///
     /// [`AllocError::AlignNotPowerOfTwo`] for a bad alignment,
     /// [`AllocError::ZeroSize`] for an empty array in the plan,
-    /// [`AllocError::SizeOverflow`] when the sizes overflow `u64`.
-    pub fn bytes_needed(&self, min_align: u64, pitch_align: u64) -> Result<u64, AllocError> {
+    /// [`AllocError::SizeOverflow`] when the sizes overflow `usize`.
+    pub fn bytes_needed(&self, min_align: usize, pitch_align: usize) -> Result<usize, AllocError> {
         for align in [min_align, pitch_align] {
             if !align.is_power_of_two() {
-                return Err(AllocError::AlignNotPowerOfTwo { align });
+                return Err(AllocError::AlignNotPowerOfTwo {
+                    align: offset_of(align),
+                });
             }
         }
         let mut footprints = Vec::with_capacity(self.entries.len());
         // Room for any placement: every array, rounded up, plus its
         // alignment.
-        let mut room = 0u64;
+        let mut room = 0usize;
         for entry in &self.entries {
             let footprint = (entry.layout)(entry.shape, min_align, pitch_align)?;
             room = footprint
@@ -340,14 +342,15 @@ impl Plan {
 /// `capacity` bytes, end; `None` if one does not fit.
 fn place(
     footprints: &[Footprint],
-    capacity: u64,
-    min_align: u64,
-) -> Result<Option<u64>, AllocError> {
-    let mut allocator = Allocator::scratch(capacity, min_align)?;
+    capacity: usize,
+    min_align: usize,
+) -> Result<Option<usize>, AllocError> {
+    let mut allocator = Allocator::scratch(offset_of(capacity), offset_of(min_align))?;
     let mut end = 0;
     for footprint in footprints {
-        match allocator.alloc(footprint.bytes, footprint.align) {
-            Ok(allocation) => end = end.max(allocation.end()),
+        match allocator.alloc(offset_of(footprint.bytes), offset_of(footprint.align)) {
+            // Inside `capacity`, a `usize`.
+            Ok(allocation) => end = end.max(bytes_of(allocation.end()).unwrap_or(usize::MAX)),
             Err(AllocError::OutOfMemory { .. }) => return Ok(None),
             Err(error) => return Err(error),
         }
@@ -566,7 +569,7 @@ impl<B: Backend> Carving<B> {
             .pitch;
         match self.take_entry::<T>(key.plan, key.index, true)? {
             (place, Shape::Pitched { width, height }) => {
-                Ok(Pitched::new(place, width, height, offset_of(pitch)))
+                Ok(Pitched::new(place, width, height, pitch))
             }
             // `take_entry` checked the shape.
             (_, Shape::Array { .. }) => Err(ArenaError::KeyMismatch {
@@ -602,8 +605,8 @@ impl<B: Backend> Arena<B> {
         for entry in &plan.entries {
             layouts.push((entry.layout)(
                 entry.shape,
-                offset_of(self.min_align),
-                offset_of(self.pitch_align),
+                self.min_align,
+                self.pitch_align,
             )?);
         }
         let mut carving = Carving {
@@ -627,12 +630,11 @@ impl<B: Backend> Arena<B> {
                 },
             };
             let request = super::reserve::Request {
-                bytes,
-                // At most the arena's alignments, which are `usize`.
-                align: align as usize,
+                bytes: offset_of(bytes),
+                align,
                 array: ArrayInfo {
                     element: entry.element.name,
-                    element_size: entry.element.size as u64,
+                    element_size: entry.element.size,
                     shape,
                 },
             };
@@ -647,9 +649,7 @@ impl<B: Backend> Arena<B> {
                 }
             };
             // The layout checked `width * size <= pitch` and `pitch * height
-            // == bytes`, all inside a buffer this host addresses, so neither
-            // step overflows and every value fits `usize`.
-            let (bytes, pitch) = (bytes as usize, pitch as usize);
+            // == bytes`, so neither step overflows.
             let padding = match entry.shape {
                 Shape::Pitched { width, height } => (pitch - width * entry.element.size) * height,
                 Shape::Array { .. } => 0,
@@ -657,13 +657,14 @@ impl<B: Backend> Arena<B> {
             // Rounding the end up overflows only for a buffer ending within
             // `align` of `u64::MAX`; nothing can follow the array there.
             let end = place.allocation.end();
-            let skipped = round_up(end, align).map_or(0, |bumped| bumped - end);
-            carving.alignment_bytes += skipped as usize;
+            let skipped = round_up(end, offset_of(align)).map_or(0, |bumped| bumped - end);
+            // Less than `align`, a `usize`.
+            carving.alignment_bytes += bytes_of(skipped).unwrap_or(0);
             carving.arrays.push(CarvedArray {
                 element: entry.element.name,
                 offset: place.allocation.offset(),
                 bytes,
-                align: align as usize,
+                align,
                 pitch,
                 padding,
             });

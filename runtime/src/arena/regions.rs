@@ -3,6 +3,7 @@
 //! is made.
 
 use super::{Arena, ArenaArray, ArenaResult};
+use crate::align::{bytes_of, offset_of};
 use crate::alloc::{AllocError, Allocation, FreeError};
 use crate::backend::Backend;
 use crate::sanitizer::{ArrayInfo, RegionMap};
@@ -94,19 +95,21 @@ impl<B: Backend> Arena<B> {
         align: u64,
         array: ArrayInfo,
     ) -> ArenaResult<Allocation, B> {
-        let red_zone = self.regions.red_zone(array.stride(), self.min_align as u64);
+        let red_zone = self.regions.red_zone(array.stride(), self.min_align);
         let padded = match red_zone {
             0 => bytes,
             // A red zone alone is no array.
             _ if bytes == 0 => return Err(AllocError::ZeroSize.into()),
             _ => bytes
-                .checked_add(red_zone)
+                .checked_add(offset_of(red_zone))
                 .ok_or(AllocError::SizeOverflow)?,
         };
         let allocation = self.allocate(padded, align)?;
         self.backend.enter_for_tools();
         let (base, capacity) = (self.backend.base_address(), self.allocator.capacity());
         let offset = allocation.offset();
+        // The allocator just placed `bytes`, so they fit this host.
+        let bytes = bytes_of(bytes).unwrap_or(usize::MAX);
         self.regions
             .reserved(base, capacity, offset, bytes, red_zone);
         self.regions.named(base, offset, array.element, array.shape);

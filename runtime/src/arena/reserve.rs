@@ -71,15 +71,15 @@ impl<B: Backend> Arena<B> {
             align,
             array,
         } = request;
-        let align = offset_of(align);
         // `align` is a power of two (the allocator refuses others), so a
         // compare replaces a division.
-        if align > self.base_align && align.is_power_of_two() {
+        if offset_of(align) > self.base_align && align.is_power_of_two() {
             return Err(ArenaError::MisalignedBase {
                 base: self.backend.base_address(),
                 align,
             });
         }
+        let align = offset_of(align);
         if self.returns.queued() >= RETURN_BATCH {
             self.take_returns();
         }

@@ -51,7 +51,7 @@ use std::vec::Vec;
 
 use core::fmt;
 
-use crate::align::round_up;
+use crate::align::{offset_of, round_up};
 
 use cudarc::driver::{sys, CudaContext, DriverError};
 
@@ -74,22 +74,22 @@ pub enum CudaVmError {
     /// granularity.
     ChunkNotMultiple {
         /// The chunk size asked for.
-        chunk: u64,
+        chunk: usize,
         /// The granularity it must be a multiple of.
-        granularity: u64,
+        granularity: usize,
     },
     /// Growth past the end of the reserved range.
     BeyondReservation {
         /// The mapped length asked for.
-        len: u64,
+        len: usize,
         /// The reservation's length.
-        reserved: u64,
+        reserved: usize,
     },
     /// A length that does not fit the host's `usize`, or overflows when
     /// rounded up to whole chunks.
     TooLarge {
         /// The length asked for.
-        len: u64,
+        len: usize,
     },
 }
 
@@ -184,8 +184,8 @@ fn allocation_props(ctx: &CudaContext) -> sys::CUmemAllocationProp {
 pub struct CudaVm {
     ctx: Arc<CudaContext>,
     base: sys::CUdeviceptr,
-    reserved: u64,
-    chunk: u64,
+    reserved: usize,
+    chunk: usize,
     /// One physical allocation per mapped chunk; chunk `i` is mapped at
     /// `base + i * chunk`.
     chunks: Vec<sys::CUmemGenericAllocationHandle>,
@@ -231,7 +231,7 @@ impl CudaVm {
     /// # Errors
     ///
     /// [`CudaVmError::Driver`] if the driver cannot say.
-    pub fn granularity(ctx: &CudaContext) -> Result<u64, CudaVmError> {
+    pub fn granularity(ctx: &CudaContext) -> Result<usize, CudaVmError> {
         bind(ctx)?;
         let props = allocation_props(ctx);
         let mut granularity = 0usize;
@@ -244,7 +244,7 @@ impl CudaVm {
             )
         };
         check("cuMemGetAllocationGranularity", r)?;
-        Ok(granularity as u64)
+        Ok(granularity)
     }
 
     /// Reserves `reserve` bytes of device addresses (rounded up to whole
@@ -272,8 +272,8 @@ impl CudaVm {
     /// [`CudaVmError::Driver`] when the driver refuses.
     pub fn reserve(
         ctx: &Arc<CudaContext>,
-        reserve: Option<u64>,
-        chunk: u64,
+        reserve: Option<usize>,
+        chunk: usize,
     ) -> Result<CudaVm, CudaVmError> {
         if !CudaVm::supported(ctx)? {
             return Err(CudaVmError::Unsupported);
@@ -290,13 +290,13 @@ impl CudaVm {
             None => ctx.total_mem().map_err(|error| CudaVmError::Driver {
                 op: "cuDeviceTotalMem",
                 error,
-            })? as u64,
+            })?,
         };
         if len == 0 {
             return Err(CudaVmError::ZeroLength);
         }
         let reserved = round_up(len, chunk).ok_or(CudaVmError::TooLarge { len })?;
-        let size = usize::try_from(reserved).map_err(|_| CudaVmError::TooLarge { len })?;
+        let size = reserved;
         let mut base: sys::CUdeviceptr = 0;
         // SAFETY: `base` is a live local; a fresh reservation at an address
         // the driver picks (hint 0) touches nothing that exists. Alignment 0
@@ -335,7 +335,7 @@ impl CudaVm {
     /// [`CudaVmError::Driver`] when the driver refuses (out of device
     /// memory, say). Either way nothing changes: chunks mapped by a failed
     /// call are unmapped and freed again.
-    pub fn grow_to(&mut self, len: u64) -> Result<(), CudaVmError> {
+    pub fn grow_to(&mut self, len: usize) -> Result<(), CudaVmError> {
         let beyond = CudaVmError::BeyondReservation {
             len,
             reserved: self.reserved,
@@ -361,11 +361,11 @@ impl CudaVm {
 
     /// Creates and maps `count` chunks after the last mapped one, pushing
     /// each handle as soon as it is mapped (so a rollback finds it).
-    fn map_chunks(&mut self, count: u64) -> Result<(), CudaVmError> {
+    fn map_chunks(&mut self, count: usize) -> Result<(), CudaVmError> {
         let props = allocation_props(&self.ctx);
-        let size = self.chunk as usize;
+        let size = self.chunk;
         for _ in 0..count {
-            let at = self.base + self.mapped();
+            let at = self.base + offset_of(self.mapped());
             let mut handle: sys::CUmemGenericAllocationHandle = 0;
             // SAFETY: `handle` and `props` are live locals of the right types.
             let r = unsafe { sys::cuMemCreate(&mut handle, size, &props, 0) };
@@ -384,14 +384,14 @@ impl CudaVm {
         Ok(())
     }
 
-    fn grant_access(&self, offset: u64, len: u64) -> Result<(), CudaVmError> {
+    fn grant_access(&self, offset: usize, len: usize) -> Result<(), CudaVmError> {
         let desc = sys::CUmemAccessDesc {
             location: device_location(&self.ctx),
             flags: sys::CUmemAccess_flags::CU_MEM_ACCESS_FLAGS_PROT_READWRITE,
         };
         // SAFETY: the range is fully mapped by chunks of this buffer (the
         // caller just mapped it); `desc` is a live local, one element.
-        let r = unsafe { sys::cuMemSetAccess(self.base + offset, len as usize, &desc, 1) };
+        let r = unsafe { sys::cuMemSetAccess(self.base + offset_of(offset), len, &desc, 1) };
         check("cuMemSetAccess", r)
     }
 
@@ -401,10 +401,10 @@ impl CudaVm {
         let mut result = Ok(());
         while self.chunks.len() > first {
             let index = self.chunks.len() - 1;
-            let at = self.base + index as u64 * self.chunk;
+            let at = self.base + offset_of(index * self.chunk);
             // SAFETY: chunk `index` is mapped at `at` with exactly
             // `self.chunk` bytes; the caller promises no work uses it.
-            let r = unsafe { sys::cuMemUnmap(at, self.chunk as usize) };
+            let r = unsafe { sys::cuMemUnmap(at, self.chunk) };
             if let Err(e) = check("cuMemUnmap", r) {
                 // Still mapped: keep the handle so drop can retry.
                 result = result.and(Err(e));
@@ -437,11 +437,8 @@ impl CudaVm {
     ///
     /// [`CudaVmError::Driver`] if waiting or unmapping fails; chunks it
     /// could not unmap stay mapped.
-    pub fn trim_to(&mut self, len: u64) -> Result<(), CudaVmError> {
-        let keep = round_up(len, self.chunk).unwrap_or(u64::MAX) / self.chunk;
-        let Ok(keep) = usize::try_from(keep) else {
-            return Ok(());
-        };
+    pub fn trim_to(&mut self, len: usize) -> Result<(), CudaVmError> {
+        let keep = round_up(len, self.chunk).unwrap_or(usize::MAX) / self.chunk;
         if keep >= self.chunks.len() {
             return Ok(());
         }
@@ -465,8 +462,8 @@ impl CudaVm {
     /// assert_eq!(vm.mapped(), vm.chunk());
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
-    pub fn mapped(&self) -> u64 {
-        self.chunks.len() as u64 * self.chunk
+    pub fn mapped(&self) -> usize {
+        self.chunks.len() * self.chunk
     }
 
     /// Bytes of device addresses reserved (a multiple of the chunk size):
@@ -476,10 +473,10 @@ impl CudaVm {
     /// # use gpu_aligned::backend::cuda_vm::CudaVm;
     /// let ctx = gpu_aligned::backend::cuda::cudarc::driver::CudaContext::new(0)?;
     /// let vm = CudaVm::reserve(&ctx, None, 2 << 20)?;
-    /// assert!(vm.reserved() >= ctx.total_mem()? as u64);
+    /// assert!(vm.reserved() >= ctx.total_mem()?);
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
-    pub fn reserved(&self) -> u64 {
+    pub fn reserved(&self) -> usize {
         self.reserved
     }
 
@@ -491,7 +488,7 @@ impl CudaVm {
     /// assert_eq!(CudaVm::reserve(&ctx, None, 4 << 20)?.chunk(), 4 << 20);
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
-    pub fn chunk(&self) -> u64 {
+    pub fn chunk(&self) -> usize {
         self.chunk
     }
 
@@ -536,7 +533,7 @@ impl Drop for CudaVm {
         if self.chunks.is_empty() {
             // SAFETY: `base .. base + reserved` is our reservation, now with
             // nothing mapped in it, freed once.
-            unsafe { sys::cuMemAddressFree(self.base, self.reserved as usize) };
+            unsafe { sys::cuMemAddressFree(self.base, self.reserved) };
         }
     }
 }

@@ -9,11 +9,12 @@ use core::ptr::NonNull;
 
 use super::vm::{HostVm, VmError};
 use super::{Backend, HostAccess, Rows, Span};
+use crate::align::{offset_of, round_up};
 
 /// The smallest alignment a [`HostBuffer`] gets, whatever is asked: the
 /// alignment `cudaMalloc` guarantees for device buffers,
-/// [`ARRAY_ALIGN`](crate::align::ARRAY_ALIGN), as an address alignment.
-pub const MIN_HOST_ALIGN: u64 = crate::align::offset_of(crate::align::ARRAY_ALIGN);
+/// [`ARRAY_ALIGN`](crate::align::ARRAY_ALIGN).
+pub const MIN_HOST_ALIGN: usize = crate::align::ARRAY_ALIGN;
 
 /// Why a [`HostBuffer`] could not be made.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -24,17 +25,17 @@ pub enum HostBufferError {
     /// The alignment is not a power of two.
     AlignNotPowerOfTwo {
         /// The alignment asked for.
-        align: u64,
+        align: usize,
     },
     /// The length, rounded up to the alignment, does not fit in `isize`.
     TooLarge {
         /// The length asked for.
-        len: u64,
+        len: usize,
     },
     /// The global allocator returned no memory.
     OutOfHostMemory {
         /// The length asked for.
-        len: u64,
+        len: usize,
     },
     /// The OS refused to commit or give back memory of the buffer's
     /// reservation (see [`HostVm`]).
@@ -45,7 +46,7 @@ pub enum HostBufferError {
         /// First byte of the range.
         offset: u64,
         /// Bytes in the range.
-        len: u64,
+        len: usize,
     },
 }
 
@@ -84,9 +85,9 @@ impl std::error::Error for HostBufferError {}
 pub struct HostBuffer {
     vm: HostVm,
     /// The buffer's length: at most what `vm` has committed.
-    len: u64,
+    len: usize,
     /// The most `len` may grow to, at most what `vm` reserved.
-    max: u64,
+    max: usize,
 }
 
 // SAFETY: `HostBuffer` owns its reservation exclusively (like a `Box<[u8]>`),
@@ -98,7 +99,7 @@ unsafe impl Send for HostBuffer {}
 unsafe impl Sync for HostBuffer {}
 
 /// The buffer's error for a refusal of its reservation.
-fn from_vm(error: VmError, len: u64) -> HostBufferError {
+fn from_vm(error: VmError, len: usize) -> HostBufferError {
     match error {
         VmError::ZeroLength => HostBufferError::ZeroLength,
         VmError::AlignNotPowerOfTwo { align } => HostBufferError::AlignNotPowerOfTwo { align },
@@ -126,7 +127,7 @@ impl HostBuffer {
     /// [`HostBufferError::TooLarge`], or
     /// [`HostBufferError::OutOfHostMemory`] when the OS refuses the address
     /// space ([`HostBufferError::Vm`] when it refuses to commit it).
-    pub fn new(len: u64, align: u64) -> Result<HostBuffer, HostBufferError> {
+    pub fn new(len: usize, align: usize) -> Result<HostBuffer, HostBufferError> {
         HostBuffer::growable(len, len, align)
     }
 
@@ -147,7 +148,7 @@ impl HostBuffer {
     ///
     /// As [`new`](HostBuffer::new), for `max` as well as `len`;
     /// [`HostBufferError::TooLarge`] when `len > max`.
-    pub fn growable(len: u64, max: u64, align: u64) -> Result<HostBuffer, HostBufferError> {
+    pub fn growable(len: usize, max: usize, align: usize) -> Result<HostBuffer, HostBufferError> {
         if len == 0 {
             return Err(HostBufferError::ZeroLength);
         }
@@ -187,7 +188,7 @@ impl HostBuffer {
     /// # Ok::<(), gpu_aligned::backend::HostBufferError>(())
     /// ```
     pub fn bytes(&mut self) -> &[u8] {
-        let len = self.len as usize;
+        let len = self.len;
         // SAFETY: the first `len` bytes of the reservation are committed,
         // owned by `self` and initialised (zero when committed, written only
         // through the `Backend` methods since); `&mut self` keeps every other
@@ -206,7 +207,7 @@ impl HostBuffer {
     /// # Ok::<(), gpu_aligned::backend::HostBufferError>(())
     /// ```
     pub fn bytes_mut(&mut self) -> &mut [u8] {
-        let len = self.len as usize;
+        let len = self.len;
         // SAFETY: as in `bytes`, and `&mut self` makes this the only view.
         unsafe { core::slice::from_raw_parts_mut(self.vm.as_ptr().as_ptr(), len) }
     }
@@ -217,7 +218,7 @@ impl HostBuffer {
             return None;
         }
         // In bounds (checked just above), so the offset fits `usize`.
-        let offset = usize::try_from(span.offset).ok()?;
+        let offset = crate::align::bytes_of(span.offset)?;
         // SAFETY: `offset + len <= self.len`, so the pointer stays inside
         // (or one past the end of) the committed bytes.
         Some(unsafe { self.vm.as_ptr().as_ptr().add(offset) })
@@ -244,7 +245,7 @@ unsafe impl Backend for HostBuffer {
     type Stream = ();
     type Fence = core::convert::Infallible;
 
-    fn len(&self) -> u64 {
+    fn len(&self) -> usize {
         self.len
     }
 
@@ -264,7 +265,7 @@ unsafe impl Backend for HostBuffer {
         dst: Span,
         src: &[u8],
     ) -> Result<(), HostBufferError> {
-        if src.len() as u64 != dst.len {
+        if src.len() != dst.len {
             return Err(outside(dst));
         }
         let to = self.at(dst).ok_or(outside(dst))?;
@@ -283,7 +284,7 @@ unsafe impl Backend for HostBuffer {
         src: Span,
         dst: &mut [u8],
     ) -> Result<(), HostBufferError> {
-        if dst.len() as u64 != src.len {
+        if dst.len() != src.len {
             return Err(outside(src));
         }
         let from = self.at(src).ok_or(outside(src))?;
@@ -302,9 +303,8 @@ unsafe impl Backend for HostBuffer {
         dst: Span,
     ) -> Result<(), HostBufferError> {
         let to = self.at(dst).ok_or(outside(dst))?;
-        let len = usize::try_from(dst.len).map_err(|_| outside(dst))?;
         // SAFETY: as in `write`.
-        unsafe { core::ptr::write_bytes(to, 0, len) };
+        unsafe { core::ptr::write_bytes(to, 0, dst.len) };
         Ok(())
     }
 
@@ -321,7 +321,7 @@ unsafe impl Backend for HostBuffer {
         if src.len != dst.len {
             return Err(outside(dst));
         }
-        let len = usize::try_from(dst.len).map_err(|_| outside(dst))?;
+        let len = dst.len;
         // SAFETY: both ranges lie inside the buffer (checked by `at`) and
         // are two distinct live arrays, which never overlap; the caller
         // holds the first shared and the second exclusively.
@@ -337,14 +337,14 @@ unsafe impl Backend for HostBuffer {
         dst: Rows,
         src: &[u8],
     ) -> Result<(), HostBufferError> {
-        let row_bytes = usize::try_from(dst.row_bytes).map_err(|_| outside(array))?;
-        if row_bytes == 0 || src.len() as u64 != dst.row_bytes.saturating_mul(dst.rows) {
+        let row_bytes = dst.row_bytes;
+        if row_bytes == 0 || src.len() != row_bytes.saturating_mul(dst.rows) {
             return Err(outside(array));
         }
         for (row, source) in (0..dst.rows).zip(src.chunks_exact(row_bytes)) {
             let offset = row
                 .checked_mul(dst.pitch)
-                .and_then(|skip| skip.checked_add(dst.offset))
+                .and_then(|skip| offset_of(skip).checked_add(dst.offset))
                 .ok_or(outside(array))?;
             let span = Span {
                 offset,
@@ -365,14 +365,14 @@ unsafe impl Backend for HostBuffer {
         src: Rows,
         dst: &mut [u8],
     ) -> Result<(), HostBufferError> {
-        let row_bytes = usize::try_from(src.row_bytes).map_err(|_| outside(array))?;
-        if row_bytes == 0 || dst.len() as u64 != src.row_bytes.saturating_mul(src.rows) {
+        let row_bytes = src.row_bytes;
+        if row_bytes == 0 || dst.len() != row_bytes.saturating_mul(src.rows) {
             return Err(outside(array));
         }
         for (row, target) in (0..src.rows).zip(dst.chunks_exact_mut(row_bytes)) {
             let offset = row
                 .checked_mul(src.pitch)
-                .and_then(|skip| skip.checked_add(src.offset))
+                .and_then(|skip| offset_of(skip).checked_add(src.offset))
                 .ok_or(outside(array))?;
             let span = Span {
                 offset,
@@ -406,11 +406,11 @@ unsafe impl Backend for HostBuffer {
         Ok(())
     }
 
-    fn max_len(&self) -> u64 {
+    fn max_len(&self) -> usize {
         self.max
     }
 
-    fn grow(&mut self, len: u64) -> Result<u64, HostBufferError> {
+    fn grow(&mut self, len: usize) -> Result<usize, HostBufferError> {
         let len = len.min(self.max);
         if len > self.len {
             self.vm.commit(len).map_err(HostBufferError::Vm)?;
@@ -419,7 +419,7 @@ unsafe impl Backend for HostBuffer {
         Ok(self.len)
     }
 
-    fn trim(&mut self, len: u64) -> Result<u64, HostBufferError> {
+    fn trim(&mut self, len: usize) -> Result<usize, HostBufferError> {
         if len >= self.len {
             return Ok(self.len);
         }
@@ -428,11 +428,11 @@ unsafe impl Backend for HostBuffer {
         // back will read when they are committed again.
         let page_end = self
             .len
-            .min(len.div_ceil(HostVm::page_size()) * HostVm::page_size());
+            .min(round_up(len, HostVm::page_size()).unwrap_or(usize::MAX));
         if page_end > len {
             // Both ends lie inside the committed bytes (`len < page_end <=
-            // self.len`), so they fit `usize`.
-            let (start, count) = (len as usize, (page_end - len) as usize);
+            // self.len`).
+            let (start, count) = (len, page_end - len);
             // SAFETY: `start .. start + count` lies inside the committed
             // bytes, and `&mut self` means no view of them is alive.
             unsafe { core::ptr::write_bytes(self.vm.as_ptr().as_ptr().add(start), 0, count) };

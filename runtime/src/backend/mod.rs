@@ -28,13 +28,16 @@ mod host;
 #[cfg(feature = "alloc")]
 mod vm;
 
+use crate::align::offset_of;
+
 #[cfg(feature = "alloc")]
 pub use host::{HostBuffer, HostBufferError, MIN_HOST_ALIGN};
 #[cfg(feature = "alloc")]
 pub use vm::{HostVm, VmError, HOST_VM_IS_LAZY};
 
 /// A byte range of a backend's buffer: `offset .. offset + len`, relative to
-/// the buffer's start.
+/// the buffer's start. The offset is a place in a (device) buffer, so `u64`;
+/// the length is a byte count, so `usize`.
 ///
 /// ```
 /// use gpu_aligned::backend::Span;
@@ -47,7 +50,7 @@ pub struct Span {
     /// First byte, from the start of the buffer.
     pub offset: u64,
     /// Number of bytes.
-    pub len: u64,
+    pub len: usize,
 }
 
 impl Span {
@@ -58,7 +61,7 @@ impl Span {
     /// assert_eq!(Span { offset: u64::MAX, len: 1 }.end(), None);
     /// ```
     pub fn end(&self) -> Option<u64> {
-        self.offset.checked_add(self.len)
+        self.offset.checked_add(offset_of(self.len))
     }
 
     /// Whether the range lies inside a buffer of `buffer_len` bytes.
@@ -68,8 +71,8 @@ impl Span {
     /// assert!(Span { offset: 0, len: 4096 }.within(4096));
     /// assert!(!Span { offset: 1, len: 4096 }.within(4096));
     /// ```
-    pub fn within(&self, buffer_len: u64) -> bool {
-        self.end().is_some_and(|end| end <= buffer_len)
+    pub fn within(&self, buffer_len: usize) -> bool {
+        self.end().is_some_and(|end| end <= offset_of(buffer_len))
     }
 }
 
@@ -87,11 +90,11 @@ pub struct Rows {
     /// First byte of the first row, from the start of the buffer.
     pub offset: u64,
     /// Bytes from one row's start to the next.
-    pub pitch: u64,
+    pub pitch: usize,
     /// Bytes of data in each row (at most `pitch`).
-    pub row_bytes: u64,
+    pub row_bytes: usize,
     /// Number of rows.
-    pub rows: u64,
+    pub rows: usize,
 }
 
 impl Rows {
@@ -102,7 +105,7 @@ impl Rows {
     /// # use gpu_aligned::backend::Rows;
     /// assert_eq!(Rows { offset: 0, pitch: 512, row_bytes: 1, rows: 0 }.reach(), None);
     /// ```
-    pub fn reach(&self) -> Option<u64> {
+    pub fn reach(&self) -> Option<usize> {
         self.rows
             .checked_sub(1)?
             .checked_mul(self.pitch)?
@@ -154,7 +157,7 @@ pub unsafe trait Backend {
     type Fence;
 
     /// Size of the buffer in bytes.
-    fn len(&self) -> u64;
+    fn len(&self) -> usize;
 
     /// Whether the buffer is device memory that the tools watching kernels
     /// (compute-sanitizer) can be told about, so the arena registers its
@@ -352,7 +355,7 @@ pub unsafe trait Backend {
     /// assert_eq!(HostBuffer::growable(4096, 1 << 20, 256)?.max_len(), 1 << 20);
     /// # Ok::<(), gpu_aligned::backend::HostBufferError>(())
     /// ```
-    fn max_len(&self) -> u64 {
+    fn max_len(&self) -> usize {
         self.len()
     }
 
@@ -376,7 +379,7 @@ pub unsafe trait Backend {
     ///
     /// The backend's error when the memory cannot be had (the OS or the
     /// driver refuses); the buffer keeps its length then.
-    fn grow(&mut self, len: u64) -> Result<u64, Self::Error> {
+    fn grow(&mut self, len: usize) -> Result<usize, Self::Error> {
         let _ = len;
         Ok(self.len())
     }
@@ -403,7 +406,7 @@ pub unsafe trait Backend {
     ///
     /// The backend's error when waiting for the streams or giving memory
     /// back fails; [`len`](Backend::len) then says what is left.
-    fn trim(&mut self, len: u64) -> Result<u64, Self::Error> {
+    fn trim(&mut self, len: usize) -> Result<usize, Self::Error> {
         let _ = len;
         Ok(self.len())
     }

@@ -20,7 +20,7 @@ pub const HOST_VM_IS_LAZY: bool = cfg!(all(unix, feature = "std", not(miri)));
 
 /// The smallest alignment a [`HostVm`] gets, whatever is asked: what
 /// `cudaMalloc` guarantees for device buffers.
-const MIN_ALIGN: u64 = super::MIN_HOST_ALIGN;
+const MIN_ALIGN: usize = super::MIN_HOST_ALIGN;
 
 /// Why a [`HostVm`] operation was refused.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -31,19 +31,19 @@ pub enum VmError {
     /// The alignment is not a power of two.
     AlignNotPowerOfTwo {
         /// The alignment asked for.
-        align: u64,
+        align: usize,
     },
     /// The length, rounded up to whole pages and the alignment, does not fit
     /// in the address space (`isize`).
     TooLarge {
         /// The length asked for.
-        len: u64,
+        len: usize,
     },
     /// The OS (or, in the fallback, the global allocator) refused to reserve
     /// the address space: more than the process may map, or no memory.
     Reserve {
         /// The length asked for.
-        len: u64,
+        len: usize,
         /// The OS error number (`errno`), 0 where there is none.
         errno: i32,
     },
@@ -51,23 +51,23 @@ pub enum VmError {
     /// overcommit policy, or too many mappings).
     Commit {
         /// The committed length asked for.
-        len: u64,
+        len: usize,
         /// The OS error number (`errno`).
         errno: i32,
     },
     /// The OS refused to give pages back.
     Decommit {
         /// The committed length asked for.
-        len: u64,
+        len: usize,
         /// The OS error number (`errno`).
         errno: i32,
     },
     /// A commit past the end of the reservation.
     BeyondReservation {
         /// The committed length asked for.
-        len: u64,
+        len: usize,
         /// The reservation's length.
-        reserved: u64,
+        reserved: usize,
     },
 }
 
@@ -189,7 +189,7 @@ impl HostVm {
     ///
     /// [`VmError::ZeroLength`], [`VmError::AlignNotPowerOfTwo`],
     /// [`VmError::TooLarge`], or [`VmError::Reserve`] when the OS refuses.
-    pub fn reserve(len: u64, align: u64) -> Result<HostVm, VmError> {
+    pub fn reserve(len: usize, align: usize) -> Result<HostVm, VmError> {
         if len == 0 {
             return Err(VmError::ZeroLength);
         }
@@ -198,10 +198,8 @@ impl HostVm {
         }
         let too_large = VmError::TooLarge { len };
         let page = imp::page_size();
-        let align = usize::try_from(align.max(MIN_ALIGN)).map_err(|_| too_large)?;
-        let reserved = usize::try_from(len)
-            .ok()
-            .and_then(|len| round_up(len, page))
+        let align = align.max(MIN_ALIGN);
+        let reserved = round_up(len, page)
             .filter(|&r| {
                 (isize::MAX as usize)
                     .checked_sub(align)
@@ -239,14 +237,12 @@ impl HostVm {
     ///
     /// [`VmError::BeyondReservation`] past the end of the reservation;
     /// [`VmError::Commit`] when the OS refuses (nothing changes then).
-    pub fn commit(&mut self, len: u64) -> Result<(), VmError> {
+    pub fn commit(&mut self, len: usize) -> Result<(), VmError> {
         let beyond = VmError::BeyondReservation {
             len,
-            reserved: self.reserved as u64,
+            reserved: self.reserved,
         };
-        let target = usize::try_from(len)
-            .ok()
-            .and_then(|l| round_up(l, self.page))
+        let target = round_up(len, self.page)
             .filter(|&t| t <= self.reserved)
             .ok_or(beyond)?;
         if target <= self.committed {
@@ -282,11 +278,8 @@ impl HostVm {
     /// # Errors
     ///
     /// [`VmError::Decommit`] when the OS refuses (nothing changes then).
-    pub fn decommit(&mut self, len: u64) -> Result<(), VmError> {
-        let target = usize::try_from(len)
-            .ok()
-            .and_then(|l| round_up(l, self.page))
-            .unwrap_or(usize::MAX);
+    pub fn decommit(&mut self, len: usize) -> Result<(), VmError> {
+        let target = round_up(len, self.page).unwrap_or(usize::MAX);
         if target >= self.committed {
             return Ok(());
         }
@@ -305,8 +298,8 @@ impl HostVm {
     /// ```
     /// assert!(gpu_aligned::backend::HostVm::page_size().is_power_of_two());
     /// ```
-    pub fn page_size() -> u64 {
-        imp::page_size() as u64
+    pub fn page_size() -> usize {
+        imp::page_size()
     }
 
     /// Bytes of address space reserved (a multiple of the page size).
@@ -316,8 +309,8 @@ impl HostVm {
     /// assert_eq!(vm.reserved(), gpu_aligned::backend::HostVm::page_size());
     /// # Ok::<(), gpu_aligned::backend::VmError>(())
     /// ```
-    pub fn reserved(&self) -> u64 {
-        self.reserved as u64
+    pub fn reserved(&self) -> usize {
+        self.reserved
     }
 
     /// Bytes committed, from the start (a multiple of the page size).
@@ -328,8 +321,8 @@ impl HostVm {
     /// assert_eq!(vm.committed(), gpu_aligned::backend::HostVm::page_size());
     /// # Ok::<(), gpu_aligned::backend::VmError>(())
     /// ```
-    pub fn committed(&self) -> u64 {
-        self.committed as u64
+    pub fn committed(&self) -> usize {
+        self.committed
     }
 
     /// The address of the first byte, fixed for the reservation's life.
@@ -363,7 +356,7 @@ impl HostVm {
     /// let mut vm = gpu_aligned::backend::HostVm::reserve(1 << 20, 256)?;
     /// assert!(vm.committed_bytes().is_empty());
     /// vm.commit(10)?;
-    /// assert_eq!(vm.committed_bytes().len() as u64, vm.committed());
+    /// assert_eq!(vm.committed_bytes().len(), vm.committed());
     /// # Ok::<(), gpu_aligned::backend::VmError>(())
     /// ```
     pub fn committed_bytes(&self) -> &[u8] {
@@ -629,8 +622,8 @@ mod tests {
             VmError::AlignNotPowerOfTwo { align: 3 }
         );
         assert_eq!(
-            HostVm::reserve(u64::MAX, 256).unwrap_err(),
-            VmError::TooLarge { len: u64::MAX }
+            HostVm::reserve(usize::MAX, 256).unwrap_err(),
+            VmError::TooLarge { len: usize::MAX }
         );
     }
 
@@ -648,15 +641,15 @@ mod tests {
         vm.committed_bytes_mut().fill(0xAB);
         vm.commit(3 * page).unwrap();
         let bytes = vm.committed_bytes();
-        assert!(bytes[..page as usize].iter().all(|&b| b == 0xAB));
-        assert!(bytes[page as usize..].iter().all(|&b| b == 0));
+        assert!(bytes[..page].iter().all(|&b| b == 0xAB));
+        assert!(bytes[page..].iter().all(|&b| b == 0));
         vm.committed_bytes_mut().fill(0xCD);
         vm.decommit(page + 1).unwrap();
         assert_eq!(vm.committed(), 2 * page);
         vm.commit(4 * page).unwrap();
         let bytes = vm.committed_bytes();
-        assert!(bytes[..2 * page as usize].iter().all(|&b| b == 0xCD));
-        assert!(bytes[2 * page as usize..].iter().all(|&b| b == 0));
+        assert!(bytes[..2 * page].iter().all(|&b| b == 0xCD));
+        assert!(bytes[2 * page..].iter().all(|&b| b == 0));
         assert_eq!(
             vm.commit(4 * page + 1).unwrap_err(),
             VmError::BeyondReservation {

@@ -45,6 +45,7 @@
 //! ```
 
 use super::{distinct_units, WARP_LANES};
+use crate::align::const_round_up;
 use crate::layout::{GpuField, GpuLayout, GpuType};
 use crate::rules::MAX_WORD;
 use core::fmt;
@@ -511,7 +512,10 @@ impl Direction {
             Storage::Aos | Storage::PaddedAos => {
                 let (stride, word) = match storage {
                     Storage::Aos => (layout.size as u64, layout.align.min(MAX_WORD) as u64),
-                    _ => (round_up(layout.size as u64, 16), MAX_WORD as u64),
+                    _ => (
+                        const_round_up(layout.size, MAX_WORD) as u64,
+                        MAX_WORD as u64,
+                    ),
                 };
                 let word = word.max(1);
                 if every {
@@ -588,10 +592,6 @@ fn requests(stride: u64, offset: u64, width: u64, order: Order) -> f64 {
 
 /// Ranges one partial access prices at once; more are merged.
 const MAX_RANGES: usize = 64;
-
-const fn round_up(x: u64, to: u64) -> u64 {
-    x.div_ceil(to) * to
-}
 
 const fn gcd(mut a: u64, mut b: u64) -> u64 {
     while b != 0 {

@@ -28,13 +28,14 @@ use super::check::{check_columns, check_layout};
 use super::emit::base_name;
 use super::names::{check_type_name, Member};
 use super::HeaderError;
+use crate::align::const_round_up;
 use crate::layout::{GpuField, GpuLayout};
 use crate::rules::MAX_WORD;
 use core::fmt::{self, Write};
 
-/// The start of every column `carve` lays out is a multiple of this, as in
-/// an arena with the default minimum alignment.
-pub(crate) const COLUMN_ALIGN: usize = 256;
+// The start of every column `carve` lays out is a multiple of this, as in
+// an arena with the default minimum alignment.
+use crate::align::ARRAY_ALIGN as COLUMN_ALIGN;
 
 /// The names of the three views of `name`, in emission order.
 #[cfg_attr(not(feature = "alloc"), allow(dead_code))]
@@ -127,11 +128,6 @@ fn data(columns: &[GpuField]) -> impl Iterator<Item = &GpuField> + Clone {
     columns.iter().filter(|field| !field.is_padding)
 }
 
-/// `x` rounded up to a multiple of `to` (a power of two).
-const fn round_up(x: usize, to: usize) -> usize {
-    x.div_ceil(to) * to
-}
-
 /// The views of a checked layout, members in the order of `columns` (the
 /// layout's fields, or the same fields in another order).
 pub(crate) fn views_text(
@@ -148,7 +144,7 @@ pub(crate) fn views_text(
         layout,
         columns,
         "_aos16",
-        round_up(layout.size, MAX_WORD),
+        const_round_up(layout.size, MAX_WORD),
         MAX_WORD,
     )
 }

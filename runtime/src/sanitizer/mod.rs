@@ -37,6 +37,8 @@ use alloc_crate::collections::BTreeMap;
 use alloc_crate::vec::Vec;
 use core::fmt;
 
+use crate::align::{offset_of, round_up};
+
 /// Whether an NVTX tool (compute-sanitizer, Nsight Systems) is attached to
 /// the process: `NVTX_INJECTION64_PATH` names a library that loaded and
 /// offers the memory functions. Loads it at the first call; afterwards one
@@ -66,7 +68,7 @@ pub enum RegionShape {
         /// Rows.
         height: usize,
         /// Bytes from one row to the next.
-        pitch: u64,
+        pitch: usize,
     },
 }
 
@@ -75,7 +77,7 @@ pub enum RegionShape {
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct ArrayInfo {
     pub(crate) element: &'static str,
-    pub(crate) element_size: u64,
+    pub(crate) element_size: usize,
     pub(crate) shape: RegionShape,
 }
 
@@ -84,13 +86,13 @@ impl ArrayInfo {
     pub(crate) fn of<T>(shape: RegionShape) -> ArrayInfo {
         ArrayInfo {
             element: core::any::type_name::<T>(),
-            element_size: core::mem::size_of::<T>() as u64,
+            element_size: core::mem::size_of::<T>(),
             shape,
         }
     }
 
     /// The step an off-by-one overruns by: an element, or a row.
-    pub(crate) fn stride(&self) -> u64 {
+    pub(crate) fn stride(&self) -> usize {
         match self.shape {
             RegionShape::Array { .. } => self.element_size,
             RegionShape::Rows { pitch, .. } => pitch.max(self.element_size),
@@ -105,9 +107,9 @@ pub struct Region {
     /// The array's first byte (a device address on a device arena).
     pub address: u64,
     /// The bytes registered for it.
-    pub bytes: u64,
+    pub bytes: usize,
     /// Unregistered bytes reserved right after it (0 without red zones).
-    pub red_zone: u64,
+    pub red_zone: usize,
     /// The element type's name, without its module path (empty until the
     /// arena names the region).
     pub element: &'static str,
@@ -120,7 +122,7 @@ pub struct Region {
 impl Region {
     /// One past the array's last byte.
     pub fn end(&self) -> u64 {
-        self.address.saturating_add(self.bytes)
+        self.address.saturating_add(offset_of(self.bytes))
     }
 
     /// The array's name: element type and shape, then the label if any,
@@ -181,7 +183,7 @@ impl fmt::Display for Region {
             f,
             "{:#x} of size {} bytes (+{} red zone): {}",
             self.address,
-            Grouped(self.bytes),
+            Grouped(offset_of(self.bytes)),
             self.red_zone,
             self.name()
         )
@@ -281,8 +283,8 @@ impl fmt::Display for RegionMap {
 /// What the arena records of one array.
 #[derive(Debug)]
 struct Entry {
-    bytes: u64,
-    red_zone: u64,
+    bytes: usize,
+    red_zone: usize,
     element: &'static str,
     shape: RegionShape,
     label: Option<Box<str>>,
@@ -396,12 +398,12 @@ impl Regions {
     /// rounded up to `granule` (the arena's minimum alignment), at least one
     /// granule.
     #[inline(always)]
-    pub(crate) fn red_zone(&self, stride: u64, granule: u64) -> u64 {
+    pub(crate) fn red_zone(&self, stride: usize, granule: usize) -> usize {
         if !self.red_zones {
             return 0;
         }
         let granule = granule.max(1);
-        stride.max(1).div_ceil(granule).saturating_mul(granule)
+        round_up(stride.max(1), granule).unwrap_or(usize::MAX)
     }
 
     /// Records an array reserved at buffer `offset`: `bytes` of it, then
@@ -413,14 +415,14 @@ impl Regions {
         base: u64,
         capacity: u64,
         offset: u64,
-        bytes: u64,
-        red_zone: u64,
+        bytes: usize,
+        red_zone: usize,
     ) {
         self.cover(base, capacity);
         #[cfg(all(feature = "std", unix))]
         if let Some(tool) = self.tool {
             if let Some(heap) = self.heap_of(offset) {
-                tool.region_register(heap, base.wrapping_add(offset), bytes);
+                tool.region_register(heap, base.wrapping_add(offset), offset_of(bytes));
             }
         }
         self.entries.insert(
@@ -498,7 +500,7 @@ impl Regions {
                 std::eprintln!(
                     "gpu-aligned: released {:#x} of size {} bytes",
                     base.wrapping_add(offset),
-                    Grouped(entry.bytes)
+                    Grouped(offset_of(entry.bytes))
                 );
             }
         }

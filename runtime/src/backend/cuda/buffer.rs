@@ -5,15 +5,16 @@
 
 use std::sync::{Arc, OnceLock};
 
-use cudarc::driver::{sys, CudaSlice, CudaStream, DevicePtr, DriverError};
+use cudarc::driver::{CudaSlice, CudaStream, DevicePtr, DriverError};
 
 use super::error::{is_sticky, CudaError};
+use crate::align::{bytes_of, offset_of};
 use crate::backend::cuda_vm::CudaVm;
 
 /// The start alignment `cudaMalloc`/`cuMemAlloc` documents for every
-/// allocation ([`ARRAY_ALIGN`](crate::align::ARRAY_ALIGN), as an address
-/// alignment), and the smallest base alignment the backend accepts.
-pub const DRIVER_BASE_ALIGN: u64 = crate::align::offset_of(crate::align::ARRAY_ALIGN);
+/// allocation ([`ARRAY_ALIGN`](crate::align::ARRAY_ALIGN)), and the
+/// smallest base alignment the backend accepts.
+pub const DRIVER_BASE_ALIGN: usize = crate::align::ARRAY_ALIGN;
 
 /// The row-pitch alignment `cuMemAllocPitch` used on an H100 (driver
 /// 580.159.04): for every width tried (1 to 65,536 bytes) and element size (4,
@@ -21,7 +22,7 @@ pub const DRIVER_BASE_ALIGN: u64 = crate::align::offset_of(crate::align::ARRAY_A
 /// multiple of 512. The arena's default pitch alignment is the same
 /// ([`PITCH_ALIGN`](crate::align::PITCH_ALIGN)), so pitched arrays of a
 /// device arena follow the driver's rule.
-pub const DRIVER_PITCH_ALIGN: u64 = crate::align::offset_of(crate::align::PITCH_ALIGN);
+pub const DRIVER_PITCH_ALIGN: usize = crate::align::PITCH_ALIGN;
 
 /// Checks that a device buffer starting at `base` can hold sub-arrays whose
 /// offsets are multiples of `min_align`: the base must be aligned to both
@@ -39,12 +40,13 @@ pub const DRIVER_PITCH_ALIGN: u64 = crate::align::offset_of(crate::align::PITCH_
 /// # Errors
 ///
 /// [`CudaError::BaseMisaligned`] if it is not.
-pub fn check_base(base: u64, min_align: u64) -> Result<u64, CudaError> {
+pub fn check_base(base: u64, min_align: usize) -> Result<usize, CudaError> {
     let required = min_align.max(DRIVER_BASE_ALIGN);
-    if base == 0 || base % required != 0 {
+    if base == 0 || base % offset_of(required) != 0 {
         return Err(CudaError::BaseMisaligned { base, required });
     }
-    Ok(1u64 << base.trailing_zeros())
+    // A power of two dividing an address this host can hold fits `usize`.
+    Ok(bytes_of(1u64 << base.trailing_zeros()).unwrap_or(usize::MAX))
 }
 
 /// Memory for an [`Arena`](crate::arena::Arena) that lives on a CUDA
@@ -63,7 +65,7 @@ pub struct CudaBackend {
     /// array's last uses.
     pub(super) retire_stream: OnceLock<Arc<CudaStream>>,
     pub(super) base: u64,
-    base_align: u64,
+    base_align: usize,
     fault: OnceLock<DriverError>,
 }
 
@@ -81,10 +83,10 @@ pub(super) enum DeviceMemory {
 
 impl CudaBackend {
     /// The buffer's length in bytes.
-    pub(super) fn buffer_len(&self) -> u64 {
+    pub(super) fn buffer_len(&self) -> usize {
         match &self.memory {
-            DeviceMemory::Fixed(buf) => buf.len() as u64,
-            DeviceMemory::Plain(buf) => buf.len() as u64,
+            DeviceMemory::Fixed(buf) => buf.len(),
+            DeviceMemory::Plain(buf) => buf.len(),
             DeviceMemory::Growing(vm) => vm.mapped(),
         }
     }
@@ -119,9 +121,9 @@ impl CudaBackend {
     /// promise.
     pub fn growable(
         stream: &Arc<CudaStream>,
-        len: u64,
-        max: u64,
-        chunk: u64,
+        len: usize,
+        max: usize,
+        chunk: usize,
     ) -> Result<Self, CudaError> {
         if len == 0 {
             return Err(CudaError::ZeroLength);
@@ -144,11 +146,11 @@ impl CudaBackend {
     /// Maps chunks of a growing buffer until `len` bytes (at most its
     /// reservation) are mapped, zeroes the new ones on the backend's stream
     /// and waits for that. Returns the buffer's length.
-    pub(super) fn map_zeroed(&mut self, len: u64) -> Result<u64, CudaError> {
+    pub(super) fn map_zeroed(&mut self, len: usize) -> Result<usize, CudaError> {
         self.healthy()?;
         let (old, new) = match &mut self.memory {
-            DeviceMemory::Fixed(buf) => return Ok(buf.len() as u64),
-            DeviceMemory::Plain(buf) => return Ok(buf.len() as u64),
+            DeviceMemory::Fixed(buf) => return Ok(buf.len()),
+            DeviceMemory::Plain(buf) => return Ok(buf.len()),
             DeviceMemory::Growing(vm) => {
                 let old = vm.mapped();
                 vm.grow_to(len.min(vm.reserved())).map_err(CudaError::Vm)?;
@@ -156,15 +158,13 @@ impl CudaBackend {
             }
         };
         if new > old {
-            // Mapped chunks fit the host's address space, so the length
-            // fits `usize`.
-            let bytes = (new - old) as usize;
+            let bytes = new - old;
             // SAFETY: `base + old .. base + new` was just mapped for this
             // buffer (and the context made current by the mapping), and no
             // array lies in it yet.
             let r = unsafe {
                 cudarc::driver::result::memset_d8_async(
-                    self.base + old,
+                    self.base + offset_of(old),
                     0,
                     bytes,
                     self.stream.cu_stream(),
@@ -179,11 +179,11 @@ impl CudaBackend {
 
     /// Waits for the context, then unmaps the chunks of a growing buffer
     /// past the first `len` bytes. Returns the buffer's length.
-    pub(super) fn unmap(&mut self, len: u64) -> Result<u64, CudaError> {
+    pub(super) fn unmap(&mut self, len: usize) -> Result<usize, CudaError> {
         self.healthy()?;
         match &mut self.memory {
-            DeviceMemory::Fixed(buf) => Ok(buf.len() as u64),
-            DeviceMemory::Plain(buf) => Ok(buf.len() as u64),
+            DeviceMemory::Fixed(buf) => Ok(buf.len()),
+            DeviceMemory::Plain(buf) => Ok(buf.len()),
             DeviceMemory::Growing(vm) => {
                 vm.trim_to(len).map_err(CudaError::Vm)?;
                 Ok(vm.mapped())
@@ -192,10 +192,10 @@ impl CudaBackend {
     }
 
     /// The most bytes the buffer can grow to.
-    pub(super) fn reserved_len(&self) -> u64 {
+    pub(super) fn reserved_len(&self) -> usize {
         match &self.memory {
-            DeviceMemory::Fixed(buf) => buf.len() as u64,
-            DeviceMemory::Plain(buf) => buf.len() as u64,
+            DeviceMemory::Fixed(buf) => buf.len(),
+            DeviceMemory::Plain(buf) => buf.len(),
             DeviceMemory::Growing(vm) => vm.reserved(),
         }
     }
@@ -218,14 +218,11 @@ impl CudaBackend {
     /// [`CudaError::ZeroLength`], [`CudaError::Driver`] if the allocation
     /// fails (out of device memory, say), [`CudaError::BaseMisaligned`] if the
     /// driver broke its alignment promise.
-    pub fn new(stream: &Arc<CudaStream>, len: u64) -> Result<Self, CudaError> {
+    pub fn new(stream: &Arc<CudaStream>, len: usize) -> Result<Self, CudaError> {
         if len == 0 {
             return Err(CudaError::ZeroLength);
         }
-        let bytes = usize::try_from(len).map_err(|_| CudaError::Driver {
-            op: "device allocation",
-            error: DriverError(sys::CUresult::CUDA_ERROR_OUT_OF_MEMORY),
-        })?;
+        let bytes = len;
         if crate::sanitizer::tool_attached() {
             return Self::plain(stream, bytes);
         }
@@ -301,10 +298,11 @@ impl CudaBackend {
     /// # use gpu_aligned::backend::cuda::{cudarc::driver::CudaContext, CudaBackend};
     /// # let stream = CudaContext::new(0)?.default_stream();
     /// let buffer = CudaBackend::new(&stream, 4096)?;
-    /// assert_eq!(buffer.device_base() % buffer.base_alignment(), 0);
+    /// let alignment = gpu_aligned::align::offset_of(buffer.base_alignment());
+    /// assert_eq!(buffer.device_base() % alignment, 0);
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
-    pub fn base_alignment(&self) -> u64 {
+    pub fn base_alignment(&self) -> usize {
         self.base_align
     }
 

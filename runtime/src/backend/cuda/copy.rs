@@ -11,6 +11,7 @@ use cudarc::driver::{sys, CudaEvent, CudaStream, DevicePtrMut};
 use super::buffer::CudaBackend;
 use super::error::CudaError;
 use super::tracking::ArrayEvents;
+use crate::align::{bytes_of, offset_of};
 use crate::backend::{Backend, Rows, Span};
 
 /// `range` as indices into the bytes of `array`.
@@ -20,12 +21,11 @@ fn local(array: Span, range: Span) -> Result<Range<usize>, CudaError> {
         len: range.len,
     };
     let start = range.offset.checked_sub(array.offset).ok_or(outside)?;
+    let start = bytes_of(start).ok_or(outside)?;
     let end = start.checked_add(range.len).ok_or(outside)?;
     if end > array.len {
         return Err(outside);
     }
-    let start = usize::try_from(start).map_err(|_| outside)?;
-    let end = usize::try_from(end).map_err(|_| outside)?;
     Ok(start..end)
 }
 
@@ -47,13 +47,7 @@ impl CudaBackend {
         host: *mut u8,
         direction: Direction,
     ) -> Result<(), CudaError> {
-        let too_big = CudaError::OutOfRange {
-            offset: rows.offset,
-            len: rows.pitch.saturating_mul(rows.rows),
-        };
-        let pitch = usize::try_from(rows.pitch).map_err(|_| too_big)?;
-        let width = usize::try_from(rows.row_bytes).map_err(|_| too_big)?;
-        let height = usize::try_from(rows.rows).map_err(|_| too_big)?;
+        let (pitch, width, height) = (rows.pitch, rows.row_bytes, rows.rows);
         let mut copy = sys::CUDA_MEMCPY2D {
             srcXInBytes: 0,
             srcY: 0,
@@ -108,7 +102,7 @@ impl CudaBackend {
             },
         )?;
         // Inside the array (checked just above).
-        Ok(device_array + range.start as u64)
+        Ok(device_array + offset_of(range.start))
     }
 }
 
@@ -126,7 +120,7 @@ unsafe impl Backend for CudaBackend {
     type Stream = Arc<CudaStream>;
     type Fence = CudaEvent;
 
-    fn len(&self) -> u64 {
+    fn len(&self) -> usize {
         self.buffer_len()
     }
 
@@ -254,10 +248,10 @@ unsafe impl Backend for CudaBackend {
     ) -> Result<(), CudaError> {
         self.healthy()?;
         self.same_context(stream)?;
-        if Some(src.len() as u64) != dst.row_bytes.checked_mul(dst.rows) {
+        if Some(src.len()) != dst.row_bytes.checked_mul(dst.rows) {
             return Err(CudaError::OutOfRange {
                 offset: dst.offset,
-                len: src.len() as u64,
+                len: src.len(),
             });
         }
         let slice = tracking.get_mut(self, array)?;
@@ -284,10 +278,10 @@ unsafe impl Backend for CudaBackend {
     ) -> Result<(), CudaError> {
         self.healthy()?;
         self.same_context(stream)?;
-        if Some(dst.len() as u64) != src.row_bytes.checked_mul(src.rows) {
+        if Some(dst.len()) != src.row_bytes.checked_mul(src.rows) {
             return Err(CudaError::OutOfRange {
                 offset: src.offset,
-                len: dst.len() as u64,
+                len: dst.len(),
             });
         }
         let slice = tracking.get(self, array)?;
@@ -363,15 +357,15 @@ unsafe impl Backend for CudaBackend {
         self.driver("cuCtxSynchronize", r)
     }
 
-    fn max_len(&self) -> u64 {
+    fn max_len(&self) -> usize {
         self.reserved_len()
     }
 
-    fn grow(&mut self, len: u64) -> Result<u64, CudaError> {
+    fn grow(&mut self, len: usize) -> Result<usize, CudaError> {
         self.map_zeroed(len)
     }
 
-    fn trim(&mut self, len: u64) -> Result<u64, CudaError> {
+    fn trim(&mut self, len: usize) -> Result<usize, CudaError> {
         self.unmap(len)
     }
 }

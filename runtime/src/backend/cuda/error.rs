@@ -57,7 +57,7 @@ pub enum CudaError {
         /// The buffer's device address.
         base: u64,
         /// The alignment required.
-        required: u64,
+        required: usize,
     },
     /// A device buffer of zero bytes was asked for.
     ZeroLength,
@@ -72,7 +72,7 @@ pub enum CudaError {
         /// First byte, from the start of the buffer.
         offset: u64,
         /// Bytes in the range.
-        len: u64,
+        len: usize,
     },
 }
 

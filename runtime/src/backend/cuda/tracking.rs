@@ -60,14 +60,13 @@ pub struct ArrayEvents {
 impl ArrayEvents {
     fn make(backend: &CudaBackend, array: Span) -> Result<Tracked, CudaError> {
         backend.healthy()?;
-        let inside = array.within(backend.buffer_len());
-        let len = usize::try_from(array.len).ok().filter(|_| inside);
-        let Some(len) = len else {
+        let len = array.len;
+        if !array.within(backend.buffer_len()) {
             return Err(CudaError::OutOfRange {
                 offset: array.offset,
-                len: array.len,
+                len,
             });
-        };
+        }
         let owner = backend.owner_stream()?;
         // `upgrade_device_ptr` unwraps its event creation: make sure the
         // context can still create events, so a dead context is an error
