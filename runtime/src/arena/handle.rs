@@ -116,7 +116,7 @@ pub struct ArenaSlice<T, B: Backend = HostBuffer> {
 }
 
 impl<T, B: Backend> ArenaSlice<T, B> {
-    pub(super) fn new(place: Place<B>, len: usize) -> Self {
+    pub(crate) fn new(place: Place<B>, len: usize) -> Self {
         ArenaSlice {
             place,
             len,

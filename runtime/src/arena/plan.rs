@@ -242,6 +242,11 @@ impl Plan {
         self.entries.len() - 1
     }
 
+    /// The plan's id, which its keys carry.
+    pub(crate) fn id(&self) -> u64 {
+        self.id
+    }
+
     /// Number of arrays planned.
     ///
     /// ```
@@ -486,6 +491,18 @@ impl<B: Backend> Carving<B> {
     /// ```
     pub fn padding_bytes(&self) -> usize {
         self.arrays.iter().map(|array| array.padding).sum()
+    }
+
+    /// The place of entry `index` of plan `plan`, taken out once, its
+    /// element type unchecked: a structure of arrays' key names its columns'
+    /// entries, which the same derive planned.
+    pub(crate) fn take_place(&mut self, plan: u64, index: usize) -> ArenaResult<Place<B>, B> {
+        if plan != self.plan {
+            return Err(ArenaError::ForeignKey);
+        }
+        let slot = self.handles.get_mut(index).ok_or(ArenaError::ForeignKey)?;
+        let (place, _) = slot.take().ok_or(ArenaError::AlreadyTaken)?;
+        Ok(place)
     }
 
     /// The entry `index` of the plan, taken out, once it is checked to hold

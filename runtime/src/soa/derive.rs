@@ -21,6 +21,22 @@ pub trait Column<'a>: crate::GpuAligned {}
 
 impl<T: crate::GpuAligned> Column<'_> for T {}
 
+/// The places a carving holds for a structure of arrays' columns, in column
+/// order, each taken out once as its column's typed array.
+pub struct ColumnPlaces<B: crate::backend::Backend> {
+    pub(super) places: alloc_crate::vec::IntoIter<crate::arena::Place<B>>,
+    pub(super) len: usize,
+}
+
+impl<B: crate::backend::Backend> ColumnPlaces<B> {
+    /// The next column, as an array of `F`: the derive takes the columns in
+    /// the order it planned them, with the same field types.
+    #[allow(clippy::should_implement_trait)] // generic over the column's type
+    pub fn next<F: crate::GpuAligned>(&mut self) -> Option<crate::arena::ArenaSlice<F, B>> {
+        Some(crate::arena::ArenaSlice::new(self.places.next()?, self.len))
+    }
+}
+
 /// The bytes of one field.
 pub fn bytes_of<F: crate::GpuAligned>(field: &F) -> &[u8] {
     bytemuck::bytes_of(field)
@@ -148,10 +164,6 @@ macro_rules! __gpu_soa_derive {
                 "gpu-aligned: two columns share a name"
             );
 
-            pub struct __GpuSoaKeys {
-                $( $member: $crate::arena::ArrayKey<$fty>, )*
-            }
-
             // SAFETY: see the macro's documentation.
             #[automatically_derived]
             unsafe impl $crate::soa::GpuSoa for $ty
@@ -182,7 +194,6 @@ macro_rules! __gpu_soa_derive {
                 ),*];
                 type Columns<__Backend: $crate::backend::Backend> = $columns<__Backend>;
                 type View = $crate::soa::SoaView<__GPU_SOA_COUNT>;
-                type Keys = __GpuSoaKeys;
 
                 fn push_fields(&self, __columns: &mut [Vec<u8>]) {
                     let mut __columns = __columns.iter_mut();
@@ -216,17 +227,14 @@ macro_rules! __gpu_soa_derive {
                     Vec::from([$( &mut __columns.$member as &mut dyn $crate::soa::Column<__Backend> ),*])
                 }
 
-                fn plan(__plan: &mut $crate::arena::Plan, __len: usize) -> __GpuSoaKeys {
-                    __GpuSoaKeys { $( $member: __plan.array::<$fty>(__len), )* }
+                fn plan_columns(__plan: &mut $crate::arena::Plan, __len: usize) {
+                    $( let _ = __plan.array::<$fty>(__len); )*
                 }
 
-                fn take<__Backend: $crate::backend::Backend>(
-                    __carving: &mut $crate::arena::Carving<__Backend>,
-                    __keys: __GpuSoaKeys,
-                ) -> $crate::arena::ArenaResult<$columns<__Backend>, __Backend> {
-                    ::core::result::Result::Ok($columns {
-                        $( $member: __carving.take(__keys.$member)?, )*
-                    })
+                fn from_places<__Backend: $crate::backend::Backend>(
+                    __places: &mut $crate::soa::derive::ColumnPlaces<__Backend>,
+                ) -> ::core::option::Option<$columns<__Backend>> {
+                    ::core::option::Option::Some($columns { $( $member: __places.next()?, )* })
                 }
             }
         };
@@ -246,7 +254,6 @@ macro_rules! __gpu_soa_derive {
                 const COLUMNS: &'static [$crate::GpuField] = &[];
                 type Columns<__Backend: $crate::backend::Backend> = ();
                 type View = $crate::soa::SoaView<0>;
-                type Keys = ();
 
                 fn push_fields(&self, _: &mut [Vec<u8>]) {}
 
@@ -268,13 +275,12 @@ macro_rules! __gpu_soa_derive {
                     Vec::new()
                 }
 
-                fn plan(_: &mut $crate::arena::Plan, _: usize) {}
+                fn plan_columns(_: &mut $crate::arena::Plan, _: usize) {}
 
-                fn take<__Backend: $crate::backend::Backend>(
-                    _: &mut $crate::arena::Carving<__Backend>,
-                    _: (),
-                ) -> $crate::arena::ArenaResult<(), __Backend> {
-                    ::core::result::Result::Ok(())
+                fn from_places<__Backend: $crate::backend::Backend>(
+                    _: &mut $crate::soa::derive::ColumnPlaces<__Backend>,
+                ) -> ::core::option::Option<()> {
+                    ::core::option::Option::Some(())
                 }
             }
         };

@@ -59,7 +59,7 @@ pub use cuda::{DeviceBackend, WritableView};
 pub use ops::SoaKey;
 pub use view::SoaView;
 
-use crate::arena::{ArenaHandle, ArenaResult, Carving, Place, Places, Plan};
+use crate::arena::{ArenaHandle, Place, Places, Plan};
 use crate::backend::{Backend, HostBuffer};
 use crate::header::{CudaHeader, HeaderError};
 use crate::layout::{GpuField, GpuLayout};
@@ -106,9 +106,6 @@ pub unsafe trait GpuSoa: Copy + 'static {
     type Columns<B: Backend>: fmt::Debug;
     /// The kernel's view: [`SoaView`] with one address per column.
     type View: Copy + fmt::Debug + view::FromAddresses;
-    /// The typed plan keys of the columns.
-    #[doc(hidden)]
-    type Keys;
 
     /// Appends field `j` of `self` to `columns[j]`, as bytes.
     #[doc(hidden)]
@@ -123,15 +120,13 @@ pub unsafe trait GpuSoa: Copy + 'static {
     /// Every column, writable, in column order.
     #[doc(hidden)]
     fn columns_mut<B: Backend>(columns: &mut Self::Columns<B>) -> Vec<&mut dyn Column<B>>;
-    /// Adds one array of `len` elements per column to `plan`.
+    /// Adds one array of `len` elements per column to `plan`, in column order.
     #[doc(hidden)]
-    fn plan(plan: &mut Plan, len: usize) -> Self::Keys;
-    /// The columns planned under `keys`, taken out of `carving`.
+    fn plan_columns(plan: &mut Plan, len: usize);
+    /// The typed columns from their places, in column order; `None` if
+    /// one is missing.
     #[doc(hidden)]
-    fn take<B: Backend>(
-        carving: &mut Carving<B>,
-        keys: Self::Keys,
-    ) -> ArenaResult<Self::Columns<B>, B>;
+    fn from_places<B: Backend>(places: &mut derive::ColumnPlaces<B>) -> Option<Self::Columns<B>>;
 }
 
 /// `len` elements of `T` as columns in an arena: the generated

@@ -4,18 +4,21 @@
 //! is [`Soa`]'s drop (or [`Arena::free`]), as for any array.
 
 use super::view::FromAddresses;
-use super::{GpuSoa, Soa};
+use super::{derive, GpuSoa, Soa};
 use crate::arena::{Arena, ArenaError, ArenaResult, Carving, Plan};
 use crate::backend::Backend;
 use alloc_crate::vec::Vec;
 use core::fmt;
+use core::marker::PhantomData;
 
 /// The key of a structure of arrays in a [`Plan`]: redeem it with
 /// [`Carving::take_soa`].
 #[must_use = "a key is the only way to take its columns out of a carving"]
 pub struct SoaKey<T: GpuSoa> {
-    keys: T::Keys,
+    plan: u64,
+    first: usize,
     len: usize,
+    _element: PhantomData<fn() -> T>,
 }
 
 impl<T: GpuSoa> fmt::Debug for SoaKey<T> {
@@ -50,9 +53,13 @@ impl Plan {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn soa<T: GpuSoa>(&mut self, len: usize) -> SoaKey<T> {
+        let first = self.len();
+        T::plan_columns(self, len);
         SoaKey {
-            keys: T::plan(self, len),
+            plan: self.id(),
+            first,
             len,
+            _element: PhantomData,
         }
     }
 }
@@ -67,8 +74,17 @@ impl<B: Backend> Carving<B> {
     /// As [`Carving::take`]: [`ArenaError::ForeignKey`] for a key of another
     /// plan.
     pub fn take_soa<T: GpuSoa>(&mut self, key: SoaKey<T>) -> ArenaResult<Soa<T, B>, B> {
+        let places = (key.first..key.first + T::COLUMNS.len())
+            .map(|index| self.take_place(key.plan, index))
+            .collect::<ArenaResult<Vec<_>, B>>()?;
+        let mut places = derive::ColumnPlaces {
+            places: places.into_iter(),
+            len: key.len,
+        };
+        // `Plan::soa` planned one array per column, in column order.
+        let columns = T::from_places(&mut places).ok_or(ArenaError::ForeignKey)?;
         Ok(Soa {
-            columns: T::take(self, key.keys)?,
+            columns,
             len: key.len,
         })
     }
