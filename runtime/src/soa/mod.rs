@@ -45,23 +45,20 @@
 //! columns (tuple structs, enums, unions, generic structs, padding fields);
 //! the ui-tests show each message.
 
-mod column;
 #[cfg(feature = "cuda")]
 mod cuda;
 #[doc(hidden)]
 pub mod derive;
 mod ops;
-mod view;
 
-pub use column::Column;
 #[cfg(feature = "cuda")]
 pub use cuda::{DeviceBackend, WritableView};
 pub use ops::SoaKey;
-pub use view::SoaView;
 
-use crate::arena::{ArenaHandle, Place, Places, Plan};
+use crate::arena::{Arena, ArenaError, ArenaHandle, ArenaResult, ArenaSlice, Place, Places, Plan};
 use crate::backend::{Backend, HostBuffer};
 use crate::header::{CudaHeader, HeaderError};
+use crate::layout::GpuAligned;
 use crate::layout::{GpuField, GpuLayout};
 use alloc_crate::vec::Vec;
 use core::fmt;
@@ -105,7 +102,7 @@ pub unsafe trait GpuSoa: Copy + 'static {
     /// per field, in an arena on the backend `B`.
     type Columns<B: Backend>: fmt::Debug;
     /// The kernel's view: [`SoaView`] with one address per column.
-    type View: Copy + fmt::Debug + view::FromAddresses;
+    type View: Copy + fmt::Debug + FromAddresses;
 
     /// Appends field `j` of `self` to `columns[j]`, as bytes.
     #[doc(hidden)]
@@ -207,5 +204,129 @@ impl CudaHeader {
     /// As for [`CudaHeader::add_soa_columns`].
     pub fn add_soa<T: GpuSoa>(&mut self) -> Result<&mut Self, HeaderError> {
         self.add_soa_columns(&T::LAYOUT, T::COLUMNS)
+    }
+}
+
+/// What a kernel is handed for a structure of arrays: one device address
+/// per column, in the columns' declaration order ([`GpuSoa::COLUMNS`]),
+/// then the length. It is laid out as the CUDA header's `P_soa` view (8
+/// bytes a column, then `len`; the header `static_assert`s it), and with the
+/// `cuda` feature it is cudarc's `DeviceRepr`, so it passes to a launch by
+/// value.
+///
+/// ```
+/// use gpu_aligned::arena::Arena;
+/// use gpu_aligned::soa::GpuSoa;
+///
+/// #[derive(Clone, Copy, gpu_aligned::GpuSoa)]
+/// struct Hit { id: u32, x: f64 }
+///
+/// let mut arena = Arena::host(1 << 14)?;
+/// let soa = arena.alloc_soa::<Hit>(10)?;
+/// let view = arena.soa_view(&soa)?;
+/// assert_eq!(core::mem::size_of_val(&view), 8 * (Hit::COLUMNS.len() + 1));
+/// assert_eq!(view.len, 10);
+/// // Declaration order: `id` first, though rustc put `x` at offset 0.
+/// assert_eq!(view.columns[0], arena.address(&soa.columns().id)?);
+/// assert_eq!(view.columns[1], arena.address(&soa.columns().x)?);
+/// # Ok::<(), gpu_aligned::arena::ArenaError>(())
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(C)]
+pub struct SoaView<const N: usize> {
+    /// Each column's address, in column order.
+    pub columns: [u64; N],
+    /// The number of elements.
+    pub len: u64,
+}
+
+/// Builds a kernel view from its columns' addresses.
+#[doc(hidden)]
+pub trait FromAddresses: Sized {
+    /// `None` unless `columns` holds one address per column.
+    fn from_addresses(columns: &[u64], len: u64) -> Option<Self>;
+}
+
+impl<const N: usize> FromAddresses for SoaView<N> {
+    fn from_addresses(columns: &[u64], len: u64) -> Option<Self> {
+        Some(SoaView {
+            columns: columns.try_into().ok()?,
+            len,
+        })
+    }
+}
+
+#[cfg(feature = "cuda")]
+// SAFETY: `repr(C)` plain integers with no padding (N u64s then a u64):
+// every bit pattern, all zeroes included, is a valid value, and its bytes
+// are what the header's view struct expects, as they are.
+unsafe impl<const N: usize> cudarc::driver::DeviceRepr for SoaView<N> {}
+#[cfg(feature = "cuda")]
+// SAFETY: as above: all zeroes is a valid `SoaView`.
+unsafe impl<const N: usize> cudarc::driver::ValidAsZeroBits for SoaView<N> {}
+
+/// A column seen through its bytes: implemented for every [`ArenaSlice<F,
+/// B>`](ArenaSlice) of a [`GpuAligned`] `F`, and only for them (a structure
+/// of arrays gives its columns' places back as one handle).
+#[doc(hidden)]
+pub trait Column<B: Backend>: fmt::Debug + Places<B> {
+    /// The number of elements.
+    fn len(&self) -> usize;
+    /// Whether it has no elements.
+    fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+    /// [`Arena::address`], which also checks that `arena` holds it.
+    fn address(&self, arena: &Arena<B>) -> ArenaResult<u64, B>;
+    /// Copies `bytes` (as many whole elements as the column holds) into it.
+    fn write_bytes(&mut self, arena: &Arena<B>, bytes: &[u8]) -> ArenaResult<(), B>;
+    /// The column's bytes.
+    fn read_bytes(&self, arena: &Arena<B>) -> ArenaResult<Vec<u8>, B>;
+    /// The column as a writable device view, to track a kernel that writes it.
+    #[cfg(feature = "cuda")]
+    fn view_mut<'a>(
+        &'a mut self,
+        arena: &'a Arena<B>,
+    ) -> ArenaResult<alloc_crate::boxed::Box<dyn cuda::WritableView + 'a>, B>
+    where
+        B: cuda::DeviceBackend;
+}
+
+impl<F: GpuAligned, B: Backend> Column<B> for ArenaSlice<F, B> {
+    fn len(&self) -> usize {
+        ArenaSlice::len(self)
+    }
+
+    fn address(&self, arena: &Arena<B>) -> ArenaResult<u64, B> {
+        arena.address(self)
+    }
+
+    fn write_bytes(&mut self, arena: &Arena<B>, bytes: &[u8]) -> ArenaResult<(), B> {
+        let size = core::mem::size_of::<F>();
+        if bytes.len() != size * ArenaSlice::len(self) {
+            return Err(ArenaError::LengthMismatch {
+                expected: ArenaSlice::len(self),
+                found: bytes.len() / size,
+            });
+        }
+        // A copy, not a cast: `bytes` need not be aligned for `F`.
+        let mut values = alloc_crate::vec![F::zeroed(); bytes.len() / size];
+        bytemuck::cast_slice_mut::<F, u8>(&mut values).copy_from_slice(bytes);
+        arena.write(self, &values)
+    }
+
+    fn read_bytes(&self, arena: &Arena<B>) -> ArenaResult<Vec<u8>, B> {
+        Ok(bytemuck::cast_slice(&arena.to_vec(self)?).to_vec())
+    }
+
+    #[cfg(feature = "cuda")]
+    fn view_mut<'a>(
+        &'a mut self,
+        arena: &'a Arena<B>,
+    ) -> ArenaResult<alloc_crate::boxed::Box<dyn cuda::WritableView + 'a>, B>
+    where
+        B: cuda::DeviceBackend,
+    {
+        B::view_mut(arena, self)
     }
 }

@@ -3,8 +3,7 @@
 //! moving whole elements in and out of the columns. Giving the columns back
 //! is [`Soa`]'s drop (or [`Arena::free`]), as for any array.
 
-use super::view::FromAddresses;
-use super::{derive, GpuSoa, Soa};
+use super::{derive, FromAddresses, GpuSoa, Soa};
 use crate::arena::{Arena, ArenaError, ArenaResult, Carving, Plan};
 use crate::backend::Backend;
 use alloc_crate::vec::Vec;
