@@ -3,8 +3,8 @@
 //! is one GPU word and moves in one instruction.
 //!
 //! `#[derive(GpuSoa)]` accepts a struct with named fields whose types are GPU
-//! elements ([`GpuAligned`](crate::GpuAligned)); the struct itself may be any size and needs no
-//! `repr`. It generates `<Name>Columns`, one `pub` [`ArenaSlice`](crate::arena::ArenaSlice) per field
+//! elements ([`GpuAligned`]); the struct itself may be any size and needs no
+//! `repr`. It generates `<Name>Columns`, one `pub` [`ArenaSlice`] per field
 //! named like the field, and the few primitives of [`GpuSoa`]: the columns'
 //! element layouts and names, and one element's fields as bytes. Everything
 //! else (allocation in one all-or-nothing reservation, plans, reads, writes,
@@ -65,7 +65,7 @@ use core::fmt;
 
 /// A struct stored as one column per field: the primitives the runtime
 /// builds every structure-of-arrays verb from. Derive it with
-/// `#[derive(GpuSoa)]`; every field's type must be [`GpuAligned`](crate::GpuAligned).
+/// `#[derive(GpuSoa)]`; every field's type must be [`GpuAligned`].
 ///
 /// ```
 /// use gpu_aligned::soa::GpuSoa;
@@ -98,7 +98,7 @@ pub unsafe trait GpuSoa: Copy + 'static {
     const LAYOUT: GpuLayout;
     /// The columns, one per field, in declaration order.
     const COLUMNS: &'static [GpuField];
-    /// The generated `<Name>Columns`: one `pub` [`ArenaSlice`](crate::arena::ArenaSlice)
+    /// The generated `<Name>Columns`: one `pub` [`ArenaSlice`]
     /// per field, in an arena on the backend `B`.
     type Columns<B: Backend>: fmt::Debug;
     /// The kernel's view: [`SoaView`] with one address per column.
@@ -127,7 +127,7 @@ pub unsafe trait GpuSoa: Copy + 'static {
 }
 
 /// `len` elements of `T` as columns in an arena: the generated
-/// `<Name>Columns`, each an ordinary [`ArenaSlice`](crate::arena::ArenaSlice),
+/// `<Name>Columns`, each an ordinary [`ArenaSlice`],
 /// and their common length. Dropping it gives every column back; so does
 /// [`Arena::free`](crate::arena::Arena::free), which also says when a column
 /// is not that arena's. The module's example shows the verbs.
