@@ -44,12 +44,13 @@ impl Rng {
         z ^ (z >> 31)
     }
 
-    fn below(&mut self, bound: u64) -> u64 {
-        self.next() % bound
+    /// A number in `0..bound`: a size, an index or an exponent.
+    fn below(&mut self, bound: usize) -> usize {
+        (self.next() % bound as u64) as usize
     }
 
     /// A number in `low..=high`.
-    fn between(&mut self, low: u64, high: u64) -> u64 {
+    fn between(&mut self, low: usize, high: usize) -> usize {
         low + self.below(high - low + 1)
     }
 }
@@ -58,13 +59,13 @@ impl Rng {
 /// allocators work in.
 struct Case {
     live: usize,
-    capacity: u64,
+    capacity: usize,
     /// Our allocator's granularity, and offset-allocator's unit in bytes.
-    granularity: u64,
+    granularity: usize,
     /// `(size, align)` of the initial allocations.
-    initial: Vec<(u64, u64)>,
+    initial: Vec<(usize, usize)>,
     /// Per step: which live allocation to replace, with what.
-    steps: Vec<(usize, u64, u64)>,
+    steps: Vec<(usize, usize, usize)>,
 }
 
 const STEPS: usize = 1 << 16;
@@ -73,15 +74,15 @@ impl Case {
     fn new(
         seed: u64,
         live: usize,
-        capacity: u64,
-        granularity: u64,
-        request: impl Fn(&mut Rng) -> (u64, u64),
+        capacity: usize,
+        granularity: usize,
+        request: impl Fn(&mut Rng) -> (usize, usize),
     ) -> Case {
         let mut rng = Rng(seed);
         let initial = (0..live).map(|_| request(&mut rng)).collect();
         let steps = (0..STEPS)
             .map(|_| {
-                let slot = rng.below(live as u64) as usize;
+                let slot = rng.below(live);
                 let (size, align) = request(&mut rng);
                 (slot, size, align)
             })
@@ -101,7 +102,7 @@ impl Case {
 
     /// What offset-allocator is asked for, in its units: enough for `size`
     /// bytes at any unit-aligned start that can be moved up to `align`.
-    fn oa_request(&self, size: u64, align: u64) -> u32 {
+    fn oa_request(&self, size: usize, align: usize) -> u32 {
         let unit = self.granularity;
         (size + align.max(unit) - unit).div_ceil(unit) as u32
     }
@@ -237,7 +238,7 @@ fn pairs_only(spec: &str) {
 
 /// A byte-exact allocator with `holes` free blocks of 90 bytes between live
 /// ones and nothing free that holds 91 bytes.
-fn fragmented(holes: u64) -> Allocator {
+fn fragmented(holes: usize) -> Allocator {
     let mut allocator = Allocator::with_granularity(holes * 180, 1).expect("a power of two");
     let mut freed = Vec::new();
     for _ in 0..holes {
@@ -252,7 +253,7 @@ fn fragmented(holes: u64) -> Allocator {
 
 fn failing(c: &mut Criterion) {
     let mut group = c.benchmark_group("failing alloc");
-    for holes in [1_000u64, 100_000] {
+    for holes in [1_000usize, 100_000] {
         let mut allocator = fragmented(holes);
         group.bench_function(BenchmarkId::new("free blocks", holes), |b| {
             b.iter(|| {
@@ -268,18 +269,13 @@ fn failing(c: &mut Criterion) {
 const PER_THREAD_LIVE: usize = 256;
 
 /// One thread's sequence of (slot, size) steps.
-type Steps = Vec<(usize, u64)>;
+type Steps = Vec<(usize, usize)>;
 
 /// One thread's part: its own sequence of (slot, size) steps.
 fn thread_steps(seed: u64) -> Steps {
     let mut rng = Rng(seed);
     (0..STEPS)
-        .map(|_| {
-            (
-                rng.below(PER_THREAD_LIVE as u64) as usize,
-                rng.between(256, 64 << 10),
-            )
-        })
+        .map(|_| (rng.below(PER_THREAD_LIVE), rng.between(256, 64 << 10)))
         .collect()
 }
 
@@ -314,7 +310,7 @@ fn timed_threads<S: Send>(
 }
 
 /// One allocator for every thread, as case `a` sets it up.
-fn shared_allocator(capacity: u64) -> SyncAllocator {
+fn shared_allocator(capacity: usize) -> SyncAllocator {
     SyncAllocator::from(Allocator::with_granularity(capacity, 256).expect("a power of two"))
 }
 
@@ -410,7 +406,7 @@ fn utilization(seed: u64) -> f64 {
     let mut live = Vec::new();
     loop {
         if !live.is_empty() && rng.below(3) == 0 {
-            let victim = rng.below(live.len() as u64) as usize;
+            let victim = rng.below(live.len());
             allocator.free(live.swap_remove(victim)).expect("live");
             continue;
         }

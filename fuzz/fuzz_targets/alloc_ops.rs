@@ -6,6 +6,7 @@
 //! fits, dead handles refused, and freeing everything leaves one block.
 #![no_main]
 
+use gpu_aligned::align::{bytes_of, offset_of};
 use gpu_aligned::alloc::{AllocError, Allocation, Allocator, HandleError, SEARCH_LIMIT};
 use libfuzzer_sys::fuzz_target;
 
@@ -15,15 +16,17 @@ fuzz_target!(|data: &[u8]| {
     };
     // Capacities from 1 byte to 1 MiB (small ones exhaust often),
     // granularities from 1 to 256.
+    // The low 20 bits of the first three bytes.
     let mut capacity =
-        u64::from(u32::from_le_bytes([head[0], head[1], head[2], 0]) % (1 << 20)) + 1;
-    let granularity = 1u64 << (head[3] % 9);
+        (usize::from(head[0]) | usize::from(head[1]) << 8 | usize::from(head[2] & 0x0f) << 16) + 1;
+    let granularity = 1usize << (head[3] % 9);
     let mut allocator = Allocator::with_granularity(capacity, granularity).unwrap();
     // The block an allocation occupies: rounded up to the granularity,
     // cut short only by the end of the buffer.
-    let reserved = |a: &Allocation, capacity: u64| {
+    let reserved = |a: &Allocation, capacity: usize| {
         let rounded = a.size().div_ceil(granularity) * granularity;
-        (a.offset(), a.offset() + rounded.min(capacity - a.offset()))
+        let start = bytes_of(a.offset()).unwrap();
+        (start, start + rounded.min(capacity - start))
     };
     let mut live: Vec<Allocation> = Vec::new();
     let mut dead: Vec<Allocation> = Vec::new();
@@ -33,14 +36,18 @@ fuzz_target!(|data: &[u8]| {
         match op[0] % 16 {
             0..=7 => {
                 // Sizes 1..=65536, alignments 2^0..2^15 (beyond 4096 too).
-                let size = u64::from(u16::from_le_bytes([op[1], op[2]])) + 1;
-                let align = 1u64 << (op[3] % 16);
+                let size = usize::from(u16::from_le_bytes([op[1], op[2]])) + 1;
+                let align = 1usize << (op[3] % 16);
                 match allocator.alloc(size, align) {
                     Ok(a) => {
                         assert_eq!(a.size(), size);
-                        assert_eq!(a.offset() % align, 0, "{a:?} misaligned");
-                        assert_eq!(a.offset() % granularity, 0, "{a:?} off the granule");
-                        assert!(a.end() <= capacity, "{a:?} past {capacity}");
+                        assert_eq!(a.offset() % offset_of(align), 0, "{a:?} misaligned");
+                        assert_eq!(
+                            a.offset() % offset_of(granularity),
+                            0,
+                            "{a:?} off the granule"
+                        );
+                        assert!(a.end() <= offset_of(capacity), "{a:?} past {capacity}");
                         let (start, end) = reserved(&a, capacity);
                         for other in &live {
                             let (other_start, other_end) = reserved(other, capacity);
@@ -54,7 +61,7 @@ fuzz_target!(|data: &[u8]| {
                     Err(AllocError::OutOfMemory {
                         free, largest_fit, ..
                     }) => {
-                        let used: u64 = live
+                        let used: usize = live
                             .iter()
                             .map(|a| reserved(a, capacity))
                             .map(|(s, e)| e - s)
@@ -63,7 +70,7 @@ fuzz_target!(|data: &[u8]| {
                         assert!(largest_fit < size, "{largest_fit} fit, {size} refused");
                         let exact = allocator.largest_allocatable(align).unwrap();
                         assert!(largest_fit <= exact);
-                        if allocator.stats().free_blocks <= SEARCH_LIMIT as u64 {
+                        if allocator.stats().free_blocks <= SEARCH_LIMIT {
                             assert_eq!(largest_fit, exact);
                         }
                     }
@@ -82,7 +89,9 @@ fuzz_target!(|data: &[u8]| {
                 if !dead.is_empty() {
                     let before = allocator.stats();
                     let handle = dead[pick % dead.len()];
-                    let outcome = allocator.free(handle).map_err(|e| (e.kind(), e.into_allocation()));
+                    let outcome = allocator
+                        .free(handle)
+                        .map_err(|e| (e.kind(), e.into_allocation()));
                     assert!(
                         matches!(
                             outcome,
@@ -95,7 +104,7 @@ fuzz_target!(|data: &[u8]| {
             }
             15 if op[3] < 128 => {
                 // Grow by up to 64 KiB.
-                capacity += u64::from(u16::from_le_bytes([op[1], op[2]])) + 1;
+                capacity += usize::from(u16::from_le_bytes([op[1], op[2]])) + 1;
                 assert_eq!(allocator.grow(capacity), Ok(()));
                 for a in &live {
                     assert_eq!(allocator.check_handle(a), Ok(()));
@@ -107,7 +116,7 @@ fuzz_target!(|data: &[u8]| {
                 if tail < capacity {
                     assert!(allocator.shrink(capacity - tail - 1).is_err());
                 }
-                capacity -= tail / 4 * u64::from(op[1] % 4 + 1);
+                capacity -= tail / 4 * usize::from(op[1] % 4 + 1);
                 assert_eq!(allocator.shrink(capacity), Ok(()));
             }
             _ => {
@@ -116,15 +125,15 @@ fuzz_target!(|data: &[u8]| {
             }
         }
         let stats = allocator.stats();
-        let used: u64 = live
+        let used: usize = live
             .iter()
             .map(|a| reserved(a, capacity))
             .map(|(s, e)| e - s)
             .sum();
-        let requested: u64 = live.iter().map(Allocation::size).sum();
+        let requested: usize = live.iter().map(Allocation::size).sum();
         assert_eq!(
             (stats.used, stats.requested, stats.allocations),
-            (used, requested, live.len() as u64)
+            (used, requested, live.len())
         );
         assert_eq!(stats.alignment_waste, used - requested);
         assert_eq!(stats.capacity, capacity);
@@ -138,6 +147,6 @@ fuzz_target!(|data: &[u8]| {
     let stats = allocator.stats();
     assert_eq!(
         (stats.free_blocks, stats.largest_free_block),
-        (u64::from(capacity > 0), capacity)
+        (usize::from(capacity > 0), capacity)
     );
 });

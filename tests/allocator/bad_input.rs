@@ -1,6 +1,7 @@
 //! Every bad input has its own named test and its own error; none panics,
 //! and none changes the allocator.
 
+use gpu_aligned::align::offset_of;
 use gpu_aligned::alloc::{AllocError, Allocator, HandleError};
 use gpu_aligned::arena::ArenaOptions;
 use gpu_aligned::arena::{Arena, ArenaError};
@@ -10,7 +11,7 @@ use crate::support::assert_consistent;
 
 /// Runs `request` on an allocator holding one allocation and checks that
 /// it fails with `expected` and leaves everything as it was.
-fn refused(capacity: u64, request: (u64, u64), expected: AllocError) {
+fn refused(capacity: usize, request: (usize, usize), expected: AllocError) {
     let mut allocator = Allocator::new(capacity);
     let kept = allocator.alloc(1, 1).expect("room for one byte");
     let before = allocator.stats();
@@ -82,25 +83,25 @@ fn size_larger_than_capacity_is_an_error() {
 }
 
 #[test]
-fn sizes_and_aligns_near_u64_max_do_not_overflow() {
-    let mut allocator = Allocator::with_granularity(u64::MAX, 1).unwrap();
+fn sizes_and_aligns_near_usize_max_do_not_overflow() {
+    let mut allocator = Allocator::with_granularity(usize::MAX, 1).unwrap();
     let first = allocator.alloc(1, 1).unwrap();
-    // The only free block is [1, u64::MAX): an aligned start near the top
+    // The only free block is [1, usize::MAX): an aligned start near the top
     // leaves no room, and padding arithmetic must not wrap.
     assert!(matches!(
-        allocator.alloc(u64::MAX - 1, 1 << 63),
+        allocator.alloc(usize::MAX - 1, 1 << (usize::BITS - 1)),
         Err(AllocError::OutOfMemory { .. })
     ));
     assert!(matches!(
-        allocator.alloc(u64::MAX, 1),
+        allocator.alloc(usize::MAX, 1),
         Err(AllocError::OutOfMemory { .. })
     ));
-    let rest = allocator.alloc(u64::MAX - 1, 1).unwrap();
-    assert_eq!((rest.offset(), rest.end()), (1, u64::MAX));
+    let rest = allocator.alloc(usize::MAX - 1, 1).unwrap();
+    assert_eq!((rest.offset(), rest.end()), (1, offset_of(usize::MAX)));
     assert_consistent(&allocator);
     allocator.free(first).unwrap();
     allocator.free(rest).unwrap();
-    assert_eq!(allocator.stats().largest_free_block, u64::MAX);
+    assert_eq!(allocator.stats().largest_free_block, usize::MAX);
 }
 
 #[test]

@@ -78,7 +78,7 @@ fn rounding_to_the_granularity_is_counted_as_waste() {
 
 /// `count` free blocks of 90 bytes between live ones, and a 91-byte free
 /// block (the same size class) listed behind them.
-fn fragmented(count: u64) -> Allocator {
+fn fragmented(count: usize) -> Allocator {
     let mut allocator = Allocator::with_granularity(count * 180 + 256, 1).unwrap();
     let mut holes = Vec::new();
     for _ in 0..count {
@@ -108,7 +108,7 @@ fn a_failing_search_stops_after_the_search_limit() {
         other => panic!("expected a bounded refusal, got {other:?}"),
     }
     // Within the limit the search is exhaustive.
-    let mut small = fragmented(SEARCH_LIMIT as u64 - 1);
+    let mut small = fragmented(SEARCH_LIMIT - 1);
     let found = small.alloc(91, 1).unwrap();
     assert_eq!(found.size(), 91);
     assert_consistent(&small);

@@ -6,6 +6,7 @@
 //! `ALLOC_MODEL_CASES=10000 cargo test --release -p gpu-aligned-tests --test
 //! allocator model`.
 
+use gpu_aligned::align::{bytes_of, offset_of};
 use gpu_aligned::alloc::{AllocError, Allocation, Allocator, HandleError, SEARCH_LIMIT};
 use proptest::prelude::*;
 use proptest::test_runner::{Config, TestRunner};
@@ -15,8 +16,8 @@ use crate::support::assert_consistent;
 #[derive(Clone, Copy, Debug)]
 enum Op {
     Alloc {
-        size: u64,
-        align: u64,
+        size: usize,
+        align: usize,
     },
     /// Frees the live allocation at `pick % live.len()`.
     Free {
@@ -29,7 +30,7 @@ enum Op {
     Reset,
     /// Grows the capacity by `by` bytes.
     Grow {
-        by: u64,
+        by: usize,
     },
     /// Shrinks the capacity by `(pick % 4 + 1) / 4` of the free tail.
     Shrink {
@@ -39,29 +40,34 @@ enum Op {
 
 fn op() -> impl Strategy<Value = Op> {
     prop_oneof![
-        50 => (1..=4096u64, 0..=12u32).prop_map(|(size, log2)| Op::Alloc { size, align: 1 << log2 }),
+        50 => (1..=4096usize, 0..=12u32).prop_map(|(size, log2)| Op::Alloc { size, align: 1 << log2 }),
         40 => any::<usize>().prop_map(|pick| Op::Free { pick }),
         6 => any::<usize>().prop_map(|pick| Op::FreeDead { pick }),
         1 => Just(Op::Reset),
-        2 => (1..=1u64 << 16).prop_map(|by| Op::Grow { by }),
+        2 => (1..=1usize << 16).prop_map(|by| Op::Grow { by }),
         1 => any::<usize>().prop_map(|pick| Op::Shrink { pick }),
     ]
 }
 
-fn capacity() -> impl Strategy<Value = u64> {
+fn capacity() -> impl Strategy<Value = usize> {
     // Small buffers run out of memory often (the error path and the
     // exhaustive search); large ones build long free lists.
-    prop_oneof![Just(4096u64), Just(1 << 16), Just(1 << 20), 1..200_000u64]
+    prop_oneof![
+        Just(4096usize),
+        Just(1 << 16),
+        Just(1 << 20),
+        1..200_000usize
+    ]
 }
 
-fn granularity() -> impl Strategy<Value = u64> {
-    prop_oneof![3 => Just(1u64), 1 => Just(16), 1 => Just(256)]
+fn granularity() -> impl Strategy<Value = usize> {
+    prop_oneof![3 => Just(1usize), 1 => Just(16), 1 => Just(256)]
 }
 
 /// What the allocator should hold.
 struct Model {
-    capacity: u64,
-    granularity: u64,
+    capacity: usize,
+    granularity: usize,
     live: Vec<Allocation>,
     dead: Vec<Allocation>,
 }
@@ -69,15 +75,13 @@ struct Model {
 impl Model {
     /// The block an allocation occupies: its size rounded up to the
     /// granularity, cut short only by the end of the buffer.
-    fn reserved(&self, a: &Allocation) -> (u64, u64) {
+    fn reserved(&self, a: &Allocation) -> (usize, usize) {
         let rounded = a.size().div_ceil(self.granularity) * self.granularity;
-        (
-            a.offset(),
-            a.offset() + rounded.min(self.capacity - a.offset()),
-        )
+        let start = bytes_of(a.offset()).unwrap();
+        (start, start + rounded.min(self.capacity - start))
     }
 
-    fn used(&self) -> u64 {
+    fn used(&self) -> usize {
         self.live
             .iter()
             .map(|a| self.reserved(a))
@@ -85,7 +89,7 @@ impl Model {
             .sum()
     }
 
-    fn requested(&self) -> u64 {
+    fn requested(&self) -> usize {
         self.live.iter().map(Allocation::size).sum()
     }
 
@@ -98,7 +102,7 @@ impl Model {
     }
 }
 
-fn run_program(capacity: u64, granularity: u64, ops: &[Op]) -> Result<(), TestCaseError> {
+fn run_program(capacity: usize, granularity: usize, ops: &[Op]) -> Result<(), TestCaseError> {
     let mut allocator = Allocator::with_granularity(capacity, granularity).unwrap();
     let mut model = Model {
         capacity,
@@ -111,9 +115,14 @@ fn run_program(capacity: u64, granularity: u64, ops: &[Op]) -> Result<(), TestCa
             Op::Alloc { size, align } => match allocator.alloc(size, align) {
                 Ok(a) => {
                     prop_assert_eq!(a.size(), size);
-                    prop_assert_eq!(a.offset() % align, 0, "misaligned {:?}", a);
-                    prop_assert_eq!(a.offset() % granularity, 0, "off the granule {:?}", a);
-                    prop_assert!(a.end() <= model.capacity, "{:?} past the end", a);
+                    prop_assert_eq!(a.offset() % offset_of(align), 0, "misaligned {:?}", a);
+                    prop_assert_eq!(
+                        a.offset() % offset_of(granularity),
+                        0,
+                        "off the granule {:?}",
+                        a
+                    );
+                    prop_assert!(a.end() <= offset_of(model.capacity), "{:?} past the end", a);
                     let (start, end) = model.reserved(&a);
                     for other in &model.live {
                         let (other_start, other_end) = model.reserved(other);
@@ -144,7 +153,7 @@ fn run_program(capacity: u64, granularity: u64, ops: &[Op]) -> Result<(), TestCa
                     prop_assert!(largest_fit <= exact);
                     // Few free blocks: the bounded search saw them all, so
                     // it refuses only when nothing fits.
-                    if allocator.stats().free_blocks <= SEARCH_LIMIT as u64 {
+                    if allocator.stats().free_blocks <= SEARCH_LIMIT {
                         prop_assert_eq!(largest_fit, exact);
                     }
                 }
@@ -200,7 +209,7 @@ fn run_program(capacity: u64, granularity: u64, ops: &[Op]) -> Result<(), TestCa
             }
             Op::Shrink { pick } => {
                 let tail = allocator.free_tail();
-                let cut = tail / 4 * (pick % 4 + 1) as u64;
+                let cut = tail / 4 * (pick % 4 + 1);
                 if tail < model.capacity {
                     let too_far = model.capacity - tail - 1;
                     prop_assert!(allocator.shrink(too_far).is_err(), "cut into a used block");
@@ -213,7 +222,7 @@ fn run_program(capacity: u64, granularity: u64, ops: &[Op]) -> Result<(), TestCa
         let stats = allocator.stats();
         prop_assert_eq!(stats.used, model.used());
         prop_assert_eq!(stats.requested, model.requested());
-        prop_assert_eq!(stats.allocations, model.live.len() as u64);
+        prop_assert_eq!(stats.allocations, model.live.len());
         prop_assert_eq!(stats.free, model.capacity - model.used());
         prop_assert_eq!(stats.alignment_waste, model.used() - model.requested());
         if let Err(error) = allocator.check_invariants() {
@@ -225,7 +234,7 @@ fn run_program(capacity: u64, granularity: u64, ops: &[Op]) -> Result<(), TestCa
         prop_assert_eq!(allocator.free(a), Ok(()));
     }
     let stats = allocator.stats();
-    prop_assert_eq!(stats.free_blocks, u64::from(model.capacity > 0));
+    prop_assert_eq!(stats.free_blocks, usize::from(model.capacity > 0));
     prop_assert_eq!(stats.largest_free_block, model.capacity);
     prop_assert_eq!(allocator.largest_allocatable(1), Ok(model.capacity));
     assert_consistent(&allocator);

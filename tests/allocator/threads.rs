@@ -3,6 +3,7 @@
 use std::sync::Arc;
 use std::thread;
 
+use gpu_aligned::align::offset_of;
 use gpu_aligned::alloc::SyncAllocator;
 use gpu_aligned::arena::{Arena, ArenaSlice, SyncArena};
 use gpu_aligned::backend::HostBuffer;
@@ -38,14 +39,14 @@ fn threads_share_an_allocator() {
                 let mut live = Vec::new();
                 for _ in 0..steps() {
                     if live.len() < 16 && rng.next_u64() % 3 != 0 {
-                        let size = rng.next_u64() % 2048 + 1;
-                        let align = 1 << (rng.next_u64() % 10);
+                        let size = rng.pick(2048) + 1;
+                        let align = 1 << rng.pick(10);
                         if let Ok(a) = shared.alloc(size, align) {
-                            assert_eq!(a.offset() % align, 0);
+                            assert_eq!(a.offset() % offset_of(align), 0);
                             live.push(a);
                         }
                     } else if !live.is_empty() {
-                        let pick = rng.next_u64() as usize % live.len();
+                        let pick = rng.pick(live.len());
                         shared.free(live.swap_remove(pick)).unwrap();
                     }
                 }
@@ -69,7 +70,7 @@ fn threads_share_an_allocator() {
     }
     let allocator = Arc::try_unwrap(shared).unwrap().into_inner();
     assert_consistent(&allocator);
-    assert_eq!(allocator.stats().allocations, survivors.len() as u64);
+    assert_eq!(allocator.stats().allocations, survivors.len());
 }
 
 #[test]
@@ -91,7 +92,7 @@ fn threads_write_their_own_arrays_in_a_shared_arena() {
                         shared.lock().get_mut(&mut array).unwrap().fill(stamp);
                         live.push((stamp, array));
                     } else if !live.is_empty() {
-                        let pick = rng.next_u64() as usize % live.len();
+                        let pick = rng.pick(live.len());
                         let (stamp, array) = live.swap_remove(pick);
                         // Another thread writing into this array would have
                         // left its own stamp.

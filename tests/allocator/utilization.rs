@@ -8,18 +8,18 @@ use crate::support::{assert_consistent, Rng};
 
 /// Two allocations (1 byte to `max_size`, alignments 2^0 to 2^12) per free,
 /// until the first refusal; returns used / capacity at that moment.
-fn utilization_at_first_failure(seed: u64, capacity: u64, max_size: u64) -> f64 {
+fn utilization_at_first_failure(seed: u64, capacity: usize, max_size: usize) -> f64 {
     let mut allocator = Allocator::new(capacity);
     let mut rng = Rng(seed);
     let mut live = Vec::new();
     loop {
         if !live.is_empty() && rng.below(3) == 0 {
-            let victim = rng.below(live.len() as u64) as usize;
+            let victim = rng.pick(live.len());
             allocator.free(live.swap_remove(victim)).unwrap();
             continue;
         }
-        let size = 1 + rng.below(max_size);
-        let align = 1 << rng.below(13);
+        let size = 1 + rng.pick(max_size);
+        let align = 1 << rng.pick(13);
         match allocator.alloc(size, align) {
             Ok(allocation) => live.push(allocation),
             Err(AllocError::OutOfMemory { largest_fit, .. }) => {

@@ -7,6 +7,7 @@
 //! arrays, even while another thread resets it.
 
 use crate::support::GrowingArena;
+use gpu_aligned::align::offset_of;
 use gpu_aligned::alloc::Allocator;
 use gpu_aligned::arena::ArenaOptions;
 use gpu_aligned::arena::{Arena, ArenaError, Plan};
@@ -15,16 +16,16 @@ use gpu_aligned::vector::float4;
 
 use crate::support::{assert_consistent, Rng};
 
-/// Sizes and alignments at the edges of `u64`.
-fn extreme(rng: &mut Rng) -> u64 {
-    match rng.below(8) {
+/// Sizes and alignments at the edges of `usize`.
+fn extreme(rng: &mut Rng) -> usize {
+    match rng.pick(8) {
         0 => 0,
-        1 => u64::MAX,
-        2 => u64::MAX - rng.below(300),
-        3 => 1 << rng.below(64),
-        4 => (1 << rng.below(64)) + 1,
-        5 => rng.next_u64(),
-        _ => rng.below(5000),
+        1 => usize::MAX,
+        2 => usize::MAX - rng.pick(300),
+        3 => 1 << rng.pick(usize::BITS as usize),
+        4 => (1 << rng.pick(usize::BITS as usize)) + 1,
+        5 => rng.pick(usize::MAX),
+        _ => rng.pick(5000),
     }
 }
 
@@ -34,7 +35,7 @@ fn the_allocator_survives_extreme_requests() {
     let rounds = if cfg!(miri) { 3 } else { 200 };
     for round in 0..rounds {
         let capacity = extreme(&mut rng);
-        let granularity = 1 << rng.below(64);
+        let granularity = 1 << rng.pick(usize::BITS as usize);
         let Ok(mut allocator) = Allocator::with_granularity(capacity, granularity) else {
             continue;
         };
@@ -47,7 +48,7 @@ fn the_allocator_survives_extreme_requests() {
                     }
                 }
                 3 if !live.is_empty() => {
-                    let a = live.swap_remove(rng.below(live.len() as u64) as usize);
+                    let a = live.swap_remove(rng.pick(live.len()));
                     allocator.free(a).unwrap();
                 }
                 4 => {
@@ -65,7 +66,7 @@ fn the_allocator_survives_extreme_requests() {
                 assert!(pair[0].1 <= pair[1].0, "round {round}: overlap {pair:?}");
             }
             for a in &live {
-                assert!(a.end() <= allocator.capacity());
+                assert!(a.end() <= offset_of(allocator.capacity()));
             }
         }
     }
@@ -76,30 +77,30 @@ fn growing_and_shrinking_never_overlaps_blocks() {
     let mut rng = Rng(0x5eed_9a0e);
     let (rounds, steps) = if cfg!(miri) { (1, 60) } else { (20, 300) };
     for _ in 0..rounds {
-        let granularity = 1 << rng.below(9);
+        let granularity = 1 << rng.pick(9);
         let mut allocator =
-            Allocator::with_granularity(1 + rng.below(1 << 14), granularity).unwrap();
+            Allocator::with_granularity(1 + rng.pick(1 << 14), granularity).unwrap();
         let mut live = Vec::new();
         for _ in 0..steps {
             match rng.below(7) {
                 0..=2 => {
-                    let size = 1 + rng.below(2048);
-                    if let Ok(a) = allocator.alloc(size, 1 << rng.below(12)) {
+                    let size = 1 + rng.pick(2048);
+                    if let Ok(a) = allocator.alloc(size, 1 << rng.pick(12)) {
                         live.push(a);
                     }
                 }
                 3 | 4 if !live.is_empty() => {
-                    let a = live.swap_remove(rng.below(live.len() as u64) as usize);
+                    let a = live.swap_remove(rng.pick(live.len()));
                     allocator.free(a).unwrap();
                 }
                 5 => {
                     let capacity = allocator.capacity();
-                    let _ = allocator.grow(capacity + rng.below(4096));
+                    let _ = allocator.grow(capacity + rng.pick(4096));
                 }
                 _ => {
                     let tail = allocator.free_tail();
                     let capacity = allocator.capacity();
-                    let target = capacity.saturating_sub(rng.below(tail + 2));
+                    let target = capacity.saturating_sub(rng.pick(tail + 2));
                     let shrunk = allocator.shrink(target);
                     assert_eq!(shrunk.is_ok(), capacity - target <= tail);
                 }
@@ -111,7 +112,7 @@ fn growing_and_shrinking_never_overlaps_blocks() {
                 assert!(pair[0].1 <= pair[1].0, "overlap {pair:?}");
             }
             for a in &live {
-                assert!(a.end() <= allocator.capacity());
+                assert!(a.end() <= offset_of(allocator.capacity()));
                 assert_eq!(allocator.check_handle(a), Ok(()));
             }
         }
@@ -445,7 +446,7 @@ fn churn(arena: &mut Arena<HostBuffer>, seed: u64, steps: usize) {
                 }
             }
             8..=11 if !live.is_empty() => {
-                let (_, held) = live.swap_remove(rng.below(live.len() as u64) as usize);
+                let (_, held) = live.swap_remove(rng.pick(live.len()));
                 match held {
                     Held::Flat(a) => arena.free(a).unwrap(),
                     Held::Rows(image) => arena.free(image).unwrap(),
@@ -537,8 +538,7 @@ fn threads_racing_a_reset_never_reach_each_others_arrays() {
                             }
                         }
                         3 | 4 if !live.is_empty() => {
-                            let (stamp, a) =
-                                live.swap_remove(rng.below(live.len() as u64) as usize);
+                            let (stamp, a) = live.swap_remove(rng.pick(live.len()));
                             let arena = shared.lock();
                             // A live handle shows what this thread wrote,
                             // whatever the others did meanwhile.
@@ -753,7 +753,7 @@ fn growth_arithmetic_at_the_edges_never_panics() {
     let rounds = if cfg!(miri) { 50 } else { 5000 };
     for _ in 0..rounds {
         // Lengths are `usize`, which is 64 bits wide wherever these run.
-        let mut extreme_len = || extreme(&mut rng) as usize;
+        let mut extreme_len = || extreme(&mut rng);
         let (max, chunk, initial) = (extreme_len(), extreme_len(), extreme_len());
         for policy in [
             GrowthPolicy::up_to(max).with_chunk(chunk),
@@ -764,11 +764,11 @@ fn growth_arithmetic_at_the_edges_never_panics() {
                 .with_chunk(chunk)
                 .with_initial(initial),
         ] {
-            let granularity = extreme(&mut rng) as usize;
+            let granularity = extreme(&mut rng);
             if let Ok((start, most)) = policy.resolve(granularity) {
                 assert!(start <= most || !policy.grows(), "{policy:?}");
             }
-            let (current, needed) = (extreme(&mut rng) as usize, extreme(&mut rng) as usize);
+            let (current, needed) = (extreme(&mut rng), extreme(&mut rng));
             if let Ok(target) = policy.grow_to(current, needed) {
                 assert!(target >= needed && target >= current, "{policy:?}");
                 assert!(target == current || target <= policy.max(), "{policy:?}");
@@ -776,19 +776,19 @@ fn growth_arithmetic_at_the_edges_never_panics() {
         }
         let mut plan = Plan::new();
         for _ in 0..rng.below(4) {
-            let len = extreme(&mut rng) as usize;
+            let len = extreme(&mut rng);
             match rng.below(3) {
                 0 => {
                     let _key = plan.array::<float4>(len);
                 }
                 1 => {
-                    let _key = plan.pitched::<u16>(len, extreme(&mut rng) as usize);
+                    let _key = plan.pitched::<u16>(len, extreme(&mut rng));
                 }
                 _ => {
                     let _key = plan.soa::<Body>(len);
                 }
             }
         }
-        let _ = plan.bytes_needed(extreme(&mut rng) as usize, extreme(&mut rng) as usize);
+        let _ = plan.bytes_needed(extreme(&mut rng), extreme(&mut rng));
     }
 }

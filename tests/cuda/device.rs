@@ -3,6 +3,7 @@
 //! view, copies and their errors.
 
 use crate::support::GrowingArena;
+use gpu_aligned::align::offset_of;
 use gpu_aligned::alloc::AllocError;
 use gpu_aligned::arena::ArenaOptions;
 use gpu_aligned::arena::{Arena, ArenaError, Plan};
@@ -368,15 +369,17 @@ fn a_launch_over_the_largest_array_that_fits() {
     let stream = stream();
     let module = module(&stream, FILL_INDEX);
     let kernel = module.load_function("fill_index").unwrap();
-    let capacity = 256u64 << 20;
-    let mut arena = Arena::device(&stream, capacity as usize).unwrap();
+    let capacity = 256usize << 20;
+    let mut arena = Arena::device(&stream, capacity).unwrap();
     // Pins an exact layout: no red zones even under compute-sanitizer.
     arena.set_red_zones(false);
     let head = arena.alloc::<u8>(1000).unwrap();
     let align = arena.align_for::<u32>();
-    let largest = arena.allocator().largest_allocatable(align as u64).unwrap() / 4;
+    let largest = arena.allocator().largest_allocatable(align).unwrap() / 4;
     assert!(largest * 4 > capacity - 2048, "{largest}");
-    let mut big = arena.alloc::<u32>(largest as usize).unwrap();
+    let mut big = arena.alloc::<u32>(largest).unwrap();
+    // The kernel's `unsigned long long n`.
+    let n = offset_of(largest);
     match arena.alloc::<u32>(1) {
         Err(ArenaError::Alloc(AllocError::OutOfMemory { .. })) => {}
         other => panic!("a full arena allocated: {other:?}"),
@@ -384,7 +387,7 @@ fn a_launch_over_the_largest_array_that_fits() {
     {
         let mut view = arena.view_mut(&mut big).unwrap();
         let mut launch = stream.launch_builder(&kernel);
-        launch.arg(&mut view).arg(&largest);
+        launch.arg(&mut view).arg(&n);
         let cfg = LaunchConfig {
             grid_dim: (132 * 8, 1, 1),
             block_dim: (256, 1, 1),
@@ -394,7 +397,7 @@ fn a_launch_over_the_largest_array_that_fits() {
         unsafe { launch.launch(cfg) }.unwrap();
     }
     let back = arena.to_vec(&big).unwrap();
-    assert_eq!(back.len() as u64, largest);
+    assert_eq!(back.len(), largest);
     for (i, v) in back.iter().enumerate() {
         assert_eq!(
             *v,
@@ -403,7 +406,7 @@ fn a_launch_over_the_largest_array_that_fits() {
         );
     }
     // The array ends exactly at the buffer's end or inside it.
-    assert!(arena.offset(&big).unwrap() + big.size_bytes() as u64 <= capacity);
+    assert!(arena.offset(&big).unwrap() + offset_of(big.size_bytes()) <= offset_of(capacity));
     arena.free(big).unwrap();
     arena.free(head).unwrap();
 }
@@ -624,10 +627,10 @@ fn the_device_base_is_recorded_and_at_least_256_aligned() {
             backend.device_base()
         );
         assert_eq!(
-            backend.device_base() % gpu_aligned::align::offset_of(backend.base_alignment()),
+            backend.device_base() % offset_of(backend.base_alignment()),
             0
         );
-        assert_eq!(arena.stats().capacity, len as u64);
+        assert_eq!(arena.stats().capacity, len);
     }
     assert!(matches!(
         Arena::device(&stream, 0),

@@ -23,6 +23,11 @@ impl Rng {
         self.next_u64() % bound
     }
 
+    /// A size, an index or an exponent in `0..bound` (`bound > 0`).
+    pub fn pick(&mut self, bound: usize) -> usize {
+        (self.next_u64() % bound as u64) as usize
+    }
+
     pub fn u32(&mut self) -> u32 {
         (self.next_u64() >> 32) as u32
     }

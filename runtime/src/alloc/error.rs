@@ -15,35 +15,35 @@ pub enum AllocError {
     /// The alignment is not a power of two (zero included).
     AlignNotPowerOfTwo {
         /// The alignment asked for.
-        align: u64,
+        align: usize,
     },
     /// The size exceeds the allocator's capacity, so no amount of freeing
     /// could make it fit.
     SizeExceedsCapacity {
         /// The size asked for, in bytes.
-        size: u64,
+        size: usize,
         /// The allocator's capacity in bytes.
-        capacity: u64,
+        capacity: usize,
     },
-    /// Computing the size in bytes overflowed `u64` (an element count times
+    /// Computing the size in bytes overflowed `usize` (an element count times
     /// an element size, a pitch times a height, or a size rounded up to an
     /// alignment).
     SizeOverflow,
     /// The search found no free block holding `size` bytes at `align`.
     OutOfMemory {
         /// The size asked for, in bytes.
-        size: u64,
+        size: usize,
         /// The alignment asked for.
-        align: u64,
+        align: usize,
         /// Bytes free in total, scattered over all free blocks.
-        free: u64,
+        free: usize,
         /// The largest size that fits at this alignment among the free blocks
         /// the bounded search looked at, largest first: exact while there are
         /// at most [`SEARCH_LIMIT`](super::SEARCH_LIMIT) free blocks, a lower
         /// bound beyond
         /// ([`largest_allocatable`](super::Allocator::largest_allocatable)
         /// is always exact).
-        largest_fit: u64,
+        largest_fit: usize,
     },
     /// The table of blocks cannot grow: either it already holds 2^31 - 1
     /// slots (64 GiB of 32-byte block records) or the host allocator refused
@@ -59,9 +59,9 @@ pub enum AllocError {
     /// that are not free.
     CannotResize {
         /// The allocator's capacity in bytes.
-        capacity: u64,
+        capacity: usize,
         /// The capacity asked for.
-        new_capacity: u64,
+        new_capacity: usize,
     },
 }
 
@@ -76,7 +76,7 @@ impl fmt::Display for AllocError {
                 f,
                 "{size} bytes exceed the allocator's capacity of {capacity} bytes"
             ),
-            AllocError::SizeOverflow => f.write_str("the size in bytes overflows u64"),
+            AllocError::SizeOverflow => f.write_str("the size in bytes overflows usize"),
             AllocError::OutOfMemory {
                 size,
                 align,

@@ -20,6 +20,12 @@
 //! alignment, since the bytes after an array up to the next aligned start
 //! could never hold another of its arrays anyway).
 //!
+//! Sizes, counts and alignments are `usize`, like every length in the
+//! crate; offsets ([`Allocation::offset`], [`Allocation::end`]) are `u64`,
+//! offsets into a buffer that may live on the device.
+//! [`crate::align::offset_of`] and [`crate::align::bytes_of`] convert. The
+//! blocks themselves are kept in `u64`s, converted at this surface.
+//!
 //! The buffer can [`grow`](Allocator::grow) in place (every offset handed out
 //! stays valid) and [`shrink`](Allocator::shrink) by its free tail, for
 //! arenas over memory that is mapped on demand.
@@ -66,6 +72,8 @@ use alloc_crate::vec::Vec;
 use core::fmt;
 use core::sync::atomic::{AtomicU64, Ordering};
 
+use crate::align::{bytes_of, offset_of};
+
 use bins::{Bitmaps, BIN_COUNT, SECOND_LEVEL_COUNT};
 
 /// The most free blocks each of the two walks of [`Allocator::alloc`] looks
@@ -106,7 +114,7 @@ pub const SEARCH_LIMIT: usize = 64;
 /// allocator.free(a)?;
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
-pub const DEFAULT_GRANULARITY: u64 = 16;
+pub const DEFAULT_GRANULARITY: usize = 16;
 
 /// "No block" in the intrusive links and list heads. Slot indices stay
 /// below it, which leaves the top bit of [`Block::next_phys`] free for
@@ -313,8 +321,8 @@ impl Allocation {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     #[inline]
-    pub fn size(&self) -> u64 {
-        self.size
+    pub fn size(&self) -> usize {
+        bytes(self.size)
     }
 
     /// Byte offset one past the last byte.
@@ -365,7 +373,7 @@ pub struct Allocator {
     used: u64,
     /// Bytes requested by the live allocations.
     requested: u64,
-    allocations: u64,
+    allocations: usize,
 }
 
 impl fmt::Debug for Allocator {
@@ -379,6 +387,14 @@ impl fmt::Debug for Allocator {
             .field("free_blocks", &self.free_blocks())
             .finish_non_exhaustive()
     }
+}
+
+/// A byte count the allocator keeps as a `u64`, at its public surface: every
+/// one is at most the capacity, which came in as a `usize`, so this never
+/// saturates; on 64-bit targets it compiles to nothing.
+#[inline(always)]
+fn bytes(count: u64) -> usize {
+    bytes_of(count).unwrap_or(usize::MAX)
 }
 
 /// `offset` rounded up to a multiple of `align` (a power of two), or `None`
@@ -408,8 +424,12 @@ impl Allocator {
     /// assert_eq!(b.offset() - a.offset(), 16);
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
-    pub fn new(capacity: u64) -> Allocator {
-        Allocator::build(capacity, DEFAULT_GRANULARITY, next_allocator_id())
+    pub fn new(capacity: usize) -> Allocator {
+        Allocator::build(
+            offset_of(capacity),
+            offset_of(DEFAULT_GRANULARITY),
+            next_allocator_id(),
+        )
     }
 
     /// An allocator whose blocks all start on multiples of `granularity`:
@@ -433,22 +453,30 @@ impl Allocator {
     ///
     /// [`AllocError::AlignNotPowerOfTwo`] unless `granularity` is a power of
     /// two.
-    pub fn with_granularity(capacity: u64, granularity: u64) -> Result<Allocator, AllocError> {
+    pub fn with_granularity(capacity: usize, granularity: usize) -> Result<Allocator, AllocError> {
         if !granularity.is_power_of_two() {
             return Err(AllocError::AlignNotPowerOfTwo { align: granularity });
         }
-        Ok(Allocator::build(capacity, granularity, next_allocator_id()))
+        Ok(Allocator::build(
+            offset_of(capacity),
+            offset_of(granularity),
+            next_allocator_id(),
+        ))
     }
 
     /// An allocator whose handles never leave the function that made it
     /// (sizing a plan by placing it): it takes no id from the process-wide
     /// counter, so making any number of them cannot use the ids up. Its id,
     /// [`SCRATCH`], is one no other allocator has.
-    pub(crate) fn scratch(capacity: u64, granularity: u64) -> Result<Allocator, AllocError> {
+    pub(crate) fn scratch(capacity: usize, granularity: usize) -> Result<Allocator, AllocError> {
         if !granularity.is_power_of_two() {
             return Err(AllocError::AlignNotPowerOfTwo { align: granularity });
         }
-        Ok(Allocator::build(capacity, granularity, SCRATCH))
+        Ok(Allocator::build(
+            offset_of(capacity),
+            offset_of(granularity),
+            SCRATCH,
+        ))
     }
 
     fn build(capacity: u64, granularity: u64, id: u32) -> Allocator {
@@ -478,8 +506,8 @@ impl Allocator {
     /// assert_eq!(allocator.capacity(), 4096);
     /// ```
     #[inline]
-    pub fn capacity(&self) -> u64 {
-        self.capacity
+    pub fn capacity(&self) -> usize {
+        bytes(self.capacity)
     }
 
     /// The granularity every block start is a multiple of
@@ -492,8 +520,8 @@ impl Allocator {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     #[inline]
-    pub fn granularity(&self) -> u64 {
-        self.granularity
+    pub fn granularity(&self) -> usize {
+        bytes(self.granularity)
     }
 
     /// Frees every allocation at once. Handles made before the reset become
@@ -566,12 +594,14 @@ impl Allocator {
     /// [`AllocError::CannotResize`] when `new_capacity` is below the
     /// capacity; [`AllocError::TooManyBlocks`] when the block table cannot
     /// take the new free block. The allocator is unchanged on error.
-    pub fn grow(&mut self, new_capacity: u64) -> Result<(), AllocError> {
+    pub fn grow(&mut self, new_capacity: usize) -> Result<(), AllocError> {
+        let refused = AllocError::CannotResize {
+            capacity: bytes(self.capacity),
+            new_capacity,
+        };
+        let new_capacity = offset_of(new_capacity);
         if new_capacity < self.capacity {
-            return Err(AllocError::CannotResize {
-                capacity: self.capacity,
-                new_capacity,
-            });
+            return Err(refused);
         }
         if new_capacity == self.capacity {
             return Ok(());
@@ -629,12 +659,13 @@ impl Allocator {
     /// [`AllocError::CannotResize`] when `new_capacity` exceeds the capacity
     /// or would cut into bytes that are not free. The allocator is unchanged
     /// on error.
-    pub fn shrink(&mut self, new_capacity: u64) -> Result<(), AllocError> {
+    pub fn shrink(&mut self, new_capacity: usize) -> Result<(), AllocError> {
         let refused = AllocError::CannotResize {
-            capacity: self.capacity,
+            capacity: bytes(self.capacity),
             new_capacity,
         };
-        if new_capacity > self.capacity || self.capacity - new_capacity > self.free_tail() {
+        let new_capacity = offset_of(new_capacity);
+        if new_capacity > self.capacity || self.capacity - new_capacity > self.free_tail_bytes() {
             return Err(refused);
         }
         if new_capacity == self.capacity {
@@ -670,7 +701,11 @@ impl Allocator {
     /// assert_eq!(allocator.free_tail(), 96);
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
-    pub fn free_tail(&self) -> u64 {
+    pub fn free_tail(&self) -> usize {
+        bytes(self.free_tail_bytes())
+    }
+
+    fn free_tail_bytes(&self) -> u64 {
         match self.last_block() {
             Some(last) if self.blocks[last as usize].is_free() => self.blocks[last as usize].size,
             _ => 0,
@@ -727,7 +762,13 @@ impl Allocator {
     /// ([`largest_allocatable`](Allocator::largest_allocatable) walks
     /// everything).
     #[inline(always)]
-    pub fn alloc(&mut self, size: u64, align: u64) -> Result<Allocation, AllocError> {
+    pub fn alloc(&mut self, size: usize, align: usize) -> Result<Allocation, AllocError> {
+        self.alloc_bytes(offset_of(size), offset_of(align))
+    }
+
+    /// [`alloc`](Allocator::alloc) in the `u64`s the blocks are kept in.
+    #[inline(always)]
+    fn alloc_bytes(&mut self, size: u64, align: u64) -> Result<Allocation, AllocError> {
         // One test for everything the common path does not handle: a request
         // that can never succeed, the end of the stamps, or too few spare
         // slots for a split.
@@ -774,12 +815,14 @@ impl Allocator {
             return Err(AllocError::ZeroSize);
         }
         if !align.is_power_of_two() {
-            return Err(AllocError::AlignNotPowerOfTwo { align });
+            return Err(AllocError::AlignNotPowerOfTwo {
+                align: bytes(align),
+            });
         }
         if size > self.capacity {
             return Err(AllocError::SizeExceedsCapacity {
-                size,
-                capacity: self.capacity,
+                size: bytes(size),
+                capacity: bytes(self.capacity),
             });
         }
         if self.next_stamp == u64::MAX {
@@ -956,7 +999,7 @@ impl Allocator {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     #[inline]
-    pub fn live_count(&self) -> u64 {
+    pub fn live_count(&self) -> usize {
         self.allocations
     }
 
@@ -975,17 +1018,17 @@ impl Allocator {
     /// assert_eq!(allocator.live().collect::<Vec<_>>(), [(0, 100)]);
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
-    pub fn live(&self) -> impl Iterator<Item = (u64, u64)> + '_ {
+    pub fn live(&self) -> impl Iterator<Item = (u64, usize)> + '_ {
         self.blocks
             .iter()
             .filter(|block| block.is_used())
-            .map(|block| (block.offset, block.size))
+            .map(|block| (block.offset, bytes(block.size)))
     }
 
     /// Every slot holds a used block, a free block or nothing (vacant), so
     /// the free blocks need no counter of their own.
-    fn free_blocks(&self) -> u64 {
-        self.blocks.len() as u64 - u64::from(self.vacant_count) - self.allocations
+    fn free_blocks(&self) -> usize {
+        self.blocks.len() - self.vacant_count as usize - self.allocations
     }
 
     /// A snapshot of the counters; see [`Stats`].
@@ -1000,14 +1043,14 @@ impl Allocator {
     /// ```
     pub fn stats(&self) -> Stats {
         Stats {
-            capacity: self.capacity,
-            used: self.used,
-            requested: self.requested,
-            free: self.capacity - self.used,
+            capacity: bytes(self.capacity),
+            used: bytes(self.used),
+            requested: bytes(self.requested),
+            free: bytes(self.capacity - self.used),
             allocations: self.allocations,
             free_blocks: self.free_blocks(),
-            largest_free_block: self.largest_free_block(),
-            alignment_waste: self.used - self.requested,
+            largest_free_block: bytes(self.largest_free_block()),
+            alignment_waste: bytes(self.used - self.requested),
         }
     }
 
@@ -1027,18 +1070,19 @@ impl Allocator {
     /// # Errors
     ///
     /// [`AllocError::AlignNotPowerOfTwo`] for a bad alignment.
-    pub fn largest_allocatable(&self, align: u64) -> Result<u64, AllocError> {
+    pub fn largest_allocatable(&self, align: usize) -> Result<usize, AllocError> {
         if !align.is_power_of_two() {
             return Err(AllocError::AlignNotPowerOfTwo { align });
         }
-        let align = align.max(self.granularity);
-        Ok(self
-            .blocks
-            .iter()
-            .filter(|block| block.is_free())
-            .map(|block| Self::fit_in(block, align))
-            .max()
-            .unwrap_or(0))
+        let align = offset_of(align).max(self.granularity);
+        Ok(bytes(
+            self.blocks
+                .iter()
+                .filter(|block| block.is_free())
+                .map(|block| Self::fit_in(block, align))
+                .max()
+                .unwrap_or(0),
+        ))
     }
 
     /// How many bytes at `align` fit in `block`.
@@ -1128,10 +1172,10 @@ impl Allocator {
         match self.largest_fit_bounded(size, block_align) {
             Ok(found) => Ok(found),
             Err(largest_fit) => Err(AllocError::OutOfMemory {
-                size,
-                align,
-                free: self.capacity - self.used,
-                largest_fit,
+                size: bytes(size),
+                align: bytes(align),
+                free: bytes(self.capacity - self.used),
+                largest_fit: bytes(largest_fit),
             }),
         }
     }
@@ -1380,7 +1424,8 @@ impl Allocator {
 
         // Physical order: contiguous, in bounds, merged.
         let (mut cursor, mut offset, mut walked) = (first, 0u64, 0u64);
-        let (mut used, mut requested, mut allocations, mut free_blocks) = (0u64, 0u64, 0u64, 0u64);
+        let (mut used, mut requested) = (0u64, 0u64);
+        let (mut allocations, mut free_blocks) = (0usize, 0usize);
         let mut previous_free = false;
         let mut previous = NONE;
         while cursor != NONE {
@@ -1451,11 +1496,19 @@ impl Allocator {
         expect("blocks reachable in physical order", occupied, walked)?;
         expect("used bytes", used, self.used)?;
         expect("requested bytes", requested, self.requested)?;
-        expect("allocations", allocations, self.allocations)?;
-        expect("free blocks", free_blocks, self.free_blocks())?;
+        expect(
+            "allocations",
+            offset_of(allocations),
+            offset_of(self.allocations),
+        )?;
+        expect(
+            "free blocks",
+            offset_of(free_blocks),
+            offset_of(self.free_blocks()),
+        )?;
 
         // Free lists: right class, consistent links, bitmaps agree.
-        let mut listed = 0u64;
+        let mut listed = 0usize;
         expect(
             "first-level bits matching non-empty rows (1 = yes)",
             1,
@@ -1511,7 +1564,11 @@ impl Allocator {
                 }
             }
         }
-        expect("blocks on free lists", free_blocks, listed)?;
+        expect(
+            "blocks on free lists",
+            offset_of(free_blocks),
+            offset_of(listed),
+        )?;
 
         let (mut cursor, mut vacant) = (self.vacant, 0u64);
         while cursor != NONE {

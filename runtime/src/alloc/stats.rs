@@ -2,34 +2,35 @@
 //! every test checks after every step.
 
 use super::InvariantError;
+use crate::align::offset_of;
 
 /// A snapshot of an [`Allocator`](super::Allocator)'s counters.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct Stats {
     /// The size of the managed buffer in bytes.
-    pub capacity: u64,
+    pub capacity: usize,
     /// Bytes in live allocations' blocks: the sizes requested, each rounded
     /// up to the allocator's granularity
     /// ([`DEFAULT_GRANULARITY`](super::DEFAULT_GRANULARITY) by default; 1
     /// gives exactly the sizes requested).
-    pub used: u64,
+    pub used: usize,
     /// Bytes the live allocations asked for; `used - requested` is what
     /// rounding to the granularity costs.
-    pub requested: u64,
+    pub requested: usize,
     /// Bytes in free blocks.
-    pub free: u64,
+    pub free: usize,
     /// Number of live allocations.
-    pub allocations: u64,
+    pub allocations: usize,
     /// Number of free blocks (1 when everything is free).
-    pub free_blocks: u64,
+    pub free_blocks: usize,
     /// Size of the largest free block.
-    pub largest_free_block: u64,
+    pub largest_free_block: usize,
     /// Bytes that rounding cost: the part of the live allocations' blocks
     /// beyond the sizes requested (`used - requested`), from rounding each
     /// request up to the granularity. The bytes skipped to reach an aligned
     /// start are not counted here: they stay free blocks of their own.
-    pub alignment_waste: u64,
+    pub alignment_waste: usize,
 }
 
 impl Stats {
@@ -54,16 +55,16 @@ impl Stats {
         if in_blocks != Some(self.used) {
             return Err(InvariantError {
                 what: "requested + alignment waste bytes (must equal the used bytes)",
-                expected: self.used,
-                found: in_blocks.unwrap_or(u64::MAX),
+                expected: offset_of(self.used),
+                found: in_blocks.map_or(u64::MAX, offset_of),
             });
         }
         let accounted = self.used.checked_add(self.free);
         if accounted != Some(self.capacity) {
             return Err(InvariantError {
                 what: "used + free bytes (must equal the capacity)",
-                expected: self.capacity,
-                found: accounted.unwrap_or(u64::MAX),
+                expected: offset_of(self.capacity),
+                found: accounted.map_or(u64::MAX, offset_of),
             });
         }
         Ok(())

@@ -61,7 +61,7 @@ impl SyncAllocator {
     /// let shared = gpu_aligned::alloc::SyncAllocator::new(4096);
     /// assert_eq!(shared.stats().capacity, 4096);
     /// ```
-    pub fn new(capacity: u64) -> SyncAllocator {
+    pub fn new(capacity: usize) -> SyncAllocator {
         SyncAllocator::from(Allocator::new(capacity))
     }
 
@@ -97,7 +97,7 @@ impl SyncAllocator {
     /// # Errors
     ///
     /// As [`Allocator::alloc`].
-    pub fn alloc(&self, size: u64, align: u64) -> Result<Allocation, AllocError> {
+    pub fn alloc(&self, size: usize, align: usize) -> Result<Allocation, AllocError> {
         self.lock().alloc(size, align)
     }
 

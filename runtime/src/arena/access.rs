@@ -39,7 +39,7 @@ impl<B: Backend> Arena<B> {
         }
         let size = size_of::<T>();
         match slice.len.checked_mul(size) {
-            Some(bytes) if offset_of(bytes) <= allocation.size() => {}
+            Some(bytes) if bytes <= allocation.size() => {}
             _ => return Err(ArenaError::OutsideBuffer),
         }
         // Both below the allocation's size (checked just above).

@@ -7,7 +7,7 @@
 use core::fmt;
 
 use super::{Arena, ArenaError, ArenaResult};
-use crate::align::{bytes_of, offset_of, round_up};
+use crate::align::round_up;
 use crate::alloc::AllocError;
 use crate::backend::Backend;
 
@@ -320,29 +320,27 @@ impl<B: Backend> Arena<B> {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn capacity(&self) -> usize {
-        // The buffer's length, which this host addresses.
-        bytes_of(self.allocator.capacity()).unwrap_or(usize::MAX)
+        self.allocator.capacity()
     }
 
     /// Grows the buffer, then the allocator, in place, so that a block of
     /// `bytes` at `align` fits after the last block in use. Returns whether
     /// anything grew.
-    pub(super) fn grow_for(&mut self, bytes: u64, align: u64) -> ArenaResult<bool, B> {
+    pub(super) fn grow_for(&mut self, bytes: usize, align: usize) -> ArenaResult<bool, B> {
         if !self.growth.grows() {
             return Ok(false);
         }
         let capacity = self.allocator.capacity();
         let tail_start = capacity - self.allocator.free_tail();
         let needed = round_up(tail_start, align)
-            .zip(round_up(bytes, offset_of(self.min_align)))
+            .zip(round_up(bytes, self.min_align))
             .and_then(|(start, size)| start.checked_add(size))
             .ok_or(AllocError::SizeOverflow)?;
-        // Lengths of a buffer this host addresses.
         let target = self
             .growth
-            .grow_to(self.capacity(), bytes_of(needed).unwrap_or(usize::MAX))
+            .grow_to(capacity, needed)
             .map_err(ArenaError::Growth)?;
-        let grown = offset_of(self.backend.grow(target).map_err(ArenaError::Backend)?);
+        let grown = self.backend.grow(target).map_err(ArenaError::Backend)?;
         if grown <= capacity {
             return Ok(false);
         }
@@ -382,24 +380,22 @@ impl<B: Backend> Arena<B> {
         self.drain_pending()?;
         let capacity = self.allocator.capacity();
         let in_use = capacity - self.allocator.free_tail();
-        let keep = round_up(in_use, offset_of(self.growth.chunk()))
+        let keep = round_up(in_use, self.growth.chunk())
             .unwrap_or(capacity)
-            .max(offset_of(self.growth.initial()))
+            .max(self.growth.initial())
             .min(capacity);
         if keep >= capacity {
             return Ok(0);
         }
         self.allocator.shrink(keep)?;
-        // Below the capacity, a `usize`.
-        let trimmed = self.backend.trim(bytes_of(keep).unwrap_or(usize::MAX));
+        let trimmed = self.backend.trim(keep);
         // What the backend still holds (all of it, on an error before any
         // memory went back) stays the allocator's.
-        let held = offset_of(self.backend.len()).clamp(keep, capacity);
+        let held = self.backend.len().clamp(keep, capacity);
         self.allocator.grow(held)?;
         // Sanitizer hook: the chunks given back stop being heaps.
         self.regions_trimmed(held);
         trimmed.map_err(ArenaError::Backend)?;
-        // Bytes of a buffer this host addresses.
-        Ok(bytes_of(capacity - held).unwrap_or(usize::MAX))
+        Ok(capacity - held)
     }
 }

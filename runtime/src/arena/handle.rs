@@ -10,7 +10,6 @@ use core::fmt;
 use core::marker::PhantomData;
 
 use super::returns::ReturnsRef;
-use crate::align::bytes_of;
 use crate::alloc::Allocation;
 use crate::backend::{Backend, HostBuffer, Span};
 
@@ -32,16 +31,13 @@ pub struct Place<B: Backend> {
 impl<B: Backend> Place<B> {
     pub(super) fn new(
         allocation: Allocation,
-        bytes: u64,
+        bytes: usize,
         element: &'static str,
         returns: ReturnsRef<B>,
     ) -> Self {
         Place {
             allocation,
-            // The allocator counts in offsets; an array's bytes came from
-            // a `usize` byte count, so they fit (a value that did not would
-            // lie outside every buffer and be refused as such).
-            bytes: bytes_of(bytes).unwrap_or(usize::MAX),
+            bytes,
             tracking: B::Tracking::default(),
             element,
             returns: Some(returns),

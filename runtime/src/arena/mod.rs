@@ -250,7 +250,7 @@ impl<B: Backend> Arena<B> {
     /// ```
     pub fn live(&self) -> usize {
         // Every queued or pending array is one the allocator still counts.
-        let count = self.allocator.live_count() as usize;
+        let count = self.allocator.live_count();
         count.saturating_sub(self.pending_frees())
     }
 
@@ -268,9 +268,9 @@ impl<B: Backend> Arena<B> {
     /// # drop(other);
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
-    pub fn leaks(&self) -> Vec<(u64, u64)> {
+    pub fn leaks(&self) -> Vec<(u64, usize)> {
         let queued = self.queued_offsets();
-        let mut leaks: Vec<(u64, u64)> = self
+        let mut leaks: Vec<(u64, usize)> = self
             .allocator
             .live()
             .filter(|(offset, _)| {

@@ -157,8 +157,7 @@ impl ArenaOptions {
     fn build<B: Backend>(self, backend: B, growth: GrowthPolicy) -> ArenaResult<Arena<B>, B> {
         self.check_alignments()?;
         let base = backend.base_address();
-        let min_align = offset_of(self.min_align);
-        if base % min_align != 0 {
+        if base % offset_of(self.min_align) != 0 {
             return Err(ArenaError::MisalignedBase {
                 base,
                 align: self.min_align,
@@ -168,7 +167,7 @@ impl ArenaOptions {
         // one array up to the next multiple could never start another: the
         // allocator rounds blocks up to it instead of keeping those slivers
         // in its free lists.
-        let allocator = Allocator::with_granularity(offset_of(backend.len()), min_align)?;
+        let allocator = Allocator::with_granularity(backend.len(), self.min_align)?;
         let base_align = match base {
             0 => 1 << 63,
             _ => 1 << base.trailing_zeros(),

@@ -212,7 +212,7 @@ impl Footprint {
     /// The reservation of `len` elements of `T` laid out so.
     pub(super) fn request<T>(&self, shape: RegionShape) -> Request {
         Request {
-            bytes: offset_of(self.bytes),
+            bytes: self.bytes,
             align: self.align,
             array: ArrayInfo::of::<T>(shape),
         }
@@ -363,7 +363,7 @@ impl<B: Backend> Arena<B> {
             && array
                 .height
                 .checked_mul(array.pitch)
-                .is_some_and(|bytes| offset_of(bytes) <= allocation.size());
+                .is_some_and(|bytes| bytes <= allocation.size());
         if !fits {
             return Err(ArenaError::OutsideBuffer);
         }

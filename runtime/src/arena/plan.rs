@@ -299,9 +299,7 @@ impl Plan {
     pub fn bytes_needed(&self, min_align: usize, pitch_align: usize) -> Result<usize, AllocError> {
         for align in [min_align, pitch_align] {
             if !align.is_power_of_two() {
-                return Err(AllocError::AlignNotPowerOfTwo {
-                    align: offset_of(align),
-                });
+                return Err(AllocError::AlignNotPowerOfTwo { align });
             }
         }
         let mut footprints = Vec::with_capacity(self.entries.len());
@@ -350,10 +348,10 @@ fn place(
     capacity: usize,
     min_align: usize,
 ) -> Result<Option<usize>, AllocError> {
-    let mut allocator = Allocator::scratch(offset_of(capacity), offset_of(min_align))?;
+    let mut allocator = Allocator::scratch(capacity, min_align)?;
     let mut end = 0;
     for footprint in footprints {
-        match allocator.alloc(offset_of(footprint.bytes), offset_of(footprint.align)) {
+        match allocator.alloc(footprint.bytes, footprint.align) {
             // Inside `capacity`, a `usize`.
             Ok(allocation) => end = end.max(bytes_of(allocation.end()).unwrap_or(usize::MAX)),
             Err(AllocError::OutOfMemory { .. }) => return Ok(None),
@@ -647,7 +645,7 @@ impl<B: Backend> Arena<B> {
                 },
             };
             let request = super::reserve::Request {
-                bytes: offset_of(bytes),
+                bytes,
                 align,
                 array: ArrayInfo {
                     element: entry.element.name,

@@ -3,7 +3,7 @@
 //! is made.
 
 use super::{Arena, ArenaArray, ArenaResult};
-use crate::align::{bytes_of, offset_of};
+use crate::align::offset_of;
 use crate::alloc::{AllocError, Allocation, FreeError};
 use crate::backend::Backend;
 use crate::sanitizer::{ArrayInfo, RegionMap};
@@ -91,8 +91,8 @@ impl<B: Backend> Arena<B> {
     #[inline(never)]
     pub(super) fn allocate_watched(
         &mut self,
-        bytes: u64,
-        align: u64,
+        bytes: usize,
+        align: usize,
         array: ArrayInfo,
     ) -> ArenaResult<Allocation, B> {
         let red_zone = self.regions.red_zone(array.stride(), self.min_align);
@@ -101,17 +101,16 @@ impl<B: Backend> Arena<B> {
             // A red zone alone is no array.
             _ if bytes == 0 => return Err(AllocError::ZeroSize.into()),
             _ => bytes
-                .checked_add(offset_of(red_zone))
+                .checked_add(red_zone)
                 .ok_or(AllocError::SizeOverflow)?,
         };
         let allocation = self.allocate(padded, align)?;
         self.backend.enter_for_tools();
-        let (base, capacity) = (self.backend.base_address(), self.allocator.capacity());
+        let base = self.backend.base_address();
+        // The buffer's end, as an offset.
+        let end = offset_of(self.allocator.capacity());
         let offset = allocation.offset();
-        // The allocator just placed `bytes`, so they fit this host.
-        let bytes = bytes_of(bytes).unwrap_or(usize::MAX);
-        self.regions
-            .reserved(base, capacity, offset, bytes, red_zone);
+        self.regions.reserved(base, end, offset, bytes, red_zone);
         self.regions.named(base, offset, array.element, array.shape);
         Ok(allocation)
     }
@@ -147,9 +146,9 @@ impl<B: Backend> Arena<B> {
     }
 
     /// The buffer was trimmed to `capacity`.
-    pub(super) fn regions_trimmed(&mut self, capacity: u64) {
+    pub(super) fn regions_trimmed(&mut self, capacity: usize) {
         self.backend.enter_for_tools();
         let base = self.backend.base_address();
-        self.regions.trimmed(base, capacity);
+        self.regions.trimmed(base, offset_of(capacity));
     }
 }

@@ -36,7 +36,7 @@ pub(super) const RETURN_BATCH: usize = 8;
 /// for whatever watches arrays come and go, its element type.
 #[derive(Clone, Copy, Debug)]
 pub(super) struct Request {
-    pub(super) bytes: u64,
+    pub(super) bytes: usize,
     pub(super) align: usize,
     /// The element type and shape: the array's name for the tools that
     /// watch kernels (see `crate::sanitizer`), and its red zone's size.
@@ -46,8 +46,8 @@ pub(super) struct Request {
 impl Request {
     /// A flat array of `len` elements of `T` at `align`.
     pub(super) fn array<T>(len: usize, align: usize) -> Result<Request, AllocError> {
-        let bytes = offset_of(len)
-            .checked_mul(offset_of(size_of::<T>()))
+        let bytes = len
+            .checked_mul(size_of::<T>())
             .ok_or(AllocError::SizeOverflow)?;
         Ok(Request {
             bytes,
@@ -79,7 +79,6 @@ impl<B: Backend> Arena<B> {
                 align,
             });
         }
-        let align = offset_of(align);
         if self.returns.queued() >= RETURN_BATCH {
             self.take_returns();
         }
@@ -107,7 +106,7 @@ impl<B: Backend> Arena<B> {
 
     /// The allocator's block for `bytes` at `align`, growing the arena or
     /// waiting for pending frees when nothing fits.
-    pub(super) fn allocate(&mut self, bytes: u64, align: u64) -> ArenaResult<Allocation, B> {
+    pub(super) fn allocate(&mut self, bytes: usize, align: usize) -> ArenaResult<Allocation, B> {
         let refused = match self.allocator.alloc(bytes, align) {
             Err(
                 error @ (AllocError::OutOfMemory { .. } | AllocError::SizeExceedsCapacity { .. }),

@@ -25,6 +25,7 @@
 
 use alloc_crate::vec::Vec;
 
+use crate::align::offset_of;
 use crate::alloc::Allocation;
 
 /// How many sizes are kept at once (a power of two).
@@ -47,7 +48,7 @@ pub(super) struct Reuse {
 /// empty stack), most recently kept last.
 #[derive(Default)]
 struct Class {
-    bytes: u64,
+    bytes: usize,
     blocks: Vec<Allocation>,
 }
 
@@ -55,7 +56,8 @@ struct Class {
 /// which depend on every bit of the size (a single multiply does not spread
 /// powers of two: 4 KiB and 64 KiB shared a class).
 #[inline(always)]
-fn class_of(bytes: u64) -> usize {
+fn class_of(bytes: usize) -> usize {
+    let bytes = offset_of(bytes);
     let mut z = (bytes ^ (bytes >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
     z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
     (z ^ (z >> 31)) as usize % CLASSES
@@ -92,7 +94,7 @@ impl Reuse {
     /// `align`, the most recently kept first (none for an alignment that is
     /// not a power of two: the allocator says why).
     #[inline]
-    pub(super) fn take(&mut self, bytes: u64, align: u64) -> Option<Allocation> {
+    pub(super) fn take(&mut self, bytes: usize, align: usize) -> Option<Allocation> {
         // An arena whose arrays are freed by hand keeps nothing: no hash.
         if self.count == 0 {
             return None;
@@ -102,7 +104,7 @@ impl Reuse {
             Some(top)
                 if class.bytes == bytes
                     && align.is_power_of_two()
-                    && top.offset() & (align - 1) == 0 =>
+                    && top.offset() & (offset_of(align) - 1) == 0 =>
             {
                 self.count -= 1;
                 class.blocks.pop()
