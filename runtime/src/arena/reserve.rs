@@ -65,6 +65,7 @@ impl<B: Backend> Arena<B> {
     /// nothing fits, every dropped array and kept block comes back, then
     /// a growing arena grows, and only then are pending frees waited for. `align` is relative to the buffer's address, which is checked to
     /// be aligned as well.
+    #[inline]
     pub(super) fn reserve(&mut self, request: Request) -> ArenaResult<Place<B>, B> {
         let Request {
             bytes,
@@ -96,12 +97,7 @@ impl<B: Backend> Arena<B> {
                 None => self.allocate(bytes, align)?,
             }
         };
-        Ok(Place::new(
-            allocation,
-            bytes,
-            array.element,
-            self.returns.lend(),
-        ))
+        Ok(Place::new(allocation, bytes, self.returns.lend()))
     }
 
     /// The allocator's block for `bytes` at `align`, growing the arena or
@@ -175,21 +171,34 @@ impl<B: Backend> Arena<B> {
         let mut returned = core::mem::take(&mut self.returned);
         self.returns.take(&mut returned);
         let any = !returned.is_empty();
-        for (allocation, mut tracking) in returned.drain(..) {
+        for (allocation, tracking) in returned.drain(..) {
             if !self.backend.needs_retire(&tracking) {
                 self.keep(allocation);
-            } else if let Err(ArenaError::Backend(_)) = self.give_back(allocation, &mut tracking) {
-                self.returns.requeue((allocation, tracking));
+            } else {
+                self.retire_returned(allocation, tracking);
             }
         }
         self.returned = returned;
         any
     }
 
+    /// Gives back a dropped array that was used on the device (its bytes
+    /// wait for a fence), or puts it back on the list if the backend
+    /// failed to retire it. Out of line: arrays that need no fence, which
+    /// the loop above keeps, are the ones a fast allocate-and-drop loop
+    /// makes.
+    #[inline(never)]
+    fn retire_returned(&mut self, allocation: Allocation, mut tracking: B::Tracking) {
+        if let Err(ArenaError::Backend(_)) = self.give_back(allocation, &mut tracking) {
+            self.returns.requeue((allocation, tracking));
+        }
+    }
+
     /// Keeps the block of an array given back that nothing uses any more
     /// for the next array of its size, under a new stamp, or frees it. A
     /// stale block (dropped after a reset) is neither: the allocator refuses
     /// it, and it frees nothing.
+    #[inline]
     fn keep(&mut self, allocation: Allocation) {
         if self.regions.is_active() {
             // Watched arrays are registered one by one: the block goes back
@@ -223,7 +232,9 @@ impl<B: Backend> Arena<B> {
     }
 
     /// Keeps (or frees) the bytes of given-back arrays whose fences have
-    /// passed, oldest first, without waiting.
+    /// passed, oldest first, without waiting. Out of line, so that
+    /// [`reserve`](Arena::reserve) stays small enough to inline.
+    #[inline(never)]
     fn reclaim(&mut self) -> ArenaResult<(), B> {
         while let Some((_, fence)) = self.pending.front() {
             if !self
