@@ -65,11 +65,13 @@
 //! list dropped arrays wait on), `reuse` (the blocks of dropped arrays kept
 //! for the next array of their size), `reserve` (the one way bytes are
 //! reserved and the one way they come back), `access` (checked typed ranges and the
-//! verbs that move bytes), `options` (constructors), and one file each for
+//! verbs that move bytes), `options` (constructors), `chunks` (the memory a
+//! growing arena holds and gives back), and one file each for
 //! pitched arrays, plans, growth, host and device views, errors and the
 //! thread-safe arena.
 
 mod access;
+mod chunks;
 mod error;
 mod growth;
 mod handle;
@@ -146,6 +148,9 @@ pub struct Arena<B: Backend = HostBuffer> {
     reuse: Reuse,
     /// Whether and how far the buffer grows when an array does not fit.
     growth: GrowthPolicy,
+    /// The whole chunks of a growing arena's free space whose memory went
+    /// back.
+    chunks: chunks::Chunks,
 }
 
 impl<B: Backend> fmt::Debug for Arena<B> {

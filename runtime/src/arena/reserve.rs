@@ -103,7 +103,7 @@ impl<B: Backend> Arena<B> {
     /// The allocator's block for `bytes` at `align`, growing the arena or
     /// waiting for pending frees when nothing fits.
     pub(super) fn allocate(&mut self, bytes: usize, align: usize) -> ArenaResult<Allocation, B> {
-        let refused = match self.allocator.alloc(bytes, align) {
+        let refused = match self.place(bytes, align) {
             Err(
                 error @ (AllocError::OutOfMemory { .. } | AllocError::SizeExceedsCapacity { .. }),
             ) => ArenaError::Alloc(error),
@@ -113,14 +113,14 @@ impl<B: Backend> Arena<B> {
         // blocks kept for other sizes.
         let taken = self.take_returns();
         if self.free_kept() | taken {
-            if let Ok(allocation) = self.allocator.alloc(bytes, align) {
+            if let Ok(allocation) = self.place(bytes, align) {
                 return Ok(allocation);
             }
         }
         // Nothing fits. Growing waits for no stream, waiting for the pending
         // frees may, so a growing arena grows first.
         let refused = match self.grow_for(bytes, align) {
-            Ok(true) => return Ok(self.allocator.alloc(bytes, align)?),
+            Ok(true) => return Ok(self.place(bytes, align)?),
             Ok(false) => refused,
             Err(error) => error,
         };
@@ -128,7 +128,7 @@ impl<B: Backend> Arena<B> {
             return Err(refused);
         }
         self.drain_pending()?;
-        match self.allocator.alloc(bytes, align) {
+        match self.place(bytes, align) {
             Err(AllocError::OutOfMemory { .. }) => Err(refused),
             other => Ok(other?),
         }
@@ -220,7 +220,7 @@ impl<B: Backend> Arena<B> {
             None => allocation,
         };
         // Refused only for a stale block, which is nobody's.
-        let _ = allocator.free(unkept);
+        let _ = self.free_offsets(unkept);
     }
 
     /// Gives every kept block to the allocator. Returns whether any was.
