@@ -77,13 +77,6 @@ impl Chunks {
         self.is_on() && bytes as u64 >= self.chunk.saturating_mul(LARGE)
     }
 
-    fn is_released(&self, index: u64) -> bool {
-        let (word, bit) = (index / 64, index % 64);
-        self.released
-            .get(word as usize)
-            .is_some_and(|w| w & (1 << bit) != 0)
-    }
-
     fn set(&mut self, index: u64, released: bool) {
         let (word, bit) = ((index / 64) as usize, index % 64);
         if word >= self.released.len() {
@@ -107,6 +100,26 @@ impl Chunks {
     /// The chunks wholly inside `start .. end`.
     fn whole(&self, start: u64, end: u64) -> core::ops::Range<u64> {
         start.div_ceil(self.chunk)..end / self.chunk
+    }
+
+    /// The first chunk of `within` whose bit is `released`, a word of 64
+    /// chunks at a time.
+    fn next(&self, within: core::ops::Range<u64>, released: bool) -> Option<u64> {
+        let mut index = within.start;
+        while index < within.end {
+            let word = self
+                .released
+                .get((index / 64) as usize)
+                .copied()
+                .unwrap_or(0);
+            let bits = (if released { word } else { !word }) >> (index % 64);
+            if bits != 0 {
+                let found = index + u64::from(bits.trailing_zeros());
+                return (found < within.end).then_some(found);
+            }
+            index = (index / 64 + 1) * 64;
+        }
+        None
     }
 
     /// An allocation now covers `start .. end`: the chunks it touches hold
@@ -212,13 +225,15 @@ impl<B: Backend> Arena<B> {
     /// end` that still hold it, a run of chunks at a time.
     fn release_between(&mut self, start: u64, end: u64) {
         let chunk = self.chunks.chunk;
-        let mut whole = self.chunks.whole(start, end);
-        while let Some(first) = whole.find(|&index| !self.chunks.is_released(index)) {
-            let mut last = first;
-            while last + 1 < whole.end && !self.chunks.is_released(last + 1) {
-                last += 1;
-            }
-            whole = last + 1..whole.end;
+        let whole = self.chunks.whole(start, end);
+        let mut from = whole.start;
+        while let Some(first) = self.chunks.next(from..whole.end, false) {
+            let last = self
+                .chunks
+                .next(first..whole.end, true)
+                .unwrap_or(whole.end)
+                - 1;
+            from = last + 1;
             let len = bytes_of((last + 1 - first) * chunk).unwrap_or(usize::MAX);
             let span = Span {
                 offset: first * chunk,
@@ -234,5 +249,34 @@ impl<B: Backend> Arena<B> {
     /// The span was trimmed to `len` bytes.
     pub(super) fn chunks_trimmed(&mut self, len: usize) {
         self.chunks.truncate(len as u64);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn runs_of_released_chunks_are_found_across_words() {
+        let policy = GrowthPolicy::up_to(1 << 30).with_chunk(4096);
+        let mut chunks = Chunks::new(&policy, true);
+        for index in (3..70).chain(130..131) {
+            chunks.set(index, true);
+        }
+        assert_eq!(chunks.count, 68);
+        assert_eq!(chunks.next(0..200, true), Some(3));
+        assert_eq!(chunks.next(3..200, false), Some(70));
+        assert_eq!(chunks.next(70..200, true), Some(130));
+        assert_eq!(chunks.next(131..200, true), None);
+        assert_eq!(chunks.next(0..3, true), None);
+        assert_eq!(chunks.next(64..69, false), None);
+        // An allocation over chunks 60..=65 holds them again.
+        chunks.taken(60 * 4096, 65 * 4096 + 1);
+        assert_eq!(chunks.next(3..200, false), Some(60));
+        assert_eq!(chunks.next(60..200, true), Some(66));
+        chunks.truncate(100 * 4096);
+        assert_eq!((chunks.next(0..200, true), chunks.count), (Some(3), 57 + 4));
+        assert!(!Chunks::new(&policy, false).is_on());
+        assert!(!Chunks::new(&GrowthPolicy::fixed(), true).is_on());
     }
 }
