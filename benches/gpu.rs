@@ -629,4 +629,3 @@ fn allocation_speed(b: &mut Bench) -> Res<()> {
     arena.synchronize()?;
     Ok(())
 }
-

@@ -801,7 +801,12 @@ impl Allocator {
     /// [`alloc`](Allocator::alloc), or [`alloc_high`](Allocator::alloc_high)
     /// when `high`.
     #[inline(always)]
-    fn alloc_placed(&mut self, size: u64, align: u64, high: bool) -> Result<Allocation, AllocError> {
+    fn alloc_placed(
+        &mut self,
+        size: u64,
+        align: u64,
+        high: bool,
+    ) -> Result<Allocation, AllocError> {
         // One test for everything the common path does not handle: a request
         // that can never succeed, the end of the stamps, or too few spare
         // slots for a split.
@@ -826,7 +831,12 @@ impl Allocator {
 
     /// [`alloc`](Allocator::alloc) for a valid request with two spare slots.
     #[inline(always)]
-    fn alloc_checked(&mut self, size: u64, align: u64, high: bool) -> Result<Allocation, AllocError> {
+    fn alloc_checked(
+        &mut self,
+        size: u64,
+        align: u64,
+        high: bool,
+    ) -> Result<Allocation, AllocError> {
         // Starting on a granule boundary is what keeps every block on one.
         let block_align = align.max(self.granularity);
         let (slot, mut start, block) = match self.find_fast(size, block_align) {
