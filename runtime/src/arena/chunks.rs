@@ -151,8 +151,9 @@ impl<B: Backend> Arena<B> {
     /// less the whole chunks of free space it gave back. Equal to the
     /// capacity but for a growing arena over a backend that gives memory
     /// back while keeping the addresses (a host arena), which gives back the
-    /// whole chunks of every hole as it becomes free (see the
-    /// [module docs](super::chunks) for why).
+    /// whole chunks of every hole as it becomes free: a long-lived array
+    /// can fence a freed range off from the arena's end, and the memory
+    /// held then follows the live bytes rather than the span.
     ///
     /// ```
     /// use gpu_aligned::arena::{ArenaOptions, GrowthPolicy};
