@@ -561,27 +561,8 @@ mod imp {
         from: usize,
         to: usize,
     ) -> Result<(), i32> {
-        // A fixed mapping over the range replaces its pages atomically with
-        // fresh zero-fill-on-demand ones (POSIX, unlike `madvise`'s varying
-        // meanings across systems), so the memory goes back to the OS now
-        // and reads as zero after the next commit.
-        // SAFETY: the caller promises the range is ours, page-aligned and
-        // unreferenced, so replacing its pages discards nothing still in use.
-        let raw = unsafe {
-            libc::mmap(
-                ptr.as_ptr().add(from).cast(),
-                to - from,
-                libc::PROT_NONE,
-                FLAGS | libc::MAP_FIXED,
-                -1,
-                0,
-            )
-        };
-        if raw == libc::MAP_FAILED {
-            Err(errno())
-        } else {
-            Ok(())
-        }
+        // SAFETY: as promised by the caller.
+        unsafe { replace(ptr, from, to, libc::PROT_NONE) }
     }
 
     /// # Safety
@@ -593,16 +574,29 @@ mod imp {
         from: usize,
         to: usize,
     ) -> Result<(), i32> {
-        // As in `decommit`, a fixed mapping replaces the pages at once, but
-        // readable and writable: the memory goes back to the OS and the
-        // bytes stay usable, reading zero.
+        // Readable and writable: the memory goes back, the bytes stay
+        // usable.
+        // SAFETY: as promised by the caller.
+        unsafe { replace(ptr, from, to, libc::PROT_READ | libc::PROT_WRITE) }
+    }
+
+    /// Maps fresh pages with access `prot` over `from .. to`.
+    ///
+    /// # Safety
+    ///
+    /// As [`commit`].
+    unsafe fn replace(ptr: NonNull<u8>, from: usize, to: usize, prot: i32) -> Result<(), i32> {
+        // A fixed mapping over the range replaces its pages atomically with
+        // fresh zero-fill-on-demand ones (POSIX, unlike `madvise`'s varying
+        // meanings across systems), so the memory goes back to the OS now
+        // and the bytes read as zero when next accessible.
         // SAFETY: the caller promises the range is ours, page-aligned and
-        // unreferenced, so replacing its pages discards nothing in use.
+        // unreferenced, so replacing its pages discards nothing still in use.
         let raw = unsafe {
             libc::mmap(
                 ptr.as_ptr().add(from).cast(),
                 to - from,
-                libc::PROT_READ | libc::PROT_WRITE,
+                prot,
                 FLAGS | libc::MAP_FIXED,
                 -1,
                 0,
