@@ -79,6 +79,9 @@ pub(super) enum DeviceMemory {
     Plain(super::plain::PlainAllocation),
     /// A reservation whose mapped front is the buffer.
     Growing(CudaVm),
+    /// One `cuMemAlloc` allocation whose front is the buffer, made instead
+    /// of `Growing` while an NVTX tool is attached (see `plain.rs`).
+    PlainGrowing(super::plain::PlainGrowing),
 }
 
 impl CudaBackend {
@@ -88,6 +91,7 @@ impl CudaBackend {
             DeviceMemory::Fixed(buf) => buf.len(),
             DeviceMemory::Plain(buf) => buf.len(),
             DeviceMemory::Growing(vm) => vm.mapped(),
+            DeviceMemory::PlainGrowing(buf) => buf.len(),
         }
     }
 
@@ -98,6 +102,12 @@ impl CudaBackend {
     /// is a multiple of [`CudaVm::granularity`]. Growth zeroes the new
     /// chunks and waits for that, so a fresh array reads zero on any stream,
     /// as in a buffer from [`new`](CudaBackend::new).
+    ///
+    /// While an NVTX tool is attached (compute-sanitizer), the buffer is
+    /// instead one `cuMemAlloc` of all `max` bytes, if that takes at most
+    /// half the device's free memory, so that the tool can be told about
+    /// its arrays (it refuses to watch mapped virtual memory); growth then
+    /// only moves the buffer's end, and trimming gives nothing back.
     ///
     /// ```no_run
     /// use gpu_aligned::backend::Backend;
@@ -128,11 +138,30 @@ impl CudaBackend {
         if len == 0 {
             return Err(CudaError::ZeroLength);
         }
+        // Reserving checks the chunk and the device in every mode.
         let vm = CudaVm::reserve(stream.context(), Some(max), chunk).map_err(CudaError::Vm)?;
-        let base = vm.base_address();
+        let plain = match crate::sanitizer::tool_attached() {
+            true => super::plain::PlainGrowing::zeroed(stream, vm.reserved(), chunk).map_err(
+                |error| CudaError::Driver {
+                    op: "device allocation",
+                    error,
+                },
+            )?,
+            false => None,
+        };
+        let (memory, base) = match plain {
+            Some(plain) => {
+                let base = plain.device_ptr();
+                (DeviceMemory::PlainGrowing(plain), base)
+            }
+            None => {
+                let base = vm.base_address();
+                (DeviceMemory::Growing(vm), base)
+            }
+        };
         let base_align = check_base(base, DRIVER_BASE_ALIGN)?;
         let mut backend = CudaBackend {
-            memory: DeviceMemory::Growing(vm),
+            memory,
             stream: Arc::clone(stream),
             retire_stream: OnceLock::new(),
             base,
@@ -156,12 +185,23 @@ impl CudaBackend {
                 vm.grow_to(len.min(vm.reserved())).map_err(CudaError::Vm)?;
                 (old, vm.mapped())
             }
+            DeviceMemory::PlainGrowing(buf) => {
+                let old = buf.len();
+                buf.grow_to(len.min(buf.reserved()))
+                    .map_err(CudaError::Vm)?;
+                (old, buf.len())
+            }
         };
         if new > old {
             let bytes = new - old;
             // SAFETY: `base + old .. base + new` was just mapped for this
-            // buffer (and the context made current by the mapping), and no
-            // array lies in it yet.
+            // buffer (or lies inside its allocation), and no array lies in
+            // it yet. The context is current: made so by the mapping, or
+            // bound here.
+            if matches!(self.memory, DeviceMemory::PlainGrowing(_)) {
+                let bound = self.stream.context().bind_to_thread();
+                self.driver("cuCtxSetCurrent", bound)?;
+            }
             let r = unsafe {
                 cudarc::driver::result::memset_d8_async(
                     self.base + offset_of(old),
@@ -188,6 +228,10 @@ impl CudaBackend {
                 vm.trim_to(len).map_err(CudaError::Vm)?;
                 Ok(vm.mapped())
             }
+            DeviceMemory::PlainGrowing(buf) => {
+                buf.trim_to(len);
+                Ok(buf.len())
+            }
         }
     }
 
@@ -197,6 +241,7 @@ impl CudaBackend {
             DeviceMemory::Fixed(buf) => buf.len(),
             DeviceMemory::Plain(buf) => buf.len(),
             DeviceMemory::Growing(vm) => vm.reserved(),
+            DeviceMemory::PlainGrowing(buf) => buf.reserved(),
         }
     }
 
@@ -275,7 +320,10 @@ impl CudaBackend {
     /// (compute-sanitizer 2025.3 refuses heaps and regions over both, with
     /// "One or more of the parameters is invalid").
     pub(super) fn tools_can_register(&self) -> bool {
-        matches!(self.memory, DeviceMemory::Plain(_))
+        matches!(
+            self.memory,
+            DeviceMemory::Plain(_) | DeviceMemory::PlainGrowing(_)
+        )
     }
 
     /// The stream the arena's copies run on unless another is named.
