@@ -133,8 +133,14 @@ unsafe impl Backend for CudaBackend {
     }
 
     fn enter_for_tools(&self) {
-        // A failure shows in the tool's own report of the call that follows.
-        let _bound = self.stream().context().bind_to_thread();
+        // Not `bind_to_thread`: it first takes the context's pending error
+        // (one a cudarc drop recorded), so the user's next call would not
+        // see it, and then binds nothing. A failure here shows in the
+        // tool's own report of the call that follows.
+        let context = self.stream().context();
+        // SAFETY: the context is alive (the backend's stream holds it);
+        // making it current changes only this thread's current context.
+        let _bound = unsafe { cudarc::driver::result::ctx::set_current(context.cu_ctx()) };
     }
 
     fn stream(&self) -> &Arc<CudaStream> {
