@@ -12,6 +12,7 @@ mod device;
 #[path = "../arena/generic.rs"]
 mod generic;
 mod host;
+mod kernel_arrays;
 mod probe;
 mod streams;
 mod traits;

@@ -556,13 +556,13 @@ fn checked_case() {
     let mut arena = Arena::device(&stream, 1 << 20).unwrap();
     arena.set_red_zones(false);
     let mut weights = arena.alloc::<Pair>(100).unwrap();
-    let out = arena.alloc::<Pair>(101).unwrap();
+    let mut out = arena.alloc::<Pair>(101).unwrap();
     arena
         .write(&mut weights, &[Pair { a: 1.0, b: 2.0 }; 100])
         .unwrap();
     let (weights_arg, out_arg) = (
-        arena.kernel_array(&weights).unwrap(),
-        arena.kernel_array(&out).unwrap(),
+        arena.kernel_array(&weights, &stream).unwrap(),
+        arena.kernel_array_mut(&mut out, &stream).unwrap(),
     );
     let n = 101u64;
     let mut launch = stream.launch_builder(&kernel);

@@ -98,7 +98,7 @@ pub use handle::{ArenaArray, ArenaHandle, ArenaSlice};
 // The structure of arrays is a handle too.
 pub(crate) use handle::{Place, Places};
 #[cfg(feature = "cuda")]
-pub use kernel_array::KernelArray;
+pub use kernel_array::{KernelArg, KernelArray};
 pub use options::ArenaOptions;
 pub use pitched::{Copy2d, Pitched};
 pub use plan::{ArrayKey, CarvedArray, Carving, PitchedKey, Plan};
