@@ -125,7 +125,11 @@ fn a_kernel_array_read_on_another_stream_is_waited_for_before_a_write() {
         }
         // Overwriting A on S1 at once must wait for S2's read.
         arena.write(&mut a, &vec![1_000_000; N]).unwrap();
-        assert_eq!(arena.to_vec(&out).unwrap(), expected(3), "read-only view: {read_only}");
+        assert_eq!(
+            arena.to_vec(&out).unwrap(),
+            expected(3),
+            "read-only view: {read_only}"
+        );
         arena.write(&mut a, &first).unwrap();
     }
     arena.free(a).unwrap();
@@ -141,7 +145,9 @@ fn a_kernel_array_for_a_stream_of_another_context_is_refused() {
     let foreign = other.new_stream().unwrap();
     let refused = |e: Result<_, _>| matches!(e, Err(ArenaError::Backend(CudaError::ForeignStream)));
     assert!(refused(arena.kernel_array(&a, &foreign).map(|_| ())));
-    assert!(refused(arena.kernel_array_mut(&mut a, &foreign).map(|_| ())));
+    assert!(refused(
+        arena.kernel_array_mut(&mut a, &foreign).map(|_| ())
+    ));
     {
         let view = arena.view_read_only(&a).unwrap();
         assert!(refused(view.kernel_array(&foreign).map(|_| ())));

@@ -11,8 +11,7 @@ use core::ops::Deref;
 use std::sync::Arc;
 
 use cudarc::driver::{
-    CudaStream, CudaView, CudaViewMut, DevicePtr, DeviceRepr, LaunchArgs, PushKernelArg,
-    SyncOnDrop,
+    CudaStream, CudaView, CudaViewMut, DevicePtr, DeviceRepr, LaunchArgs, PushKernelArg, SyncOnDrop,
 };
 
 use super::read_only::ReadOnlyView;
@@ -91,6 +90,30 @@ unsafe impl<T> DeviceRepr for KernelArray<T> {}
 ///
 /// A reading one is for a `gpu_array<const T>` parameter, a writing one for
 /// a `gpu_array<T>`: the header gives `gpu_array<const T>` no `gpu_store`.
+///
+/// ```no_run
+/// use gpu_aligned::arena::Arena;
+/// use gpu_aligned::backend::cuda::cudarc::driver::{CudaContext, LaunchConfig, PushKernelArg};
+///
+/// let context = CudaContext::new(0)?;
+/// let (s1, s2) = (context.new_stream()?, context.new_stream()?);
+/// let mut arena = Arena::device(&s1, 1 << 20)?;
+/// let weights = arena.alloc::<f32>(100)?;
+/// let mut out = arena.alloc::<f32>(100)?;
+/// # let ptx = gpu_aligned::backend::cuda::cudarc::nvrtc::compile_ptx(
+/// #     "template <typename T> struct gpu_array { T* ptr; unsigned long long len; };
+/// #      extern \"C\" __global__ void scale(gpu_array<const float> w, gpu_array<float> o) {}")?;
+/// # let kernel = context.load_module(ptx)?.load_function("scale")?;
+/// let w = arena.kernel_array(&weights, &s2)?; // a gpu_array<const float>
+/// let o = arena.kernel_array_mut(&mut out, &s2)?; // a gpu_array<float>
+/// let mut launch = s2.launch_builder(&kernel);
+/// launch.arg(&w).arg(&o);
+/// // SAFETY: `scale` indexes each array below its `len`.
+/// unsafe { launch.launch(LaunchConfig::for_num_elems(100)) }?;
+/// drop((w, o)); // records the launch as the arrays' latest read and write
+/// let back = arena.to_vec(&out)?; // on s1: waits for the kernel on s2
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 #[derive(Debug)]
 pub struct KernelArg<'a, T> {
     array: KernelArray<T>,

@@ -51,6 +51,18 @@ pub fn tool_attached() -> bool {
     return false;
 }
 
+/// Whether the attached NVTX tool is compute-sanitizer (the library
+/// `NVTX_INJECTION64_PATH` names is its collection library): what makes a
+/// growing device arena worth one allocation of its maximum, which a
+/// profiler should not see.
+#[cfg(feature = "cuda")]
+pub(crate) fn sanitizer_attached() -> bool {
+    #[cfg(unix)]
+    return tool_attached() && nvtx::sanitizer_named();
+    #[cfg(not(unix))]
+    return false;
+}
+
 /// The shape of an array a region holds.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[non_exhaustive]

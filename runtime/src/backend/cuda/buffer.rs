@@ -80,7 +80,7 @@ pub(super) enum DeviceMemory {
     /// A reservation whose mapped front is the buffer.
     Growing(CudaVm),
     /// One `cuMemAlloc` allocation whose front is the buffer, made instead
-    /// of `Growing` while an NVTX tool is attached (see `plain.rs`).
+    /// of `Growing` under compute-sanitizer (see `plain.rs`).
     PlainGrowing(super::plain::PlainGrowing),
 }
 
@@ -103,8 +103,8 @@ impl CudaBackend {
     /// chunks and waits for that, so a fresh array reads zero on any stream,
     /// as in a buffer from [`new`](CudaBackend::new).
     ///
-    /// While an NVTX tool is attached (compute-sanitizer), the buffer is
-    /// instead one `cuMemAlloc` of all `max` bytes, if that takes at most
+    /// Under compute-sanitizer, the buffer is instead one `cuMemAlloc` of
+    /// all `max` bytes, if that takes at most
     /// half the device's free memory, so that the tool can be told about
     /// its arrays (it refuses to watch mapped virtual memory); growth then
     /// only moves the buffer's end, and trimming gives nothing back.
@@ -140,7 +140,7 @@ impl CudaBackend {
         }
         // Reserving checks the chunk and the device in every mode.
         let vm = CudaVm::reserve(stream.context(), Some(max), chunk).map_err(CudaError::Vm)?;
-        let plain = match crate::sanitizer::tool_attached() {
+        let plain = match crate::sanitizer::sanitizer_attached() {
             true => super::plain::PlainGrowing::zeroed(stream, vm.reserved(), chunk).map_err(
                 |error| CudaError::Driver {
                     op: "device allocation",
@@ -155,6 +155,15 @@ impl CudaBackend {
                 (DeviceMemory::PlainGrowing(plain), base)
             }
             None => {
+                if crate::sanitizer::sanitizer_attached() {
+                    // Said where the tool's report is read.
+                    std::eprintln!(
+                        "gpu-aligned: a growing arena of up to {} bytes is more than half the \
+                         free device memory: it grows on virtual memory, which the tool cannot \
+                         watch, so its arrays are not checked",
+                        vm.reserved()
+                    );
+                }
                 let base = vm.base_address();
                 (DeviceMemory::Growing(vm), base)
             }
@@ -194,14 +203,15 @@ impl CudaBackend {
         };
         if new > old {
             let bytes = new - old;
-            // SAFETY: `base + old .. base + new` was just mapped for this
-            // buffer (or lies inside its allocation), and no array lies in
-            // it yet. The context is current: made so by the mapping, or
-            // bound here.
+            // Mapping made the context current; moving a plain buffer's
+            // end called no driver.
             if matches!(self.memory, DeviceMemory::PlainGrowing(_)) {
                 let bound = self.stream.context().bind_to_thread();
                 self.driver("cuCtxSetCurrent", bound)?;
             }
+            // SAFETY: `base + old .. base + new` was just mapped for this
+            // buffer (or lies inside its allocation), and no array lies in
+            // it yet; the context is current.
             let r = unsafe {
                 cudarc::driver::result::memset_d8_async(
                     self.base + offset_of(old),

@@ -9,10 +9,13 @@
 //! over one `cuMemCreate` spanning two granules, over the whole reserved
 //! range; a `LAYOUT` heap over a chunk, and regions in the process-wide heap
 //! over mapped memory, are refused too. So when a tool is attached, a
-//! fixed-size buffer comes from `cuMemAlloc` ([`PlainAllocation`]), and a
-//! growing one is one `cuMemAlloc` of its whole maximum ([`PlainGrowing`]),
-//! whose first bytes are "mapped": growth only moves the end, so the base
-//! address and every offset's address stay what they are on virtual memory.
+//! fixed-size buffer comes from `cuMemAlloc` ([`PlainAllocation`]); under
+//! compute-sanitizer a growing one is one `cuMemAlloc` of its whole maximum
+//! ([`PlainGrowing`]), whose first bytes are the buffer: growth only moves
+//! the end, so the base address and every offset's address behave as on
+//! virtual memory. (Chunks from separate `cuMemAlloc`s would keep memory
+//! proportional to use, but their addresses are not contiguous, and every
+//! layer above the backend computes an array's address as base + offset.)
 
 use std::sync::Arc;
 
