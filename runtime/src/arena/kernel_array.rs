@@ -126,22 +126,27 @@ impl<'a, T> KernelArg<'a, T> {
     /// waits for its last write now, and a read is recorded when the
     /// argument drops.
     pub fn reading(view: CudaView<'a, T>, stream: &'a CudaStream) -> KernelArg<'a, T> {
-        let len = view.len() as u64;
-        let (address, used) = view.view_ptr(stream);
-        KernelArg {
-            array: KernelArray::new(address, len),
-            _use: used,
-        }
+        let len = view.len();
+        KernelArg::lent(view.view_ptr(stream), len)
     }
 
     /// The array behind `view`, written by a kernel on `stream`: the stream
     /// waits for its last read and write now, and a write is recorded when
     /// the argument drops.
     pub fn writing(view: CudaViewMut<'a, T>, stream: &'a CudaStream) -> KernelArg<'a, T> {
-        let len = view.len() as u64;
-        let (address, used) = view.view_ptr_mut(stream);
+        let len = view.len();
+        KernelArg::lent(view.view_ptr_mut(stream), len)
+    }
+
+    /// `len` elements at the address cudarc handed out with the use it
+    /// records on drop.
+    fn lent((address, used): (u64, SyncOnDrop<'a>), len: usize) -> KernelArg<'a, T> {
         KernelArg {
-            array: KernelArray::new(address, len),
+            array: KernelArray {
+                address,
+                len: len as u64,
+                _element: PhantomData,
+            },
             _use: used,
         }
     }
@@ -163,16 +168,6 @@ unsafe impl<'a, 'b: 'a, 'c, T> PushKernelArg<&'b KernelArg<'c, T>> for LaunchArg
     #[inline(always)]
     fn arg(&mut self, arg: &'b KernelArg<'c, T>) -> &mut Self {
         self.arg(&arg.array)
-    }
-}
-
-impl<T> KernelArray<T> {
-    fn new(address: u64, len: u64) -> KernelArray<T> {
-        KernelArray {
-            address,
-            len,
-            _element: PhantomData,
-        }
     }
 }
 
@@ -269,10 +264,6 @@ impl<T> ReadOnlyView<'_, T> {
             .backend
             .same_context(stream)
             .map_err(ArenaError::Backend)?;
-        let (address, used) = self.device_ptr(stream);
-        Ok(KernelArg {
-            array: KernelArray::new(address, self.len() as u64),
-            _use: used,
-        })
+        Ok(KernelArg::lent(self.device_ptr(stream), self.len()))
     }
 }
