@@ -1,15 +1,14 @@
 //! Structure of arrays: a struct of any size stored as one column per field,
-//! each column an ordinary typed array of the arena, so every column element
-//! is one GPU word and moves in one instruction.
+//! each column an ordinary [`ArenaSlice`], so every element of a column is
+//! one GPU word and moves in one instruction.
 //!
-//! `#[derive(GpuSoa)]` accepts a struct with named fields whose types are GPU
-//! elements ([`GpuAligned`]); the struct itself may be any size and needs no
-//! `repr`. It generates `<Name>Columns`, one `pub` [`ArenaSlice`] per field
-//! named like the field, and the few primitives of [`GpuSoa`]: the columns'
-//! element layouts and names, and one element's fields as bytes. Everything
-//! else (allocation in one all-or-nothing reservation, plans, reads, writes,
-//! the kernel's view) is written once, here, over those primitives. A
-//! [`Soa`] is dropped like any array: each column gives its bytes back.
+//! `#[derive(GpuSoa)]` takes a struct with named fields whose types are
+//! [`GpuAligned`] (the struct itself may be any size and needs no `repr`).
+//! It generates `<Name>Columns`, one `pub` [`ArenaSlice`] per field, named
+//! like the field, and the few primitives of [`GpuSoa`]; allocation, plans,
+//! reads, writes and the kernel's view are written once, in this module,
+//! over them. A [`Soa`] is dropped like any array: each column gives its
+//! bytes back.
 //!
 //! ```
 //! use gpu_aligned::arena::Arena;
@@ -36,30 +35,24 @@
 //! # Ok::<(), gpu_aligned::arena::ArenaError>(())
 //! ```
 //!
-//! **One column order: the fields' declaration order**, whatever order
-//! rustc gave them in memory: the arena carves the columns in it,
-//! [`SoaView`] lists their addresses in it, and the CUDA header's `P_soa`
+//! **One column order, the fields' declaration order**, whatever order rustc
+//! gave them in memory: the arena carves the columns in it, [`SoaView`]
+//! lists their addresses in it, and the CUDA header's `P_soa`
 //! ([`CudaHeader::add_soa`]) declares its members in it. Only
-//! [`GpuSoa::LAYOUT`], the struct itself, is in offset order: it must
-//! reproduce the bytes. The derive refuses what has no fixed set of named
-//! columns (tuple structs, enums, unions, generic structs, padding fields);
-//! the ui-tests show each message.
+//! [`GpuSoa::LAYOUT`], the struct itself, is in offset order.
 
-#[cfg(feature = "cuda")]
-mod cuda;
 #[doc(hidden)]
 pub mod derive;
 mod ops;
 
-#[cfg(feature = "cuda")]
-pub use cuda::{DeviceBackend, WritableView};
 pub use ops::SoaKey;
 
-use crate::arena::{Arena, ArenaError, ArenaHandle, ArenaResult, ArenaSlice, Place, Places, Plan};
+use crate::arena::{ArenaArray, ArenaHandle, Place, Places, Plan};
 use crate::backend::{Backend, HostBuffer};
 use crate::header::{CudaHeader, HeaderError};
-use crate::layout::GpuAligned;
 use crate::layout::{GpuField, GpuLayout};
+#[cfg(doc)]
+use crate::{arena::ArenaSlice, GpuAligned};
 use alloc_crate::vec::Vec;
 use core::fmt;
 
@@ -83,54 +76,61 @@ use core::fmt;
 ///
 /// [`LAYOUT`](GpuSoa::LAYOUT) describes `Self`, fields in offset order;
 /// [`COLUMNS`](GpuSoa::COLUMNS) lists every field once, in declaration
-/// order, with the same descriptions; column `j` of every other item is the
-/// field `COLUMNS[j]` describes, as an array of exactly its type. The
-/// derive's macro builds every item from one list of the struct's fields,
-/// and a list that is not exactly the struct's does not compile.
+/// order; column `j` of every hidden primitive is the field `COLUMNS[j]`
+/// describes, as an array of exactly its type. The derive's macro builds
+/// every item from one list of the struct's fields, and a list that is not
+/// exactly the struct's does not compile. The hidden primitives' defaults
+/// are those of a struct of no columns: the impl the derive emits next to
+/// its errors.
 #[diagnostic::on_unimplemented(
     message = "`{Self}` is not a structure-of-arrays type (`GpuSoa`)",
     label = "not `GpuSoa`",
     note = "derive it: `#[derive(gpu_aligned::GpuSoa)]` on a struct with named fields whose types are GPU elements"
 )]
 pub unsafe trait GpuSoa: Copy + 'static {
-    /// The struct as laid out, fields in offset order (the header's
-    /// declaration of it).
+    /// The struct as laid out, fields in offset order.
     const LAYOUT: GpuLayout;
     /// The columns, one per field, in declaration order.
     const COLUMNS: &'static [GpuField];
-    /// The generated `<Name>Columns`: one `pub` [`ArenaSlice`]
-    /// per field, in an arena on the backend `B`.
+    /// The generated `<Name>Columns`: one `pub` [`ArenaSlice`] per field,
+    /// in an arena on the backend `B`.
     type Columns<B: Backend>: fmt::Debug;
     /// The kernel's view: [`SoaView`] with one address per column.
     type View: Copy + fmt::Debug + FromAddresses;
 
     /// Appends field `j` of `self` to `columns[j]`, as bytes.
     #[doc(hidden)]
-    fn push_fields(&self, columns: &mut [Vec<u8>]);
+    fn push_fields(&self, _columns: &mut [Vec<u8>]) {}
     /// An element from its fields' bytes, in column order; `None` if one
     /// is missing or of the wrong length.
     #[doc(hidden)]
-    fn from_field_bytes(fields: &mut dyn Iterator<Item = &[u8]>) -> Option<Self>;
+    fn from_field_bytes(_fields: &mut dyn Iterator<Item = &[u8]>) -> Option<Self> {
+        None
+    }
     /// Every column, in column order.
     #[doc(hidden)]
-    fn columns<B: Backend>(columns: &Self::Columns<B>) -> Vec<&dyn Column<B>>;
+    fn columns<B: Backend>(_columns: &Self::Columns<B>) -> Vec<&dyn ArenaArray<B>> {
+        Vec::new()
+    }
     /// Every column, writable, in column order.
     #[doc(hidden)]
-    fn columns_mut<B: Backend>(columns: &mut Self::Columns<B>) -> Vec<&mut dyn Column<B>>;
+    fn columns_mut<B: Backend>(_columns: &mut Self::Columns<B>) -> Vec<&mut dyn ArenaArray<B>> {
+        Vec::new()
+    }
     /// Adds one array of `len` elements per column to `plan`, in column order.
     #[doc(hidden)]
-    fn plan_columns(plan: &mut Plan, len: usize);
-    /// The typed columns from their places, in column order; `None` if
-    /// one is missing.
+    fn plan_columns(_plan: &mut Plan, _len: usize) {}
+    /// The typed columns from their places, in column order.
     #[doc(hidden)]
-    fn from_places<B: Backend>(places: &mut derive::ColumnPlaces<B>) -> Option<Self::Columns<B>>;
+    fn from_places<B: Backend>(_places: &mut derive::ColumnPlaces<B>) -> Option<Self::Columns<B>> {
+        None
+    }
 }
 
 /// `len` elements of `T` as columns in an arena: the generated
-/// `<Name>Columns`, each an ordinary [`ArenaSlice`],
-/// and their common length. Dropping it gives every column back; so does
-/// [`Arena::free`](crate::arena::Arena::free), which also says when a column
-/// is not that arena's. The module's example shows the verbs.
+/// `<Name>Columns` and their common length. Dropping it gives every column
+/// back; so does [`Arena::free`](crate::arena::Arena::free), which also
+/// says when a column is not that arena's.
 pub struct Soa<T: GpuSoa, B: Backend = HostBuffer> {
     columns: T::Columns<B>,
     len: usize,
@@ -152,8 +152,8 @@ impl<T: GpuSoa, B: Backend> Soa<T, B> {
         &self.columns
     }
 
-    /// The columns, for writing one of them (a writable view or a copy
-    /// needs its column alone).
+    /// The columns, for a verb that needs one of them alone (a write, a
+    /// writable view).
     pub fn columns_mut(&mut self) -> &mut T::Columns<B> {
         &mut self.columns
     }
@@ -181,10 +181,9 @@ impl<T: GpuSoa, B: Backend> fmt::Debug for Soa<T, B> {
 }
 
 impl CudaHeader {
-    /// Declares the structure-of-arrays type `T` (`#[derive(GpuSoa)]`),
-    /// the structs it contains, and its views over columns and over an array
-    /// of structs, with the columns in `T`'s declaration order
-    /// ([`GpuSoa::COLUMNS`]), as the arena carves them.
+    /// Declares the structure-of-arrays type `T`, the structs it contains,
+    /// and its views over columns and over an array of structs, the columns
+    /// in [`GpuSoa::COLUMNS`]' order, as the arena carves them.
     ///
     /// ```
     /// use gpu_aligned::header::CudaHeader;
@@ -208,11 +207,10 @@ impl CudaHeader {
 }
 
 /// What a kernel is handed for a structure of arrays: one device address
-/// per column, in the columns' declaration order ([`GpuSoa::COLUMNS`]),
-/// then the length. It is laid out as the CUDA header's `P_soa` view (8
-/// bytes a column, then `len`; the header `static_assert`s it), and with the
-/// `cuda` feature it is cudarc's `DeviceRepr`, so it passes to a launch by
-/// value.
+/// per column, in [`GpuSoa::COLUMNS`]' order, then the length. It is laid
+/// out as the CUDA header's `P_soa` view (the header `static_assert`s it),
+/// and with the `cuda` feature it is cudarc's `DeviceRepr`, so it passes to
+/// a launch by value.
 ///
 /// ```
 /// use gpu_aligned::arena::Arena;
@@ -249,10 +247,8 @@ pub trait FromAddresses: Sized {
 
 impl<const N: usize> FromAddresses for SoaView<N> {
     fn from_addresses(columns: &[u64], len: u64) -> Option<Self> {
-        Some(SoaView {
-            columns: columns.try_into().ok()?,
-            len,
-        })
+        let columns = columns.try_into().ok()?;
+        Some(SoaView { columns, len })
     }
 }
 
@@ -264,69 +260,3 @@ unsafe impl<const N: usize> cudarc::driver::DeviceRepr for SoaView<N> {}
 #[cfg(feature = "cuda")]
 // SAFETY: as above: all zeroes is a valid `SoaView`.
 unsafe impl<const N: usize> cudarc::driver::ValidAsZeroBits for SoaView<N> {}
-
-/// A column seen through its bytes: implemented for every [`ArenaSlice<F,
-/// B>`](ArenaSlice) of a [`GpuAligned`] `F`, and only for them (a structure
-/// of arrays gives its columns' places back as one handle).
-#[doc(hidden)]
-pub trait Column<B: Backend>: fmt::Debug + Places<B> {
-    /// The number of elements.
-    fn len(&self) -> usize;
-    /// Whether it has no elements.
-    fn is_empty(&self) -> bool {
-        self.len() == 0
-    }
-    /// [`Arena::address`], which also checks that `arena` holds it.
-    fn address(&self, arena: &Arena<B>) -> ArenaResult<u64, B>;
-    /// Copies `bytes` (as many whole elements as the column holds) into it.
-    fn write_bytes(&mut self, arena: &Arena<B>, bytes: &[u8]) -> ArenaResult<(), B>;
-    /// The column's bytes.
-    fn read_bytes(&self, arena: &Arena<B>) -> ArenaResult<Vec<u8>, B>;
-    /// The column as a writable device view, to track a kernel that writes it.
-    #[cfg(feature = "cuda")]
-    fn view_mut<'a>(
-        &'a mut self,
-        arena: &'a Arena<B>,
-    ) -> ArenaResult<alloc_crate::boxed::Box<dyn cuda::WritableView + 'a>, B>
-    where
-        B: cuda::DeviceBackend;
-}
-
-impl<F: GpuAligned, B: Backend> Column<B> for ArenaSlice<F, B> {
-    fn len(&self) -> usize {
-        ArenaSlice::len(self)
-    }
-
-    fn address(&self, arena: &Arena<B>) -> ArenaResult<u64, B> {
-        arena.address(self)
-    }
-
-    fn write_bytes(&mut self, arena: &Arena<B>, bytes: &[u8]) -> ArenaResult<(), B> {
-        let size = core::mem::size_of::<F>();
-        if bytes.len() != size * ArenaSlice::len(self) {
-            return Err(ArenaError::LengthMismatch {
-                expected: ArenaSlice::len(self),
-                found: bytes.len() / size,
-            });
-        }
-        // A copy, not a cast: `bytes` need not be aligned for `F`.
-        let mut values = alloc_crate::vec![F::zeroed(); bytes.len() / size];
-        bytemuck::cast_slice_mut::<F, u8>(&mut values).copy_from_slice(bytes);
-        arena.write(self, &values)
-    }
-
-    fn read_bytes(&self, arena: &Arena<B>) -> ArenaResult<Vec<u8>, B> {
-        Ok(bytemuck::cast_slice(&arena.to_vec(self)?).to_vec())
-    }
-
-    #[cfg(feature = "cuda")]
-    fn view_mut<'a>(
-        &'a mut self,
-        arena: &'a Arena<B>,
-    ) -> ArenaResult<alloc_crate::boxed::Box<dyn cuda::WritableView + 'a>, B>
-    where
-        B: cuda::DeviceBackend,
-    {
-        B::view_mut(arena, self)
-    }
-}

@@ -1,11 +1,11 @@
 //! The structure-of-arrays verbs, written once over [`GpuSoa`]'s
-//! primitives: allocation (alone or in a [`Plan`]), the kernel's view, and
-//! moving whole elements in and out of the columns. Giving the columns back
-//! is [`Soa`]'s drop (or [`Arena::free`]), as for any array.
+//! primitives: allocation (alone or in a [`Plan`]), the kernel's view and
+//! its launch, and whole elements in and out of the columns. Each column is
+//! checked as one array whose element the column's [`GpuField`] describes.
 
-use super::{derive, FromAddresses, GpuSoa, Soa};
+use super::{derive::ColumnPlaces, FromAddresses, GpuSoa, Soa};
 use crate::arena::{Arena, ArenaError, ArenaResult, Carving, Plan};
-use crate::backend::Backend;
+use crate::backend::{Backend, Span};
 use alloc_crate::vec::Vec;
 use core::fmt;
 use core::marker::PhantomData;
@@ -31,8 +31,8 @@ impl<T: GpuSoa> fmt::Debug for SoaKey<T> {
 
 impl Plan {
     /// Adds a structure of arrays of `len` elements of `T`: one flat array
-    /// per column, in column order, carved with the plan's other arrays. A
-    /// zero `len` is refused when the plan is carved.
+    /// per column, in column order. A zero `len` is refused when the plan
+    /// is carved.
     ///
     /// ```
     /// use gpu_aligned::arena::{Arena, Plan};
@@ -54,45 +54,34 @@ impl Plan {
     pub fn soa<T: GpuSoa>(&mut self, len: usize) -> SoaKey<T> {
         let first = self.len();
         T::plan_columns(self, len);
-        SoaKey {
-            plan: self.id(),
-            first,
-            len,
-            _element: PhantomData,
-        }
+        let plan = self.id();
+        SoaKey { plan, first, len, _element: PhantomData }
     }
 }
 
 impl<B: Backend> Carving<B> {
-    /// The structure of arrays planned under `key`, once (the example is
-    /// [`Plan::soa`]'s). Its columns' keys all come from one plan and are
-    /// taken by value, so every column is taken or none is.
+    /// The structure of arrays planned under `key` (the example is
+    /// [`Plan::soa`]'s). The key is taken by value, so every column is
+    /// taken or none is.
     ///
     /// # Errors
     ///
-    /// As [`Carving::take`]: [`ArenaError::ForeignKey`] for a key of another
-    /// plan.
+    /// As [`Carving::take`]: [`ArenaError::ForeignKey`] for a key of
+    /// another plan.
     pub fn take_soa<T: GpuSoa>(&mut self, key: SoaKey<T>) -> ArenaResult<Soa<T, B>, B> {
         let places = (key.first..key.first + T::COLUMNS.len())
             .map(|index| self.take_place(key.plan, index))
             .collect::<ArenaResult<Vec<_>, B>>()?;
-        let mut places = derive::ColumnPlaces {
-            places: places.into_iter(),
-            len: key.len,
-        };
-        // `Plan::soa` planned one array per column, in column order.
+        let mut places = ColumnPlaces { places: places.into_iter(), len: key.len };
         let columns = T::from_places(&mut places).ok_or(ArenaError::ForeignKey)?;
-        Ok(Soa {
-            columns,
-            len: key.len,
-        })
+        Ok(Soa { columns, len: key.len })
     }
 }
 
 impl<B: Backend> Arena<B> {
     /// Allocates `len` elements of `T` as one column per field, in one
-    /// all-or-nothing reservation, in column order; each column starts on
-    /// the arena's minimum alignment. On host and device arenas alike.
+    /// all-or-nothing reservation; each column starts on the arena's
+    /// minimum alignment.
     ///
     /// ```
     /// use gpu_aligned::arena::Arena;
@@ -119,45 +108,35 @@ impl<B: Backend> Arena<B> {
         self.carve(&plan)?.take_soa(key)
     }
 
-    /// The kernel's view of `soa` (the example is [`SoaView`](super::SoaView)'s):
-    /// each column's address, in column order, and the length. It records
-    /// no stream use: on a device arena, launch it on the arena's stream, or
-    /// use `launch_soa`.
+    /// The kernel's view of `soa` (the example is
+    /// [`SoaView`](super::SoaView)'s). It records no stream use: on a device
+    /// arena, launch on the arena's stream, or use `launch_soa`.
     ///
     /// # Errors
     ///
-    /// [`ArenaError::Handle`] if the columns are not this arena's;
-    /// [`ArenaError::LengthMismatch`] if a column was swapped (through
+    /// [`ArenaError::Handle`] if a column is not this arena's;
+    /// [`ArenaError::LengthMismatch`] if one was swapped (through
     /// [`columns_mut`](Soa::columns_mut)) for one of another length.
     pub fn soa_view<T: GpuSoa>(&self, soa: &Soa<T, B>) -> ArenaResult<T::View, B> {
-        let addresses = self.column_addresses(soa)?;
-        T::View::from_addresses(&addresses, soa.len as u64).ok_or(ArenaError::LengthMismatch {
-            expected: T::COLUMNS.len(),
-            found: addresses.len(),
-        })
+        let base = self.backend().base_address();
+        let addresses = self
+            .column_spans(soa)?
+            .iter()
+            .map(|span| base.checked_add(span.offset).ok_or(ArenaError::AddressOverflow))
+            .collect::<ArenaResult<Vec<_>, B>>()?;
+        let (expected, found) = (T::COLUMNS.len(), addresses.len());
+        T::View::from_addresses(&addresses, soa.len as u64)
+            .ok_or(ArenaError::LengthMismatch { expected, found })
     }
 
-    /// Every column's address, once each is checked to be this arena's and
-    /// to hold `soa.len()` elements: no view or copy reaches a column that
-    /// was swapped for one of another length.
-    fn column_addresses<T: GpuSoa>(&self, soa: &Soa<T, B>) -> ArenaResult<Vec<u64>, B> {
-        T::columns(&soa.columns)
-            .into_iter()
-            .map(|column| {
-                let address = column.address(self)?;
-                if column.len() != soa.len {
-                    return Err(ArenaError::LengthMismatch {
-                        expected: soa.len,
-                        found: column.len(),
-                    });
-                }
-                Ok(address)
-            })
-            .collect()
+    /// Every column's bytes, each checked to be this arena's and to hold
+    /// `soa.len()` elements of its field.
+    fn column_spans<T: GpuSoa>(&self, soa: &Soa<T, B>) -> ArenaResult<Vec<Span>, B> {
+        let columns = T::columns(&soa.columns).into_iter().zip(T::COLUMNS);
+        columns.map(|(column, field)| self.column_span(column, soa.len, field)).collect()
     }
 
-    /// Copies `items` into the columns of `soa`, field by field, on host
-    /// and device arenas alike.
+    /// Copies `items` into the columns of `soa`, field by field.
     ///
     /// ```
     /// use gpu_aligned::arena::Arena;
@@ -177,30 +156,26 @@ impl<B: Backend> Arena<B> {
     ///
     /// # Errors
     ///
-    /// [`ArenaError::LengthMismatch`] if `items.len()` is not `soa.len()` or
-    /// a column was swapped (through [`columns_mut`](Soa::columns_mut)) for
-    /// one of another length, [`ArenaError::Handle`] if a column is not this
-    /// arena's (nothing is written in any of these cases);
-    /// [`ArenaError::Backend`] if a copy fails.
+    /// [`ArenaError::LengthMismatch`] if `items.len()` is not `soa.len()`,
+    /// and [`soa_view`](Arena::soa_view)'s errors, all before anything is
+    /// written; [`ArenaError::Backend`] if a copy fails.
     pub fn write_soa<T: GpuSoa>(&self, soa: &mut Soa<T, B>, items: &[T]) -> ArenaResult<(), B> {
         if items.len() != soa.len {
-            return Err(ArenaError::LengthMismatch {
-                expected: soa.len,
-                found: items.len(),
-            });
+            let (expected, found) = (soa.len, items.len());
+            return Err(ArenaError::LengthMismatch { expected, found });
         }
-        // Every column is checked before any is written: one refused
-        // halfway would leave the others written.
-        self.column_addresses(soa)?;
+        // Every column is checked before any is written.
+        self.column_spans(soa)?;
         let mut bytes: Vec<Vec<u8>> = T::COLUMNS
             .iter()
-            .map(|column| Vec::with_capacity(column.size * items.len()))
+            .map(|field| Vec::with_capacity(field.size * items.len()))
             .collect();
         for item in items {
             item.push_fields(&mut bytes);
         }
-        for (column, bytes) in T::columns_mut(&mut soa.columns).into_iter().zip(&bytes) {
-            column.write_bytes(self, bytes)?;
+        let columns = T::columns_mut(&mut soa.columns).into_iter().zip(T::COLUMNS);
+        for ((column, field), bytes) in columns.zip(&bytes) {
+            self.write_column(column, soa.len, field, bytes)?;
         }
         Ok(())
     }
@@ -210,30 +185,102 @@ impl<B: Backend> Arena<B> {
     ///
     /// # Errors
     ///
-    /// [`ArenaError::Handle`] if a column is not this arena's,
-    /// [`ArenaError::LengthMismatch`] if one was swapped for one of another
-    /// length; [`ArenaError::Backend`] if a copy fails.
+    /// [`soa_view`](Arena::soa_view)'s; [`ArenaError::Backend`] if a copy
+    /// fails.
     pub fn read_soa<T: GpuSoa>(&self, soa: &Soa<T, B>) -> ArenaResult<Vec<T>, B> {
-        self.column_addresses(soa)?;
-        let columns = T::columns(&soa.columns)
-            .into_iter()
-            .map(|column| column.read_bytes(self))
+        let columns = T::columns(&soa.columns).into_iter().zip(T::COLUMNS);
+        let bytes = columns
+            .map(|(column, field)| self.read_column(column, soa.len, field))
             .collect::<ArenaResult<Vec<Vec<u8>>, B>>()?;
         (0..soa.len)
             .map(|index| {
-                let mut fields = columns.iter().zip(T::COLUMNS).map(|(bytes, column)| {
-                    let start = index.saturating_mul(column.size);
-                    bytes
-                        .get(start..start.saturating_add(column.size))
-                        .unwrap_or_default()
+                let mut fields = bytes.iter().zip(T::COLUMNS).map(|(bytes, field)| {
+                    let start = index.saturating_mul(field.size);
+                    bytes.get(start..start.saturating_add(field.size)).unwrap_or_default()
                 });
                 // Every column holds `len` elements of its field (checked
-                // above), so each field's bytes are there.
-                T::from_field_bytes(&mut fields).ok_or(ArenaError::LengthMismatch {
-                    expected: soa.len,
-                    found: index,
-                })
+                // by `read_column`), so each field's bytes are there.
+                T::from_field_bytes(&mut fields)
+                    .ok_or(ArenaError::LengthMismatch { expected: soa.len, found: index })
             })
             .collect()
+    }
+}
+
+#[cfg(feature = "cuda")]
+impl Arena<crate::backend::cuda::CudaBackend> {
+    /// Runs `launch` with the kernel's view of `soa`, tracking every column
+    /// as a kernel argument that writes it: `stream` first waits for the
+    /// columns' earlier reads and writes on any stream, and after `launch`
+    /// a write of each column is recorded on `stream`. A read on another
+    /// stream then waits for the kernel, and a dropped column is not reused
+    /// before it ends. `launch` must enqueue its work on `stream`.
+    ///
+    /// ```no_run
+    /// use gpu_aligned::arena::Arena;
+    /// use gpu_aligned::backend::cuda::cudarc::driver::{CudaContext, LaunchConfig, PushKernelArg};
+    /// use gpu_aligned::backend::cuda::cudarc::nvrtc::compile_ptx;
+    /// use gpu_aligned::header::CudaHeader;
+    ///
+    /// #[derive(Clone, Copy, gpu_aligned::GpuSoa)]
+    /// struct Hit { x: f32, id: u32 }
+    ///
+    /// let context = CudaContext::new(0)?;
+    /// let (s1, s2) = (context.new_stream()?, context.new_stream()?);
+    /// let mut header = CudaHeader::new();
+    /// header.add_soa::<Hit>()?;
+    /// let source = format!(
+    ///     "{}\nextern \"C\" __global__ void bump(Hit_soa v) {{ \
+    ///      unsigned long long i = blockIdx.x * blockDim.x + threadIdx.x; \
+    ///      if (i < v.len) v.x[i] += 1.0f; }}",
+    ///     header.render()
+    /// );
+    /// let module = context.load_module(compile_ptx(source)?)?;
+    /// let bump = module.load_function("bump")?;
+    ///
+    /// let mut arena = Arena::device(&s1, 1 << 20)?;
+    /// let mut hits = arena.alloc_soa::<Hit>(1000)?;
+    /// arena.launch_soa(&mut hits, &s2, |view| {
+    ///     let mut launch = s2.launch_builder(&bump); // not the arena's stream
+    ///     launch.arg(view);
+    ///     // SAFETY: `bump` takes one `Hit_soa`, laid out as the view.
+    ///     unsafe { launch.launch(LaunchConfig::for_num_elems(1000)) }.map(|_| ())
+    /// })?;
+    /// let after = arena.read_soa(&hits)?; // on s1: waits for the kernel on s2
+    /// assert!(after.iter().all(|hit| hit.x == 1.0));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// [`soa_view`](Arena::soa_view)'s; `CudaError::ForeignStream` for a
+    /// stream of another context; a backend error after a sticky fault.
+    /// `launch` is not called then. Its own error (a cudarc `DriverError`,
+    /// say) comes back converted, in the same `Result`.
+    pub fn launch_soa<T: GpuSoa, R, E>(
+        &self,
+        soa: &mut Soa<T, crate::backend::cuda::CudaBackend>,
+        stream: &cudarc::driver::CudaStream,
+        launch: impl FnOnce(&T::View) -> Result<R, E>,
+    ) -> ArenaResult<R, crate::backend::cuda::CudaBackend>
+    where
+        ArenaError<crate::backend::cuda::CudaError>: From<E>,
+    {
+        use cudarc::driver::DevicePtrMut;
+        // cudarc records a write event only on a stream of the event's own
+        // context: on a foreign stream the kernel would go untracked.
+        self.backend().same_context(stream).map_err(ArenaError::Backend)?;
+        let view = self.soa_view(soa)?;
+        let columns = T::columns_mut(&mut soa.columns).into_iter().zip(T::COLUMNS);
+        let mut bytes = columns
+            .map(|(column, field)| self.column_bytes_mut(column, soa.len, field))
+            .collect::<ArenaResult<Vec<_>, crate::backend::cuda::CudaBackend>>()?;
+        let writes: Vec<_> = bytes.iter_mut().map(|bytes| bytes.device_ptr_mut(stream).1).collect();
+        let result = launch(&view);
+        // Dropping the guards records each column's write on `stream`,
+        // after what `launch` enqueued (also after a failed launch: what it
+        // enqueued before failing is still ordered).
+        drop(writes);
+        Ok(result?)
     }
 }
