@@ -85,27 +85,34 @@ impl<B: Backend> Arena<B> {
         Ok(span)
     }
 
-    /// The whole bytes of a structure of arrays' column: an array of `len`
+    /// The address of a structure of arrays' column: an array of `len`
     /// elements of `field`, whose type only the derive names. Checked as
     /// [`element_span`](Arena::element_span) checks a typed array, and to
     /// hold exactly `len` elements: a column swapped for one of another
     /// length is refused.
-    pub(crate) fn column_span(
+    pub(crate) fn column_address(
         &self,
         column: &dyn ArenaArray<B>,
         len: usize,
         field: &GpuField,
-    ) -> ArenaResult<Span, B> {
+    ) -> ArenaResult<u64, B> {
         let place = column.place();
         self.allocator.check_handle(&place.allocation)?;
         if len.checked_mul(field.size) != Some(place.bytes) {
             let found = place.bytes.checked_div(field.size).unwrap_or(0);
-            return Err(ArenaError::LengthMismatch { expected: len, found });
+            return Err(ArenaError::LengthMismatch {
+                expected: len,
+                found,
+            });
         }
-        self.place_span(place, len, (field.size, field.align), 0, len)
+        let span = self.place_span(place, len, (field.size, field.align), 0, len)?;
+        self.backend
+            .base_address()
+            .checked_add(span.offset)
+            .ok_or(ArenaError::AddressOverflow)
     }
 
-    /// Copies `bytes` into the whole of a column ([`column_span`](Arena::column_span)).
+    /// Copies `bytes` into the whole of a column ([`column_address`](Arena::column_address)).
     pub(crate) fn write_column(
         &self,
         column: &mut dyn ArenaArray<B>,
@@ -113,21 +120,24 @@ impl<B: Backend> Arena<B> {
         field: &GpuField,
         bytes: &[u8],
     ) -> ArenaResult<(), B> {
-        self.column_span(column, len, field)?;
+        self.column_address(column, len, field)?;
         let element = (field.size, field.align);
-        self.here().write_bytes(column.place_mut(), len, element, 0, bytes)
+        self.here()
+            .write_bytes(column.place_mut(), len, element, 0, bytes)
     }
 
-    /// The bytes of a whole column ([`column_span`](Arena::column_span)).
+    /// The bytes of a whole column ([`column_address`](Arena::column_address)).
     pub(crate) fn read_column(
         &self,
         column: &dyn ArenaArray<B>,
         len: usize,
         field: &GpuField,
     ) -> ArenaResult<Vec<u8>, B> {
-        let mut bytes = alloc_crate::vec![0; self.column_span(column, len, field)?.len];
+        self.column_address(column, len, field)?;
+        let mut bytes = alloc_crate::vec![0; column.place().bytes];
         let element = (field.size, field.align);
-        self.here().read_bytes(column.place(), len, element, 0, &mut bytes)?;
+        self.here()
+            .read_bytes(column.place(), len, element, 0, &mut bytes)?;
         Ok(bytes)
     }
 
@@ -402,7 +412,13 @@ impl<'a, B: Backend> OnStream<'a, B> {
         src: &[T],
     ) -> ArenaResult<(), B> {
         let element = (size_of::<T>(), align_of::<T>());
-        self.write_bytes(&mut slice.place, slice.len, element, start, bytemuck::cast_slice(src))
+        self.write_bytes(
+            &mut slice.place,
+            slice.len,
+            element,
+            start,
+            bytemuck::cast_slice(src),
+        )
     }
 
     /// [`Arena::read`] on this stream.
@@ -448,7 +464,13 @@ impl<'a, B: Backend> OnStream<'a, B> {
         dst: &mut [T],
     ) -> ArenaResult<(), B> {
         let element = (size_of::<T>(), align_of::<T>());
-        self.read_bytes(&slice.place, slice.len, element, start, bytemuck::cast_slice_mut(dst))
+        self.read_bytes(
+            &slice.place,
+            slice.len,
+            element,
+            start,
+            bytemuck::cast_slice_mut(dst),
+        )
     }
 
     /// [`Arena::to_vec`] on this stream.

@@ -227,7 +227,7 @@ impl Arena<CudaBackend> {
         Ok((span, len))
     }
 
-    /// A structure of arrays' column ([`column_span`](Arena::column_span))
+    /// A structure of arrays' column ([`column_address`](Arena::column_address))
     /// as its device bytes, writable: what `launch_soa` tracks a kernel's
     /// write of.
     pub(crate) fn column_bytes_mut<'a>(
@@ -236,7 +236,7 @@ impl Arena<CudaBackend> {
         len: usize,
         field: &GpuField,
     ) -> ArenaResult<&'a mut CudaSlice<u8>, CudaBackend> {
-        self.column_span(column, len, field)?;
+        self.column_address(column, len, field)?;
         let place = column.place_mut();
         let array = place.span();
         place

@@ -86,14 +86,12 @@ macro_rules! __gpu_soa_derive {
         where: [$($where:tt)*],
         fields: [$($member:ident: $fty:ty),* $(,)?],
     ) => {
-        #[doc = ::core::concat!(
-            "The columns of a structure of arrays of [`", ::core::stringify!($ty), "`]: one ",
-            "typed array per field, named like the field, each usable with every arena verb ",
-            "and given back when dropped."
-        )]
+        /// The columns of a structure of arrays (`#[derive(GpuSoa)]`): one
+        /// typed array per field, named like the field, each usable with
+        /// every arena verb and given back when dropped.
         $vis struct $columns<__Backend: $crate::backend::Backend = $crate::backend::HostBuffer> {
             $(
-                #[doc = ::core::concat!("The column of `", ::core::stringify!($member), "`.")]
+                /// The column of the field of this name.
                 pub $member: $crate::arena::ArenaSlice<$fty, __Backend>,
             )*
         }

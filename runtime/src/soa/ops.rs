@@ -5,7 +5,7 @@
 
 use super::{derive::ColumnPlaces, FromAddresses, GpuSoa, Soa};
 use crate::arena::{Arena, ArenaError, ArenaResult, Carving, Plan};
-use crate::backend::{Backend, Span};
+use crate::backend::Backend;
 use alloc_crate::vec::Vec;
 use core::fmt;
 use core::marker::PhantomData;
@@ -55,7 +55,12 @@ impl Plan {
         let first = self.len();
         T::plan_columns(self, len);
         let plan = self.id();
-        SoaKey { plan, first, len, _element: PhantomData }
+        SoaKey {
+            plan,
+            first,
+            len,
+            _element: PhantomData,
+        }
     }
 }
 
@@ -72,9 +77,15 @@ impl<B: Backend> Carving<B> {
         let places = (key.first..key.first + T::COLUMNS.len())
             .map(|index| self.take_place(key.plan, index))
             .collect::<ArenaResult<Vec<_>, B>>()?;
-        let mut places = ColumnPlaces { places: places.into_iter(), len: key.len };
+        let mut places = ColumnPlaces {
+            places: places.into_iter(),
+            len: key.len,
+        };
         let columns = T::from_places(&mut places).ok_or(ArenaError::ForeignKey)?;
-        Ok(Soa { columns, len: key.len })
+        Ok(Soa {
+            columns,
+            len: key.len,
+        })
     }
 }
 
@@ -118,22 +129,19 @@ impl<B: Backend> Arena<B> {
     /// [`ArenaError::LengthMismatch`] if one was swapped (through
     /// [`columns_mut`](Soa::columns_mut)) for one of another length.
     pub fn soa_view<T: GpuSoa>(&self, soa: &Soa<T, B>) -> ArenaResult<T::View, B> {
-        let base = self.backend().base_address();
-        let addresses = self
-            .column_spans(soa)?
-            .iter()
-            .map(|span| base.checked_add(span.offset).ok_or(ArenaError::AddressOverflow))
-            .collect::<ArenaResult<Vec<_>, B>>()?;
+        let addresses = self.column_addresses(soa)?;
         let (expected, found) = (T::COLUMNS.len(), addresses.len());
         T::View::from_addresses(&addresses, soa.len as u64)
             .ok_or(ArenaError::LengthMismatch { expected, found })
     }
 
-    /// Every column's bytes, each checked to be this arena's and to hold
-    /// `soa.len()` elements of its field.
-    fn column_spans<T: GpuSoa>(&self, soa: &Soa<T, B>) -> ArenaResult<Vec<Span>, B> {
+    /// Every column's address, each column checked to be this arena's and
+    /// to hold `soa.len()` elements of its field.
+    fn column_addresses<T: GpuSoa>(&self, soa: &Soa<T, B>) -> ArenaResult<Vec<u64>, B> {
         let columns = T::columns(&soa.columns).into_iter().zip(T::COLUMNS);
-        columns.map(|(column, field)| self.column_span(column, soa.len, field)).collect()
+        columns
+            .map(|(column, field)| self.column_address(column, soa.len, field))
+            .collect()
     }
 
     /// Copies `items` into the columns of `soa`, field by field.
@@ -165,7 +173,7 @@ impl<B: Backend> Arena<B> {
             return Err(ArenaError::LengthMismatch { expected, found });
         }
         // Every column is checked before any is written.
-        self.column_spans(soa)?;
+        self.column_addresses(soa)?;
         let mut bytes: Vec<Vec<u8>> = T::COLUMNS
             .iter()
             .map(|field| Vec::with_capacity(field.size * items.len()))
@@ -192,16 +200,19 @@ impl<B: Backend> Arena<B> {
         let bytes = columns
             .map(|(column, field)| self.read_column(column, soa.len, field))
             .collect::<ArenaResult<Vec<Vec<u8>>, B>>()?;
+        let mut fields: Vec<_> = (bytes.iter().zip(T::COLUMNS))
+            .map(|(bytes, field)| bytes.chunks(field.size.max(1)))
+            .collect();
+        // Every column holds `len` elements of its field (checked by
+        // `read_column`), so no element is missing a field.
         (0..soa.len)
-            .map(|index| {
-                let mut fields = bytes.iter().zip(T::COLUMNS).map(|(bytes, field)| {
-                    let start = index.saturating_mul(field.size);
-                    bytes.get(start..start.saturating_add(field.size)).unwrap_or_default()
-                });
-                // Every column holds `len` elements of its field (checked
-                // by `read_column`), so each field's bytes are there.
-                T::from_field_bytes(&mut fields)
-                    .ok_or(ArenaError::LengthMismatch { expected: soa.len, found: index })
+            .map(|found| {
+                T::from_field_bytes(&mut fields.iter_mut().map_while(Iterator::next)).ok_or(
+                    ArenaError::LengthMismatch {
+                        expected: soa.len,
+                        found,
+                    },
+                )
             })
             .collect()
     }
@@ -269,13 +280,18 @@ impl Arena<crate::backend::cuda::CudaBackend> {
         use cudarc::driver::DevicePtrMut;
         // cudarc records a write event only on a stream of the event's own
         // context: on a foreign stream the kernel would go untracked.
-        self.backend().same_context(stream).map_err(ArenaError::Backend)?;
+        self.backend()
+            .same_context(stream)
+            .map_err(ArenaError::Backend)?;
         let view = self.soa_view(soa)?;
         let columns = T::columns_mut(&mut soa.columns).into_iter().zip(T::COLUMNS);
         let mut bytes = columns
             .map(|(column, field)| self.column_bytes_mut(column, soa.len, field))
             .collect::<ArenaResult<Vec<_>, crate::backend::cuda::CudaBackend>>()?;
-        let writes: Vec<_> = bytes.iter_mut().map(|bytes| bytes.device_ptr_mut(stream).1).collect();
+        let writes: Vec<_> = bytes
+            .iter_mut()
+            .map(|bytes| bytes.device_ptr_mut(stream).1)
+            .collect();
         let result = launch(&view);
         // Dropping the guards records each column's write on `stream`,
         // after what `launch` enqueued (also after a failed launch: what it
