@@ -31,6 +31,17 @@ impl<B: Backend> ColumnPlaces<B> {
     }
 }
 
+/// The bytes of one field. Bounded by `GpuAligned`, which the impl's
+/// bound proves, so a bad field type gets no second error here.
+pub fn bytes_of<F: GpuAligned>(field: &F) -> &[u8] {
+    bytemuck::bytes_of(field)
+}
+
+/// One field from its bytes; `None` for a wrong length.
+pub fn read<F: GpuAligned>(bytes: &[u8]) -> Option<F> {
+    bytemuck::try_pod_read_unaligned(bytes).ok()
+}
+
 /// `name` without a leading `r#` (a raw identifier's name).
 pub const fn unraw(name: &'static str) -> &'static str {
     match name.as_bytes() {
@@ -149,7 +160,7 @@ macro_rules! __gpu_soa_derive {
                         if let ::core::option::Option::Some(__column) = __columns.next() {
                             // A copy, so a packed struct's field is never referenced.
                             let __field: $fty = self.$member;
-                            __column.extend_from_slice($crate::__private::bytemuck::bytes_of(&__field));
+                            __column.extend_from_slice($crate::soa::derive::bytes_of(&__field));
                         }
                     )*
                 }
@@ -158,7 +169,7 @@ macro_rules! __gpu_soa_derive {
                     __fields: &mut dyn ::core::iter::Iterator<Item = &'__bytes [u8]>,
                 ) -> ::core::option::Option<Self> {
                     ::core::option::Option::Some($ty { $(
-                        $member: $crate::__private::bytemuck::try_pod_read_unaligned::<$fty>(__fields.next()?).ok()?,
+                        $member: $crate::soa::derive::read::<$fty>(__fields.next()?)?,
                     )* })
                 }
 
