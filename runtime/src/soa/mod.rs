@@ -1,14 +1,10 @@
-//! Structure of arrays: a struct of any size stored as one column per field,
-//! each column an ordinary [`ArenaSlice`], so every element of a column is
-//! one GPU word and moves in one instruction.
-//!
-//! `#[derive(GpuSoa)]` takes a struct with named fields whose types are
-//! [`GpuAligned`] (the struct itself may be any size and needs no `repr`).
-//! It generates `<Name>Columns`, one `pub` [`ArenaSlice`] per field, named
-//! like the field, and the few primitives of [`GpuSoa`]; allocation, plans,
-//! reads, writes and the kernel's view are written once, in this module,
-//! over them. A [`Soa`] is dropped like any array: each column gives its
-//! bytes back.
+//! Structure of arrays: a struct stored as one column per field, each
+//! column an ordinary [`ArenaSlice`](crate::arena::ArenaSlice) of a
+//! [`GpuAligned`](crate::GpuAligned) field type, so every element moves in
+//! one instruction. `#[derive(GpuSoa)]` generates `<Name>Columns` (one `pub`
+//! column per field, named like it) and the few primitives of [`GpuSoa`];
+//! every verb is written once, here, over them. A [`Soa`] is dropped like
+//! any array: each column gives its bytes back.
 //!
 //! ```
 //! use gpu_aligned::arena::Arena;
@@ -26,10 +22,12 @@
 //! let particles: Vec<Particle> = (0..100)
 //!     .map(|i| Particle { position: float4::new(i as f32, 0.0, 0.0, 1.0), mass: 2.0, kind: (i % 3) as u8 })
 //!     .collect();
-//! let mut soa = arena.alloc_soa::<Particle>(particles.len())?;
+//! let mut soa = arena.alloc_soa::<Particle>(particles.len())?; // all or nothing
+//! assert_eq!(arena.offset(&soa.columns().kind)? % 256, 0); // every column aligned
 //! arena.write_soa(&mut soa, &particles)?;
 //! assert_eq!(arena.get(&soa.columns().mass)?[7], 2.0);
 //! assert_eq!(arena.read_soa(&soa)?, particles);
+//! assert!(arena.write_soa(&mut soa, &particles[1..]).is_err()); // one short
 //! drop(soa); // every column gives its bytes back
 //! assert_eq!(arena.live(), 0);
 //! # Ok::<(), gpu_aligned::arena::ArenaError>(())
@@ -37,9 +35,9 @@
 //!
 //! **One column order, the fields' declaration order**, whatever order rustc
 //! gave them in memory: the arena carves the columns in it, [`SoaView`]
-//! lists their addresses in it, and the CUDA header's `P_soa`
-//! ([`CudaHeader::add_soa`]) declares its members in it. Only
-//! [`GpuSoa::LAYOUT`], the struct itself, is in offset order.
+//! lists their addresses in it, and the header's `P_soa`
+//! ([`CudaHeader::add_soa`]) its members. Only [`GpuSoa::LAYOUT`] is in
+//! offset order.
 
 #[doc(hidden)]
 pub mod derive;
@@ -51,37 +49,20 @@ use crate::arena::{ArenaArray, ArenaHandle, Place, Places, Plan};
 use crate::backend::{Backend, HostBuffer};
 use crate::header::{CudaHeader, HeaderError};
 use crate::layout::{GpuField, GpuLayout};
-#[cfg(doc)]
-use crate::{arena::ArenaSlice, GpuAligned};
 use alloc_crate::vec::Vec;
 use core::fmt;
 
-/// A struct stored as one column per field: the primitives the runtime
-/// builds every structure-of-arrays verb from. Derive it with
-/// `#[derive(GpuSoa)]`; every field's type must be [`GpuAligned`].
-///
-/// ```
-/// use gpu_aligned::soa::GpuSoa;
-///
-/// #[derive(Clone, Copy, gpu_aligned::GpuSoa)]
-/// struct Hit { flags: u8, x: f32, id: u64 }
-///
-/// let names: Vec<&str> = Hit::COLUMNS.iter().map(|c| c.name).collect();
-/// assert_eq!(names, ["flags", "x", "id"]); // declaration order
-/// let offsets: Vec<usize> = Hit::LAYOUT.fields.iter().map(|f| f.offset).collect();
-/// assert!(offsets.windows(2).all(|w| w[0] < w[1])); // offset order
-/// ```
+/// A struct stored as one column per field: the primitives every
+/// structure-of-arrays verb is built from. Derive it with `#[derive(GpuSoa)]`.
 ///
 /// # Safety
 ///
-/// [`LAYOUT`](GpuSoa::LAYOUT) describes `Self`, fields in offset order;
-/// [`COLUMNS`](GpuSoa::COLUMNS) lists every field once, in declaration
-/// order; column `j` of every hidden primitive is the field `COLUMNS[j]`
-/// describes, as an array of exactly its type. The derive's macro builds
-/// every item from one list of the struct's fields, and a list that is not
-/// exactly the struct's does not compile. The hidden primitives' defaults
-/// are those of a struct of no columns: the impl the derive emits next to
-/// its errors.
+/// `LAYOUT` describes `Self`, fields in offset order; `COLUMNS` lists every
+/// field once, in declaration order; column `j` of every hidden primitive
+/// is the field `COLUMNS[j]` describes, as an array of exactly its type.
+/// The derive's macro builds them from one list of the struct's fields. The
+/// hidden primitives' defaults are a struct of no columns (what the derive
+/// emits next to its errors).
 #[diagnostic::on_unimplemented(
     message = "`{Self}` is not a structure-of-arrays type (`GpuSoa`)",
     label = "not `GpuSoa`",
@@ -92,7 +73,7 @@ pub unsafe trait GpuSoa: Copy + 'static {
     const LAYOUT: GpuLayout;
     /// The columns, one per field, in declaration order.
     const COLUMNS: &'static [GpuField];
-    /// The generated `<Name>Columns`: one `pub` [`ArenaSlice`] per field,
+    /// The generated `<Name>Columns`: one `pub` [`ArenaSlice`](crate::arena::ArenaSlice) per field,
     /// in an arena on the backend `B`.
     type Columns<B: Backend>: fmt::Debug;
     /// The kernel's view: [`SoaView`] with one address per column.
@@ -127,10 +108,8 @@ pub unsafe trait GpuSoa: Copy + 'static {
     }
 }
 
-/// `len` elements of `T` as columns in an arena: the generated
-/// `<Name>Columns` and their common length. Dropping it gives every column
-/// back; so does [`Arena::free`](crate::arena::Arena::free), which also
-/// says when a column is not that arena's.
+/// `len` elements of `T` as columns in an arena. Dropping it gives every
+/// column back, as [`Arena::free`](crate::arena::Arena::free) does.
 pub struct Soa<T: GpuSoa, B: Backend = HostBuffer> {
     columns: T::Columns<B>,
     len: usize,
@@ -152,8 +131,7 @@ impl<T: GpuSoa, B: Backend> Soa<T, B> {
         &self.columns
     }
 
-    /// The columns, for a verb that needs one of them alone (a write, a
-    /// writable view).
+    /// The columns, for a verb that needs one alone (a write, say).
     pub fn columns_mut(&mut self) -> &mut T::Columns<B> {
         &mut self.columns
     }
@@ -163,8 +141,7 @@ impl<T: GpuSoa, B: Backend> Soa<T, B> {
         self.len
     }
 
-    /// Whether it has no elements (never true: zero-length columns are
-    /// refused).
+    /// Whether it has no elements (never: zero lengths are refused).
     pub fn is_empty(&self) -> bool {
         self.len == 0
     }
@@ -173,7 +150,6 @@ impl<T: GpuSoa, B: Backend> Soa<T, B> {
 impl<T: GpuSoa, B: Backend> fmt::Debug for Soa<T, B> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Soa")
-            .field("type", &core::any::type_name::<T>())
             .field("len", &self.len)
             .field("columns", &self.columns)
             .finish()
@@ -181,9 +157,8 @@ impl<T: GpuSoa, B: Backend> fmt::Debug for Soa<T, B> {
 }
 
 impl CudaHeader {
-    /// Declares the structure-of-arrays type `T`, the structs it contains,
-    /// and its views over columns and over an array of structs, the columns
-    /// in [`GpuSoa::COLUMNS`]' order, as the arena carves them.
+    /// Declares `T`, the structs it contains, and its views over columns
+    /// (in [`GpuSoa::COLUMNS`]' order) and over an array of structs.
     ///
     /// ```
     /// use gpu_aligned::header::CudaHeader;
@@ -206,11 +181,10 @@ impl CudaHeader {
     }
 }
 
-/// What a kernel is handed for a structure of arrays: one device address
-/// per column, in [`GpuSoa::COLUMNS`]' order, then the length. It is laid
-/// out as the CUDA header's `P_soa` view (the header `static_assert`s it),
-/// and with the `cuda` feature it is cudarc's `DeviceRepr`, so it passes to
-/// a launch by value.
+/// What a kernel is handed for a structure of arrays: one address per
+/// column, in [`GpuSoa::COLUMNS`]' order, then the length, laid out as the
+/// header's `P_soa` (which `static_assert`s it); a launch argument by value
+/// (cudarc's `DeviceRepr`) with the `cuda` feature.
 ///
 /// ```
 /// use gpu_aligned::arena::Arena;
@@ -224,7 +198,9 @@ impl CudaHeader {
 /// let view = arena.soa_view(&soa)?;
 /// assert_eq!(core::mem::size_of_val(&view), 8 * (Hit::COLUMNS.len() + 1));
 /// assert_eq!(view.len, 10);
-/// // Declaration order: `id` first, though rustc put `x` at offset 0.
+/// // Declaration order (`id` first), though rustc put `x` at offset 0:
+/// assert_eq!(Hit::COLUMNS[0].name, "id");
+/// assert_eq!(Hit::LAYOUT.fields[0].name, "x");
 /// assert_eq!(view.columns[0], arena.address(&soa.columns().id)?);
 /// assert_eq!(view.columns[1], arena.address(&soa.columns().x)?);
 /// # Ok::<(), gpu_aligned::arena::ArenaError>(())

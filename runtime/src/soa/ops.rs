@@ -1,7 +1,7 @@
 //! The structure-of-arrays verbs, written once over [`GpuSoa`]'s
 //! primitives: allocation (alone or in a [`Plan`]), the kernel's view and
-//! its launch, and whole elements in and out of the columns. Each column is
-//! checked as one array whose element the column's [`GpuField`] describes.
+//! launch, and whole elements in and out. The arena checks each column as
+//! an array of its field's size and alignment.
 
 use super::{derive::ColumnPlaces, FromAddresses, GpuSoa, Soa};
 use crate::arena::{Arena, ArenaError, ArenaResult, Carving, Plan};
@@ -30,9 +30,8 @@ impl<T: GpuSoa> fmt::Debug for SoaKey<T> {
 }
 
 impl Plan {
-    /// Adds a structure of arrays of `len` elements of `T`: one flat array
-    /// per column, in column order. A zero `len` is refused when the plan
-    /// is carved.
+    /// Adds a structure of arrays of `len` elements of `T`: one array per
+    /// column (a zero `len` is refused when the plan is carved).
     ///
     /// ```
     /// use gpu_aligned::arena::{Arena, Plan};
@@ -65,9 +64,8 @@ impl Plan {
 }
 
 impl<B: Backend> Carving<B> {
-    /// The structure of arrays planned under `key` (the example is
-    /// [`Plan::soa`]'s). The key is taken by value, so every column is
-    /// taken or none is.
+    /// The structure of arrays planned under `key`, every column or none
+    /// (the example is [`Plan::soa`]'s).
     ///
     /// # Errors
     ///
@@ -90,24 +88,9 @@ impl<B: Backend> Carving<B> {
 }
 
 impl<B: Backend> Arena<B> {
-    /// Allocates `len` elements of `T` as one column per field, in one
-    /// all-or-nothing reservation; each column starts on the arena's
-    /// minimum alignment.
-    ///
-    /// ```
-    /// use gpu_aligned::arena::Arena;
-    ///
-    /// #[derive(Clone, Copy, gpu_aligned::GpuSoa)]
-    /// struct Hit { x: f32, id: u32, flags: u8 }
-    ///
-    /// let mut arena = Arena::host(1 << 14)?;
-    /// let soa = arena.alloc_soa::<Hit>(100)?;
-    /// let columns = soa.columns();
-    /// for offset in [arena.offset(&columns.x)?, arena.offset(&columns.id)?, arena.offset(&columns.flags)?] {
-    ///     assert_eq!(offset % arena.min_align() as u64, 0);
-    /// }
-    /// # Ok::<(), Box<dyn std::error::Error>>(())
-    /// ```
+    /// Allocates `len` elements of `T`, one column per field, all or
+    /// nothing; each column starts on the arena's minimum alignment. The
+    /// [module's](super) example shows it and the verbs below.
     ///
     /// # Errors
     ///
@@ -119,9 +102,9 @@ impl<B: Backend> Arena<B> {
         self.carve(&plan)?.take_soa(key)
     }
 
-    /// The kernel's view of `soa` (the example is
-    /// [`SoaView`](super::SoaView)'s). It records no stream use: on a device
-    /// arena, launch on the arena's stream, or use `launch_soa`.
+    /// The kernel's view of `soa` (the example is [`SoaView`](super::SoaView)'s).
+    /// It records no stream use: launch on the arena's stream, or use
+    /// `launch_soa`.
     ///
     /// # Errors
     ///
@@ -135,8 +118,8 @@ impl<B: Backend> Arena<B> {
             .ok_or(ArenaError::LengthMismatch { expected, found })
     }
 
-    /// Every column's address, each column checked to be this arena's and
-    /// to hold `soa.len()` elements of its field.
+    /// Every column's address, each checked to be this arena's and to hold
+    /// `soa.len()` elements of its field.
     fn column_addresses<T: GpuSoa>(&self, soa: &Soa<T, B>) -> ArenaResult<Vec<u64>, B> {
         let columns = T::columns(&soa.columns).into_iter().zip(T::COLUMNS);
         columns
@@ -146,27 +129,11 @@ impl<B: Backend> Arena<B> {
 
     /// Copies `items` into the columns of `soa`, field by field.
     ///
-    /// ```
-    /// use gpu_aligned::arena::Arena;
-    ///
-    /// #[derive(Clone, Copy, Debug, PartialEq, gpu_aligned::GpuSoa)]
-    /// struct Hit { x: f32, id: u32 }
-    ///
-    /// let mut arena = Arena::host(1 << 14)?;
-    /// let mut soa = arena.alloc_soa::<Hit>(2)?;
-    /// let hits = [Hit { x: 1.0, id: 7 }, Hit { x: 2.0, id: 9 }];
-    /// arena.write_soa(&mut soa, &hits)?;
-    /// assert_eq!(arena.get(&soa.columns().id)?, &[7, 9]);
-    /// assert_eq!(arena.read_soa(&soa)?, hits);
-    /// assert!(arena.write_soa(&mut soa, &hits[..1]).is_err()); // one short
-    /// # Ok::<(), Box<dyn std::error::Error>>(())
-    /// ```
-    ///
     /// # Errors
     ///
-    /// [`ArenaError::LengthMismatch`] if `items.len()` is not `soa.len()`,
-    /// and [`soa_view`](Arena::soa_view)'s errors, all before anything is
-    /// written; [`ArenaError::Backend`] if a copy fails.
+    /// [`ArenaError::LengthMismatch`] for `items` of another length, and
+    /// [`soa_view`](Arena::soa_view)'s, before anything is written;
+    /// [`ArenaError::Backend`] if a copy fails.
     pub fn write_soa<T: GpuSoa>(&self, soa: &mut Soa<T, B>, items: &[T]) -> ArenaResult<(), B> {
         if items.len() != soa.len {
             let (expected, found) = (soa.len, items.len());
@@ -188,8 +155,7 @@ impl<B: Backend> Arena<B> {
         Ok(())
     }
 
-    /// The elements of `soa`, rebuilt from its columns (on a device, after
-    /// the copies finish); the example is [`write_soa`](Arena::write_soa)'s.
+    /// The elements of `soa`, rebuilt from its columns.
     ///
     /// # Errors
     ///
@@ -221,11 +187,10 @@ impl<B: Backend> Arena<B> {
 #[cfg(feature = "cuda")]
 impl Arena<crate::backend::cuda::CudaBackend> {
     /// Runs `launch` with the kernel's view of `soa`, tracking every column
-    /// as a kernel argument that writes it: `stream` first waits for the
-    /// columns' earlier reads and writes on any stream, and after `launch`
-    /// a write of each column is recorded on `stream`. A read on another
-    /// stream then waits for the kernel, and a dropped column is not reused
-    /// before it ends. `launch` must enqueue its work on `stream`.
+    /// as written by it: `stream` first waits for the columns' earlier
+    /// reads and writes, and a write of each is recorded on `stream` after
+    /// `launch` (which must enqueue its work there), so later use on any
+    /// stream, and reuse after a drop, waits for the kernel.
     ///
     /// ```no_run
     /// use gpu_aligned::arena::Arena;
@@ -264,10 +229,9 @@ impl Arena<crate::backend::cuda::CudaBackend> {
     ///
     /// # Errors
     ///
-    /// [`soa_view`](Arena::soa_view)'s; `CudaError::ForeignStream` for a
-    /// stream of another context; a backend error after a sticky fault.
-    /// `launch` is not called then. Its own error (a cudarc `DriverError`,
-    /// say) comes back converted, in the same `Result`.
+    /// [`soa_view`](Arena::soa_view)'s, `CudaError::ForeignStream` for a
+    /// stream of another context, a backend error after a sticky fault:
+    /// `launch` is not called then. Its own error comes back converted.
     pub fn launch_soa<T: GpuSoa, R, E>(
         &self,
         soa: &mut Soa<T, crate::backend::cuda::CudaBackend>,
