@@ -88,8 +88,8 @@ impl<B: Backend> Arena<B> {
     /// The address of a structure of arrays' column: an array of `len`
     /// elements of `field`, whose type only the derive names. Checked as
     /// [`element_span`](Arena::element_span) checks a typed array, and to
-    /// hold exactly `len` elements: a column swapped for one of another
-    /// length is refused.
+    /// hold exactly `len` elements (a column swapped for one of another
+    /// length is refused), so that whole-column copies fit it exactly.
     pub(crate) fn column_address(
         &self,
         column: &dyn ArenaArray<B>,
@@ -112,35 +112,6 @@ impl<B: Backend> Arena<B> {
             .ok_or(ArenaError::AddressOverflow)
     }
 
-    /// Copies `bytes` into the whole of a column ([`column_address`](Arena::column_address)).
-    pub(crate) fn write_column(
-        &self,
-        column: &mut dyn ArenaArray<B>,
-        len: usize,
-        field: &GpuField,
-        bytes: &[u8],
-    ) -> ArenaResult<(), B> {
-        self.column_address(column, len, field)?;
-        let element = (field.size, field.align);
-        self.here()
-            .write_bytes(column.place_mut(), len, element, 0, bytes)
-    }
-
-    /// The bytes of a whole column ([`column_address`](Arena::column_address)).
-    pub(crate) fn read_column(
-        &self,
-        column: &dyn ArenaArray<B>,
-        len: usize,
-        field: &GpuField,
-    ) -> ArenaResult<Vec<u8>, B> {
-        self.column_address(column, len, field)?;
-        let mut bytes = alloc_crate::vec![0; column.place().bytes];
-        let element = (field.size, field.align);
-        self.here()
-            .read_bytes(column.place(), len, element, 0, &mut bytes)?;
-        Ok(bytes)
-    }
-
     /// A view of the arena that runs copies and zero-fill on `stream`
     /// instead of the backend's own (on the host, where there are no
     /// streams, the same as the arena).
@@ -159,7 +130,7 @@ impl<B: Backend> Arena<B> {
         }
     }
 
-    pub(super) fn here(&self) -> OnStream<'_, B> {
+    pub(crate) fn here(&self) -> OnStream<'_, B> {
         self.on(self.backend.stream())
     }
 
@@ -563,7 +534,7 @@ impl<'a, B: Backend> OnStream<'a, B> {
     /// Copies `src` into whole elements of the array of `len` elements of
     /// `(size, align)` at `place`, from element `start` on: every write
     /// goes through here, checked by [`Arena::element_span`]'s check.
-    fn write_bytes(
+    pub(crate) fn write_bytes(
         self,
         place: &mut Place<B>,
         len: usize,
@@ -588,7 +559,7 @@ impl<'a, B: Backend> OnStream<'a, B> {
 
     /// Copies whole elements of the array at `place`, from element `start`
     /// on, into `dst`: every read goes through here.
-    fn read_bytes(
+    pub(crate) fn read_bytes(
         self,
         place: &Place<B>,
         len: usize,

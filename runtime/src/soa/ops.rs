@@ -150,7 +150,8 @@ impl<B: Backend> Arena<B> {
         }
         let columns = T::columns_mut(&mut soa.columns).into_iter().zip(T::COLUMNS);
         for ((column, field), bytes) in columns.zip(&bytes) {
-            self.write_column(column, soa.len, field, bytes)?;
+            let element = (field.size, field.align);
+            (self.here()).write_bytes(column.place_mut(), soa.len, element, 0, bytes)?;
         }
         Ok(())
     }
@@ -162,9 +163,16 @@ impl<B: Backend> Arena<B> {
     /// [`soa_view`](Arena::soa_view)'s; [`ArenaError::Backend`] if a copy
     /// fails.
     pub fn read_soa<T: GpuSoa>(&self, soa: &Soa<T, B>) -> ArenaResult<Vec<T>, B> {
+        self.column_addresses(soa)?;
         let columns = T::columns(&soa.columns).into_iter().zip(T::COLUMNS);
         let bytes = columns
-            .map(|(column, field)| self.read_column(column, soa.len, field))
+            .map(|(column, field)| {
+                // `column_addresses` checked that the column holds these bytes.
+                let mut bytes = alloc_crate::vec![0; soa.len * field.size];
+                let element = (field.size, field.align);
+                (self.here()).read_bytes(column.place(), soa.len, element, 0, &mut bytes)?;
+                Ok(bytes)
+            })
             .collect::<ArenaResult<Vec<Vec<u8>>, B>>()?;
         let mut fields: Vec<_> = (bytes.iter().zip(T::COLUMNS))
             .map(|(bytes, field)| bytes.chunks(field.size.max(1)))
