@@ -16,8 +16,7 @@ pub trait Column<'a>: GpuAligned {}
 
 impl<T: GpuAligned> Column<'_> for T {}
 
-/// The places a carving holds for a structure of arrays' columns, in column
-/// order, each taken out once as its column's typed array.
+/// The places a carving holds for a structure of arrays' columns, in order.
 pub struct ColumnPlaces<B: Backend> {
     pub(super) places: alloc_crate::vec::IntoIter<Place<B>>,
     pub(super) len: usize,
@@ -70,23 +69,19 @@ pub const fn by_offset<const N: usize>(fields: &[GpuField]) -> [GpuField; N] {
     sorted
 }
 
-/// The body of `#[derive(GpuSoa)]`. It lives here, not in the derive, so
-/// the `unsafe impl` is this crate's: a caller that redirects the derive's
-/// crate path reaches this macro or writes its own `unsafe`.
+/// The body of `#[derive(GpuSoa)]`, here so that the `unsafe impl` is this
+/// crate's: a redirected crate path reaches it or writes its own `unsafe`.
 ///
-/// It takes nothing it could be lied to about. Each column's name is its
-/// field's (`stringify!`), and the names are distinct because
-/// `<Name>Columns` has a field of each name; the number of columns is the
-/// list's length; `LAYOUT` and `COLUMNS` come from `size_of`, `align_of`
-/// and `offset_of!`; `from_field_bytes` rebuilds the struct with a literal
+/// Why the impl is sound: it takes nothing it could be lied to about. Each
+/// column's name is its field's (`stringify!`), distinct because
+/// `<Name>Columns` has a field of each name; the count is the list's
+/// length; `LAYOUT` and `COLUMNS` come from `size_of`, `align_of` and
+/// `offset_of!`; `from_field_bytes` rebuilds the struct with a literal
 /// naming every listed field with its listed type, so the list is exactly
-/// the struct's fields or the expansion does not compile; each field type
-/// is `GpuAligned` (the impl's bound); every primitive walks the list in
-/// one order.
-///
-/// Generated names start with `__`: types are not hygienic, and a
-/// parameter is a pattern, which a user's constant of the same name would
-/// turn into a constant pattern.
+/// the struct's or nothing compiles; each field type is `GpuAligned` (the
+/// impl's bound); every primitive walks the list in one order. Generated
+/// names start with `__`: types are not hygienic, and a user's constant
+/// would turn a parameter of the same name into a constant pattern.
 #[doc(hidden)]
 #[macro_export]
 macro_rules! __gpu_soa_derive {
