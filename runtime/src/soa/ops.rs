@@ -5,6 +5,8 @@
 
 use super::{derive::ColumnPlaces, FromAddresses, GpuSoa, Soa};
 use crate::arena::{Arena, ArenaError, ArenaResult, Carving, Plan};
+#[cfg(feature = "cuda")]
+use crate::backend::cuda::{CudaBackend, CudaError};
 use crate::backend::Backend;
 use alloc_crate::vec::Vec;
 use core::fmt;
@@ -193,7 +195,7 @@ impl<B: Backend> Arena<B> {
 }
 
 #[cfg(feature = "cuda")]
-impl Arena<crate::backend::cuda::CudaBackend> {
+impl Arena<CudaBackend> {
     /// Runs `launch` with the kernel's view of `soa`, tracking every column
     /// as written by it: `stream` first waits for the columns' earlier
     /// reads and writes, and a write of each is recorded on `stream` after
@@ -237,17 +239,17 @@ impl Arena<crate::backend::cuda::CudaBackend> {
     ///
     /// # Errors
     ///
-    /// [`soa_view`](Arena::soa_view)'s, `CudaError::ForeignStream` for a
+    /// [`soa_view`](Arena::soa_view)'s, [`CudaError::ForeignStream`] for a
     /// stream of another context, a backend error after a sticky fault:
     /// `launch` is not called then. Its own error comes back converted.
     pub fn launch_soa<T: GpuSoa, R, E>(
         &self,
-        soa: &mut Soa<T, crate::backend::cuda::CudaBackend>,
+        soa: &mut Soa<T, CudaBackend>,
         stream: &cudarc::driver::CudaStream,
         launch: impl FnOnce(&T::View) -> Result<R, E>,
-    ) -> ArenaResult<R, crate::backend::cuda::CudaBackend>
+    ) -> ArenaResult<R, CudaBackend>
     where
-        ArenaError<crate::backend::cuda::CudaError>: From<E>,
+        ArenaError<CudaError>: From<E>,
     {
         use cudarc::driver::DevicePtrMut;
         // cudarc records a write event only on a stream of the event's own
@@ -259,7 +261,7 @@ impl Arena<crate::backend::cuda::CudaBackend> {
         let columns = T::columns_mut(&mut soa.columns).into_iter().zip(T::COLUMNS);
         let mut bytes = columns
             .map(|(column, field)| self.column_bytes_mut(column, soa.len, field))
-            .collect::<ArenaResult<Vec<_>, crate::backend::cuda::CudaBackend>>()?;
+            .collect::<ArenaResult<Vec<_>, CudaBackend>>()?;
         let writes: Vec<_> = bytes
             .iter_mut()
             .map(|bytes| bytes.device_ptr_mut(stream).1)
