@@ -71,6 +71,7 @@
 
 mod access;
 mod error;
+mod graphs;
 mod growth;
 mod handle;
 mod host;
@@ -93,6 +94,8 @@ mod read_only;
 
 pub use access::OnStream;
 pub use error::{ArenaError, FreeFailed};
+#[cfg(feature = "cuda")]
+pub use graphs::CapturedGraph;
 pub use growth::{GrowthError, GrowthPolicy, DEFAULT_CHUNK};
 pub use handle::{ArenaArray, ArenaHandle, ArenaSlice};
 // The structure of arrays is a handle too.
@@ -125,6 +128,9 @@ pub struct Arena<B: Backend = HostBuffer> {
     /// First, so that the arrays still queued on it are given up before
     /// the buffer goes.
     returns: ReturnsOwner<B>,
+    /// Arrays held for captured graphs (see `graphs`); before the buffer,
+    /// so that no graph launches once it starts going.
+    graphs: graphs::Graphs<B>,
     allocator: Allocator,
     /// Red zones and what the tools watching kernels are told (see
     /// `crate::sanitizer`). Declared before the backend so that it drops

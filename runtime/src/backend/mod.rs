@@ -345,6 +345,17 @@ pub unsafe trait Backend {
     /// The backend's error.
     fn quiesce(&mut self) -> Result<(), Self::Error>;
 
+    /// A fence that passes once the work queued so far on the backend's
+    /// own stream has finished (what a CUDA graph replayed there did), or
+    /// `None` where no work is queued (the host).
+    ///
+    /// # Errors
+    ///
+    /// The backend's error.
+    fn stream_fence(&mut self) -> Result<Option<Self::Fence>, Self::Error> {
+        Ok(None)
+    }
+
     /// The most bytes [`grow`](Backend::grow) can reach: the range reserved
     /// up front. A buffer that cannot grow (the default) says its length.
     ///

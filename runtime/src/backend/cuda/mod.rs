@@ -84,6 +84,7 @@
 //! reinterprets memory can.
 
 mod buffer;
+mod capture;
 mod copy;
 mod error;
 mod plain;
@@ -91,6 +92,7 @@ mod probe;
 mod tracking;
 
 pub use buffer::{check_base, CudaBackend, DRIVER_BASE_ALIGN, DRIVER_PITCH_ALIGN};
+pub(crate) use capture::Graph;
 pub use cudarc;
 pub use error::CudaError;
 pub use probe::{probe, ProbeError};
