@@ -3,9 +3,9 @@
 //!
 //! A graph replays the work captured into it, on the same bytes, as often
 //! as it is launched, long after the arrays it was captured with were
-//! dropped. So while a capture is under way ([`Arena::capture`]), every
-//! array given back (dropped or freed) is held for the graph rather than
-//! freed; once the capture has ended, an array it touched (a kernel
+//! dropped. So while a capture is under way (`Arena::capture`, feature
+//! `cuda`), every array given back (dropped or freed) is held for the graph
+//! rather than freed; once the capture has ended, an array it touched (a kernel
 //! argument, a copy) is held when it is given back, until the graph is
 //! dropped. Then the arena records a fence on its stream, where the graph
 //! replays, and once that fence has passed the held arrays are given back
@@ -51,11 +51,13 @@ impl GraphLife {
     }
 
     /// The graph is gone.
+    #[cfg(feature = "cuda")]
     pub(crate) fn mark_dropped(&self) {
         self.state.fetch_or(DROPPED, Ordering::Release);
     }
 
     /// Starts a launch; `false` once the arena is gone.
+    #[cfg(feature = "cuda")]
     pub(crate) fn enter_launch(&self) -> bool {
         let mut state = self.state.load(Ordering::Acquire);
         loop {
@@ -75,6 +77,7 @@ impl GraphLife {
     }
 
     /// Ends a launch started with [`enter_launch`](Self::enter_launch).
+    #[cfg(feature = "cuda")]
     pub(crate) fn leave_launch(&self) {
         self.state.fetch_and(!LAUNCHING, Ordering::Release);
     }

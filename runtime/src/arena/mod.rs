@@ -65,7 +65,8 @@
 //! list dropped arrays wait on), `reuse` (the blocks of dropped arrays kept
 //! for the next array of their size), `reserve` (the one way bytes are
 //! reserved and the one way they come back), `access` (checked typed ranges and the
-//! verbs that move bytes), `options` (constructors), and one file each for
+//! verbs that move bytes), `options` (constructors), `graphs` (arrays held
+//! for captured CUDA graphs, and `Arena::capture`), and one file each for
 //! pitched arrays, plans, growth, host and device views, errors and the
 //! thread-safe arena.
 
