@@ -337,7 +337,7 @@ unsafe fn prune(graph: sys::CUgraph) -> Result<usize, DriverError> {
     let mut count = 0;
     // SAFETY: a null array asks for the count.
     unsafe { sys::cuGraphGetNodes(graph, core::ptr::null_mut(), &mut count) }.result()?;
-    if count < 3 || count > PRUNE_NODES {
+    if !(3..=PRUNE_NODES).contains(&count) {
         // Fewer than three nodes have no shortcut to remove.
         return Ok(0);
     }
