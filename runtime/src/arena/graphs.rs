@@ -246,8 +246,11 @@ mod device {
     use alloc_crate::vec::Vec;
     use core::fmt;
 
+    use cudarc::driver::DriverError;
+
     use super::{GraphLife, Held};
     use crate::arena::{Arena, ArenaError, ArenaResult};
+    use crate::backend::cuda::Graph;
     use crate::backend::cuda::{CudaBackend, CudaError};
 
     /// A CUDA graph captured from the work of a device arena
@@ -256,7 +259,7 @@ mod device {
     /// reserved for it, even after those arrays are dropped; dropping the
     /// graph gives them back once its last replay has finished.
     pub struct CapturedGraph {
-        graph: crate::backend::cuda::Graph,
+        graph: Graph,
         life: Arc<GraphLife>,
     }
 
@@ -268,15 +271,7 @@ mod device {
         /// [`CudaError::GraphOrphaned`] once its arena was dropped or reset;
         /// the driver's error.
         pub fn launch(&self) -> Result<(), CudaError> {
-            if !self.life.enter_launch() {
-                return Err(CudaError::GraphOrphaned);
-            }
-            let launched = self.graph.launch();
-            self.life.leave_launch();
-            launched.map_err(|error| CudaError::Driver {
-                op: "cuGraphLaunch",
-                error,
-            })
+            self.while_arena_lives("cuGraphLaunch", Graph::launch)
         }
 
         /// Uploads the graph to the device ahead of its first launch, so
@@ -286,15 +281,22 @@ mod device {
         ///
         /// As [`launch`](Self::launch).
         pub fn upload(&self) -> Result<(), CudaError> {
+            self.while_arena_lives("cuGraphUpload", Graph::upload)
+        }
+
+        /// Runs `call` on the graph unless its arena is gone; the arena
+        /// waits for it before freeing anything.
+        fn while_arena_lives(
+            &self,
+            op: &'static str,
+            call: impl FnOnce(&Graph) -> Result<(), DriverError>,
+        ) -> Result<(), CudaError> {
             if !self.life.enter_launch() {
                 return Err(CudaError::GraphOrphaned);
             }
-            let uploaded = self.graph.upload();
+            let called = call(&self.graph);
             self.life.leave_launch();
-            uploaded.map_err(|error| CudaError::Driver {
-                op: "cuGraphUpload",
-                error,
-            })
+            called.map_err(|error| CudaError::Driver { op, error })
         }
     }
 

@@ -45,7 +45,7 @@ pub use vm::{HostVm, VmError, HOST_VM_IS_LAZY};
 /// let span = Span { offset: 512, len: 64 };
 /// assert_eq!(span.end(), Some(576));
 /// ```
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct Span {
     /// First byte, from the start of the buffer.
     pub offset: u64,

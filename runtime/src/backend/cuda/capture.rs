@@ -20,6 +20,7 @@
 //! them first into a buffer that lives as long as the graph.
 
 use std::boxed::Box;
+use std::collections::HashMap;
 use std::ptr::NonNull;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::vec;
@@ -38,7 +39,7 @@ pub(super) struct CaptureLog {
     /// One slice per array touched, boxed so that references to it stay
     /// valid while the list grows; freed only through `&mut` of the
     /// backend (see [`CudaBackend::end_capture`]).
-    slices: Mutex<Vec<(Span, NonNull<CudaSlice<u8>>)>>,
+    slices: Mutex<HashMap<Span, NonNull<CudaSlice<u8>>>>,
     /// Host bytes uploaded inside the capture.
     staged: Mutex<Vec<Box<[u8]>>>,
 }
@@ -87,7 +88,7 @@ impl CudaBackend {
         self.driver("cuStreamBeginCapture", begun)?;
         self.capture = Some(CaptureLog {
             stream: Arc::clone(&self.stream),
-            slices: Mutex::new(Vec::new()),
+            slices: Mutex::new(HashMap::new()),
             staged: Mutex::new(Vec::new()),
         });
         Ok(())
@@ -146,7 +147,7 @@ impl CudaBackend {
     ) -> Option<Result<NonNull<CudaSlice<u8>>, CudaError>> {
         let log = self.capture.as_ref()?;
         let mut slices = log.slices.lock().unwrap_or_else(PoisonError::into_inner);
-        if let Some((_, slice)) = slices.iter().find(|(span, _)| *span == array) {
+        if let Some(slice) = slices.get(&array) {
             return Some(Ok(*slice));
         }
         if !array.within(self.buffer_len()) {
@@ -168,7 +169,7 @@ impl CudaBackend {
         // `end_capture`), so it never frees this interior pointer.
         let slice = unsafe { log.stream.upgrade_device_ptr::<u8>(address, array.len) };
         let slice = NonNull::from(Box::leak(Box::new(slice)));
-        slices.push((array, slice));
+        slices.insert(array, slice);
         Some(Ok(slice))
     }
 
