@@ -11,6 +11,7 @@ mod support;
 mod device;
 #[path = "../arena/generic.rs"]
 mod generic;
+mod graphs;
 mod host;
 mod kernel_arrays;
 mod probe;

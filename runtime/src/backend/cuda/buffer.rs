@@ -67,6 +67,8 @@ pub struct CudaBackend {
     pub(super) base: u64,
     base_align: usize,
     fault: OnceLock<DriverError>,
+    /// The capture under way on `stream`, if any (see `capture.rs`).
+    pub(super) capture: Option<super::capture::CaptureLog>,
 }
 
 /// Where a [`CudaBackend`]'s bytes are.
@@ -176,6 +178,7 @@ impl CudaBackend {
             base,
             base_align,
             fault: OnceLock::new(),
+            capture: None,
         };
         backend.map_zeroed(len)?;
         Ok(backend)
@@ -186,6 +189,7 @@ impl CudaBackend {
     /// and waits for that. Returns the buffer's length.
     pub(super) fn map_zeroed(&mut self, len: usize) -> Result<usize, CudaError> {
         self.healthy()?;
+        self.not_capturing("growing the buffer")?;
         let (old, new) = match &mut self.memory {
             DeviceMemory::Fixed(buf) => return Ok(buf.len()),
             DeviceMemory::Plain(buf) => return Ok(buf.len()),
@@ -231,6 +235,7 @@ impl CudaBackend {
     /// past the first `len` bytes. Returns the buffer's length.
     pub(super) fn unmap(&mut self, len: usize) -> Result<usize, CudaError> {
         self.healthy()?;
+        self.not_capturing("trimming the buffer")?;
         match &mut self.memory {
             DeviceMemory::Fixed(buf) => Ok(buf.len()),
             DeviceMemory::Plain(buf) => Ok(buf.len()),
@@ -303,6 +308,7 @@ impl CudaBackend {
             base,
             base_align,
             fault: OnceLock::new(),
+            capture: None,
         })
     }
 
@@ -322,6 +328,7 @@ impl CudaBackend {
             base,
             base_align,
             fault: OnceLock::new(),
+            capture: None,
         })
     }
 
@@ -454,15 +461,18 @@ impl CudaBackend {
     ///
     /// # Errors
     ///
-    /// The driver's error; a sticky one also poisons the backend.
+    /// The driver's error; a sticky one also poisons the backend;
+    /// [`CudaError::Capturing`] inside a capture.
     pub fn synchronize(&self) -> Result<(), CudaError> {
         self.healthy()?;
+        self.not_capturing("synchronize")?;
         let r = self.stream.synchronize();
         self.driver("synchronize", r)
     }
 
     /// Waits for `stream`, turning its error into ours.
     pub(super) fn wait_for(&self, stream: &CudaStream) -> Result<(), CudaError> {
+        self.not_capturing("waiting for a stream")?;
         let r = stream.synchronize();
         self.driver("synchronize", r)
     }
@@ -470,6 +480,11 @@ impl CudaBackend {
 
 impl Drop for CudaBackend {
     fn drop(&mut self) {
+        // A capture left under way (a panic inside `Arena::capture`) ends
+        // first: synchronizing inside it would fail.
+        if self.capturing() {
+            drop(self.end_capture());
+        }
         // With several streams, kernels elsewhere may still use arrays of the
         // buffer (their events are the arrays', not the buffer's): let them
         // finish before the buffer goes back to the driver. Errors land in
