@@ -176,6 +176,7 @@ impl ArenaOptions {
         let chunks = super::chunks::Chunks::new(&growth, backend.can_release());
         Ok(Arena {
             returns: ReturnsOwner::new(),
+            graphs: Default::default(),
             allocator,
             regions,
             backend,
