@@ -66,8 +66,9 @@
 //! for the next array of their size), `reserve` (the one way bytes are
 //! reserved and the one way they come back), `access` (checked typed ranges and the
 //! verbs that move bytes), `options` (constructors), and one file each for
-//! pitched arrays, plans, growth, host and device views, errors and the
-//! thread-safe arena.
+//! pitched arrays, plans, growth, host and device views, errors, the
+//! arena behind one lock (`sync`) and the arena with a cache per thread
+//! (`threads`, [`ThreadArena`]).
 
 mod access;
 mod error;
@@ -83,6 +84,8 @@ mod returns;
 mod reuse;
 #[cfg(feature = "std")]
 mod sync;
+#[cfg(feature = "std")]
+mod threads;
 
 #[cfg(feature = "cuda")]
 mod device;
@@ -106,6 +109,8 @@ pub use plan::{ArrayKey, CarvedArray, Carving, PitchedKey, Plan};
 pub use read_only::ReadOnlyView;
 #[cfg(feature = "std")]
 pub use sync::SyncArena;
+#[cfg(feature = "std")]
+pub use threads::{ArenaLock, ThreadArena};
 
 use alloc_crate::collections::VecDeque;
 use alloc_crate::vec::Vec;

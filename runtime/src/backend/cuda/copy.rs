@@ -301,6 +301,10 @@ unsafe impl Backend for CudaBackend {
         tracking.is_made()
     }
 
+    fn never_used(tracking: &ArrayEvents) -> bool {
+        !tracking.is_made()
+    }
+
     fn retire(&mut self, tracking: &mut ArrayEvents) -> Result<Option<CudaEvent>, CudaError> {
         if !tracking.is_made() {
             // Never used on the device: nothing can still be using it.
