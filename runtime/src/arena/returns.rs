@@ -37,7 +37,10 @@ use crate::backend::Backend;
 /// A dropped array: its block, and what the backend tracked for it.
 pub(super) type Returned<B> = (Allocation, <B as Backend>::Tracking);
 
-/// The list of dropped arrays of one arena.
+/// The list of dropped arrays of one arena (or of one thread's slot of a
+/// `ThreadArena`), on cache lines of its own: its lock is taken on every
+/// drop, and a neighbour's writes must not make that lock miss.
+#[repr(align(128))]
 struct Returns<B: Backend> {
     /// How many arrays are queued: read without the lock, so an arena with
     /// nothing queued never takes it.

@@ -53,8 +53,9 @@
 //! Lock order: the shared arena, then the list of slots, then one slot. A
 //! thread never waits for the shared arena while it holds its slot.
 
+use core::cell::UnsafeCell;
 use core::mem::align_of;
-use core::ops::Deref;
+use core::ops::{Deref, DerefMut};
 use std::any::Any;
 use std::cell::RefCell;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -153,7 +154,75 @@ struct Slot<B: Backend> {
     /// Whether a live thread uses it.
     claimed: AtomicBool,
     shared: Weak<Shared<B>>,
-    cache: Mutex<Cache<B>>,
+    cache: SlotLock<Cache<B>>,
+}
+
+/// The lock of one slot: taken by its thread on every allocation, by
+/// another thread only to drain the slot, each time for a few pushes and
+/// pops and never across a call out, so a spin is shorter than a sleep. A
+/// spin lock's release is a plain store where a `Mutex`'s is an atomic
+/// swap: one read-modify-write per allocation instead of two.
+struct SlotLock<T> {
+    locked: AtomicBool,
+    value: UnsafeCell<T>,
+}
+
+// SAFETY: the value is reached only through a `SlotGuard`, which exists
+// only while `locked` is held (see `SlotLock::lock`), so one thread at a
+// time; moving that access between threads needs `T: Send`.
+unsafe impl<T: Send> Sync for SlotLock<T> {}
+
+/// Exclusive access to a slot's cache while it lives.
+struct SlotGuard<'a, T>(&'a SlotLock<T>);
+
+impl<T> SlotLock<T> {
+    fn new(value: T) -> Self {
+        SlotLock {
+            locked: AtomicBool::new(false),
+            value: UnsafeCell::new(value),
+        }
+    }
+
+    #[inline]
+    fn lock(&self) -> SlotGuard<'_, T> {
+        while self
+            .locked
+            .compare_exchange_weak(false, true, Ordering::Acquire, Ordering::Relaxed)
+            .is_err()
+        {
+            while self.locked.load(Ordering::Relaxed) {
+                core::hint::spin_loop();
+            }
+        }
+        SlotGuard(self)
+    }
+}
+
+impl<T> Deref for SlotGuard<'_, T> {
+    type Target = T;
+
+    #[inline]
+    fn deref(&self) -> &T {
+        // SAFETY: this guard holds the lock (see `SlotLock::lock`), so no
+        // other reference to the value exists.
+        unsafe { &*self.0.value.get() }
+    }
+}
+
+impl<T> DerefMut for SlotGuard<'_, T> {
+    #[inline]
+    fn deref_mut(&mut self) -> &mut T {
+        // SAFETY: as in `deref`, and `&mut self` makes this the one
+        // reference made from the guard.
+        unsafe { &mut *self.0.value.get() }
+    }
+}
+
+impl<T> Drop for SlotGuard<'_, T> {
+    #[inline]
+    fn drop(&mut self) {
+        self.0.locked.store(false, Ordering::Release);
+    }
 }
 
 struct Cache<B: Backend> {
@@ -326,7 +395,7 @@ where
         let core = lock(&self.shared.core);
         let mut cached = 0;
         for slot in lock(&self.shared.slots).iter() {
-            let cache = lock(&slot.cache);
+            let cache = slot.cache();
             cached += cache.kept.len() + cache.spill.len();
             cached += cache
                 .returns
@@ -421,7 +490,7 @@ where
         let slot = Arc::new(Slot {
             claimed: AtomicBool::new(true),
             shared: Arc::downgrade(self),
-            cache: Mutex::new(Cache {
+            cache: SlotLock::new(Cache {
                 returns: ReturnsOwner::new(),
                 returned: Vec::new(),
                 kept: Reuse::default(),
@@ -447,9 +516,7 @@ where
     /// Gives every slot's kept blocks and queued arrays to the shared arena.
     fn drain_slots(&self, core: &mut Arena<B>) {
         for slot in lock(&self.slots).iter() {
-            let mut cache = lock(&slot.cache);
-            cache.take_returns();
-            cache.give_all(core);
+            slot.drain(core);
         }
     }
 }
@@ -460,8 +527,24 @@ where
     B::Tracking: Send,
     B::Fence: Send,
 {
-    fn cache(&self) -> MutexGuard<'_, Cache<B>> {
-        lock(&self.cache)
+    #[inline]
+    fn cache(&self) -> SlotGuard<'_, Cache<B>> {
+        self.cache.lock()
+    }
+
+    /// Gives the slot's kept blocks and queued arrays to the shared arena,
+    /// holding the slot only to take them out (the shared arena may call
+    /// the backend, and the slot's thread may be waiting for its slot).
+    fn drain(&self, core: &mut Arena<B>) {
+        let mut spill = {
+            let mut cache = self.cache();
+            cache.take_returns();
+            let Cache { kept, spill, .. } = &mut *cache;
+            kept.drain(|block| spill.push((block, B::Tracking::default())));
+            core::mem::take(spill)
+        };
+        give_back(core, &mut spill);
+        self.cache().restore_spill(spill);
     }
 
     /// An array for `request`: a kept block when this slot has one, else
@@ -532,10 +615,7 @@ where
 
     fn release(&self) {
         if let Some(shared) = self.shared.upgrade() {
-            let mut core = lock(&shared.core);
-            let mut cache = self.cache();
-            cache.take_returns();
-            cache.give_all(&mut core);
+            self.drain(&mut lock(&shared.core));
         }
         // The slot, with its list (arrays of this thread may still be held
         // elsewhere), waits for the next thread.
@@ -586,14 +666,6 @@ impl<B: Backend> Cache<B> {
     fn restore_spill(&mut self, mut spill: Vec<Returned<B>>) {
         spill.append(&mut self.spill);
         self.spill = spill;
-    }
-
-    /// Gives every kept and spilled block to the shared arena.
-    fn give_all(&mut self, core: &mut Arena<B>) {
-        let spill = &mut self.spill;
-        self.kept
-            .drain(|block| spill.push((block, B::Tracking::default())));
-        give_back(core, spill);
     }
 }
 
