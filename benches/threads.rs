@@ -7,7 +7,8 @@
 //!
 //! The host group also runs one `Arena` per thread (each thread its own
 //! buffer, nothing shared): not a way to share one buffer, but the scaling
-//! that the machine allows this loop, the ceiling for the other two.
+//! that the machine allows this loop, a reference for the other two.
+//! `docs/RESULTS.md` (Many threads) has the figures from the H100's host.
 //!
 //! After the groups it prints, from the same samples, each type's median
 //! time per pair and its throughput as a ratio to its own one thread, and
@@ -30,9 +31,11 @@ const THREADS: [usize; 5] = [1, 2, 4, 8, 16];
 /// `f32` lengths: 64 B, 256 B, 1 KiB, 4 KiB.
 const LENS: [usize; 4] = [16, 64, 256, 1024];
 
-/// Nanoseconds per iteration of every sample, by (group, type, threads).
-static SAMPLES: Mutex<BTreeMap<(String, &'static str, usize), Vec<f64>>> =
-    Mutex::new(BTreeMap::new());
+/// Which case a sample is of: (group, type, threads).
+type Case = (String, &'static str, usize);
+
+/// Nanoseconds per iteration of every sample, by case.
+static SAMPLES: Mutex<BTreeMap<Case, Vec<f64>>> = Mutex::new(BTreeMap::new());
 
 /// Something threads allocate from with `&self`.
 trait Shared<B: Backend>: Sync {
@@ -199,7 +202,7 @@ fn report(_: &mut Criterion) {
             "x 1 thread",
             "per thread",
             "x 1 thread",
-            "Thread/Sync"
+            "Thread x Sync"
         );
         for threads in THREADS {
             let cached = ns(&group, "ThreadArena", threads);

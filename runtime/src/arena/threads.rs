@@ -16,14 +16,16 @@
 //! shared arena checks its handle on every use, and the content verbs
 //! ([`lock`](ThreadArena::lock)) are the [`Arena`]'s, unchanged.
 //!
-//! The common path: a thread finds its slot (through a thread-local, once
-//! per arena), takes its slot's lock (a lock no other thread takes unless
-//! memory runs short), and pops a kept block of the size asked for; the
-//! array's drop queues the block on the slot's own list of returns (see the
-//! `returns` module), which the slot takes back a batch at a time. The
-//! slot, its lock and its list sit on cache lines of their own. The shared
-//! arena is locked only on a miss (a size the thread has not dropped
-//! lately), and then blocks the thread cannot keep go back in one batch.
+//! The common path: a thread finds its slot (through a thread-local),
+//! takes the slot's lock (which another thread takes only to drain or count
+//! the slot: when memory runs short, on [`flush`](ThreadArena::flush),
+//! [`live`](ThreadArena::live) and a thread's exit), and pops a kept block
+//! of the size asked for; the array's drop queues the block on the slot's
+//! own list of returns (see the `returns` module), which the slot takes
+//! back a batch at a time. The slot, its lock and its list sit on cache
+//! lines of their own. The shared arena is locked only on a miss (a size
+//! the thread has not dropped lately), and then the blocks the thread
+//! cannot keep go back with it, in one batch.
 //!
 //! What stays exact:
 //! - **Cross-thread drops**: an array dropped on another thread goes back
@@ -31,9 +33,9 @@
 //!   other drop.
 //! - **Devices**: only a block whose tracking says it was never used by the
 //!   backend's work is kept by a thread ([`Backend::never_used`]); an
-//!   array used on a stream goes back to the shared arena, which gives its
-//!   bytes out again only after its last recorded use, as it does for its
-//!   own arrays.
+//!   array used on a stream goes back to the shared arena (with the
+//!   thread's next batch), which gives its bytes out again only after its
+//!   last recorded use, as it does for its own arrays.
 //! - **Thread exit**: the thread-local's destructor gives the slot's kept
 //!   blocks and queued arrays to the shared arena and leaves the slot
 //!   (with its list, for arrays of that thread other threads still hold)
@@ -118,7 +120,9 @@ impl<B: Backend> core::fmt::Debug for ThreadArena<B> {
 
 /// The shared arena's read-only side, locked: every content verb of
 /// [`Arena`] (they take `&Arena`), none that allocates or resets. Made by
-/// [`ThreadArena::lock`].
+/// [`ThreadArena::lock`]. The shared arena's own counts
+/// ([`Arena::live`], [`Arena::leaks`]) take the blocks the threads keep
+/// for live arrays; [`ThreadArena::live`] does not.
 pub struct ArenaLock<'a, B: Backend>(MutexGuard<'a, Arena<B>>);
 
 impl<B: Backend> Deref for ArenaLock<'_, B> {
