@@ -1,59 +1,23 @@
-//! An arena many threads allocate from at once: [`ThreadArena`] gives each
-//! thread a cache of its own in front of one shared [`Arena`], so that
-//! allocating and dropping arrays of the sizes a thread uses touches only
-//! that thread's memory, and throughput grows with the threads.
+//! An arena many threads allocate from at once: [`ThreadArena`], a slot
+//! per thread (blocks kept by size, a list of returns of its own) in front
+//! of one shared [`Arena`]. The type's docs say why this design and what
+//! it keeps exact; here, what the code relies on.
 //!
-//! Why this design. One arena behind one lock ([`SyncArena`](super::SyncArena),
-//! and PyTorch's caching allocator, which takes one global lock) makes
-//! every allocation hand the lock and the allocator's cache lines from
-//! core to core: two threads get less done than one. RMM's arena resource
-//! gives each thread an arena of its own, carved from superblocks of a
-//! shared one. This type keeps that shape with one difference: a thread's
-//! cache holds *blocks of the shared arena* (the blocks of arrays it
-//! dropped, kept for the next array of their size, as the arena's own
-//! `reuse` does), not sub-allocators over superblocks. So every array is an
-//! array of the one shared allocator: its offset is the buffer's, the
-//! shared arena checks its handle on every use, and the content verbs
-//! ([`lock`](ThreadArena::lock)) are the [`Arena`]'s, unchanged.
-//!
-//! The common path: a thread finds its slot (through a thread-local),
-//! takes the slot's lock (which another thread takes only to drain or count
-//! the slot: when memory runs short, on [`flush`](ThreadArena::flush),
-//! [`live`](ThreadArena::live) and a thread's exit), and pops a kept block
-//! of the size asked for; the array's drop queues the block on the slot's
-//! own list of returns (see the `returns` module), which the slot takes
-//! back a batch at a time. The slot, its lock and its list sit on cache
-//! lines of their own. The shared arena is locked only on a miss (a size
-//! the thread has not dropped lately), and then the blocks the thread
-//! cannot keep go back with it, in one batch.
-//!
-//! What stays exact:
-//! - **Cross-thread drops**: an array dropped on another thread goes back
-//!   to the list of the slot that made it, which takes it back like any
-//!   other drop.
-//! - **Devices**: only a block whose tracking says it was never used by the
-//!   backend's work is kept by a thread ([`Backend::never_used`]); an
-//!   array used on a stream goes back to the shared arena (with the
-//!   thread's next batch), which gives its bytes out again only after its
-//!   last recorded use, as it does for its own arrays.
-//! - **Thread exit**: the thread-local's destructor gives the slot's kept
-//!   blocks and queued arrays to the shared arena and leaves the slot
-//!   (with its list, for arrays of that thread other threads still hold)
-//!   to the next thread that comes; the arena drains every slot whenever
-//!   an array does not fit without the blocks they keep, and on
-//!   [`flush`](ThreadArena::flush). No byte is lost.
 //! - **Stamps**: a kept block is handed out again under the stamp its
 //!   dropped array had (the shared arena's own cache renews it, which
 //!   would take the shared lock). That is sound because a block reaches a
 //!   slot only through the drop of the one handle that named it: no handle
 //!   with that stamp is left. Only this module lends through a slot's
-//!   list, and it lends only flat arrays.
-//! - **Red zones**: while the shared arena keeps red zones for a tool
-//!   watching kernels, every array is the shared arena's own and no slot
-//!   keeps anything.
-//!
-//! Lock order: the shared arena, then the list of slots, then one slot. A
-//! thread never waits for the shared arena while it holds its slot.
+//!   list, and it lends only flat arrays, never given back by hand (the
+//!   shared arena's `free` needs `&mut`, which no thread gets).
+//! - **Lock order**: the shared arena, then the list of slots, then one
+//!   slot, then a list of returns. A thread never waits for the shared
+//!   arena while it holds its slot, and a slot is held only to move blocks
+//!   in or out, never across a call into the backend.
+//! - **Scoped threads**: a thread's slot is given back by its thread-local's
+//!   destructor, which may run after `std::thread::scope` returns; every
+//!   count and drain takes the same locks, so either order gives the same
+//!   result.
 
 use core::cell::UnsafeCell;
 use core::mem::align_of;
@@ -80,8 +44,49 @@ use crate::GpuAligned;
 const SPILL_BATCH: usize = 32;
 
 /// An [`Arena`] that many threads allocate from and drop into at once, with
-/// a cache per thread in front of it: see the [module docs](self) for the
-/// design and why. `Sync`; every verb takes `&self`.
+/// a cache per thread in front of it, so that throughput grows with the
+/// threads. `Sync`; every verb takes `&self`.
+///
+/// # Why this design
+///
+/// One arena behind one lock ([`SyncArena`](super::SyncArena), and PyTorch's
+/// caching allocator, which takes one global lock) makes every allocation
+/// hand the lock and the allocator's cache lines from core to core: two
+/// threads get less done than one. RMM's arena resource gives each thread
+/// an arena of its own, carved from superblocks of a shared one. This type
+/// keeps that shape with one difference: a thread's slot keeps *blocks of
+/// the shared arena* (those of arrays it dropped, for its next array of
+/// their size), not a sub-allocator over superblocks. So every array is an
+/// array of the one shared allocator: its offset is the buffer's, the
+/// shared arena checks its handle on every use, and the verbs that read
+/// and write arrays are the [`Arena`]'s, through [`lock`](ThreadArena::lock).
+///
+/// A thread allocating finds its slot through a thread-local, takes the
+/// slot's lock (another thread takes it only to drain or count the slot:
+/// when memory runs short, on [`flush`](ThreadArena::flush),
+/// [`live`](ThreadArena::live) and at a thread's exit) and pops a kept
+/// block of the size asked for; the array's drop queues the block on the
+/// slot's own list, which the slot takes back a batch at a time. The slot,
+/// its lock and its list sit on cache lines of their own. The shared arena
+/// is locked only on a miss (a size the thread has not dropped lately).
+///
+/// # What stays exact
+///
+/// - **Drops on other threads**: an array goes back to the list of the
+///   slot that made it, whichever thread drops it.
+/// - **Devices**: a thread keeps only blocks whose tracking says the
+///   backend's work never used them ([`Backend::never_used`]); an array
+///   used on a stream goes back to the shared arena (with the thread's next
+///   batch), which hands its bytes out again only after its last recorded
+///   use, as it does for its own arrays.
+/// - **Thread exit**: the thread's slot gives what it keeps to the shared
+///   arena and waits, with its list (for that thread's arrays others still
+///   hold), for the next thread. An array that does not fit takes back
+///   what every slot keeps before the arena grows or reports out of
+///   memory. No byte is lost.
+/// - **Red zones**: while the shared arena keeps red zones for a tool
+///   watching kernels, every array is the shared arena's own and no slot
+///   keeps anything.
 ///
 /// ```
 /// use gpu_aligned::arena::{Arena, ThreadArena};
