@@ -82,6 +82,7 @@ mod regions;
 mod reserve;
 mod returns;
 mod reuse;
+mod spin;
 #[cfg(feature = "std")]
 mod sync;
 #[cfg(feature = "std")]

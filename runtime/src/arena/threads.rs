@@ -19,9 +19,8 @@
 //!   count and drain takes the same locks, so either order gives the same
 //!   result.
 
-use core::cell::UnsafeCell;
 use core::mem::align_of;
-use core::ops::{Deref, DerefMut};
+use core::ops::Deref;
 use std::any::Any;
 use std::cell::RefCell;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -32,6 +31,7 @@ use super::handle::Place;
 use super::reserve::{Request, RETURN_BATCH};
 use super::returns::{Returned, ReturnsOwner};
 use super::reuse::Reuse;
+use super::spin::{SpinGuard, SpinLock};
 use super::{Arena, ArenaError, ArenaResult, ArenaSlice};
 use crate::align::offset_of;
 use crate::alloc::{AllocError, Stats};
@@ -163,75 +163,12 @@ struct Slot<B: Backend> {
     /// Whether a live thread uses it.
     claimed: AtomicBool,
     shared: Weak<Shared<B>>,
-    cache: SlotLock<Cache<B>>,
-}
-
-/// The lock of one slot: taken by its thread on every allocation, by
-/// another thread only to drain the slot, each time for a few pushes and
-/// pops and never across a call out, so a spin is shorter than a sleep. A
-/// spin lock's release is a plain store where a `Mutex`'s is an atomic
-/// swap: one read-modify-write per allocation instead of two.
-struct SlotLock<T> {
-    locked: AtomicBool,
-    value: UnsafeCell<T>,
-}
-
-// SAFETY: the value is reached only through a `SlotGuard`, which exists
-// only while `locked` is held (see `SlotLock::lock`), so one thread at a
-// time; moving that access between threads needs `T: Send`.
-unsafe impl<T: Send> Sync for SlotLock<T> {}
-
-/// Exclusive access to a slot's cache while it lives.
-struct SlotGuard<'a, T>(&'a SlotLock<T>);
-
-impl<T> SlotLock<T> {
-    fn new(value: T) -> Self {
-        SlotLock {
-            locked: AtomicBool::new(false),
-            value: UnsafeCell::new(value),
-        }
-    }
-
-    #[inline]
-    fn lock(&self) -> SlotGuard<'_, T> {
-        while self
-            .locked
-            .compare_exchange_weak(false, true, Ordering::Acquire, Ordering::Relaxed)
-            .is_err()
-        {
-            while self.locked.load(Ordering::Relaxed) {
-                core::hint::spin_loop();
-            }
-        }
-        SlotGuard(self)
-    }
-}
-
-impl<T> Deref for SlotGuard<'_, T> {
-    type Target = T;
-
-    #[inline]
-    fn deref(&self) -> &T {
-        // SAFETY: this guard holds the lock (see `SlotLock::lock`), so no
-        // other reference to the value exists.
-        unsafe { &*self.0.value.get() }
-    }
-}
-
-impl<T> DerefMut for SlotGuard<'_, T> {
-    #[inline]
-    fn deref_mut(&mut self) -> &mut T {
-        // SAFETY: as in `deref`, and `&mut self` makes this the one
-        // reference made from the guard.
-        unsafe { &mut *self.0.value.get() }
-    }
-}
-
-impl<T> Drop for SlotGuard<'_, T> {
-    #[inline]
-    fn drop(&mut self) {
-        self.0.locked.store(false, Ordering::Release);
-    }
+    /// Taken by its thread on every allocation, by another thread only to
+    /// drain or count the slot, each time for a few pushes and pops, never
+    /// across a call out: a spin is shorter than a sleep, and a spin lock's
+    /// release is a plain store where a `Mutex`'s is an atomic swap (one
+    /// read-modify-write per allocation instead of two).
+    cache: SpinLock<Cache<B>>,
 }
 
 struct Cache<B: Backend> {
@@ -499,7 +436,7 @@ where
         let slot = Arc::new(Slot {
             claimed: AtomicBool::new(true),
             shared: Arc::downgrade(self),
-            cache: SlotLock::new(Cache {
+            cache: SpinLock::new(Cache {
                 returns: ReturnsOwner::new(),
                 returned: Vec::new(),
                 kept: Reuse::default(),
@@ -537,7 +474,7 @@ where
     B::Fence: Send,
 {
     #[inline]
-    fn cache(&self) -> SlotGuard<'_, Cache<B>> {
+    fn cache(&self) -> SpinGuard<'_, Cache<B>> {
         self.cache.lock()
     }
 
