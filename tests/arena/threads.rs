@@ -4,11 +4,11 @@
 
 use std::collections::BTreeMap;
 use std::sync::mpsc::{channel, sync_channel, TrySendError};
-use std::sync::{Barrier, Mutex};
+use std::sync::Mutex;
 use std::thread;
 
 use gpu_aligned::alloc::AllocError;
-use gpu_aligned::arena::{Arena, ArenaError, ArenaSlice, ThreadArena};
+use gpu_aligned::arena::{Arena, ArenaError, ArenaOptions, ArenaSlice, GrowthPolicy, ThreadArena};
 use gpu_aligned::backend::HostBuffer;
 
 use crate::support::{assert_consistent, Rng};
@@ -196,18 +196,19 @@ fn arrays_of_an_exited_thread_come_back_and_its_slot_is_taken_over() {
 fn an_array_that_does_not_fit_takes_back_what_other_threads_keep() {
     let capacity = 4096;
     let arena = ThreadArena::new(Arena::host(capacity).unwrap());
-    let filled = Barrier::new(2);
-    let done = Barrier::new(2);
     thread::scope(|scope| {
-        scope.spawn(|| {
+        // Channels, not barriers: a panic on either side ends the wait.
+        let (filled, done) = (channel(), channel::<()>());
+        let arena = &arena;
+        scope.spawn(move || {
             // The whole buffer, dropped: kept by this thread, which stays.
             let quarters: Vec<_> = (0..4).map(|_| arena.alloc::<u8>(1024).unwrap()).collect();
             drop(quarters);
             assert_eq!(arena.alloc::<u8>(1024).map(drop).ok(), Some(()));
-            filled.wait();
-            done.wait();
+            filled.0.send(()).unwrap();
+            let _ = done.1.recv();
         });
-        filled.wait();
+        filled.1.recv().unwrap();
         let whole = arena.alloc::<u8>(capacity).unwrap();
         assert_eq!(arena.lock().offset(&whole).unwrap(), 0);
         // Nothing more fits, and that is a typed error.
@@ -215,10 +216,42 @@ fn an_array_that_does_not_fit_takes_back_what_other_threads_keep() {
             arena.alloc::<u8>(1),
             Err(ArenaError::Alloc(AllocError::OutOfMemory { .. }))
         ));
-        drop(whole);
-        done.wait();
+        drop((whole, done.0));
     });
     assert_nothing_lost(&arena, capacity);
+}
+
+#[test]
+fn a_growing_arena_takes_back_what_threads_keep_before_it_grows() {
+    let (chunk, max) = (1 << 16, 1 << 20);
+    let growing = ArenaOptions::new().growth(GrowthPolicy::up_to(max).with_chunk(chunk));
+    let arena = ThreadArena::new(growing.host(chunk).unwrap());
+    let capacity = || arena.lock().capacity();
+    thread::scope(|scope| {
+        let (filled, done) = (channel(), channel::<()>());
+        let arena = &arena;
+        scope.spawn(move || {
+            let quarters: Vec<_> = (0..4)
+                .map(|_| arena.alloc::<u8>(chunk / 4).unwrap())
+                .collect();
+            drop(quarters);
+            filled.0.send(()).unwrap();
+            let _ = done.1.recv();
+        });
+        filled.1.recv().unwrap();
+        // The whole chunk again: the other thread's dropped quarters, not
+        // a second chunk.
+        let whole = arena.alloc::<u8>(chunk).unwrap();
+        let at = arena.lock().offset(&whole).unwrap();
+        assert_eq!((at, capacity()), (0, chunk));
+        // Past what is there, the arena grows.
+        let more = arena.alloc::<u8>(chunk).unwrap();
+        assert_eq!(capacity(), 2 * chunk);
+        drop((whole, more, done.0));
+    });
+    assert_eq!(arena.live(), 0);
+    arena.flush().unwrap();
+    assert_eq!(arena.stats().allocations, 0);
 }
 
 #[test]

@@ -32,7 +32,7 @@ use super::reserve::{Request, RETURN_BATCH};
 use super::returns::{Returned, ReturnsOwner};
 use super::reuse::Reuse;
 use super::spin::{SpinGuard, SpinLock};
-use super::{Arena, ArenaError, ArenaResult, ArenaSlice};
+use super::{Arena, ArenaError, ArenaResult, ArenaSlice, GrowthPolicy};
 use crate::align::offset_of;
 use crate::alloc::{AllocError, Stats};
 use crate::backend::Backend;
@@ -448,9 +448,15 @@ where
     }
 
     /// The shared arena's array for `request`; when it does not fit, every
-    /// slot's kept blocks come back first and it is tried again.
+    /// slot's kept blocks come back first and it is tried again, and only
+    /// then may a growing arena grow (as the arena takes back its own kept
+    /// blocks before it grows).
     fn reserve(&self, core: &mut Arena<B>, request: Request) -> ArenaResult<Place<B>, B> {
-        match core.reserve(request) {
+        let growth = core.growth;
+        core.growth = GrowthPolicy::fixed();
+        let first = core.reserve(request);
+        core.growth = growth;
+        match first {
             Err(ArenaError::Alloc(AllocError::OutOfMemory { .. }) | ArenaError::Growth(_)) => {
                 self.drain_slots(core);
                 core.reserve(request)
