@@ -279,6 +279,101 @@ impl<T: Copy> DerivesCopy for T {}
 /// Fails to compile, with [`DerivesCopy`]'s message, unless `T: Copy`.
 pub const fn derives_copy<T: DerivesCopy>() {}
 
+/// `F` is `T` or an array of `T`: the fields a generic struct may have
+/// besides `PhantomData`s. Proven inside a function generic over `T`, where
+/// `T` is opaque and only these two impls can apply, so a field of any
+/// other type (`u8`, `U`, `(T, T)`) fails to compile. A struct whose fields
+/// are all `T` or arrays of `T` has no padding for any `T`: every field's
+/// size is a multiple of `T`'s alignment, and so is every field's offset.
+pub trait Element<T> {}
+impl<T> Element<T> for T {}
+impl<T, const N: usize> Element<T> for [T; N] {}
+
+/// Compiles only if `F` is `T` or an array of `T` (see [`Element`]).
+pub const fn is_element<T, F: Element<T>>() {}
+
+/// The facts of each instantiation of a generic derived struct, computed by
+/// the compiler and checked by nothing: [`GpuData::TYPE`](crate::GpuData)
+/// names them (a field may be any padding-free `GpuData`), and
+/// [`GpuAligned::LAYOUT`] checks them (see [`checked_layout`]).
+pub trait GenericLayout {
+    /// Whether the fields follow each other from offset 0 in declaration
+    /// order without a hole and cover the whole struct; read at the
+    /// definition, of the instantiation with `u8` for every parameter.
+    const CONTIGUOUS: bool;
+    /// The layout, unchecked.
+    const UNCHECKED: GpuLayout;
+}
+
+/// `layout` if it obeys the GPU layout rule as laid out in C order; else a
+/// compile error with the rules' message, raised where the instantiation's
+/// `LAYOUT` is first needed (an arena allocation, a header, a view).
+///
+/// A generic struct has no padding (see [`Element`]), so only the size and
+/// the alignment can break the rule; the fix it names is a concrete wrapper,
+/// since a generic struct may not take `align(N)`.
+#[track_caller]
+pub const fn checked_layout(layout: GpuLayout) -> GpuLayout {
+    not_repr_c_in(&Shape {
+        name: layout.name,
+        size: layout.size,
+        align: layout.align,
+        fields: layout.fields,
+    });
+    let (size, align) = (layout.size, layout.align);
+    if rules::is_legal(size, align, size) {
+        return layout;
+    }
+    let message = crate::rules::Message::new()
+        .text("this instantiation of ")
+        .named(layout.name)
+        .text(" is not a GPU element: it is ")
+        .bytes(size)
+        .text(" aligned to ")
+        .number(align)
+        .text(", and a GPU element is 1, 2, 4, 8 or 16 bytes, aligned to its size\n= fix: ");
+    let message = if rules::is_word_size(size) {
+        message
+            .text("a generic struct cannot take `align(N)`; wrap the instantiation in a concrete struct that does: `#[derive(Clone, Copy, GpuAligned)] #[repr(C, align(")
+            .number(size)
+            .text("))] struct Wrapper(")
+            .text(layout.name)
+            .text("<..>);`")
+    } else {
+        message.text(
+            "use type arguments that make it a word, or use the instantiation as a field, \
+             or store it with `#[derive(GpuSoa)]`",
+        )
+    };
+    panic!("{}", message.as_str())
+}
+
+/// Stops compilation unless the generic struct `name` has no padding: the
+/// instantiation with `u8` for every parameter (`contiguous`, from
+/// [`GenericLayout::CONTIGUOUS`]) is then padding-free, and so is every
+/// other (an `align(N)` that pads nothing at 1 byte per `T` pads nothing at
+/// any size, since `N` then divides the number of `T`s).
+#[track_caller]
+pub const fn generic_has_no_padding(contiguous: bool) {
+    if !contiguous {
+        panic!(
+            "a generic GPU struct must have no padding for every type argument: `#[repr(C)]` \
+             or `#[repr(transparent)]` without `align(N)` or `packed`, over fields that are \
+             the parameter `T`, arrays of `T` or `PhantomData`"
+        )
+    }
+}
+
+/// `u8`, whatever it is given: the probe instantiation of a generic struct
+/// (`Pair<u8>`), spelled in a `macro_rules!` repetition over its parameters.
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __gpu_aligned_u8 {
+    ($param:ident) => {
+        $crate::__private::core::primitive::u8
+    };
+}
+
 pub use crate::__gpu_aligned_cuda_traits as cuda_traits;
 pub use crate::__gpu_aligned_derive as derive_impls;
 
@@ -422,6 +517,137 @@ macro_rules! __gpu_aligned_derive {
         };
     };
     (
+        generic;
+        type: $ty:ident;
+        params: [$($param:ident),+];
+        element: $elem:ident;
+        name: $name:literal;
+        count: $count:literal;
+        fields: [$({ $member:tt: $fty:ty, $fname:literal, $padding:literal })*];
+        phantoms: [$($phantom:tt)*];
+    ) => {
+        #[doc(hidden)]
+        #[allow(unused_qualifications, clippy::all)]
+        const _: () = {
+            // Padding-free for every instantiation, by construction: every
+            // field is `$elem` or an array of it (proven below, where
+            // `$elem` is opaque) or a `PhantomData`, and the instantiation
+            // with `u8` everywhere has no hole, so the `#[repr]` adds none
+            // (see `generic_has_no_padding`). That is all `Zeroable`, `Pod`,
+            // `GpuData` and cudarc's traits need, for every `$elem: GpuData`.
+            $crate::__private::generic_has_no_padding(
+                <$ty<$($crate::__gpu_aligned_u8!($param)),+>
+                    as $crate::__private::GenericLayout>::CONTIGUOUS,
+            );
+
+            // The field list is the struct's own (as in the first arm), and
+            // each field not listed as a `PhantomData` is `$elem` or an
+            // array of it. No bounds here: a `where` clause could make
+            // `Element` hold for other types.
+            #[allow(dead_code, clippy::no_effect_underscore_binding)]
+            fn __fields<$($param),+>(__gpu_aligned_value: &$ty<$($param),+>) {
+                let $ty { $($member: _,)* $($phantom: _,)* } = __gpu_aligned_value;
+                let $ty { .. } = __gpu_aligned_value;
+                $(
+                    let _: *const $fty =
+                        $crate::__private::core::ptr::addr_of!(__gpu_aligned_value.$member);
+                    $crate::__private::is_element::<$elem, $fty>();
+                )*
+                $(
+                    let _: *const $crate::__private::core::marker::PhantomData<_> =
+                        $crate::__private::core::ptr::addr_of!(__gpu_aligned_value.$phantom);
+                )*
+            }
+
+            #[automatically_derived]
+            impl<$($param: 'static),+> $crate::__private::GenericLayout for $ty<$($param),+>
+            where
+                $elem: $crate::GpuData,
+            {
+                const CONTIGUOUS: $crate::__private::core::primitive::bool = {
+                    let mut end = 0;
+                    let mut contiguous = true;
+                    $(
+                        contiguous &= $crate::__private::core::mem::offset_of!(Self, $member) == end;
+                        end += $crate::__private::core::mem::size_of::<$fty>();
+                    )*
+                    contiguous & (end == $crate::__private::core::mem::size_of::<Self>())
+                };
+                const UNCHECKED: $crate::GpuLayout = {
+                    let fields: &'static $crate::__private::Fields<$count> =
+                        &const { $crate::__private::Fields::new([$(
+                            $crate::GpuField::new(
+                                $fname,
+                                $crate::__private::core::mem::offset_of!(Self, $member),
+                                $crate::__private::core::mem::size_of::<$fty>(),
+                                $crate::__private::core::mem::align_of::<$fty>(),
+                                $padding,
+                                <$fty as $crate::GpuData>::TYPE,
+                            )
+                        ),*]) };
+                    $crate::GpuLayout::new(
+                        $name,
+                        $crate::__private::core::mem::size_of::<Self>(),
+                        $crate::__private::core::mem::align_of::<Self>(),
+                        fields.padding(),
+                        fields.sized(),
+                    )
+                };
+            }
+
+            // SAFETY: `TYPE` is this instantiation's own layout, and no
+            // instantiation has padding (see above).
+            #[automatically_derived]
+            unsafe impl<$($param: 'static),+> $crate::GpuData for $ty<$($param),+>
+            where
+                $elem: $crate::GpuData,
+                Self: $crate::__private::core::marker::Copy,
+            {
+                const TYPE: $crate::GpuType = $crate::GpuType::Struct(
+                    &<Self as $crate::__private::GenericLayout>::UNCHECKED,
+                );
+            }
+
+            // SAFETY: the four promises of `GpuAligned` hold for every
+            // instantiation whose `LAYOUT` compiles: `checked_layout` stops
+            // compilation for any other, and every entry point of this crate
+            // that relies on them reads `LAYOUT` first.
+            #[automatically_derived]
+            unsafe impl<$($param: 'static),+> $crate::GpuAligned for $ty<$($param),+>
+            where
+                $elem: $crate::GpuData,
+                Self: $crate::__private::core::marker::Copy,
+            {
+                const LAYOUT: $crate::GpuLayout = $crate::__private::checked_layout(
+                    <Self as $crate::__private::GenericLayout>::UNCHECKED,
+                );
+            }
+
+            // SAFETY: every field is `Pod` (`$elem: GpuData`) or a
+            // `PhantomData`, so all zeroes is a valid value.
+            #[automatically_derived]
+            unsafe impl<$($param: 'static),+> $crate::__private::bytemuck::Zeroable
+                for $ty<$($param),+>
+            where
+                $elem: $crate::GpuData,
+            {
+            }
+
+            // SAFETY: no instantiation has padding, every field is `Pod` or
+            // a `PhantomData`; `Copy + 'static` the compiler checks.
+            #[automatically_derived]
+            unsafe impl<$($param: 'static),+> $crate::__private::bytemuck::Pod
+                for $ty<$($param),+>
+            where
+                $elem: $crate::GpuData,
+                Self: $crate::__private::core::marker::Copy,
+            {
+            }
+
+            $crate::__private::cuda_traits!(generic [$($param),+] $elem $ty);
+        };
+    };
+    (
         checks_only;
         type: $ty:ident;
         name: $name:literal;
@@ -475,6 +701,24 @@ macro_rules! __gpu_aligned_cuda_traits {
         // SAFETY: as above: all zeroes is a valid `$ty` (`Zeroable`).
         unsafe impl $crate::__private::cudarc::driver::ValidAsZeroBits for $ty {}
     };
+    (generic [$($param:ident),+] $elem:ident $ty:ident) => {
+        // SAFETY: as above, for every instantiation: `Pod` with no padding
+        // (see the generic arm of `__gpu_aligned_derive`).
+        unsafe impl<$($param: 'static),+> $crate::__private::cudarc::driver::DeviceRepr
+            for $ty<$($param),+>
+        where
+            $elem: $crate::GpuData,
+            Self: $crate::__private::core::marker::Copy,
+        {
+        }
+        // SAFETY: as above: all zeroes is a valid value (`Zeroable`).
+        unsafe impl<$($param: 'static),+> $crate::__private::cudarc::driver::ValidAsZeroBits
+            for $ty<$($param),+>
+        where
+            $elem: $crate::GpuData,
+        {
+        }
+    };
 }
 
 /// Without the `cuda` feature there is no cudarc to implement traits of.
@@ -483,4 +727,5 @@ macro_rules! __gpu_aligned_cuda_traits {
 #[macro_export]
 macro_rules! __gpu_aligned_cuda_traits {
     ($ty:ty) => {};
+    (generic [$($param:ident),+] $elem:ident $ty:ident) => {};
 }

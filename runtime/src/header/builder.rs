@@ -83,6 +83,7 @@ impl CudaHeader {
     /// [`HeaderError`] if a name cannot be spelled in C++ or clashes, or a
     /// layout cannot be reproduced; the header is then left unchanged.
     pub fn add<T: GpuAligned>(&mut self) -> Result<&mut Self, HeaderError> {
+        crate::layout::require_layout::<T>();
         self.add_type(
             &T::TYPE,
             Wants {
