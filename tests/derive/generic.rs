@@ -6,7 +6,7 @@
 use core::marker::PhantomData;
 
 use gpu_aligned::arena::Arena;
-use gpu_aligned::header::CudaHeader;
+use gpu_aligned::header::{CudaHeader, HeaderError};
 use gpu_aligned::vector::float2;
 use gpu_aligned::{GpuAligned, GpuData, GpuType};
 
@@ -118,4 +118,55 @@ fn instantiations_go_into_a_header() -> Result<(), Box<dyn std::error::Error>> {
     header.add::<Meters<f32>>()?;
     assert!(header.to_string().contains("Meters {"), "{header}");
     Ok(())
+}
+
+/// The header names each instantiation as the user says, alone and inside
+/// another struct, with its checks.
+#[test]
+fn the_header_declares_each_instantiation_under_the_name_given() -> Result<(), HeaderError> {
+    let mut header = CudaHeader::new();
+    header
+        .name::<Pair<f32>>("PairF32")?
+        .name::<Pair<u16>>("PairU16")?
+        .name::<Meters<u32>>("MetersU32")?;
+    header
+        .add::<Wrapped>()?
+        .add::<Meters<u32>>()?
+        .add_data::<Pair<u16>>()?;
+    let text = header.render();
+    for expected in [
+        "struct __align__(4) PairF32 {\n    float a;\n    float b;\n};",
+        "static_assert(sizeof(PairF32) == 8,",
+        "static_assert(GPU_ALIGNED_OFFSETOF(PairF32, b) == 4,",
+        "struct __align__(8) Wrapped {\n    PairF32 _0;\n};",
+        "struct __align__(2) PairU16 {\n    uint16_t a;\n    uint16_t b;\n};",
+        "MetersU32 gpu_load(const MetersU32* p)",
+    ] {
+        assert!(text.contains(expected), "{expected:?} not in\n{text}");
+    }
+    assert!(!text.contains("struct __align__(4) Pair {"), "{text}");
+    let names: Vec<&str> = header.type_names().collect();
+    assert_eq!(names, ["PairF32", "Wrapped", "MetersU32", "PairU16"]);
+    Ok(())
+}
+
+#[test]
+fn two_instantiations_under_one_name_are_refused() {
+    let mut header = CudaHeader::new();
+    assert!(header.add_data::<Pair<f32>>().is_ok());
+    // Declared as `Pair` already: a second `Pair` clashes, and so does
+    // naming the first one now.
+    let clash = Err(HeaderError::NameClash { name: "Pair" });
+    assert_eq!(header.add_data::<Pair<u32>>().map(|_| ()), clash);
+    assert_eq!(header.name::<Pair<f32>>("PairF32").map(|_| ()), clash);
+    let mut header = CudaHeader::new();
+    assert!(header.name::<Pair<f32>>("Twin").is_ok());
+    assert_eq!(
+        header.name::<Pair<u32>>("Twin").map(|_| ()),
+        Err(HeaderError::NameClash { name: "Twin" })
+    );
+    assert_eq!(
+        header.name::<f32>("Float").map(|_| ()),
+        Err(HeaderError::NotAStruct { name: "Float" })
+    );
 }
