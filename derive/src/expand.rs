@@ -1,9 +1,11 @@
 //! Emits the code of `#[derive(GpuAligned)]`: one invocation of the runtime
-//! crate's `__private::derive_impls!` macro, which expands to `GpuData`,
-//! `GpuAligned` with its `LAYOUT`, `bytemuck::Zeroable`, `bytemuck::Pod`
-//! (and cudarc's `DeviceRepr` and `ValidAsZeroBits` when the runtime has its
-//! `cuda` feature), together with the `const` that checks the layout rule
-//! against the sizes the compiler computed.
+//! crate's `__private::derive_impls!` macro, which expands to the hidden
+//! `__private::Derived` (the layout facts, from which the runtime's blanket
+//! impls give `GpuData` and `GpuAligned` with its `LAYOUT`),
+//! `bytemuck::Zeroable`, `bytemuck::Pod` (and cudarc's `DeviceRepr` and
+//! `ValidAsZeroBits` when the runtime has its `cuda` feature), together with
+//! the `const` that checks the layout rule against the sizes the compiler
+//! computed.
 //!
 //! # The trust boundary
 //!

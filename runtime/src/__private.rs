@@ -85,10 +85,10 @@ pub const fn shape_field(
 }
 
 impl Shape<'static> {
-    /// The shape of a derived type, from its [`GpuAligned::LAYOUT`] (whose
+    /// The shape of a derived type, from its [`Derived::FACTS`] (whose
     /// fields leave out the zero-sized ones).
-    pub const fn of<T: GpuAligned>() -> Self {
-        let layout = T::LAYOUT;
+    pub const fn of<T: Derived>() -> Self {
+        let layout = T::FACTS;
         Shape {
             name: layout.name,
             size: layout.size,
@@ -123,25 +123,25 @@ pub const fn blame_size<T>(name: &str) {
 /// `blame_*` functions: the error points at the call, which the derive spans
 /// at what it blames.
 #[track_caller]
-pub const fn blame_field<T: GpuAligned>(name: &str) {
+pub const fn blame_field<T: Derived>(name: &str) {
     blame_field_in(&Shape::of::<T>(), name)
 }
 
 /// [`blame_alignment_in`] over `T`'s shape.
 #[track_caller]
-pub const fn blame_alignment<T: GpuAligned>() {
+pub const fn blame_alignment<T: Derived>() {
     blame_alignment_in(&Shape::of::<T>())
 }
 
 /// [`blame_type_in`] over `T`'s shape.
 #[track_caller]
-pub const fn blame_type<T: GpuAligned>() {
+pub const fn blame_type<T: Derived>() {
     blame_type_in(&Shape::of::<T>())
 }
 
 /// [`reject_in`] over `T`'s shape.
 #[track_caller]
-pub const fn reject<T: GpuAligned>() {
+pub const fn reject<T: Derived>() {
     reject_in(&Shape::of::<T>())
 }
 
@@ -151,7 +151,7 @@ pub const fn reject<T: GpuAligned>() {
 /// struct is refused either way; the derive's fast path, which sees every
 /// field, decides what is legal).
 #[track_caller]
-pub const fn not_repr_c<T: GpuAligned>() {
+pub const fn not_repr_c<T: Derived>() {
     not_repr_c_in(&Shape::of::<T>())
 }
 
@@ -265,9 +265,12 @@ pub const fn c_fields<const N: usize>(
     fields
 }
 
-/// `T: Copy`, with a message that names the fix: the checks next to a
-/// rejected `#[repr]` (which emit no impls, so no other error says it) ask
-/// for it with this trait.
+/// `T: Copy`, with a message that names the fix. Every arm of the derive's
+/// macro asks for it with this trait, once: the impls that need `Copy` are
+/// left unusable rather than in error when it is missing (`GpuData` and
+/// `GpuAligned` are blanket impls bounded by it, `Pod`'s bound is under
+/// `for<'__a>`), so a struct without `Copy` gets this one error instead of
+/// one per impl, each pointing into this crate or bytemuck.
 #[diagnostic::on_unimplemented(
     message = "`{Self}` must derive `Clone, Copy` to be a GPU element",
     label = "add `#[derive(Clone, Copy)]` to this struct",
@@ -278,6 +281,18 @@ impl<T: Copy> DerivesCopy for T {}
 
 /// Fails to compile, with [`DerivesCopy`]'s message, unless `T: Copy`.
 pub const fn derives_copy<T: DerivesCopy>() {}
+
+/// `T::TYPE`, read through a bound: a field whose type is not `GpuData` is
+/// then one error, `T: GpuData` (naming `<T as GpuData>::TYPE` directly
+/// would also require, and report, each supertrait of `GpuData` on its own).
+pub const fn type_of<T: crate::GpuData>() -> GpuType {
+    T::TYPE
+}
+
+/// `T::LAYOUT`, read through a bound, for the same reason as [`type_of`].
+pub const fn layout_of<T: GpuAligned>() -> GpuLayout {
+    T::LAYOUT
+}
 
 /// `F` is `T` or an array of `T`: the fields a generic struct may have
 /// besides `PhantomData`s. Proven inside a function generic over `T`, where
@@ -292,17 +307,52 @@ impl<T, const N: usize> Element<T> for [T; N] {}
 /// Compiles only if `F` is `T` or an array of `T` (see [`Element`]).
 pub const fn is_element<T, F: Element<T>>() {}
 
-/// The facts of each instantiation of a generic derived struct, computed by
-/// the compiler and checked by nothing: [`GpuData::TYPE`](crate::GpuData)
-/// names them (a field may be any padding-free `GpuData`), and
-/// [`GpuAligned::LAYOUT`] checks them (see [`checked_layout`]).
-pub trait GenericLayout {
+/// What `#[derive(GpuAligned)]` implements: the layout facts of the
+/// struct, from which the blanket impls below give it [`GpuData`] and
+/// [`GpuAligned`].
+///
+/// Why blanket impls rather than an impl of each trait per struct: they are
+/// written here, where `#[diagnostic::do_not_recommend]` resolves (a
+/// `#![no_implicit_prelude]` module has no tool prelude, so the attribute
+/// cannot be emitted into the user's code), which keeps the derived types
+/// out of rustc's "the following other types implement `GpuData`" list when
+/// a field is refused; the compiler checks one trait per struct instead of
+/// two, and a struct that is not `Copy` gets neither impl (no error of
+/// theirs), so `derives_copy` reports it once.
+///
+/// # Safety
+///
+/// `FACTS` describes `Self` exactly (from `size_of`, `align_of` and
+/// `offset_of!` of `Self`), every field of `Self` is [`GpuData`], `Self`
+/// has no padding, and `ELEMENT` compiles only if `Self` obeys the GPU
+/// layout rule (the derive's checks, per type or per instantiation).
+pub unsafe trait Derived: 'static {
+    /// The layout, as the compiler laid the struct out.
+    const FACTS: GpuLayout;
+    /// [`GpuAligned::LAYOUT`]: `FACTS`, checked where the checks are per
+    /// instantiation (a generic struct, see [`checked_layout`]).
+    const ELEMENT: GpuLayout = Self::FACTS;
     /// Whether the fields follow each other from offset 0 in declaration
-    /// order without a hole and cover the whole struct; read at the
-    /// definition, of the instantiation with `u8` for every parameter.
-    const CONTIGUOUS: bool;
-    /// The layout, unchecked.
-    const UNCHECKED: GpuLayout;
+    /// order without a hole and cover the whole struct: read by the generic
+    /// arm at the definition, of the instantiation with `u8` for every
+    /// parameter.
+    const CONTIGUOUS: bool = true;
+}
+
+// SAFETY: `Derived` promises that `FACTS` describes `T` and that `T` has no
+// padding; `Pod + Copy + 'static` are bounds.
+#[allow(unknown_or_malformed_diagnostic_attributes)]
+#[diagnostic::do_not_recommend]
+unsafe impl<T: Derived + Copy + bytemuck::Pod> crate::GpuData for T {
+    const TYPE: GpuType = GpuType::Struct(&T::FACTS);
+}
+
+// SAFETY: `ELEMENT` compiles only if `T` obeys the rule (`Derived`), and
+// every entry point that relies on the rule reads `LAYOUT` first.
+#[allow(unknown_or_malformed_diagnostic_attributes)]
+#[diagnostic::do_not_recommend]
+unsafe impl<T: Derived + Copy + bytemuck::Pod> GpuAligned for T {
+    const LAYOUT: GpuLayout = T::ELEMENT;
 }
 
 /// `layout` if it obeys the GPU layout rule as laid out in C order; else a
@@ -350,7 +400,7 @@ pub const fn checked_layout(layout: GpuLayout) -> GpuLayout {
 
 /// Stops compilation unless the generic struct `name` has no padding: the
 /// instantiation with `u8` for every parameter (`contiguous`, from
-/// [`GenericLayout::CONTIGUOUS`]) is then padding-free, and so is every
+/// [`Derived::CONTIGUOUS`]) is then padding-free, and so is every
 /// other (an `align(N)` that pads nothing at 1 byte per `T` pads nothing at
 /// any size, since `N` then divides the number of `T`s).
 #[track_caller]
@@ -461,7 +511,7 @@ macro_rules! __gpu_aligned_derive {
                 )*
             }
 
-            // Why the four impls below are sound: the checks above hold, so
+            // Why the impls below are sound: the checks above hold, so
             // `$ty` is laid out as C lays out its fields, is 1, 2, 4, 8 or
             // 16 bytes, aligned to its size, and its fields cover every
             // byte; each field is `GpuData` (required by `TYPE` in
@@ -470,19 +520,13 @@ macro_rules! __gpu_aligned_derive {
             // built from `size_of`, `align_of` and `offset_of!` of `$ty`
             // itself.
 
-            // SAFETY: `TYPE` is `$ty`'s own layout, and `$ty` has no padding
-            // (see above).
+            // SAFETY: `FACTS` is built from `size_of`, `align_of` and
+            // `offset_of!` of `$ty` itself, every field is `GpuData`, and the
+            // checks above (no padding, the rule) run for this very type.
+            // `GpuData` and `GpuAligned` follow from the blanket impls.
             #[automatically_derived]
-            unsafe impl $crate::GpuData for $ty {
-                const TYPE: $crate::GpuType =
-                    $crate::GpuType::Struct(&<$ty as $crate::GpuAligned>::LAYOUT);
-            }
-
-            // SAFETY: the four promises of `GpuAligned` (word size, aligned
-            // to it, no holes, `LAYOUT` exact) are the checks above.
-            #[automatically_derived]
-            unsafe impl $crate::GpuAligned for $ty {
-                const LAYOUT: $crate::GpuLayout = {
+            unsafe impl $crate::__private::Derived for $ty {
+                const FACTS: $crate::GpuLayout = {
                     let fields: &'static $crate::__private::Fields<$count> =
                         &const { $crate::__private::Fields::new([$(
                             $crate::GpuField::new(
@@ -491,7 +535,7 @@ macro_rules! __gpu_aligned_derive {
                                 $crate::__private::core::mem::size_of::<$fty>(),
                                 $crate::__private::core::mem::align_of::<$fty>(),
                                 $padding,
-                                <$fty as $crate::GpuData>::TYPE,
+                                $crate::__private::type_of::<$fty>(),
                             )
                         ),*]) };
                     $crate::GpuLayout::new(
@@ -509,11 +553,19 @@ macro_rules! __gpu_aligned_derive {
             unsafe impl $crate::__private::bytemuck::Zeroable for $ty {}
 
             // SAFETY: no padding, every field `Pod`, laid out as C lays out
-            // its fields; `Copy + 'static` the compiler checks.
+            // its fields; `Copy + 'static` the compiler checks. The bound is
+            // under `for<'__a>` so that a struct without `Copy` leaves the
+            // impl unusable rather than in error: `derives_copy` below says
+            // it once, with the fix.
             #[automatically_derived]
-            unsafe impl $crate::__private::bytemuck::Pod for $ty {}
+            unsafe impl $crate::__private::bytemuck::Pod for $ty
+            where
+                for<'__a> $ty: $crate::__private::core::marker::Copy,
+            {
+            }
 
             $crate::__private::cuda_traits!($ty);
+            $crate::__private::derives_copy::<$ty>();
         };
     };
     (
@@ -537,7 +589,7 @@ macro_rules! __gpu_aligned_derive {
             // `GpuData` and cudarc's traits need, for every `$elem: GpuData`.
             $crate::__private::generic_has_no_padding(
                 <$ty<$($crate::__gpu_aligned_u8!($param)),+>
-                    as $crate::__private::GenericLayout>::CONTIGUOUS,
+                    as $crate::__private::Derived>::CONTIGUOUS,
             );
 
             // The field list is the struct's own (as in the first arm), and
@@ -560,10 +612,18 @@ macro_rules! __gpu_aligned_derive {
             }
 
             #[automatically_derived]
-            impl<$($param: 'static),+> $crate::__private::GenericLayout for $ty<$($param),+>
+            // SAFETY: `FACTS` is built from `size_of`, `align_of` and
+            // `offset_of!` of each instantiation, every field is `$elem:
+            // GpuData` (or a `PhantomData`), no instantiation has padding
+            // (see above), and `ELEMENT` checks the rule per instantiation.
+            #[automatically_derived]
+            unsafe impl<$($param: 'static),+> $crate::__private::Derived for $ty<$($param),+>
             where
                 $elem: $crate::GpuData,
             {
+                const ELEMENT: $crate::GpuLayout = $crate::__private::checked_layout(
+                    <Self as $crate::__private::Derived>::FACTS,
+                );
                 const CONTIGUOUS: $crate::__private::core::primitive::bool = {
                     let mut end = 0;
                     let mut contiguous = true;
@@ -573,7 +633,7 @@ macro_rules! __gpu_aligned_derive {
                     )*
                     contiguous & (end == $crate::__private::core::mem::size_of::<Self>())
                 };
-                const UNCHECKED: $crate::GpuLayout = {
+                const FACTS: $crate::GpuLayout = {
                     let fields: &'static $crate::__private::Fields<$count> =
                         &const { $crate::__private::Fields::new([$(
                             $crate::GpuField::new(
@@ -582,7 +642,7 @@ macro_rules! __gpu_aligned_derive {
                                 $crate::__private::core::mem::size_of::<$fty>(),
                                 $crate::__private::core::mem::align_of::<$fty>(),
                                 $padding,
-                                <$fty as $crate::GpuData>::TYPE,
+                                $crate::__private::type_of::<$fty>(),
                             )
                         ),*]) };
                     $crate::GpuLayout::new(
@@ -593,34 +653,6 @@ macro_rules! __gpu_aligned_derive {
                         fields.sized(),
                     )
                 };
-            }
-
-            // SAFETY: `TYPE` is this instantiation's own layout, and no
-            // instantiation has padding (see above).
-            #[automatically_derived]
-            unsafe impl<$($param: 'static),+> $crate::GpuData for $ty<$($param),+>
-            where
-                $elem: $crate::GpuData,
-                Self: $crate::__private::core::marker::Copy,
-            {
-                const TYPE: $crate::GpuType = $crate::GpuType::Struct(
-                    &<Self as $crate::__private::GenericLayout>::UNCHECKED,
-                );
-            }
-
-            // SAFETY: the four promises of `GpuAligned` hold for every
-            // instantiation whose `LAYOUT` compiles: `checked_layout` stops
-            // compilation for any other, and every entry point of this crate
-            // that relies on them reads `LAYOUT` first.
-            #[automatically_derived]
-            unsafe impl<$($param: 'static),+> $crate::GpuAligned for $ty<$($param),+>
-            where
-                $elem: $crate::GpuData,
-                Self: $crate::__private::core::marker::Copy,
-            {
-                const LAYOUT: $crate::GpuLayout = $crate::__private::checked_layout(
-                    <Self as $crate::__private::GenericLayout>::UNCHECKED,
-                );
             }
 
             // SAFETY: every field is `Pod` (`$elem: GpuData`) or a
@@ -645,6 +677,7 @@ macro_rules! __gpu_aligned_derive {
             }
 
             $crate::__private::cuda_traits!(generic [$($param),+] $elem $ty);
+            $crate::__private::derives_copy::<$ty<$($crate::__gpu_aligned_u8!($param)),+>>();
         };
     };
     (
@@ -677,7 +710,7 @@ macro_rules! __gpu_aligned_derive {
 
             #[allow(dead_code)]
             fn __field_types() {
-                $(let _: $crate::GpuType = <$fty as $crate::GpuData>::TYPE;)*
+                $(let _: $crate::GpuType = $crate::__private::type_of::<$fty>();)*
             }
         };
     };

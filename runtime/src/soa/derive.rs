@@ -154,7 +154,7 @@ macro_rules! __gpu_soa_derive {
 
             // One check per field, spanned at its type: the only error a
             // field that cannot be a column gets.
-            $( let _ = <$fty as $crate::GpuAligned>::LAYOUT; )*
+            $( let _ = $crate::__private::layout_of::<$fty>(); )*
 
             const __GPU_SOA_NAMES: &[&str] =
                 &[$( $crate::soa::derive::unraw(::core::stringify!($member)) ),*];
@@ -189,7 +189,7 @@ macro_rules! __gpu_soa_derive {
                         ::core::mem::size_of::<$fty>(),
                         ::core::mem::align_of::<$fty>(),
                         false,
-                        <$fty as $crate::GpuData>::TYPE,
+                        $crate::__private::type_of::<$fty>(),
                     )
                 ),*];
                 type Columns<__Backend: $crate::backend::Backend> = $columns<__Backend>;
