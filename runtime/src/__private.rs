@@ -10,7 +10,7 @@ pub use core;
 #[cfg(feature = "cuda")]
 pub use cudarc;
 
-use crate::layout::{self, GpuAligned, GpuField, GpuLayout, GpuType};
+use crate::layout::{self, GpuAligned, GpuData, GpuField, GpuLayout, GpuType};
 use crate::rules::{self, Blame};
 
 /// [`GpuLayout::new`], under the name generated code and older tests use.
@@ -285,7 +285,7 @@ pub const fn derives_copy<T: DerivesCopy>() {}
 /// `T::TYPE`, read through a bound: a field whose type is not `GpuData` is
 /// then one error, `T: GpuData` (naming `<T as GpuData>::TYPE` directly
 /// would also require, and report, each supertrait of `GpuData` on its own).
-pub const fn type_of<T: crate::GpuData>() -> GpuType {
+pub const fn type_of<T: GpuData>() -> GpuType {
     T::TYPE
 }
 
@@ -343,7 +343,7 @@ pub unsafe trait Derived: 'static {
 // padding; `Pod + Copy + 'static` are bounds.
 #[allow(unknown_or_malformed_diagnostic_attributes)]
 #[diagnostic::do_not_recommend]
-unsafe impl<T: Derived + Copy + bytemuck::Pod> crate::GpuData for T {
+unsafe impl<T: Derived + Copy + bytemuck::Pod> GpuData for T {
     const TYPE: GpuType = GpuType::Struct(&T::FACTS);
 }
 
