@@ -457,6 +457,30 @@ pub use crate::__gpu_aligned_derive as derive_impls;
 #[doc(hidden)]
 #[macro_export]
 macro_rules! __gpu_aligned_derive {
+    // The layout of `Self`, in an impl of `Derived`: every field's offset,
+    // size and alignment from the compiler, its type's `TYPE`.
+    (@facts $name:literal; $count:literal;
+        [$({ $member:tt: $fty:ty, $fname:literal, $padding:literal })*]
+    ) => {{
+        let fields: &'static $crate::__private::Fields<$count> =
+            &const { $crate::__private::Fields::new([$(
+                $crate::GpuField::new(
+                    $fname,
+                    $crate::__private::core::mem::offset_of!(Self, $member),
+                    $crate::__private::core::mem::size_of::<$fty>(),
+                    $crate::__private::core::mem::align_of::<$fty>(),
+                    $padding,
+                    $crate::__private::type_of::<$fty>(),
+                )
+            ),*]) };
+        $crate::GpuLayout::new(
+            $name,
+            $crate::__private::core::mem::size_of::<Self>(),
+            $crate::__private::core::mem::align_of::<Self>(),
+            fields.padding(),
+            fields.sized(),
+        )
+    }};
     (
         type: $ty:ident;
         name: $name:literal;
@@ -526,26 +550,9 @@ macro_rules! __gpu_aligned_derive {
             // `GpuData` and `GpuAligned` follow from the blanket impls.
             #[automatically_derived]
             unsafe impl $crate::__private::Derived for $ty {
-                const FACTS: $crate::GpuLayout = {
-                    let fields: &'static $crate::__private::Fields<$count> =
-                        &const { $crate::__private::Fields::new([$(
-                            $crate::GpuField::new(
-                                $fname,
-                                $crate::__private::core::mem::offset_of!($ty, $member),
-                                $crate::__private::core::mem::size_of::<$fty>(),
-                                $crate::__private::core::mem::align_of::<$fty>(),
-                                $padding,
-                                $crate::__private::type_of::<$fty>(),
-                            )
-                        ),*]) };
-                    $crate::GpuLayout::new(
-                        $name,
-                        $crate::__private::core::mem::size_of::<$ty>(),
-                        $crate::__private::core::mem::align_of::<$ty>(),
-                        fields.padding(),
-                        fields.sized(),
-                    )
-                };
+                const FACTS: $crate::GpuLayout = $crate::__private::derive_impls!(
+                    @facts $name; $count; [$({ $member: $fty, $fname, $padding })*]
+                );
             }
 
             // SAFETY: every field is `Pod`, so all zeroes is a valid `$ty`.
@@ -633,26 +640,9 @@ macro_rules! __gpu_aligned_derive {
                     )*
                     contiguous & (end == $crate::__private::core::mem::size_of::<Self>())
                 };
-                const FACTS: $crate::GpuLayout = {
-                    let fields: &'static $crate::__private::Fields<$count> =
-                        &const { $crate::__private::Fields::new([$(
-                            $crate::GpuField::new(
-                                $fname,
-                                $crate::__private::core::mem::offset_of!(Self, $member),
-                                $crate::__private::core::mem::size_of::<$fty>(),
-                                $crate::__private::core::mem::align_of::<$fty>(),
-                                $padding,
-                                $crate::__private::type_of::<$fty>(),
-                            )
-                        ),*]) };
-                    $crate::GpuLayout::new(
-                        $name,
-                        $crate::__private::core::mem::size_of::<Self>(),
-                        $crate::__private::core::mem::align_of::<Self>(),
-                        fields.padding(),
-                        fields.sized(),
-                    )
-                };
+                const FACTS: $crate::GpuLayout = $crate::__private::derive_impls!(
+                    @facts $name; $count; [$({ $member: $fty, $fname, $padding })*]
+                );
             }
 
             // SAFETY: every field is `Pod` (`$elem: GpuData`) or a
