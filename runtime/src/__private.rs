@@ -339,20 +339,27 @@ pub unsafe trait Derived: 'static {
     const CONTIGUOUS: bool = true;
 }
 
-// SAFETY: `Derived` promises that `FACTS` describes `T` and that `T` has no
-// padding; `Pod + Copy + 'static` are bounds.
+/// The blanket impls, in a module of their own so that compilers before
+/// `do_not_recommend` (Rust 1.85; the crate supports 1.81) skip it without
+/// a warning: their lint is emitted where the attribute's parent item sets
+/// no level.
 #[allow(unknown_or_malformed_diagnostic_attributes)]
-#[diagnostic::do_not_recommend]
-unsafe impl<T: Derived + Copy + bytemuck::Pod> GpuData for T {
-    const TYPE: GpuType = GpuType::Struct(&T::FACTS);
-}
+mod blanket {
+    use super::{Derived, GpuAligned, GpuData, GpuLayout, GpuType};
 
-// SAFETY: `ELEMENT` compiles only if `T` obeys the rule (`Derived`), and
-// every entry point that relies on the rule reads `LAYOUT` first.
-#[allow(unknown_or_malformed_diagnostic_attributes)]
-#[diagnostic::do_not_recommend]
-unsafe impl<T: Derived + Copy + bytemuck::Pod> GpuAligned for T {
-    const LAYOUT: GpuLayout = T::ELEMENT;
+    // SAFETY: `Derived` promises that `FACTS` describes `T` and that `T` has
+    // no padding; `Pod + Copy + 'static` are bounds.
+    #[diagnostic::do_not_recommend]
+    unsafe impl<T: Derived + Copy + bytemuck::Pod> GpuData for T {
+        const TYPE: GpuType = GpuType::Struct(&T::FACTS);
+    }
+
+    // SAFETY: `ELEMENT` compiles only if `T` obeys the rule (`Derived`), and
+    // every entry point that relies on the rule reads `LAYOUT` first.
+    #[diagnostic::do_not_recommend]
+    unsafe impl<T: Derived + Copy + bytemuck::Pod> GpuAligned for T {
+        const LAYOUT: GpuLayout = T::ELEMENT;
+    }
 }
 
 /// `layout` if it obeys the GPU layout rule as laid out in C order; else a
