@@ -149,6 +149,10 @@ impl<T, B: Backend> OnePlace<B> for Pitched<T, B> {
     fn place(&self) -> &Place<B> {
         &self.place
     }
+
+    fn place_mut(&mut self) -> &mut Place<B> {
+        &mut self.place
+    }
 }
 
 impl<T, B: Backend> ArenaHandle<B> for Pitched<T, B> {}
