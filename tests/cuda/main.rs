@@ -11,7 +11,9 @@ mod support;
 mod device;
 #[path = "../arena/generic.rs"]
 mod generic;
+mod graphs;
 mod host;
+mod kernel_arrays;
 mod probe;
 mod streams;
 mod traits;

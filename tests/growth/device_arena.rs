@@ -77,7 +77,15 @@ fn grows_from_one_chunk_to_8_gib_without_moving() {
         arrays.push(array);
     }
     assert!(arrays.len() >= 150, "{} allocations", arrays.len());
-    assert!(free_before - free_device_memory(&stream) >= (8 << 30) - (64 << 20));
+    // Under an NVTX tool (compute-sanitizer) the arena is one allocation of
+    // its whole maximum, which the tool can watch: growing takes no more
+    // device memory, and trimming gives none back.
+    let watched = gpu_aligned::sanitizer::tool_attached();
+    let taken = free_before.saturating_sub(free_device_memory(&stream));
+    match watched {
+        true => assert!(taken < 64 << 20, "took {taken} bytes under a tool"),
+        false => assert!(taken >= (8 << 30) - (64 << 20), "took {taken} bytes"),
+    }
 
     // Kernels over the first array and over the last one.
     let mut last = arrays.pop().unwrap();
@@ -101,8 +109,9 @@ fn grows_from_one_chunk_to_8_gib_without_moving() {
         "gave back {given_back}"
     );
     let after_trim = free_device_memory(&stream);
+    let expected_back = if watched { 0 } else { given_back as u64 };
     assert!(
-        after_trim >= before_trim + given_back as u64 - (64 << 20),
+        after_trim + (64 << 20) >= before_trim + expected_back,
         "{before_trim} -> {after_trim}"
     );
     assert_eq!(arena.address(&first).unwrap(), address);
@@ -119,6 +128,8 @@ fn growth_past_the_maximum_is_refused_and_the_arena_stays_usable() {
     let mut arena = ArenaOptions::new()
         .growing_device(&stream, GrowthPolicy::up_to(max))
         .unwrap();
+    // Sized for exact fits: no red zones even under compute-sanitizer.
+    arena.set_red_zones(false);
     let mut a = arena.alloc::<u32>(10 << 20).unwrap(); // 40 MiB
     match arena.alloc::<u32>(10 << 20) {
         Err(ArenaError::Growth(GrowthError::AtMaximum { max: at, .. })) => assert_eq!(at, max),

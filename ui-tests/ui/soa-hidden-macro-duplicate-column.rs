@@ -1,5 +1,7 @@
 // The hidden macro, called directly, cannot be given two columns of one
-// name: the kernel view would have two members for one field.
+// name (a raw identifier is the same name): the kernel view would have two
+// members for one field. `<Name>Columns`, a struct with a field per column,
+// refuses it.
 #[derive(Clone, Copy)]
 pub struct Body {
     pub mass: f32,
@@ -11,7 +13,7 @@ gpu_aligned::__gpu_soa_derive! {
     type: Body,
     columns: BodyColumns,
     where: [],
-    fields: [mass: f32, mass: f32, id: u32],
+    fields: [mass: f32, r#mass: f32, id: u32],
 }
 
 fn main() {}

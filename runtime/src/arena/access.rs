@@ -9,10 +9,10 @@ use alloc_crate::vec::Vec;
 use core::fmt;
 use core::mem::{align_of, size_of};
 
-use super::{Arena, ArenaError, ArenaResult, ArenaSlice};
+use super::{Arena, ArenaArray, ArenaError, ArenaResult, ArenaSlice, Place};
 use crate::align::offset_of;
 use crate::backend::{Backend, Span};
-use crate::GpuAligned;
+use crate::{GpuAligned, GpuField};
 
 impl<B: Backend> Arena<B> {
     /// The bytes of elements `start .. start + count` of `slice`, checked:
@@ -26,19 +26,33 @@ impl<B: Backend> Arena<B> {
         start: usize,
         count: usize,
     ) -> ArenaResult<Span, B> {
-        let allocation = &slice.place.allocation;
+        let element = (size_of::<T>(), align_of::<T>());
+        self.place_span(&slice.place, slice.len, element, start, count)
+    }
+
+    /// [`element_span`](Arena::element_span) for the array of `len`
+    /// elements at `place`, of an element type known by its `(size,
+    /// align)` alone.
+    fn place_span(
+        &self,
+        place: &Place<B>,
+        len: usize,
+        (size, align): (usize, usize),
+        start: usize,
+        count: usize,
+    ) -> ArenaResult<Span, B> {
+        let allocation = &place.allocation;
         self.allocator.check_handle(allocation)?;
         let out_of_range = ArenaError::OutOfRange {
             start,
             len: count,
-            array_len: slice.len,
+            array_len: len,
         };
         match start.checked_add(count) {
-            Some(end) if end <= slice.len => {}
+            Some(end) if end <= len => {}
             _ => return Err(out_of_range),
         }
-        let size = size_of::<T>();
-        match slice.len.checked_mul(size) {
+        match len.checked_mul(size) {
             Some(bytes) if bytes <= allocation.size() => {}
             _ => return Err(ArenaError::OutsideBuffer),
         }
@@ -47,12 +61,16 @@ impl<B: Backend> Arena<B> {
             offset: allocation.offset() + offset_of(start * size),
             len: count * size,
         };
-        self.checked_start::<T>(span)
+        self.aligned_span(span, align)
     }
 
     /// `span` if it lies inside the buffer and starts on an address aligned
     /// for `T`.
     pub(super) fn checked_start<T>(&self, span: Span) -> ArenaResult<Span, B> {
+        self.aligned_span(span, align_of::<T>())
+    }
+
+    fn aligned_span(&self, span: Span, align: usize) -> ArenaResult<Span, B> {
         if !span.within(self.backend.len()) {
             return Err(ArenaError::OutsideBuffer);
         }
@@ -61,11 +79,37 @@ impl<B: Backend> Arena<B> {
             .base_address()
             .checked_add(span.offset)
             .ok_or(ArenaError::AddressOverflow)?;
-        let align = align_of::<T>();
         if address % offset_of(align) != 0 {
             return Err(ArenaError::Misaligned { address, align });
         }
         Ok(span)
+    }
+
+    /// The address of a structure of arrays' column: an array of `len`
+    /// elements of `field`, whose type only the derive names. Checked as
+    /// [`element_span`](Arena::element_span) checks a typed array, and to
+    /// hold exactly `len` elements (a column swapped for one of another
+    /// length is refused), so that whole-column copies fit it exactly.
+    pub(crate) fn column_address(
+        &self,
+        column: &dyn ArenaArray<B>,
+        len: usize,
+        field: &GpuField,
+    ) -> ArenaResult<u64, B> {
+        let place = column.place();
+        self.allocator.check_handle(&place.allocation)?;
+        if len.checked_mul(field.size) != Some(place.bytes) {
+            let found = place.bytes.checked_div(field.size).unwrap_or(0);
+            return Err(ArenaError::LengthMismatch {
+                expected: len,
+                found,
+            });
+        }
+        let span = self.place_span(place, len, (field.size, field.align), 0, len)?;
+        self.backend
+            .base_address()
+            .checked_add(span.offset)
+            .ok_or(ArenaError::AddressOverflow)
     }
 
     /// A view of the arena that runs copies and zero-fill on `stream`
@@ -86,7 +130,7 @@ impl<B: Backend> Arena<B> {
         }
     }
 
-    pub(super) fn here(&self) -> OnStream<'_, B> {
+    pub(crate) fn here(&self) -> OnStream<'_, B> {
         self.on(self.backend.stream())
     }
 
@@ -338,21 +382,14 @@ impl<'a, B: Backend> OnStream<'a, B> {
         start: usize,
         src: &[T],
     ) -> ArenaResult<(), B> {
-        let dst = self.arena.element_span(slice, start, src.len())?;
-        let array = slice.span();
-        // SAFETY: `dst` lies inside the buffer and inside the live array
-        // `slice` names (checked by `element_span`), which `&mut` gives us
-        // alone; `src` holds exactly `dst.len` bytes.
-        unsafe {
-            self.arena.backend.write(
-                self.stream,
-                &mut slice.place.tracking,
-                array,
-                dst,
-                bytemuck::cast_slice(src),
-            )
-        }
-        .map_err(ArenaError::Backend)
+        let element = (size_of::<T>(), align_of::<T>());
+        self.write_bytes(
+            &mut slice.place,
+            slice.len,
+            element,
+            start,
+            bytemuck::cast_slice(src),
+        )
     }
 
     /// [`Arena::read`] on this stream.
@@ -397,20 +434,14 @@ impl<'a, B: Backend> OnStream<'a, B> {
         start: usize,
         dst: &mut [T],
     ) -> ArenaResult<(), B> {
-        let src = self.arena.element_span(slice, start, dst.len())?;
-        // SAFETY: `src` lies inside the buffer and inside the live array
-        // `slice` names, which `&` keeps from being written meanwhile; `dst`
-        // holds exactly `src.len` bytes.
-        unsafe {
-            self.arena.backend.read(
-                self.stream,
-                &slice.place.tracking,
-                slice.span(),
-                src,
-                bytemuck::cast_slice_mut(dst),
-            )
-        }
-        .map_err(ArenaError::Backend)
+        let element = (size_of::<T>(), align_of::<T>());
+        self.read_bytes(
+            &slice.place,
+            slice.len,
+            element,
+            start,
+            bytemuck::cast_slice_mut(dst),
+        )
     }
 
     /// [`Arena::to_vec`] on this stream.
@@ -496,6 +527,56 @@ impl<'a, B: Backend> OnStream<'a, B> {
                 &mut dst.place.tracking,
                 to,
             )
+        }
+        .map_err(ArenaError::Backend)
+    }
+
+    /// Copies `src` into whole elements of the array of `len` elements of
+    /// `(size, align)` at `place`, from element `start` on: every write
+    /// goes through here, checked by [`Arena::element_span`]'s check.
+    pub(crate) fn write_bytes(
+        self,
+        place: &mut Place<B>,
+        len: usize,
+        element: (usize, usize),
+        start: usize,
+        src: &[u8],
+    ) -> ArenaResult<(), B> {
+        let count = src.len() / element.0.max(1);
+        let dst = self.arena.place_span(place, len, element, start, count)?;
+        check_len(dst.len, src.len())?;
+        let array = place.span();
+        // SAFETY: `dst` lies inside the buffer and inside the live array at
+        // `place` (checked by `place_span`), which `&mut` gives us alone;
+        // `src` holds exactly `dst.len` bytes.
+        unsafe {
+            self.arena
+                .backend
+                .write(self.stream, &mut place.tracking, array, dst, src)
+        }
+        .map_err(ArenaError::Backend)
+    }
+
+    /// Copies whole elements of the array at `place`, from element `start`
+    /// on, into `dst`: every read goes through here.
+    pub(crate) fn read_bytes(
+        self,
+        place: &Place<B>,
+        len: usize,
+        element: (usize, usize),
+        start: usize,
+        dst: &mut [u8],
+    ) -> ArenaResult<(), B> {
+        let count = dst.len() / element.0.max(1);
+        let src = self.arena.place_span(place, len, element, start, count)?;
+        check_len(src.len, dst.len())?;
+        // SAFETY: `src` lies inside the buffer and inside the live array at
+        // `place`, which `&` keeps from being written meanwhile; `dst` holds
+        // exactly `src.len` bytes.
+        unsafe {
+            self.arena
+                .backend
+                .read(self.stream, &place.tracking, place.span(), src, dst)
         }
         .map_err(ArenaError::Backend)
     }

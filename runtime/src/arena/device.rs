@@ -5,13 +5,13 @@
 //! recorded as a write. Both borrow the arena shared, so a view of one
 //! array can be held while another is written.
 
-use cudarc::driver::{CudaView, CudaViewMut};
+use cudarc::driver::{CudaSlice, CudaView, CudaViewMut};
 
-use super::{Arena, ArenaError, ArenaResult, ArenaSlice, Pitched};
+use super::{Arena, ArenaArray, ArenaError, ArenaResult, ArenaSlice, Pitched};
 use crate::align::bytes_of;
 use crate::backend::cuda::{CudaBackend, CudaError};
 use crate::backend::Span;
-use crate::GpuAligned;
+use crate::{GpuAligned, GpuField};
 
 impl Arena<CudaBackend> {
     /// Waits for the arena's stream; see [`CudaBackend::synchronize`].
@@ -225,6 +225,24 @@ impl Arena<CudaBackend> {
             return Err(ArenaError::OutsideBuffer);
         }
         Ok((span, len))
+    }
+
+    /// A structure of arrays' column ([`column_address`](Arena::column_address))
+    /// as its device bytes, writable: what `launch_soa` tracks a kernel's
+    /// write of.
+    pub(crate) fn column_bytes_mut<'a>(
+        &'a self,
+        column: &'a mut dyn ArenaArray<CudaBackend>,
+        len: usize,
+        field: &GpuField,
+    ) -> ArenaResult<&'a mut CudaSlice<u8>, CudaBackend> {
+        self.column_address(column, len, field)?;
+        let place = column.place_mut();
+        let array = place.span();
+        place
+            .tracking
+            .get_mut(&self.backend, array)
+            .map_err(ArenaError::Backend)
     }
 }
 

@@ -112,7 +112,11 @@ pub struct ArenaSlice<T, B: Backend = HostBuffer> {
 }
 
 impl<T, B: Backend> ArenaSlice<T, B> {
-    pub(crate) fn new(place: Place<B>, len: usize) -> Self {
+    pub(crate) fn new(place: Place<B>, len: usize) -> Self
+    where
+        T: crate::GpuAligned,
+    {
+        crate::layout::require_layout::<T>();
         ArenaSlice {
             place,
             len,
@@ -190,6 +194,7 @@ mod sealed {
     /// The place of a one-array handle.
     pub trait OnePlace<B: Backend> {
         fn place(&self) -> &Place<B>;
+        fn place_mut(&mut self) -> &mut Place<B>;
     }
 }
 
@@ -222,6 +227,10 @@ pub trait ArenaArray<B: Backend>: ArenaHandle<B> + OnePlace<B> {}
 impl<T, B: Backend> OnePlace<B> for ArenaSlice<T, B> {
     fn place(&self) -> &Place<B> {
         &self.place
+    }
+
+    fn place_mut(&mut self) -> &mut Place<B> {
+        &mut self.place
     }
 }
 

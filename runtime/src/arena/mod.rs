@@ -65,13 +65,15 @@
 //! list dropped arrays wait on), `reuse` (the blocks of dropped arrays kept
 //! for the next array of their size), `reserve` (the one way bytes are
 //! reserved and the one way they come back), `access` (checked typed ranges and the
-//! verbs that move bytes), `options` (constructors), and one file each for
+//! verbs that move bytes), `options` (constructors), `graphs` (arrays held
+//! for captured CUDA graphs, and `Arena::capture`), and one file each for
 //! pitched arrays, plans, growth, host and device views, errors, the
 //! arena behind one lock (`sync`) and the arena with a cache per thread
 //! (`threads`, [`ThreadArena`]).
 
 mod access;
 mod error;
+mod graphs;
 mod growth;
 mod handle;
 mod host;
@@ -97,12 +99,14 @@ mod read_only;
 
 pub use access::OnStream;
 pub use error::{ArenaError, FreeFailed};
+#[cfg(feature = "cuda")]
+pub use graphs::CapturedGraph;
 pub use growth::{GrowthError, GrowthPolicy, DEFAULT_CHUNK};
 pub use handle::{ArenaArray, ArenaHandle, ArenaSlice};
 // The structure of arrays is a handle too.
 pub(crate) use handle::{Place, Places};
 #[cfg(feature = "cuda")]
-pub use kernel_array::KernelArray;
+pub use kernel_array::{KernelArg, KernelArray};
 pub use options::ArenaOptions;
 pub use pitched::{Copy2d, Pitched};
 pub use plan::{ArrayKey, CarvedArray, Carving, PitchedKey, Plan};
@@ -131,6 +135,9 @@ pub struct Arena<B: Backend = HostBuffer> {
     /// First, so that the arrays still queued on it are given up before
     /// the buffer goes.
     returns: ReturnsOwner<B>,
+    /// Arrays held for captured graphs (see `graphs`); before the buffer,
+    /// so that no graph launches once it starts going.
+    graphs: graphs::Graphs<B>,
     allocator: Allocator,
     /// Red zones and what the tools watching kernels are told (see
     /// `crate::sanitizer`). Declared before the backend so that it drops

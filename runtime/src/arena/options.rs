@@ -175,6 +175,7 @@ impl ArenaOptions {
         let regions = crate::sanitizer::Regions::new(backend.watched_by_tools());
         Ok(Arena {
             returns: ReturnsOwner::new(),
+            graphs: Default::default(),
             allocator,
             regions,
             backend,

@@ -40,7 +40,11 @@ pub struct Pitched<T, B: Backend = crate::backend::HostBuffer> {
 }
 
 impl<T, B: Backend> Pitched<T, B> {
-    pub(super) fn new(place: Place<B>, width: usize, height: usize, pitch: usize) -> Self {
+    pub(super) fn new(place: Place<B>, width: usize, height: usize, pitch: usize) -> Self
+    where
+        T: GpuAligned,
+    {
+        crate::layout::require_layout::<T>();
         Pitched {
             place,
             width,
@@ -144,6 +148,10 @@ impl<T, B: Backend> Places<B> for Pitched<T, B> {
 impl<T, B: Backend> OnePlace<B> for Pitched<T, B> {
     fn place(&self) -> &Place<B> {
         &self.place
+    }
+
+    fn place_mut(&mut self) -> &mut Place<B> {
+        &mut self.place
     }
 }
 

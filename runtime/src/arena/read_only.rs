@@ -32,7 +32,7 @@ use crate::GpuAligned;
 #[derive(Debug)]
 pub struct ReadOnlyView<'a, T> {
     view: CudaView<'a, T>,
-    arena: &'a Arena<CudaBackend>,
+    pub(super) arena: &'a Arena<CudaBackend>,
     /// The array's address while it is marked read-only, `None` when no
     /// tool is attached.
     marked: Option<u64>,

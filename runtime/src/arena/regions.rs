@@ -107,8 +107,10 @@ impl<B: Backend> Arena<B> {
         let allocation = self.allocate(padded, align)?;
         self.backend.enter_for_tools();
         let base = self.backend.base_address();
-        // The buffer's end, as an offset.
-        let end = offset_of(self.allocator.capacity());
+        // The heap is all the buffer may grow to: a growing buffer under a
+        // tool is one allocation of that length, which the tool takes as one
+        // heap (and the bytes past the arena's end are then out of bounds).
+        let end = offset_of(self.backend.max_len());
         let offset = allocation.offset();
         self.regions.reserved(base, end, offset, bytes, red_zone);
         self.regions.named(base, offset, array.element, array.shape);
@@ -145,10 +147,13 @@ impl<B: Backend> Arena<B> {
         }
     }
 
-    /// The buffer was trimmed to `capacity`.
+    /// The buffer was trimmed to `capacity`: heaps past what the backend
+    /// can still hold go (the heaps cover [`Backend::max_len`], which a
+    /// backend may lower as it trims).
     pub(super) fn regions_trimmed(&mut self, capacity: usize) {
         self.backend.enter_for_tools();
         let base = self.backend.base_address();
-        self.regions.trimmed(base, offset_of(capacity));
+        let extent = capacity.max(self.backend.max_len());
+        self.regions.trimmed(base, offset_of(extent));
     }
 }

@@ -128,7 +128,8 @@ impl<B: Backend> Arena<B> {
             Ok(false) => refused,
             Err(error) => error,
         };
-        if self.pending.is_empty() {
+        // Graph hook: or dropped graphs' arrays wait for their last replay.
+        if self.pending.is_empty() && !self.graphs_dropped() {
             return Err(refused);
         }
         self.drain_pending()?;
@@ -149,6 +150,10 @@ impl<B: Backend> Arena<B> {
         allocation: Allocation,
         tracking: &mut B::Tracking,
     ) -> ArenaResult<(), B> {
+        // Graph hook: an array a captured graph may use waits for it.
+        if self.held_by_graph(allocation, tracking) {
+            return Ok(());
+        }
         if !self.backend.needs_retire(tracking) {
             // The allocator checks the handle itself.
             return Ok(self.free_block(allocation)?);
@@ -171,19 +176,28 @@ impl<B: Backend> Arena<B> {
     /// the allocator's stamp and only its tracking is dropped, so a stale
     /// entry never frees a newer array in the same slot. One the backend
     /// failed to retire goes back on the list, for the next call.
-    fn take_returns(&mut self) -> bool {
+    pub(super) fn take_returns(&mut self) -> bool {
         let mut returned = core::mem::take(&mut self.returned);
         self.returns.take(&mut returned);
         let any = !returned.is_empty();
-        for (allocation, mut tracking) in returned.drain(..) {
-            if !self.backend.needs_retire(&tracking) {
-                self.keep(allocation);
-            } else if let Err(ArenaError::Backend(_)) = self.give_back(allocation, &mut tracking) {
-                self.returns.requeue((allocation, tracking));
-            }
+        for (allocation, tracking) in returned.drain(..) {
+            self.return_one(allocation, tracking);
         }
         self.returned = returned;
+        // Graph hook: the arrays of dropped graphs come back here too.
+        self.release_graphs(false);
         any
+    }
+
+    /// Gives back one dropped array (see [`take_returns`](Self::take_returns)).
+    pub(super) fn return_one(&mut self, allocation: Allocation, mut tracking: B::Tracking) {
+        if self.held_by_graph(allocation, &mut tracking) {
+            // Graph hook: kept for a captured graph (see `graphs`).
+        } else if !self.backend.needs_retire(&tracking) {
+            self.keep(allocation);
+        } else if let Err(ArenaError::Backend(_)) = self.give_back(allocation, &mut tracking) {
+            self.returns.requeue((allocation, tracking));
+        }
     }
 
     /// Keeps the block of an array given back that nothing uses any more
@@ -244,6 +258,7 @@ impl<B: Backend> Arena<B> {
     /// hands its bytes back.
     pub(super) fn drain_pending(&mut self) -> ArenaResult<(), B> {
         self.take_returns();
+        self.release_graphs(true); // graph hook
         self.free_kept();
         while let Some((_, fence)) = self.pending.front() {
             self.backend
@@ -281,6 +296,7 @@ impl<B: Backend> Arena<B> {
         self.returned.clear();
         self.pending.clear();
         self.reuse.clear();
+        self.graphs.orphan_all(); // graph hook: no graph launches again
         self.allocator.reset();
         self.regions_cleared(); // sanitizer hook: every region goes
         Ok(())

@@ -45,7 +45,7 @@ pub use vm::{HostVm, VmError, HOST_VM_IS_LAZY};
 /// let span = Span { offset: 512, len: 64 };
 /// assert_eq!(span.end(), Some(576));
 /// ```
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct Span {
     /// First byte, from the start of the buffer.
     pub offset: u64,
@@ -355,6 +355,17 @@ pub unsafe trait Backend {
     ///
     /// The backend's error.
     fn quiesce(&mut self) -> Result<(), Self::Error>;
+
+    /// A fence that passes once the work queued so far on the backend's
+    /// own stream has finished (what a CUDA graph replayed there did), or
+    /// `None` where no work is queued (the host).
+    ///
+    /// # Errors
+    ///
+    /// The backend's error.
+    fn stream_fence(&mut self) -> Result<Option<Self::Fence>, Self::Error> {
+        Ok(None)
+    }
 
     /// The most bytes [`grow`](Backend::grow) can reach: the range reserved
     /// up front. A buffer that cannot grow (the default) says its length.

@@ -6,8 +6,9 @@
 //! Inside one device buffer, a kernel writing one element past its array
 //! writes into the next array, and `compute-sanitizer --tool memcheck` sees
 //! nothing: for it the whole buffer is one allocation. Through NVTX's
-//! memory API the arena registers its buffer (and each chunk a growing
-//! arena maps) as a sub-allocator heap and each array as a region of it, so
+//! memory API the arena registers its buffer (a growing arena's: all it may
+//! grow to, one allocation while a tool is attached) as a sub-allocator heap
+//! and each array as a region of it, so
 //! that bytes no array holds are out of bounds. A region that touches the
 //! next one still hides an overrun into it, so in **red-zone mode** every
 //! array is followed by unregistered bytes: at least the arena's minimum
@@ -47,6 +48,18 @@ pub fn tool_attached() -> bool {
     #[cfg(all(feature = "std", unix))]
     return nvtx::tool().is_some();
     #[cfg(not(all(feature = "std", unix)))]
+    return false;
+}
+
+/// Whether the attached NVTX tool is compute-sanitizer (the library
+/// `NVTX_INJECTION64_PATH` names is its collection library): what makes a
+/// growing device arena worth one allocation of its maximum, which a
+/// profiler should not see.
+#[cfg(feature = "cuda")]
+pub(crate) fn sanitizer_attached() -> bool {
+    #[cfg(unix)]
+    return tool_attached() && nvtx::sanitizer_named();
+    #[cfg(not(unix))]
     return false;
 }
 
@@ -407,18 +420,18 @@ impl Regions {
     }
 
     /// Records an array reserved at buffer `offset`: `bytes` of it, then
-    /// `red_zone` bytes left unregistered. `capacity` is the buffer's
-    /// length now: bytes beyond the heaps registered so far (a growing
-    /// arena's new chunks) become a heap first.
+    /// `red_zone` bytes left unregistered. `extent` is where the buffer's
+    /// heap ends (as an offset): bytes beyond the heaps registered so far
+    /// become a heap first.
     pub(crate) fn reserved(
         &mut self,
         base: u64,
-        capacity: u64,
+        extent: u64,
         offset: u64,
         bytes: usize,
         red_zone: usize,
     ) {
-        self.cover(base, capacity);
+        self.cover(base, extent);
         #[cfg(all(feature = "std", unix))]
         if let Some(tool) = self.tool {
             if let Some(heap) = self.heap_of(offset) {

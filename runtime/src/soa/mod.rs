@@ -1,15 +1,10 @@
-//! Structure of arrays: a struct of any size stored as one column per field,
-//! each column an ordinary typed array of the arena, so every column element
-//! is one GPU word and moves in one instruction.
-//!
-//! `#[derive(GpuSoa)]` accepts a struct with named fields whose types are GPU
-//! elements ([`GpuAligned`]); the struct itself may be any size and needs no
-//! `repr`. It generates `<Name>Columns`, one `pub` [`ArenaSlice`] per field
-//! named like the field, and the few primitives of [`GpuSoa`]: the columns'
-//! element layouts and names, and one element's fields as bytes. Everything
-//! else (allocation in one all-or-nothing reservation, plans, reads, writes,
-//! the kernel's view) is written once, here, over those primitives. A
-//! [`Soa`] is dropped like any array: each column gives its bytes back.
+//! Structure of arrays: a struct stored as one column per field, each
+//! column an ordinary [`ArenaSlice`](crate::arena::ArenaSlice) of a
+//! [`GpuAligned`](crate::GpuAligned) field type, so every element moves in
+//! one instruction. `#[derive(GpuSoa)]` generates `<Name>Columns` (one `pub`
+//! column per field, named like it) and the few primitives of [`GpuSoa`];
+//! every verb is written once, here, over them. A [`Soa`] is dropped like
+//! any array: each column gives its bytes back.
 //!
 //! ```
 //! use gpu_aligned::arena::Arena;
@@ -27,110 +22,94 @@
 //! let particles: Vec<Particle> = (0..100)
 //!     .map(|i| Particle { position: float4::new(i as f32, 0.0, 0.0, 1.0), mass: 2.0, kind: (i % 3) as u8 })
 //!     .collect();
-//! let mut soa = arena.alloc_soa::<Particle>(particles.len())?;
+//! let mut soa = arena.alloc_soa::<Particle>(particles.len())?; // all or nothing
+//! assert_eq!(arena.offset(&soa.columns().kind)? % 256, 0); // every column aligned
 //! arena.write_soa(&mut soa, &particles)?;
 //! assert_eq!(arena.get(&soa.columns().mass)?[7], 2.0);
 //! assert_eq!(arena.read_soa(&soa)?, particles);
+//! assert!(arena.write_soa(&mut soa, &particles[1..]).is_err()); // one short
 //! drop(soa); // every column gives its bytes back
 //! assert_eq!(arena.live(), 0);
 //! # Ok::<(), gpu_aligned::arena::ArenaError>(())
 //! ```
 //!
-//! **One column order: the fields' declaration order**, whatever order
-//! rustc gave them in memory: the arena carves the columns in it,
-//! [`SoaView`] lists their addresses in it, and the CUDA header's `P_soa`
-//! ([`CudaHeader::add_soa`]) declares its members in it. Only
-//! [`GpuSoa::LAYOUT`], the struct itself, is in offset order: it must
-//! reproduce the bytes. The derive refuses what has no fixed set of named
-//! columns (tuple structs, enums, unions, generic structs, padding fields);
-//! the ui-tests show each message.
+//! **One column order, the fields' declaration order**, whatever order rustc
+//! gave them in memory: the arena carves the columns in it, [`SoaView`]
+//! lists their addresses in it, and the header's `P_soa`
+//! ([`CudaHeader::add_soa`]) its members. Only [`GpuSoa::LAYOUT`] is in
+//! offset order.
 
-#[cfg(feature = "cuda")]
-mod cuda;
 #[doc(hidden)]
 pub mod derive;
 mod ops;
 
-#[cfg(feature = "cuda")]
-pub use cuda::{DeviceBackend, WritableView};
 pub use ops::SoaKey;
 
-use crate::arena::{Arena, ArenaError, ArenaHandle, ArenaResult, ArenaSlice, Place, Places, Plan};
+use crate::arena::{ArenaArray, ArenaHandle, Place, Places, Plan};
 use crate::backend::{Backend, HostBuffer};
 use crate::header::{CudaHeader, HeaderError};
-use crate::layout::GpuAligned;
 use crate::layout::{GpuField, GpuLayout};
 use alloc_crate::vec::Vec;
 use core::fmt;
 
-/// A struct stored as one column per field: the primitives the runtime
-/// builds every structure-of-arrays verb from. Derive it with
-/// `#[derive(GpuSoa)]`; every field's type must be [`GpuAligned`].
-///
-/// ```
-/// use gpu_aligned::soa::GpuSoa;
-///
-/// #[derive(Clone, Copy, gpu_aligned::GpuSoa)]
-/// struct Hit { flags: u8, x: f32, id: u64 }
-///
-/// let names: Vec<&str> = Hit::COLUMNS.iter().map(|c| c.name).collect();
-/// assert_eq!(names, ["flags", "x", "id"]); // declaration order
-/// let offsets: Vec<usize> = Hit::LAYOUT.fields.iter().map(|f| f.offset).collect();
-/// assert!(offsets.windows(2).all(|w| w[0] < w[1])); // offset order
-/// ```
+/// A struct stored as one column per field: the primitives every
+/// structure-of-arrays verb is built from. Derive it with `#[derive(GpuSoa)]`.
 ///
 /// # Safety
 ///
-/// [`LAYOUT`](GpuSoa::LAYOUT) describes `Self`, fields in offset order;
-/// [`COLUMNS`](GpuSoa::COLUMNS) lists every field once, in declaration
-/// order, with the same descriptions; column `j` of every other item is the
-/// field `COLUMNS[j]` describes, as an array of exactly its type. The
-/// derive's macro builds every item from one list of the struct's fields,
-/// and a list that is not exactly the struct's does not compile.
+/// `LAYOUT` describes `Self`, fields in offset order; `COLUMNS` lists every
+/// field once, in declaration order; column `j` of every hidden primitive
+/// is the field `COLUMNS[j]` describes, as an array of exactly its type.
+/// The derive's macro builds them from one list of the struct's fields. The
+/// hidden primitives' defaults are a struct of no columns (what the derive
+/// emits next to its errors).
 #[diagnostic::on_unimplemented(
     message = "`{Self}` is not a structure-of-arrays type (`GpuSoa`)",
     label = "not `GpuSoa`",
     note = "derive it: `#[derive(gpu_aligned::GpuSoa)]` on a struct with named fields whose types are GPU elements"
 )]
 pub unsafe trait GpuSoa: Copy + 'static {
-    /// The struct as laid out, fields in offset order (the header's
-    /// declaration of it).
+    /// The struct as laid out, fields in offset order.
     const LAYOUT: GpuLayout;
     /// The columns, one per field, in declaration order.
     const COLUMNS: &'static [GpuField];
-    /// The generated `<Name>Columns`: one `pub` [`ArenaSlice`]
-    /// per field, in an arena on the backend `B`.
+    /// The generated `<Name>Columns`: one `pub` [`ArenaSlice`](crate::arena::ArenaSlice) per field,
+    /// in an arena on the backend `B`.
     type Columns<B: Backend>: fmt::Debug;
     /// The kernel's view: [`SoaView`] with one address per column.
     type View: Copy + fmt::Debug + FromAddresses;
 
     /// Appends field `j` of `self` to `columns[j]`, as bytes.
     #[doc(hidden)]
-    fn push_fields(&self, columns: &mut [Vec<u8>]);
+    fn push_fields(&self, _columns: &mut [Vec<u8>]) {}
     /// An element from its fields' bytes, in column order; `None` if one
     /// is missing or of the wrong length.
     #[doc(hidden)]
-    fn from_field_bytes(fields: &mut dyn Iterator<Item = &[u8]>) -> Option<Self>;
+    fn from_field_bytes(_fields: &mut dyn Iterator<Item = &[u8]>) -> Option<Self> {
+        None
+    }
     /// Every column, in column order.
     #[doc(hidden)]
-    fn columns<B: Backend>(columns: &Self::Columns<B>) -> Vec<&dyn Column<B>>;
+    fn columns<B: Backend>(_columns: &Self::Columns<B>) -> Vec<&dyn ArenaArray<B>> {
+        Vec::new()
+    }
     /// Every column, writable, in column order.
     #[doc(hidden)]
-    fn columns_mut<B: Backend>(columns: &mut Self::Columns<B>) -> Vec<&mut dyn Column<B>>;
+    fn columns_mut<B: Backend>(_columns: &mut Self::Columns<B>) -> Vec<&mut dyn ArenaArray<B>> {
+        Vec::new()
+    }
     /// Adds one array of `len` elements per column to `plan`, in column order.
     #[doc(hidden)]
-    fn plan_columns(plan: &mut Plan, len: usize);
-    /// The typed columns from their places, in column order; `None` if
-    /// one is missing.
+    fn plan_columns(_plan: &mut Plan, _len: usize) {}
+    /// The typed columns from their places, in column order.
     #[doc(hidden)]
-    fn from_places<B: Backend>(places: &mut derive::ColumnPlaces<B>) -> Option<Self::Columns<B>>;
+    fn from_places<B: Backend>(_places: &mut derive::ColumnPlaces<B>) -> Option<Self::Columns<B>> {
+        None
+    }
 }
 
-/// `len` elements of `T` as columns in an arena: the generated
-/// `<Name>Columns`, each an ordinary [`ArenaSlice`],
-/// and their common length. Dropping it gives every column back; so does
-/// [`Arena::free`](crate::arena::Arena::free), which also says when a column
-/// is not that arena's. The module's example shows the verbs.
+/// `len` elements of `T` as columns in an arena. Dropping it gives every
+/// column back, as [`Arena::free`](crate::arena::Arena::free) does.
 pub struct Soa<T: GpuSoa, B: Backend = HostBuffer> {
     columns: T::Columns<B>,
     len: usize,
@@ -152,8 +131,7 @@ impl<T: GpuSoa, B: Backend> Soa<T, B> {
         &self.columns
     }
 
-    /// The columns, for writing one of them (a writable view or a copy
-    /// needs its column alone).
+    /// The columns, for a verb that needs one alone (a write, say).
     pub fn columns_mut(&mut self) -> &mut T::Columns<B> {
         &mut self.columns
     }
@@ -163,8 +141,7 @@ impl<T: GpuSoa, B: Backend> Soa<T, B> {
         self.len
     }
 
-    /// Whether it has no elements (never true: zero-length columns are
-    /// refused).
+    /// Whether it has no elements (never: zero lengths are refused).
     pub fn is_empty(&self) -> bool {
         self.len == 0
     }
@@ -173,7 +150,6 @@ impl<T: GpuSoa, B: Backend> Soa<T, B> {
 impl<T: GpuSoa, B: Backend> fmt::Debug for Soa<T, B> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Soa")
-            .field("type", &core::any::type_name::<T>())
             .field("len", &self.len)
             .field("columns", &self.columns)
             .finish()
@@ -181,10 +157,8 @@ impl<T: GpuSoa, B: Backend> fmt::Debug for Soa<T, B> {
 }
 
 impl CudaHeader {
-    /// Declares the structure-of-arrays type `T` (`#[derive(GpuSoa)]`),
-    /// the structs it contains, and its views over columns and over an array
-    /// of structs, with the columns in `T`'s declaration order
-    /// ([`GpuSoa::COLUMNS`]), as the arena carves them.
+    /// Declares `T`, the structs it contains, and its views over columns
+    /// (in [`GpuSoa::COLUMNS`]' order) and over an array of structs.
     ///
     /// ```
     /// use gpu_aligned::header::CudaHeader;
@@ -207,12 +181,10 @@ impl CudaHeader {
     }
 }
 
-/// What a kernel is handed for a structure of arrays: one device address
-/// per column, in the columns' declaration order ([`GpuSoa::COLUMNS`]),
-/// then the length. It is laid out as the CUDA header's `P_soa` view (8
-/// bytes a column, then `len`; the header `static_assert`s it), and with the
-/// `cuda` feature it is cudarc's `DeviceRepr`, so it passes to a launch by
-/// value.
+/// What a kernel is handed for a structure of arrays: one address per
+/// column, in [`GpuSoa::COLUMNS`]' order, then the length, laid out as the
+/// header's `P_soa` (which `static_assert`s it); a launch argument by value
+/// (cudarc's `DeviceRepr`) with the `cuda` feature.
 ///
 /// ```
 /// use gpu_aligned::arena::Arena;
@@ -226,7 +198,9 @@ impl CudaHeader {
 /// let view = arena.soa_view(&soa)?;
 /// assert_eq!(core::mem::size_of_val(&view), 8 * (Hit::COLUMNS.len() + 1));
 /// assert_eq!(view.len, 10);
-/// // Declaration order: `id` first, though rustc put `x` at offset 0.
+/// // Declaration order (`id` first), though rustc put `x` at offset 0:
+/// assert_eq!(Hit::COLUMNS[0].name, "id");
+/// assert_eq!(Hit::LAYOUT.fields[0].name, "x");
 /// assert_eq!(view.columns[0], arena.address(&soa.columns().id)?);
 /// assert_eq!(view.columns[1], arena.address(&soa.columns().x)?);
 /// # Ok::<(), gpu_aligned::arena::ArenaError>(())
@@ -249,10 +223,8 @@ pub trait FromAddresses: Sized {
 
 impl<const N: usize> FromAddresses for SoaView<N> {
     fn from_addresses(columns: &[u64], len: u64) -> Option<Self> {
-        Some(SoaView {
-            columns: columns.try_into().ok()?,
-            len,
-        })
+        let columns = columns.try_into().ok()?;
+        Some(SoaView { columns, len })
     }
 }
 
@@ -264,69 +236,3 @@ unsafe impl<const N: usize> cudarc::driver::DeviceRepr for SoaView<N> {}
 #[cfg(feature = "cuda")]
 // SAFETY: as above: all zeroes is a valid `SoaView`.
 unsafe impl<const N: usize> cudarc::driver::ValidAsZeroBits for SoaView<N> {}
-
-/// A column seen through its bytes: implemented for every [`ArenaSlice<F,
-/// B>`](ArenaSlice) of a [`GpuAligned`] `F`, and only for them (a structure
-/// of arrays gives its columns' places back as one handle).
-#[doc(hidden)]
-pub trait Column<B: Backend>: fmt::Debug + Places<B> {
-    /// The number of elements.
-    fn len(&self) -> usize;
-    /// Whether it has no elements.
-    fn is_empty(&self) -> bool {
-        self.len() == 0
-    }
-    /// [`Arena::address`], which also checks that `arena` holds it.
-    fn address(&self, arena: &Arena<B>) -> ArenaResult<u64, B>;
-    /// Copies `bytes` (as many whole elements as the column holds) into it.
-    fn write_bytes(&mut self, arena: &Arena<B>, bytes: &[u8]) -> ArenaResult<(), B>;
-    /// The column's bytes.
-    fn read_bytes(&self, arena: &Arena<B>) -> ArenaResult<Vec<u8>, B>;
-    /// The column as a writable device view, to track a kernel that writes it.
-    #[cfg(feature = "cuda")]
-    fn view_mut<'a>(
-        &'a mut self,
-        arena: &'a Arena<B>,
-    ) -> ArenaResult<alloc_crate::boxed::Box<dyn cuda::WritableView + 'a>, B>
-    where
-        B: cuda::DeviceBackend;
-}
-
-impl<F: GpuAligned, B: Backend> Column<B> for ArenaSlice<F, B> {
-    fn len(&self) -> usize {
-        ArenaSlice::len(self)
-    }
-
-    fn address(&self, arena: &Arena<B>) -> ArenaResult<u64, B> {
-        arena.address(self)
-    }
-
-    fn write_bytes(&mut self, arena: &Arena<B>, bytes: &[u8]) -> ArenaResult<(), B> {
-        let size = core::mem::size_of::<F>();
-        if bytes.len() != size * ArenaSlice::len(self) {
-            return Err(ArenaError::LengthMismatch {
-                expected: ArenaSlice::len(self),
-                found: bytes.len() / size,
-            });
-        }
-        // A copy, not a cast: `bytes` need not be aligned for `F`.
-        let mut values = alloc_crate::vec![F::zeroed(); bytes.len() / size];
-        bytemuck::cast_slice_mut::<F, u8>(&mut values).copy_from_slice(bytes);
-        arena.write(self, &values)
-    }
-
-    fn read_bytes(&self, arena: &Arena<B>) -> ArenaResult<Vec<u8>, B> {
-        Ok(bytemuck::cast_slice(&arena.to_vec(self)?).to_vec())
-    }
-
-    #[cfg(feature = "cuda")]
-    fn view_mut<'a>(
-        &'a mut self,
-        arena: &'a Arena<B>,
-    ) -> ArenaResult<alloc_crate::boxed::Box<dyn cuda::WritableView + 'a>, B>
-    where
-        B: cuda::DeviceBackend,
-    {
-        B::view_mut(arena, self)
-    }
-}

@@ -1,10 +1,12 @@
 //! The structure-of-arrays verbs, written once over [`GpuSoa`]'s
-//! primitives: allocation (alone or in a [`Plan`]), the kernel's view, and
-//! moving whole elements in and out of the columns. Giving the columns back
-//! is [`Soa`]'s drop (or [`Arena::free`]), as for any array.
+//! primitives: allocation (alone or in a [`Plan`]), the kernel's view and
+//! launch, and whole elements in and out. The arena checks each column as
+//! an array of its field's size and alignment.
 
-use super::{derive, FromAddresses, GpuSoa, Soa};
+use super::{derive::ColumnPlaces, FromAddresses, GpuSoa, Soa};
 use crate::arena::{Arena, ArenaError, ArenaResult, Carving, Plan};
+#[cfg(feature = "cuda")]
+use crate::backend::cuda::{CudaBackend, CudaError};
 use crate::backend::Backend;
 use alloc_crate::vec::Vec;
 use core::fmt;
@@ -30,9 +32,8 @@ impl<T: GpuSoa> fmt::Debug for SoaKey<T> {
 }
 
 impl Plan {
-    /// Adds a structure of arrays of `len` elements of `T`: one flat array
-    /// per column, in column order, carved with the plan's other arrays. A
-    /// zero `len` is refused when the plan is carved.
+    /// Adds a structure of arrays of `len` elements of `T`: one array per
+    /// column (a zero `len` is refused when the plan is carved).
     ///
     /// ```
     /// use gpu_aligned::arena::{Arena, Plan};
@@ -54,8 +55,9 @@ impl Plan {
     pub fn soa<T: GpuSoa>(&mut self, len: usize) -> SoaKey<T> {
         let first = self.len();
         T::plan_columns(self, len);
+        let plan = self.id();
         SoaKey {
-            plan: self.id(),
+            plan,
             first,
             len,
             _element: PhantomData,
@@ -64,23 +66,21 @@ impl Plan {
 }
 
 impl<B: Backend> Carving<B> {
-    /// The structure of arrays planned under `key`, once (the example is
-    /// [`Plan::soa`]'s). Its columns' keys all come from one plan and are
-    /// taken by value, so every column is taken or none is.
+    /// The structure of arrays planned under `key`, every column or none
+    /// (the example is [`Plan::soa`]'s).
     ///
     /// # Errors
     ///
-    /// As [`Carving::take`]: [`ArenaError::ForeignKey`] for a key of another
-    /// plan.
+    /// As [`Carving::take`]: [`ArenaError::ForeignKey`] for a key of
+    /// another plan.
     pub fn take_soa<T: GpuSoa>(&mut self, key: SoaKey<T>) -> ArenaResult<Soa<T, B>, B> {
         let places = (key.first..key.first + T::COLUMNS.len())
             .map(|index| self.take_place(key.plan, index))
             .collect::<ArenaResult<Vec<_>, B>>()?;
-        let mut places = derive::ColumnPlaces {
+        let mut places = ColumnPlaces {
             places: places.into_iter(),
             len: key.len,
         };
-        // `Plan::soa` planned one array per column, in column order.
         let columns = T::from_places(&mut places).ok_or(ArenaError::ForeignKey)?;
         Ok(Soa {
             columns,
@@ -90,24 +90,9 @@ impl<B: Backend> Carving<B> {
 }
 
 impl<B: Backend> Arena<B> {
-    /// Allocates `len` elements of `T` as one column per field, in one
-    /// all-or-nothing reservation, in column order; each column starts on
-    /// the arena's minimum alignment. On host and device arenas alike.
-    ///
-    /// ```
-    /// use gpu_aligned::arena::Arena;
-    ///
-    /// #[derive(Clone, Copy, gpu_aligned::GpuSoa)]
-    /// struct Hit { x: f32, id: u32, flags: u8 }
-    ///
-    /// let mut arena = Arena::host(1 << 14)?;
-    /// let soa = arena.alloc_soa::<Hit>(100)?;
-    /// let columns = soa.columns();
-    /// for offset in [arena.offset(&columns.x)?, arena.offset(&columns.id)?, arena.offset(&columns.flags)?] {
-    ///     assert_eq!(offset % arena.min_align() as u64, 0);
-    /// }
-    /// # Ok::<(), Box<dyn std::error::Error>>(())
-    /// ```
+    /// Allocates `len` elements of `T`, one column per field, all or
+    /// nothing; each column starts on the arena's minimum alignment. The
+    /// [module's](super) example shows it and the verbs below.
     ///
     /// # Errors
     ///
@@ -119,121 +104,173 @@ impl<B: Backend> Arena<B> {
         self.carve(&plan)?.take_soa(key)
     }
 
-    /// The kernel's view of `soa` (the example is [`SoaView`](super::SoaView)'s):
-    /// each column's address, in column order, and the length. It records
-    /// no stream use: on a device arena, launch it on the arena's stream, or
-    /// use `launch_soa`.
+    /// The kernel's view of `soa` (the example is [`SoaView`](super::SoaView)'s).
+    /// It records no stream use: launch on the arena's stream, or use
+    /// `launch_soa`.
     ///
     /// # Errors
     ///
-    /// [`ArenaError::Handle`] if the columns are not this arena's;
-    /// [`ArenaError::LengthMismatch`] if a column was swapped (through
+    /// [`ArenaError::Handle`] if a column is not this arena's;
+    /// [`ArenaError::LengthMismatch`] if one was swapped (through
     /// [`columns_mut`](Soa::columns_mut)) for one of another length.
     pub fn soa_view<T: GpuSoa>(&self, soa: &Soa<T, B>) -> ArenaResult<T::View, B> {
         let addresses = self.column_addresses(soa)?;
-        T::View::from_addresses(&addresses, soa.len as u64).ok_or(ArenaError::LengthMismatch {
-            expected: T::COLUMNS.len(),
-            found: addresses.len(),
-        })
+        let (expected, found) = (T::COLUMNS.len(), addresses.len());
+        T::View::from_addresses(&addresses, soa.len as u64)
+            .ok_or(ArenaError::LengthMismatch { expected, found })
     }
 
-    /// Every column's address, once each is checked to be this arena's and
-    /// to hold `soa.len()` elements: no view or copy reaches a column that
-    /// was swapped for one of another length.
+    /// Every column's address, each checked to be this arena's and to hold
+    /// `soa.len()` elements of its field.
     fn column_addresses<T: GpuSoa>(&self, soa: &Soa<T, B>) -> ArenaResult<Vec<u64>, B> {
-        T::columns(&soa.columns)
-            .into_iter()
-            .map(|column| {
-                let address = column.address(self)?;
-                if column.len() != soa.len {
-                    return Err(ArenaError::LengthMismatch {
-                        expected: soa.len,
-                        found: column.len(),
-                    });
-                }
-                Ok(address)
-            })
+        let columns = T::columns(&soa.columns).into_iter().zip(T::COLUMNS);
+        columns
+            .map(|(column, field)| self.column_address(column, soa.len, field))
             .collect()
     }
 
-    /// Copies `items` into the columns of `soa`, field by field, on host
-    /// and device arenas alike.
+    /// Copies `items` into the columns of `soa`, field by field.
     ///
-    /// ```
+    /// # Errors
+    ///
+    /// [`ArenaError::LengthMismatch`] for `items` of another length, and
+    /// [`soa_view`](Arena::soa_view)'s, before anything is written;
+    /// [`ArenaError::Backend`] if a copy fails.
+    pub fn write_soa<T: GpuSoa>(&self, soa: &mut Soa<T, B>, items: &[T]) -> ArenaResult<(), B> {
+        if items.len() != soa.len {
+            let (expected, found) = (soa.len, items.len());
+            return Err(ArenaError::LengthMismatch { expected, found });
+        }
+        // Every column is checked before any is written.
+        self.column_addresses(soa)?;
+        let mut bytes: Vec<Vec<u8>> = T::COLUMNS
+            .iter()
+            .map(|field| Vec::with_capacity(field.size * items.len()))
+            .collect();
+        for item in items {
+            item.push_fields(&mut bytes);
+        }
+        let columns = T::columns_mut(&mut soa.columns).into_iter().zip(T::COLUMNS);
+        for ((column, field), bytes) in columns.zip(&bytes) {
+            let element = (field.size, field.align);
+            (self.here()).write_bytes(column.place_mut(), soa.len, element, 0, bytes)?;
+        }
+        Ok(())
+    }
+
+    /// The elements of `soa`, rebuilt from its columns.
+    ///
+    /// # Errors
+    ///
+    /// [`soa_view`](Arena::soa_view)'s; [`ArenaError::Backend`] if a copy
+    /// fails.
+    pub fn read_soa<T: GpuSoa>(&self, soa: &Soa<T, B>) -> ArenaResult<Vec<T>, B> {
+        self.column_addresses(soa)?;
+        let columns = T::columns(&soa.columns).into_iter().zip(T::COLUMNS);
+        let bytes = columns
+            .map(|(column, field)| {
+                // `column_addresses` checked that the column holds these bytes.
+                let mut bytes = alloc_crate::vec![0; soa.len * field.size];
+                let element = (field.size, field.align);
+                (self.here()).read_bytes(column.place(), soa.len, element, 0, &mut bytes)?;
+                Ok(bytes)
+            })
+            .collect::<ArenaResult<Vec<Vec<u8>>, B>>()?;
+        let mut fields: Vec<_> = (bytes.iter().zip(T::COLUMNS))
+            .map(|(bytes, field)| bytes.chunks(field.size.max(1)))
+            .collect();
+        // Every column holds `len` elements of its field (checked by
+        // `read_column`), so no element is missing a field.
+        (0..soa.len)
+            .map(|found| {
+                T::from_field_bytes(&mut fields.iter_mut().map_while(Iterator::next)).ok_or(
+                    ArenaError::LengthMismatch {
+                        expected: soa.len,
+                        found,
+                    },
+                )
+            })
+            .collect()
+    }
+}
+
+#[cfg(feature = "cuda")]
+impl Arena<CudaBackend> {
+    /// Runs `launch` with the kernel's view of `soa`, tracking every column
+    /// as written by it: `stream` first waits for the columns' earlier
+    /// reads and writes, and a write of each is recorded on `stream` after
+    /// `launch` (which must enqueue its work there), so later use on any
+    /// stream, and reuse after a drop, waits for the kernel.
+    ///
+    /// ```no_run
     /// use gpu_aligned::arena::Arena;
+    /// use gpu_aligned::backend::cuda::cudarc::driver::{CudaContext, LaunchConfig, PushKernelArg};
+    /// use gpu_aligned::backend::cuda::cudarc::nvrtc::compile_ptx;
+    /// use gpu_aligned::header::CudaHeader;
     ///
-    /// #[derive(Clone, Copy, Debug, PartialEq, gpu_aligned::GpuSoa)]
+    /// #[derive(Clone, Copy, gpu_aligned::GpuSoa)]
     /// struct Hit { x: f32, id: u32 }
     ///
-    /// let mut arena = Arena::host(1 << 14)?;
-    /// let mut soa = arena.alloc_soa::<Hit>(2)?;
-    /// let hits = [Hit { x: 1.0, id: 7 }, Hit { x: 2.0, id: 9 }];
-    /// arena.write_soa(&mut soa, &hits)?;
-    /// assert_eq!(arena.get(&soa.columns().id)?, &[7, 9]);
-    /// assert_eq!(arena.read_soa(&soa)?, hits);
-    /// assert!(arena.write_soa(&mut soa, &hits[..1]).is_err()); // one short
+    /// let context = CudaContext::new(0)?;
+    /// let (s1, s2) = (context.new_stream()?, context.new_stream()?);
+    /// let mut header = CudaHeader::new();
+    /// header.add_soa::<Hit>()?;
+    /// let source = format!(
+    ///     "{}\nextern \"C\" __global__ void bump(Hit_soa v) {{ \
+    ///      unsigned long long i = blockIdx.x * blockDim.x + threadIdx.x; \
+    ///      if (i < v.len) v.x[i] += 1.0f; }}",
+    ///     header.render()
+    /// );
+    /// let module = context.load_module(compile_ptx(source)?)?;
+    /// let bump = module.load_function("bump")?;
+    ///
+    /// let mut arena = Arena::device(&s1, 1 << 20)?;
+    /// let mut hits = arena.alloc_soa::<Hit>(1000)?;
+    /// arena.launch_soa(&mut hits, &s2, |view| {
+    ///     let mut launch = s2.launch_builder(&bump); // not the arena's stream
+    ///     launch.arg(view);
+    ///     // SAFETY: `bump` takes one `Hit_soa`, laid out as the view.
+    ///     unsafe { launch.launch(LaunchConfig::for_num_elems(1000)) }.map(|_| ())
+    /// })?;
+    /// let after = arena.read_soa(&hits)?; // on s1: waits for the kernel on s2
+    /// assert!(after.iter().all(|hit| hit.x == 1.0));
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     ///
     /// # Errors
     ///
-    /// [`ArenaError::LengthMismatch`] if `items.len()` is not `soa.len()` or
-    /// a column was swapped (through [`columns_mut`](Soa::columns_mut)) for
-    /// one of another length, [`ArenaError::Handle`] if a column is not this
-    /// arena's (nothing is written in any of these cases);
-    /// [`ArenaError::Backend`] if a copy fails.
-    pub fn write_soa<T: GpuSoa>(&self, soa: &mut Soa<T, B>, items: &[T]) -> ArenaResult<(), B> {
-        if items.len() != soa.len {
-            return Err(ArenaError::LengthMismatch {
-                expected: soa.len,
-                found: items.len(),
-            });
-        }
-        // Every column is checked before any is written: one refused
-        // halfway would leave the others written.
-        self.column_addresses(soa)?;
-        let mut bytes: Vec<Vec<u8>> = T::COLUMNS
-            .iter()
-            .map(|column| Vec::with_capacity(column.size * items.len()))
+    /// [`soa_view`](Arena::soa_view)'s, [`CudaError::ForeignStream`] for a
+    /// stream of another context, a backend error after a sticky fault:
+    /// `launch` is not called then. Its own error comes back converted.
+    pub fn launch_soa<T: GpuSoa, R, E>(
+        &self,
+        soa: &mut Soa<T, CudaBackend>,
+        stream: &cudarc::driver::CudaStream,
+        launch: impl FnOnce(&T::View) -> Result<R, E>,
+    ) -> ArenaResult<R, CudaBackend>
+    where
+        ArenaError<CudaError>: From<E>,
+    {
+        use cudarc::driver::DevicePtrMut;
+        // cudarc records a write event only on a stream of the event's own
+        // context: on a foreign stream the kernel would go untracked.
+        self.backend()
+            .same_context(stream)
+            .map_err(ArenaError::Backend)?;
+        let view = self.soa_view(soa)?;
+        let columns = T::columns_mut(&mut soa.columns).into_iter().zip(T::COLUMNS);
+        let mut bytes = columns
+            .map(|(column, field)| self.column_bytes_mut(column, soa.len, field))
+            .collect::<ArenaResult<Vec<_>, CudaBackend>>()?;
+        let writes: Vec<_> = bytes
+            .iter_mut()
+            .map(|bytes| bytes.device_ptr_mut(stream).1)
             .collect();
-        for item in items {
-            item.push_fields(&mut bytes);
-        }
-        for (column, bytes) in T::columns_mut(&mut soa.columns).into_iter().zip(&bytes) {
-            column.write_bytes(self, bytes)?;
-        }
-        Ok(())
-    }
-
-    /// The elements of `soa`, rebuilt from its columns (on a device, after
-    /// the copies finish); the example is [`write_soa`](Arena::write_soa)'s.
-    ///
-    /// # Errors
-    ///
-    /// [`ArenaError::Handle`] if a column is not this arena's,
-    /// [`ArenaError::LengthMismatch`] if one was swapped for one of another
-    /// length; [`ArenaError::Backend`] if a copy fails.
-    pub fn read_soa<T: GpuSoa>(&self, soa: &Soa<T, B>) -> ArenaResult<Vec<T>, B> {
-        self.column_addresses(soa)?;
-        let columns = T::columns(&soa.columns)
-            .into_iter()
-            .map(|column| column.read_bytes(self))
-            .collect::<ArenaResult<Vec<Vec<u8>>, B>>()?;
-        (0..soa.len)
-            .map(|index| {
-                let mut fields = columns.iter().zip(T::COLUMNS).map(|(bytes, column)| {
-                    let start = index.saturating_mul(column.size);
-                    bytes
-                        .get(start..start.saturating_add(column.size))
-                        .unwrap_or_default()
-                });
-                // Every column holds `len` elements of its field (checked
-                // above), so each field's bytes are there.
-                T::from_field_bytes(&mut fields).ok_or(ArenaError::LengthMismatch {
-                    expected: soa.len,
-                    found: index,
-                })
-            })
-            .collect()
+        let result = launch(&view);
+        // Dropping the guards records each column's write on `stream`,
+        // after what `launch` enqueued (also after a failed launch: what it
+        // enqueued before failing is still ordered).
+        drop(writes);
+        Ok(result?)
     }
 }

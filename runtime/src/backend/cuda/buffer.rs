@@ -67,6 +67,8 @@ pub struct CudaBackend {
     pub(super) base: u64,
     base_align: usize,
     fault: OnceLock<DriverError>,
+    /// The capture under way on `stream`, if any (see `capture.rs`).
+    pub(super) capture: Option<super::capture::CaptureLog>,
 }
 
 /// Where a [`CudaBackend`]'s bytes are.
@@ -79,6 +81,9 @@ pub(super) enum DeviceMemory {
     Plain(super::plain::PlainAllocation),
     /// A reservation whose mapped front is the buffer.
     Growing(CudaVm),
+    /// One `cuMemAlloc` allocation whose front is the buffer, made instead
+    /// of `Growing` under compute-sanitizer (see `plain.rs`).
+    PlainGrowing(super::plain::PlainGrowing),
 }
 
 impl CudaBackend {
@@ -88,6 +93,7 @@ impl CudaBackend {
             DeviceMemory::Fixed(buf) => buf.len(),
             DeviceMemory::Plain(buf) => buf.len(),
             DeviceMemory::Growing(vm) => vm.mapped(),
+            DeviceMemory::PlainGrowing(buf) => buf.len(),
         }
     }
 
@@ -98,6 +104,12 @@ impl CudaBackend {
     /// is a multiple of [`CudaVm::granularity`]. Growth zeroes the new
     /// chunks and waits for that, so a fresh array reads zero on any stream,
     /// as in a buffer from [`new`](CudaBackend::new).
+    ///
+    /// Under compute-sanitizer, the buffer is instead one `cuMemAlloc` of
+    /// all `max` bytes, if that takes at most
+    /// half the device's free memory, so that the tool can be told about
+    /// its arrays (it refuses to watch mapped virtual memory); growth then
+    /// only moves the buffer's end, and trimming gives nothing back.
     ///
     /// ```no_run
     /// use gpu_aligned::backend::Backend;
@@ -128,16 +140,45 @@ impl CudaBackend {
         if len == 0 {
             return Err(CudaError::ZeroLength);
         }
+        // Reserving checks the chunk and the device in every mode.
         let vm = CudaVm::reserve(stream.context(), Some(max), chunk).map_err(CudaError::Vm)?;
-        let base = vm.base_address();
+        let plain = match crate::sanitizer::sanitizer_attached() {
+            true => super::plain::PlainGrowing::zeroed(stream, vm.reserved(), chunk).map_err(
+                |error| CudaError::Driver {
+                    op: "device allocation",
+                    error,
+                },
+            )?,
+            false => None,
+        };
+        let (memory, base) = match plain {
+            Some(plain) => {
+                let base = plain.device_ptr();
+                (DeviceMemory::PlainGrowing(plain), base)
+            }
+            None => {
+                if crate::sanitizer::sanitizer_attached() {
+                    // Said where the tool's report is read.
+                    std::eprintln!(
+                        "gpu-aligned: a growing arena of up to {} bytes is more than half the \
+                         free device memory: it grows on virtual memory, which the tool cannot \
+                         watch, so its arrays are not checked",
+                        vm.reserved()
+                    );
+                }
+                let base = vm.base_address();
+                (DeviceMemory::Growing(vm), base)
+            }
+        };
         let base_align = check_base(base, DRIVER_BASE_ALIGN)?;
         let mut backend = CudaBackend {
-            memory: DeviceMemory::Growing(vm),
+            memory,
             stream: Arc::clone(stream),
             retire_stream: OnceLock::new(),
             base,
             base_align,
             fault: OnceLock::new(),
+            capture: None,
         };
         backend.map_zeroed(len)?;
         Ok(backend)
@@ -148,6 +189,7 @@ impl CudaBackend {
     /// and waits for that. Returns the buffer's length.
     pub(super) fn map_zeroed(&mut self, len: usize) -> Result<usize, CudaError> {
         self.healthy()?;
+        self.not_capturing("growing the buffer")?;
         let (old, new) = match &mut self.memory {
             DeviceMemory::Fixed(buf) => return Ok(buf.len()),
             DeviceMemory::Plain(buf) => return Ok(buf.len()),
@@ -156,12 +198,24 @@ impl CudaBackend {
                 vm.grow_to(len.min(vm.reserved())).map_err(CudaError::Vm)?;
                 (old, vm.mapped())
             }
+            DeviceMemory::PlainGrowing(buf) => {
+                let old = buf.len();
+                buf.grow_to(len.min(buf.reserved()))
+                    .map_err(CudaError::Vm)?;
+                (old, buf.len())
+            }
         };
         if new > old {
             let bytes = new - old;
+            // Mapping made the context current; moving a plain buffer's
+            // end called no driver.
+            if matches!(self.memory, DeviceMemory::PlainGrowing(_)) {
+                let bound = self.stream.context().bind_to_thread();
+                self.driver("cuCtxSetCurrent", bound)?;
+            }
             // SAFETY: `base + old .. base + new` was just mapped for this
-            // buffer (and the context made current by the mapping), and no
-            // array lies in it yet.
+            // buffer (or lies inside its allocation), and no array lies in
+            // it yet; the context is current.
             let r = unsafe {
                 cudarc::driver::result::memset_d8_async(
                     self.base + offset_of(old),
@@ -181,12 +235,17 @@ impl CudaBackend {
     /// past the first `len` bytes. Returns the buffer's length.
     pub(super) fn unmap(&mut self, len: usize) -> Result<usize, CudaError> {
         self.healthy()?;
+        self.not_capturing("trimming the buffer")?;
         match &mut self.memory {
             DeviceMemory::Fixed(buf) => Ok(buf.len()),
             DeviceMemory::Plain(buf) => Ok(buf.len()),
             DeviceMemory::Growing(vm) => {
                 vm.trim_to(len).map_err(CudaError::Vm)?;
                 Ok(vm.mapped())
+            }
+            DeviceMemory::PlainGrowing(buf) => {
+                buf.trim_to(len);
+                Ok(buf.len())
             }
         }
     }
@@ -197,6 +256,7 @@ impl CudaBackend {
             DeviceMemory::Fixed(buf) => buf.len(),
             DeviceMemory::Plain(buf) => buf.len(),
             DeviceMemory::Growing(vm) => vm.reserved(),
+            DeviceMemory::PlainGrowing(buf) => buf.reserved(),
         }
     }
 
@@ -248,6 +308,7 @@ impl CudaBackend {
             base,
             base_align,
             fault: OnceLock::new(),
+            capture: None,
         })
     }
 
@@ -267,6 +328,7 @@ impl CudaBackend {
             base,
             base_align,
             fault: OnceLock::new(),
+            capture: None,
         })
     }
 
@@ -275,7 +337,10 @@ impl CudaBackend {
     /// (compute-sanitizer 2025.3 refuses heaps and regions over both, with
     /// "One or more of the parameters is invalid").
     pub(super) fn tools_can_register(&self) -> bool {
-        matches!(self.memory, DeviceMemory::Plain(_))
+        matches!(
+            self.memory,
+            DeviceMemory::Plain(_) | DeviceMemory::PlainGrowing(_)
+        )
     }
 
     /// The stream the arena's copies run on unless another is named.
@@ -396,15 +461,18 @@ impl CudaBackend {
     ///
     /// # Errors
     ///
-    /// The driver's error; a sticky one also poisons the backend.
+    /// The driver's error; a sticky one also poisons the backend;
+    /// [`CudaError::Capturing`] inside a capture.
     pub fn synchronize(&self) -> Result<(), CudaError> {
         self.healthy()?;
+        self.not_capturing("synchronize")?;
         let r = self.stream.synchronize();
         self.driver("synchronize", r)
     }
 
     /// Waits for `stream`, turning its error into ours.
     pub(super) fn wait_for(&self, stream: &CudaStream) -> Result<(), CudaError> {
+        self.not_capturing("waiting for a stream")?;
         let r = stream.synchronize();
         self.driver("synchronize", r)
     }
@@ -412,6 +480,11 @@ impl CudaBackend {
 
 impl Drop for CudaBackend {
     fn drop(&mut self) {
+        // A capture left under way (a panic inside `Arena::capture`) ends
+        // first: synchronizing inside it would fail.
+        if self.capturing() {
+            drop(self.end_capture());
+        }
         // With several streams, kernels elsewhere may still use arrays of the
         // buffer (their events are the arrays', not the buffer's): let them
         // finish before the buffer goes back to the driver. Errors land in

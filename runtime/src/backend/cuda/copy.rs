@@ -133,8 +133,14 @@ unsafe impl Backend for CudaBackend {
     }
 
     fn enter_for_tools(&self) {
-        // A failure shows in the tool's own report of the call that follows.
-        let _bound = self.stream().context().bind_to_thread();
+        // Not `bind_to_thread`: it first takes the context's pending error
+        // (one a cudarc drop recorded), so the user's next call would not
+        // see it, and then binds nothing. A failure here shows in the
+        // tool's own report of the call that follows.
+        let context = self.stream().context();
+        // SAFETY: the context is alive (the backend's stream holds it);
+        // making it current changes only this thread's current context.
+        let _bound = unsafe { cudarc::driver::result::ctx::set_current(context.cu_ctx()) };
     }
 
     fn stream(&self) -> &Arc<CudaStream> {
@@ -163,7 +169,9 @@ unsafe impl Backend for CudaBackend {
             offset: dst.offset,
             len: dst.len,
         })?;
-        let r = stream.memcpy_htod(src, &mut view);
+        // Inside a capture the copy reads its source at every replay: from
+        // a copy the graph keeps, not from the caller's slice.
+        let r = self.staged(src, |src| stream.memcpy_htod(src, &mut view));
         self.driver("cuMemcpyHtoDAsync", r)
     }
 
@@ -176,6 +184,8 @@ unsafe impl Backend for CudaBackend {
         dst: &mut [u8],
     ) -> Result<(), CudaError> {
         self.healthy()?;
+        // A download waits for the stream.
+        self.not_capturing("reading an array to the host")?;
         self.same_context(stream)?;
         let range = local(array, src)?;
         if range.len() != dst.len() {
@@ -247,6 +257,8 @@ unsafe impl Backend for CudaBackend {
         src: &[u8],
     ) -> Result<(), CudaError> {
         self.healthy()?;
+        // A 2D copy from borrowed host rows is waited for.
+        self.not_capturing("writing rows from the host")?;
         self.same_context(stream)?;
         if Some(src.len()) != dst.row_bytes.checked_mul(dst.rows) {
             return Err(CudaError::OutOfRange {
@@ -277,6 +289,7 @@ unsafe impl Backend for CudaBackend {
         dst: &mut [u8],
     ) -> Result<(), CudaError> {
         self.healthy()?;
+        self.not_capturing("reading rows to the host")?;
         self.same_context(stream)?;
         if Some(dst.len()) != src.row_bytes.checked_mul(src.rows) {
             return Err(CudaError::OutOfRange {
@@ -306,6 +319,10 @@ unsafe impl Backend for CudaBackend {
     }
 
     fn retire(&mut self, tracking: &mut ArrayEvents) -> Result<Option<CudaEvent>, CudaError> {
+        // The arena holds every array given back during a capture; this
+        // guards the promise (waiting on the array's events from the
+        // capturing stream would end the capture).
+        self.not_capturing("retiring an array")?;
         if !tracking.is_made() {
             // Never used on the device: nothing can still be using it.
             return Ok(None);
@@ -340,6 +357,10 @@ unsafe impl Backend for CudaBackend {
         if self.fault().is_some() {
             return Ok(true);
         }
+        if self.capturing() {
+            // Querying an event ends a capture: unknown counts as pending.
+            return Ok(false);
+        }
         let r = fence.try_is_complete();
         self.driver("cuEventQuery", r)
     }
@@ -348,17 +369,28 @@ unsafe impl Backend for CudaBackend {
         if self.fault().is_some() {
             return Ok(());
         }
+        self.not_capturing("waiting for a pending free")?;
         let r = fence.synchronize();
         self.driver("cuEventSynchronize", r)
     }
 
     fn quiesce(&mut self) -> Result<(), CudaError> {
+        self.not_capturing("waiting for the context")?;
         let context = Arc::clone(self.stream.context());
         if self.fault().is_some() || !context.is_managing_stream_synchronization() {
             return Ok(());
         }
         let r = context.synchronize();
         self.driver("cuCtxSynchronize", r)
+    }
+
+    fn stream_fence(&mut self) -> Result<Option<CudaEvent>, CudaError> {
+        self.not_capturing("recording a fence")?;
+        if self.fault().is_some() {
+            return Ok(None);
+        }
+        let made = self.stream.record_event(None);
+        self.driver("cuEventRecord", made).map(Some)
     }
 
     fn max_len(&self) -> usize {

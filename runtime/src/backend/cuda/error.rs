@@ -74,6 +74,18 @@ pub enum CudaError {
         /// Bytes in the range.
         len: usize,
     },
+    /// `op` would wait for the device, allocate or map device memory, or
+    /// query an event, while the arena's stream is being captured into a
+    /// graph ([`Arena::capture`](crate::arena::Arena::capture)): any of
+    /// those would end the capture. Nothing was done, and the capture goes
+    /// on.
+    Capturing {
+        /// What was refused.
+        op: &'static str,
+    },
+    /// A captured graph was launched after its arena was dropped or reset:
+    /// the bytes it uses are no longer its arrays'.
+    GraphOrphaned,
 }
 
 impl fmt::Display for CudaError {
@@ -101,6 +113,13 @@ impl fmt::Display for CudaError {
                 f,
                 "{len} bytes at offset {offset} do not lie inside the array"
             ),
+            CudaError::Capturing { op } => write!(
+                f,
+                "{op} cannot run while the arena's stream is being captured"
+            ),
+            CudaError::GraphOrphaned => {
+                f.write_str("the graph's arena was dropped or reset: it cannot be launched")
+            }
         }
     }
 }

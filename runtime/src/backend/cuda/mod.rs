@@ -55,6 +55,12 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 //!
+//! A step can be captured into a CUDA graph and replayed
+//! ([`Arena::capture`](crate::arena::Arena::capture)): inside the capture the
+//! backend makes no call that would end it (no event query, no wait on an
+//! event recorded outside it, no allocation, no synchronization), and refuses
+//! what cannot be captured with [`CudaError::Capturing`].
+//!
 //! cudarc loads `libcuda` (and `libnvrtc`) when first used, and panics if
 //! they are missing; building needs neither. [`probe`] asks first, without
 //! panicking, whether a driver and a device are there, so a program can fall
@@ -84,6 +90,7 @@
 //! reinterprets memory can.
 
 mod buffer;
+mod capture;
 mod copy;
 mod error;
 mod plain;
@@ -91,6 +98,7 @@ mod probe;
 mod tracking;
 
 pub use buffer::{check_base, CudaBackend, DRIVER_BASE_ALIGN, DRIVER_PITCH_ALIGN};
+pub(crate) use capture::Graph;
 pub use cudarc;
 pub use error::CudaError;
 pub use probe::{probe, ProbeError};

@@ -1,15 +1,28 @@
-//! A device buffer from `cuMemAlloc`, for processes watched by an NVTX tool.
+//! Device buffers from `cuMemAlloc`, for processes watched by an NVTX tool.
 //!
-//! compute-sanitizer (2025.3) refuses to register a sub-allocator heap over
-//! memory from a stream-ordered pool (`nvtxMemHeapRegister` over a
-//! `cuMemAllocAsync` allocation fails with "One or more of the parameters
-//! is invalid"; over a `cuMemAlloc` one it succeeds). So when a tool is
-//! attached, a fixed-size buffer comes from `cuMemAlloc` and goes back
-//! through `cuMemFree`, and the arena's arrays can be told to the tool.
+//! compute-sanitizer (2025.3) registers a sub-allocator heap only over
+//! memory from `cuMemAlloc`: `nvtxMemHeapRegister` over a `cuMemAllocAsync`
+//! allocation fails with "One or more of the parameters is invalid", and so
+//! does every heap tried over mapped virtual memory (`cuMemCreate` +
+//! `cuMemMap`): over the whole mapped range, over exactly one mapped chunk
+//! (the first or a later one), registered before or after `cuMemSetAccess`,
+//! over one `cuMemCreate` spanning two granules, over the whole reserved
+//! range; a `LAYOUT` heap over a chunk, and regions in the process-wide heap
+//! over mapped memory, are refused too. So when a tool is attached, a
+//! fixed-size buffer comes from `cuMemAlloc` ([`PlainAllocation`]); under
+//! compute-sanitizer a growing one is one `cuMemAlloc` of its whole maximum
+//! ([`PlainGrowing`]), whose first bytes are the buffer: growth only moves
+//! the end, so the base address and every offset's address behave as on
+//! virtual memory. (Chunks from separate `cuMemAlloc`s would keep memory
+//! proportional to use, but their addresses are not contiguous, and every
+//! layer above the backend computes an array's address as base + offset.)
 
 use std::sync::Arc;
 
 use cudarc::driver::{result, sys, CudaStream, DriverError};
+
+use crate::align::round_up;
+use crate::backend::cuda_vm::CudaVmError;
 
 /// One `cuMemAlloc` allocation, zeroed, freed on drop.
 #[derive(Debug)]
@@ -52,5 +65,72 @@ impl Drop for PlainAllocation {
         // SAFETY: the pointer came from `cuMemAlloc` and is freed once;
         // `cuMemFree` waits for work using it.
         context.record_err(unsafe { result::free_sync(self.ptr) });
+    }
+}
+
+/// A growing buffer while a tool is attached: one [`PlainAllocation`] as
+/// large as the buffer may grow, of which the first [`len`](Self::len)
+/// bytes are the buffer. Growing and trimming move that end by whole
+/// chunks, as [`CudaVm`](crate::backend::cuda_vm::CudaVm) does, but the
+/// device memory is all taken up front and none goes back before the drop.
+#[derive(Debug)]
+pub(crate) struct PlainGrowing {
+    buf: PlainAllocation,
+    len: usize,
+    chunk: usize,
+}
+
+impl PlainGrowing {
+    /// All `reserved` bytes (a multiple of `chunk`) as one zeroed
+    /// allocation, or `None` when that would take more than half of the
+    /// device's free memory: the caller then grows on virtual memory,
+    /// unwatched, rather than starve the program it debugs.
+    pub(crate) fn zeroed(
+        stream: &Arc<CudaStream>,
+        reserved: usize,
+        chunk: usize,
+    ) -> Result<Option<Self>, DriverError> {
+        stream.context().bind_to_thread()?;
+        let (free, _total) = result::mem_get_info()?;
+        if reserved > free / 2 {
+            return Ok(None);
+        }
+        let buf = PlainAllocation::zeroed(stream, reserved)?;
+        Ok(Some(PlainGrowing { buf, len: 0, chunk }))
+    }
+
+    pub(crate) fn device_ptr(&self) -> u64 {
+        self.buf.device_ptr()
+    }
+
+    /// Bytes of the buffer now (a multiple of the chunk).
+    pub(crate) fn len(&self) -> usize {
+        self.len
+    }
+
+    /// The most the buffer can grow to: the allocation's length.
+    pub(crate) fn reserved(&self) -> usize {
+        self.buf.len()
+    }
+
+    /// Moves the end to at least `len` bytes, in whole chunks (as
+    /// [`CudaVm::grow_to`](crate::backend::cuda_vm::CudaVm::grow_to)).
+    pub(crate) fn grow_to(&mut self, len: usize) -> Result<(), CudaVmError> {
+        let target = round_up(len, self.chunk)
+            .filter(|&target| target <= self.reserved())
+            .ok_or(CudaVmError::BeyondReservation {
+                len,
+                reserved: self.reserved(),
+            })?;
+        self.len = self.len.max(target);
+        Ok(())
+    }
+
+    /// Moves the end down to `len` bytes rounded up to whole chunks (as
+    /// [`CudaVm::trim_to`](crate::backend::cuda_vm::CudaVm::trim_to)); the
+    /// memory stays allocated, so nothing needs to wait.
+    pub(crate) fn trim_to(&mut self, len: usize) {
+        let keep = round_up(len, self.chunk).unwrap_or(usize::MAX);
+        self.len = self.len.min(keep);
     }
 }

@@ -83,12 +83,18 @@ impl ArrayEvents {
         Ok(Tracked(ManuallyDrop::new(slice)))
     }
 
-    /// The array's slice, made on first use.
-    pub(crate) fn get(
-        &self,
-        backend: &CudaBackend,
+    /// The array's slice, made on first use; inside a capture, the
+    /// capture's slice over the array instead (see `capture.rs`).
+    pub(crate) fn get<'a>(
+        &'a self,
+        backend: &'a CudaBackend,
         array: Span,
-    ) -> Result<&CudaSlice<u8>, CudaError> {
+    ) -> Result<&'a CudaSlice<u8>, CudaError> {
+        // SAFETY: `array` is this array's whole span (every caller passes
+        // it), and `&self` is its tracking, held shared while the slice is.
+        if let Some(captured) = unsafe { backend.capture_slice(array) } {
+            return captured;
+        }
         if self.cell.get().is_none() {
             let made = Self::make(backend, array)?;
             // Two threads reading the same array may race to make it; the
@@ -104,12 +110,18 @@ impl ArrayEvents {
             })
     }
 
-    /// The array's slice for writing, made on first use.
-    pub(crate) fn get_mut(
-        &mut self,
-        backend: &CudaBackend,
+    /// The array's slice for writing, made on first use; inside a capture,
+    /// the capture's.
+    pub(crate) fn get_mut<'a>(
+        &'a mut self,
+        backend: &'a CudaBackend,
         array: Span,
-    ) -> Result<&mut CudaSlice<u8>, CudaError> {
+    ) -> Result<&'a mut CudaSlice<u8>, CudaError> {
+        // SAFETY: as in `get`, with the tracking held exclusively while the
+        // slice is.
+        if let Some(captured) = unsafe { backend.capture_slice_mut(array) } {
+            return captured;
+        }
         if self.cell.get().is_none() {
             let made = Self::make(backend, array)?;
             let _unset = self.cell.set(made);

@@ -1,0 +1,323 @@
+//! The device benchmark of graph capture: a step of 100 kernels that
+//! allocates 200 temporaries (one upload and one zero-fill in each of 50
+//! iterations, two kernels each), captured from a device arena, against the
+//! same step captured over buffers allocated by hand beforehand (one cudarc
+//! allocation per temporary, raw pointers as kernel arguments: the graph an
+//! expert writes without an allocator). Both graphs have the same nodes; the
+//! table gives the replay time of each and their ratio, medians of timed
+//! rounds taken in alternation, in the same run. Both results are checked
+//! against a host model first. Runs on an NVIDIA GPU (build here, carry the
+//! binary there).
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use gpu_aligned::arena::{Arena, ArenaError, ArenaSlice, CapturedGraph};
+use gpu_aligned::backend::cuda::{cudarc, CudaBackend, CudaError};
+
+use cudarc::driver::{
+    result, sys, CudaFunction, CudaGraph, CudaSlice, CudaStream, DevicePtr, LaunchConfig,
+    PushKernelArg,
+};
+
+type Res<T> = Result<T, Box<dyn std::error::Error>>;
+
+const KERNELS: &str = r#"
+extern "C" __global__ void mix(const unsigned* x, const unsigned* a, const unsigned* z,
+                               unsigned* b, unsigned* d, unsigned n) {
+    unsigned j = blockIdx.x * blockDim.x + threadIdx.x;
+    if (j < n) {
+        unsigned v = x[j] * 3u + a[j] + z[j];
+        b[j] = v;
+        d[j] = v ^ 0x9e3779b9u;
+    }
+}
+extern "C" __global__ void fold(const unsigned* d, const unsigned* b, unsigned* x, unsigned n) {
+    unsigned j = blockIdx.x * blockDim.x + threadIdx.x;
+    if (j < n) x[j] = d[j] + (b[j] >> 3);
+}
+"#;
+
+const ITERATIONS: usize = 50;
+const REPLAYS: usize = 200;
+const WARMUP: usize = 3;
+const ROUNDS: usize = 21;
+
+fn config(n: usize) -> LaunchConfig {
+    LaunchConfig::for_num_elems(n as u32)
+}
+
+fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(f64::total_cmp);
+    v[v.len() / 2]
+}
+
+fn constants(n: usize) -> Vec<Vec<u32>> {
+    (0..ITERATIONS)
+        .map(|i| {
+            (0..n as u32)
+                .map(|j| j.wrapping_mul(7) ^ i as u32)
+                .collect()
+        })
+        .collect()
+}
+
+fn model_step(x: &mut [u32], constants: &[Vec<u32>]) {
+    for a in constants {
+        for (j, x) in x.iter_mut().enumerate() {
+            let v = x.wrapping_mul(3).wrapping_add(a[j]);
+            *x = (v ^ 0x9e37_79b9).wrapping_add(v >> 3);
+        }
+    }
+}
+
+/// The step captured from the arena: temporaries allocated, filled and
+/// dropped inside the capture.
+fn arena_graph(
+    arena: &mut Arena<CudaBackend>,
+    x: &mut ArenaSlice<u32, CudaBackend>,
+    kernels: (&CudaFunction, &CudaFunction),
+    constants: &[Vec<u32>],
+) -> Result<(CapturedGraph, sys::CUgraph), ArenaError<CudaError>> {
+    let stream = Arc::clone(arena.backend().stream());
+    let len = x.len();
+    let n = len as u32;
+    let (graph, raw) = arena.capture(|arena| {
+        for values in constants {
+            let a = arena.alloc_from(values)?;
+            let z = arena.alloc_zeros::<u32>(len)?;
+            let mut b = arena.alloc::<u32>(len)?;
+            let mut d = arena.alloc::<u32>(len)?;
+            {
+                let (xv, av, zv) = (arena.view(x)?, arena.view(&a)?, arena.view(&z)?);
+                let (mut bv, mut dv) = (arena.view_mut(&mut b)?, arena.view_mut(&mut d)?);
+                let mut launch = stream.launch_builder(kernels.0);
+                launch.arg(&xv).arg(&av).arg(&zv);
+                launch.arg(&mut bv).arg(&mut dv).arg(&n);
+                // SAFETY: `mix` touches [0, n) of arrays of n elements.
+                unsafe { launch.launch(config(len)) }?;
+            }
+            let (dv, bv, mut xv) = (arena.view(&d)?, arena.view(&b)?, arena.view_mut(x)?);
+            let mut launch = stream.launch_builder(kernels.1);
+            launch.arg(&dv).arg(&bv).arg(&mut xv).arg(&n);
+            // SAFETY: `fold` touches [0, n) of arrays of n elements.
+            unsafe { launch.launch(config(len)) }?;
+        }
+        graph_in_capture(&stream).map_err(|e| {
+            eprintln!("capture info: {e}");
+            ArenaError::Backend(CudaError::OutOfRange { offset: 0, len: 0 })
+        })
+    })?;
+    Ok((graph, raw))
+}
+
+/// The same step over buffers allocated beforehand, one per temporary,
+/// reached by raw pointers (no events inside the capture).
+struct Preallocated {
+    _buffers: Vec<CudaSlice<u32>>,
+    x: u64,
+    temporaries: Vec<[u64; 4]>,
+}
+
+fn preallocate(stream: &Arc<CudaStream>, len: usize) -> Res<Preallocated> {
+    let mut buffers = Vec::new();
+    let pointer = |buffers: &mut Vec<CudaSlice<u32>>| -> Res<u64> {
+        let slice = stream.alloc_zeros::<u32>(len)?;
+        let address = slice.device_ptr(stream).0;
+        buffers.push(slice);
+        Ok(address)
+    };
+    let x = pointer(&mut buffers)?;
+    let mut temporaries = Vec::new();
+    for _ in 0..ITERATIONS {
+        temporaries.push([
+            pointer(&mut buffers)?,
+            pointer(&mut buffers)?,
+            pointer(&mut buffers)?,
+            pointer(&mut buffers)?,
+        ]);
+    }
+    stream.synchronize()?;
+    Ok(Preallocated {
+        _buffers: buffers,
+        x,
+        temporaries,
+    })
+}
+
+fn preallocated_graph(
+    stream: &Arc<CudaStream>,
+    buffers: &Preallocated,
+    kernels: (&CudaFunction, &CudaFunction),
+    constants: &[Vec<u32>],
+    len: usize,
+) -> Res<CudaGraph> {
+    let n = len as u32;
+    stream.begin_capture(sys::CUstreamCaptureMode::CU_STREAM_CAPTURE_MODE_GLOBAL)?;
+    for (values, &[a, z, b, d]) in constants.iter().zip(&buffers.temporaries) {
+        // SAFETY: `a` and `z` are allocations of `len` u32s; `values` (as
+        // long as the graph: `constants` outlives it) holds `len` u32s.
+        unsafe {
+            result::memcpy_htod_async(a, values, stream.cu_stream())?;
+            result::memset_d8_async(z, 0, len * 4, stream.cu_stream())?;
+        }
+        let mut launch = stream.launch_builder(kernels.0);
+        launch
+            .arg(&buffers.x)
+            .arg(&a)
+            .arg(&z)
+            .arg(&b)
+            .arg(&d)
+            .arg(&n);
+        // SAFETY: every pointer is an allocation of `len` u32s.
+        unsafe { launch.launch(config(len)) }?;
+        let mut launch = stream.launch_builder(kernels.1);
+        launch.arg(&d).arg(&b).arg(&buffers.x).arg(&n);
+        // SAFETY: as above.
+        unsafe { launch.launch(config(len)) }?;
+    }
+    let flags = sys::CUgraphInstantiate_flags(0);
+    Ok(stream.end_capture(flags)?.ok_or("an empty capture")?)
+}
+
+/// The graph being built by the capture under way on `stream`.
+fn graph_in_capture(stream: &CudaStream) -> Res<sys::CUgraph> {
+    let mut status = sys::CUstreamCaptureStatus::CU_STREAM_CAPTURE_STATUS_NONE;
+    let mut id = 0;
+    let mut graph = std::ptr::null_mut();
+    let mut deps = std::ptr::null();
+    let mut edges = std::ptr::null();
+    let mut count = 0;
+    // SAFETY: every out-pointer is a local of the type the driver writes.
+    unsafe {
+        sys::cuStreamGetCaptureInfo_v3(
+            stream.cu_stream(),
+            &mut status,
+            &mut id,
+            &mut graph,
+            &mut deps,
+            &mut edges,
+            &mut count,
+        )
+    }
+    .result()?;
+    Ok(graph)
+}
+
+/// Node counts by type and the edge count of a graph, for the table's
+/// claim that both graphs have the same nodes.
+fn census(graph: sys::CUgraph) -> Res<String> {
+    let mut count = 0;
+    // SAFETY: `graph` is a live graph; a null array asks for the count.
+    unsafe { sys::cuGraphGetNodes(graph, std::ptr::null_mut(), &mut count) }.result()?;
+    let mut nodes = vec![std::ptr::null_mut(); count];
+    // SAFETY: `nodes` has room for `count` nodes.
+    unsafe { sys::cuGraphGetNodes(graph, nodes.as_mut_ptr(), &mut count) }.result()?;
+    let mut kinds = std::collections::BTreeMap::new();
+    for node in nodes {
+        let mut kind = sys::CUgraphNodeType::CU_GRAPH_NODE_TYPE_EMPTY;
+        // SAFETY: `node` is a node of the live graph.
+        unsafe { sys::cuGraphNodeGetType(node, &mut kind) }.result()?;
+        *kinds.entry(format!("{kind:?}")).or_insert(0) += 1;
+    }
+    let mut edges = 0;
+    // SAFETY: null arrays ask for the count.
+    unsafe {
+        sys::cuGraphGetEdges_v2(
+            graph,
+            std::ptr::null_mut(),
+            std::ptr::null_mut(),
+            std::ptr::null_mut(),
+            &mut edges,
+        )
+    }
+    .result()?;
+    Ok(format!("{kinds:?}, {edges} edges"))
+}
+
+/// Microseconds per replay over `REPLAYS` replays.
+fn time(stream: &CudaStream, launch: &dyn Fn() -> Res<()>) -> Res<f64> {
+    stream.synchronize()?;
+    let start = Instant::now();
+    for _ in 0..REPLAYS {
+        launch()?;
+    }
+    stream.synchronize()?;
+    Ok(start.elapsed().as_secs_f64() * 1e6 / REPLAYS as f64)
+}
+
+fn main() -> Res<()> {
+    let context = cudarc::driver::CudaContext::new(0)?;
+    let stream = context.new_stream()?;
+    let ptx = cudarc::nvrtc::compile_ptx(KERNELS)?;
+    let module = context.load_module(ptx)?;
+    let (mix, fold) = (module.load_function("mix")?, module.load_function("fold")?);
+    println!(
+        "# graph replay: {} kernels, {} temporaries per step; median of {ROUNDS} rounds of {REPLAYS} replays (us per replay)",
+        2 * ITERATIONS,
+        4 * ITERATIONS
+    );
+    println!(
+        "{:>8} {:>14} {:>12} {:>16}",
+        "u32s", "preallocated", "arena", "arena/prealloc"
+    );
+    for len in [256usize, 4096, 65_536] {
+        let constants = constants(len);
+        let start: Vec<u32> = (0..len as u32)
+            .map(|j| j.wrapping_mul(2_654_435_761))
+            .collect();
+        let mut expected = start.clone();
+        model_step(&mut expected, &constants);
+
+        let mut arena = Arena::device(&stream, 2 * len * 4 * (4 * ITERATIONS + 1))?;
+        let mut x = arena.alloc_from(&start)?;
+        let (ours, raw) = arena_graph(&mut arena, &mut x, (&mix, &fold), &constants)?;
+        ours.upload()?;
+        ours.launch()?;
+        if arena.to_vec(&x)? != expected {
+            return Err("the arena's graph computed a wrong step".into());
+        }
+
+        let buffers = preallocate(&stream, len)?;
+        // SAFETY: `x` is an allocation of `len` u32s.
+        unsafe { result::memcpy_htod_async(buffers.x, &start, stream.cu_stream()) }?;
+        let theirs = preallocated_graph(&stream, &buffers, (&mix, &fold), &constants, len)?;
+        theirs.upload()?;
+        theirs.launch()?;
+        let mut got = vec![0u32; len];
+        stream.synchronize()?;
+        // SAFETY: `x` holds `len` u32s; the stream was waited for.
+        unsafe { result::memcpy_dtoh_sync(&mut got, buffers.x) }?;
+        if got != expected {
+            return Err("the preallocated graph computed a wrong step".into());
+        }
+
+        if len == 256 {
+            println!("# arena graph: {}", census(raw)?);
+            println!("# preallocated graph: {}", census(theirs.cu_graph())?);
+        }
+        let run_ours = || -> Res<()> { Ok(ours.launch()?) };
+        let run_theirs = || -> Res<()> { Ok(theirs.launch()?) };
+        for _ in 0..WARMUP {
+            time(&stream, &run_ours)?;
+            time(&stream, &run_theirs)?;
+        }
+        let (mut a, mut p) = (Vec::new(), Vec::new());
+        for round in 0..ROUNDS {
+            // Alternate which goes first.
+            if round % 2 == 0 {
+                a.push(time(&stream, &run_ours)?);
+                p.push(time(&stream, &run_theirs)?);
+            } else {
+                p.push(time(&stream, &run_theirs)?);
+                a.push(time(&stream, &run_ours)?);
+            }
+        }
+        let (a, p) = (median(a), median(p));
+        println!("{len:>8} {p:>14.2} {a:>12.2} {:>15.3}x", a / p);
+        drop(theirs);
+        drop(ours);
+        context.check_err()?;
+    }
+    Ok(())
+}

@@ -1,0 +1,443 @@
+//! Arrays that captured CUDA graphs use: their bytes are not handed out
+//! again while a graph that may replay over them lives.
+//!
+//! A graph replays the work captured into it, on the same bytes, as often
+//! as it is launched, long after the arrays it was captured with were
+//! dropped. So while a capture is under way (`Arena::capture`, feature
+//! `cuda`), every array given back (dropped or freed) is held for the graph
+//! rather than freed; once the capture has ended, an array it touched (a kernel
+//! argument, a copy) is held when it is given back, until the graph is
+//! dropped. Then the arena records a fence on its stream, where the graph
+//! replays, and once that fence has passed the held arrays are given back
+//! the usual way (their own uses on other streams are waited for too).
+//!
+//! Why hold everything given back during a capture, touched or not: the
+//! capture cannot query an event, so it cannot tell whether a dropped
+//! array's last use before the capture has finished. Holding costs bytes
+//! until the graph goes, never a wait.
+//!
+//! A graph outlived by its arena, or by a [`reset`](Arena::reset), cannot
+//! be launched: its arrays' bytes are no longer theirs.
+
+use alloc_crate::boxed::Box;
+use alloc_crate::sync::Arc;
+use alloc_crate::vec::Vec;
+use core::sync::atomic::{AtomicU8, Ordering};
+
+use super::returns::Returned;
+use super::Arena;
+use crate::alloc::Allocation;
+use crate::backend::Backend;
+
+/// Set when the graph is dropped.
+const DROPPED: u8 = 1;
+/// Set when the arena is dropped or reset: the graph must not launch.
+const ORPHANED: u8 = 2;
+/// Set while a launch is being queued.
+const LAUNCHING: u8 = 4;
+
+/// What a graph and its arena share: whether the graph was dropped, and
+/// whether it may still launch. Launching and orphaning exclude each other,
+/// so no launch is queued once the arena starts freeing the buffer.
+#[derive(Debug, Default)]
+pub(crate) struct GraphLife {
+    state: AtomicU8,
+}
+
+impl GraphLife {
+    /// Whether the graph was dropped.
+    pub(crate) fn dropped(&self) -> bool {
+        self.state.load(Ordering::Acquire) & DROPPED != 0
+    }
+
+    /// The graph is gone.
+    #[cfg(feature = "cuda")]
+    pub(crate) fn mark_dropped(&self) {
+        self.state.fetch_or(DROPPED, Ordering::Release);
+    }
+
+    /// Starts a launch; `false` once the arena is gone.
+    #[cfg(feature = "cuda")]
+    pub(crate) fn enter_launch(&self) -> bool {
+        let mut state = self.state.load(Ordering::Acquire);
+        loop {
+            if state & ORPHANED != 0 {
+                return false;
+            }
+            match self.state.compare_exchange_weak(
+                state,
+                state | LAUNCHING,
+                Ordering::AcqRel,
+                Ordering::Acquire,
+            ) {
+                Ok(_) => return true,
+                Err(now) => state = now,
+            }
+        }
+    }
+
+    /// Ends a launch started with [`enter_launch`](Self::enter_launch).
+    #[cfg(feature = "cuda")]
+    pub(crate) fn leave_launch(&self) {
+        self.state.fetch_and(!LAUNCHING, Ordering::Release);
+    }
+
+    /// Forbids launches from now on, and waits for one being queued.
+    fn orphan(&self) {
+        self.state.fetch_or(ORPHANED, Ordering::AcqRel);
+        while self.state.load(Ordering::Acquire) & LAUNCHING != 0 {
+            core::hint::spin_loop();
+        }
+    }
+}
+
+/// The arrays of one live (or dropped, not yet fenced) graph.
+struct Held<B: Backend> {
+    life: Arc<GraphLife>,
+    /// Offsets of the arrays the capture touched, sorted.
+    touched: Vec<u64>,
+    /// Arrays given back that the graph may still use.
+    arrays: Vec<Returned<B>>,
+    /// Host bytes the graph's copies read: never looked at, only kept
+    /// alive until the last replay has finished.
+    #[allow(dead_code)]
+    staged: Vec<Box<[u8]>>,
+    /// Recorded on the arena's stream once the graph was dropped.
+    fence: Option<B::Fence>,
+}
+
+/// The captures and graphs of one arena. See the [module docs](self).
+pub(super) struct Graphs<B: Backend> {
+    /// Whether a capture is under way.
+    capturing: bool,
+    /// Arrays given back during the capture under way.
+    during: Vec<Returned<B>>,
+    held: Vec<Held<B>>,
+}
+
+impl<B: Backend> Default for Graphs<B> {
+    fn default() -> Self {
+        Graphs {
+            capturing: false,
+            during: Vec::new(),
+            held: Vec::new(),
+        }
+    }
+}
+
+impl<B: Backend> Graphs<B> {
+    /// No capture under way and no graph alive: nothing is held.
+    #[inline]
+    fn idle(&self) -> bool {
+        !self.capturing && self.held.is_empty()
+    }
+
+    /// Every graph becomes unlaunchable and its arrays are forgotten (the
+    /// arena is being reset: everything was freed at once).
+    pub(super) fn orphan_all(&mut self) {
+        for held in self.held.drain(..) {
+            held.life.orphan();
+        }
+        self.during.clear();
+    }
+}
+
+impl<B: Backend> Drop for Graphs<B> {
+    fn drop(&mut self) {
+        for held in &self.held {
+            held.life.orphan();
+        }
+    }
+}
+
+impl<B: Backend> Arena<B> {
+    /// Holds an array given back if a capture is under way or a live graph
+    /// touched it; returns whether it did (then `tracking` was taken).
+    #[inline]
+    pub(super) fn held_by_graph(
+        &mut self,
+        allocation: Allocation,
+        tracking: &mut B::Tracking,
+    ) -> bool {
+        if self.graphs.idle() {
+            return false;
+        }
+        // A stale or foreign block is the caller's to refuse.
+        if self.allocator.check_handle(&allocation).is_err() {
+            return false;
+        }
+        let graphs = &mut self.graphs;
+        if graphs.capturing {
+            graphs.during.push((allocation, core::mem::take(tracking)));
+            return true;
+        }
+        let offset = allocation.offset();
+        match graphs
+            .held
+            .iter_mut()
+            .find(|held| held.touched.binary_search(&offset).is_ok())
+        {
+            Some(held) => {
+                held.arrays.push((allocation, core::mem::take(tracking)));
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// Whether arrays of dropped graphs wait for their last replay.
+    pub(super) fn graphs_dropped(&self) -> bool {
+        self.graphs.held.iter().any(|held| held.life.dropped())
+    }
+
+    /// Gives back the arrays of dropped graphs whose last replay has
+    /// finished, after waiting for it if `wait`. Nothing during a capture
+    /// (no fence can be recorded or queried then).
+    pub(super) fn release_graphs(&mut self, wait: bool) {
+        if self.graphs.capturing || self.graphs.held.is_empty() {
+            return;
+        }
+        let mut index = 0;
+        while let Some(held) = self.graphs.held.get_mut(index) {
+            if !held.life.dropped() {
+                index += 1;
+                continue;
+            }
+            if held.fence.is_none() {
+                match self.backend.stream_fence() {
+                    Ok(fence) => held.fence = fence,
+                    // Tried again on the next call.
+                    Err(_) => {
+                        index += 1;
+                        continue;
+                    }
+                }
+            }
+            let passed = match &held.fence {
+                Some(fence) if wait => self.backend.wait_fence(fence).is_ok(),
+                Some(fence) => self.backend.fence_passed(fence).unwrap_or(false),
+                None => true,
+            };
+            if !passed {
+                index += 1;
+                continue;
+            }
+            let held = self.graphs.held.swap_remove(index);
+            // Another live graph may hold some of them now.
+            for (allocation, tracking) in held.arrays {
+                self.return_one(allocation, tracking);
+            }
+        }
+    }
+
+    /// Gives back, the usual way, arrays that were held for a capture that
+    /// failed: its work never ran.
+    #[cfg(feature = "cuda")]
+    fn return_all(&mut self, arrays: Vec<Returned<B>>) {
+        for (allocation, tracking) in arrays {
+            self.return_one(allocation, tracking);
+        }
+    }
+}
+
+#[cfg(feature = "cuda")]
+mod device {
+    use alloc_crate::sync::Arc;
+    use alloc_crate::vec::Vec;
+    use core::fmt;
+
+    use cudarc::driver::DriverError;
+
+    use super::{GraphLife, Held};
+    use crate::arena::{Arena, ArenaError, ArenaResult};
+    use crate::backend::cuda::Graph;
+    use crate::backend::cuda::{CudaBackend, CudaError};
+
+    /// A CUDA graph captured from the work of a device arena
+    /// ([`Arena::capture`]). While it lives, the bytes of every array its
+    /// capture touched, or that was dropped during the capture, stay
+    /// reserved for it, even after those arrays are dropped; dropping the
+    /// graph gives them back once its last replay has finished.
+    pub struct CapturedGraph {
+        graph: Graph,
+        life: Arc<GraphLife>,
+    }
+
+    impl CapturedGraph {
+        /// Replays the graph on the stream it was captured on (the arena's).
+        ///
+        /// # Errors
+        ///
+        /// [`CudaError::GraphOrphaned`] once its arena was dropped or reset;
+        /// the driver's error.
+        pub fn launch(&self) -> Result<(), CudaError> {
+            self.while_arena_lives("cuGraphLaunch", Graph::launch)
+        }
+
+        /// Uploads the graph to the device ahead of its first launch, so
+        /// that launch costs no more than the ones after it.
+        ///
+        /// # Errors
+        ///
+        /// As [`launch`](Self::launch).
+        pub fn upload(&self) -> Result<(), CudaError> {
+            self.while_arena_lives("cuGraphUpload", Graph::upload)
+        }
+
+        /// Runs `call` on the graph unless its arena is gone; the arena
+        /// waits for it before freeing anything.
+        fn while_arena_lives(
+            &self,
+            op: &'static str,
+            call: impl FnOnce(&Graph) -> Result<(), DriverError>,
+        ) -> Result<(), CudaError> {
+            if !self.life.enter_launch() {
+                return Err(CudaError::GraphOrphaned);
+            }
+            let called = call(&self.graph);
+            self.life.leave_launch();
+            called.map_err(|error| CudaError::Driver { op, error })
+        }
+    }
+
+    impl Drop for CapturedGraph {
+        fn drop(&mut self) {
+            self.life.mark_dropped();
+        }
+    }
+
+    impl fmt::Debug for CapturedGraph {
+        fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+            f.debug_struct("CapturedGraph")
+                .field("dropped", &self.life.dropped())
+                .finish_non_exhaustive()
+        }
+    }
+
+    impl Arena<CudaBackend> {
+        /// Captures the device work `step` queues on the arena's stream into
+        /// a CUDA graph (global capture mode), and returns it with what
+        /// `step` returned. Inside `step` the arena allocates, uploads,
+        /// zeroes, copies, lends views for kernels and takes arrays back
+        /// without a call that would end the capture: it hands out only
+        /// bytes no stream can still be using, never grows, and holds the
+        /// bytes of every array given back. What cannot be captured (a
+        /// download, waiting for the device, growing, trimming, resetting)
+        /// returns [`CudaError::Capturing`] and the capture goes on.
+        ///
+        /// The graph replays on the arena's stream
+        /// ([`CapturedGraph::launch`]) over the same bytes: the arrays the
+        /// capture touched keep their bytes while the graph lives, even once
+        /// dropped, and so does every array dropped during the capture.
+        /// Host bytes uploaded inside the capture are copied first and read
+        /// from that copy at each replay.
+        ///
+        /// Launch the captured kernels on the arena's stream. Work on other
+        /// streams is not part of the graph and is not waited for: an array
+        /// last written on another stream before the capture must be
+        /// ordered before each launch (`stream.join(&other)`), as the graph
+        /// knows nothing of it.
+        ///
+        /// ```no_run
+        /// use gpu_aligned::arena::Arena;
+        /// use gpu_aligned::backend::cuda::cudarc::driver::{CudaContext, LaunchConfig, PushKernelArg};
+        /// use gpu_aligned::backend::cuda::cudarc::nvrtc::compile_ptx;
+        ///
+        /// let context = CudaContext::new(0)?;
+        /// let stream = context.new_stream()?; // the legacy default stream cannot be captured
+        /// let ptx = compile_ptx(r#"extern "C" __global__ void add(float* a, const float* b, unsigned n) {
+        ///     unsigned i = blockIdx.x * blockDim.x + threadIdx.x;
+        ///     if (i < n) a[i] += b[i];
+        /// }"#)?;
+        /// let add = context.load_module(ptx)?.load_function("add")?;
+        /// let mut arena = Arena::device(&stream, 1 << 20)?;
+        /// let mut total = arena.alloc_zeros::<f32>(256)?;
+        ///
+        /// let (graph, ()) = arena.capture(|arena| {
+        ///     let ones = arena.alloc_from(&[1.0f32; 256])?; // a temporary, uploaded in the graph
+        ///     let (mut t, o) = (arena.view_mut(&mut total)?, arena.view(&ones)?);
+        ///     let n = 256u32;
+        ///     let mut launch = stream.launch_builder(&add);
+        ///     launch.arg(&mut t).arg(&o).arg(&n);
+        ///     // SAFETY: `add` touches elements [0, n) of two arrays of n elements.
+        ///     unsafe { launch.launch(LaunchConfig::for_num_elems(n)) }?;
+        ///     Ok(())
+        /// })?; // `ones` was dropped: its bytes stay the graph's
+        /// for _ in 0..10 {
+        ///     graph.launch()?;
+        /// }
+        /// assert_eq!(arena.to_vec(&total)?, [10.0; 256]);
+        /// # Ok::<(), Box<dyn std::error::Error>>(())
+        /// ```
+        ///
+        /// # Errors
+        ///
+        /// `step`'s error, or the driver's when the capture cannot begin
+        /// (the legacy default stream), was invalidated by a call outside
+        /// the arena, or its graph cannot be instantiated; then no graph is
+        /// made and the arrays held for it are given back.
+        /// [`CudaError::Capturing`] for a capture inside a capture.
+        pub fn capture<R>(
+            &mut self,
+            step: impl FnOnce(&mut Self) -> ArenaResult<R, CudaBackend>,
+        ) -> ArenaResult<(CapturedGraph, R), CudaBackend> {
+            if self.graphs.capturing {
+                return Err(ArenaError::Backend(CudaError::Capturing {
+                    op: "a capture",
+                }));
+            }
+            // Dropped arrays come back while waiting on their events is
+            // still legal.
+            self.take_returns();
+            self.backend.begin_capture().map_err(ArenaError::Backend)?;
+            self.graphs.capturing = true;
+            let stepped = step(self);
+            let ended = self.backend.end_capture();
+            self.graphs.capturing = false;
+            let during = core::mem::take(&mut self.graphs.during);
+            let made = ended.and_then(|ended| Ok((ended.graph?, ended.touched, ended.staged)));
+            let (graph, touched, staged, value) = match (made, stepped) {
+                (Ok((graph, touched, staged)), Ok(value)) => (graph, touched, staged, value),
+                (Err(error), _) => {
+                    self.return_all(during);
+                    return Err(ArenaError::Backend(error));
+                }
+                (Ok(_), Err(error)) => {
+                    self.return_all(during);
+                    return Err(error);
+                }
+            };
+            let mut touched: Vec<u64> = touched.iter().map(|span| span.offset).collect();
+            touched.sort_unstable();
+            touched.dedup();
+            let life = Arc::new(GraphLife::default());
+            self.graphs.held.push(Held {
+                life: Arc::clone(&life),
+                touched,
+                arrays: during,
+                staged,
+                fence: None,
+            });
+            Ok((CapturedGraph { graph, life }, value))
+        }
+
+        /// Whether a capture is under way ([`capture`](Arena::capture)).
+        ///
+        /// ```no_run
+        /// # use gpu_aligned::arena::Arena;
+        /// # use gpu_aligned::backend::cuda::cudarc::driver::CudaContext;
+        /// # let stream = CudaContext::new(0)?.new_stream()?;
+        /// let mut arena = Arena::device(&stream, 1 << 20)?;
+        /// assert!(!arena.capturing());
+        /// let (_graph, inside) = arena.capture(|arena| Ok(arena.capturing()))?;
+        /// assert!(inside);
+        /// # Ok::<(), Box<dyn std::error::Error>>(())
+        /// ```
+        pub fn capturing(&self) -> bool {
+            self.graphs.capturing
+        }
+    }
+}
+
+#[cfg(feature = "cuda")]
+pub use device::CapturedGraph;
