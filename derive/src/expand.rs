@@ -1,9 +1,11 @@
 //! Emits the code of `#[derive(GpuAligned)]`: one invocation of the runtime
-//! crate's `__private::derive_impls!` macro, which expands to `GpuData`,
-//! `GpuAligned` with its `LAYOUT`, `bytemuck::Zeroable`, `bytemuck::Pod`
-//! (and cudarc's `DeviceRepr` and `ValidAsZeroBits` when the runtime has its
-//! `cuda` feature), together with the `const` that checks the layout rule
-//! against the sizes the compiler computed.
+//! crate's `__private::derive_impls!` macro, which expands to the hidden
+//! `__private::Derived` (the layout facts, from which the runtime's blanket
+//! impls give `GpuData` and `GpuAligned` with its `LAYOUT`),
+//! `bytemuck::Zeroable`, `bytemuck::Pod` (and cudarc's `DeviceRepr` and
+//! `ValidAsZeroBits` when the runtime has its `cuda` feature), together with
+//! the `const` that checks the layout rule against the sizes the compiler
+//! computed.
 //!
 //! # The trust boundary
 //!
@@ -38,6 +40,18 @@
 //! That is `Zeroable` and `Pod` (`Copy + 'static` are supertraits the
 //! compiler checks itself), `GpuData` and `GpuAligned` (the promises of its
 //! `# Safety` section are exactly the rule).
+//!
+//! # Generic structs
+//!
+//! `Zeroable`, `Pod`, `GpuData` and cudarc's traits of a generic struct
+//! exist for every instantiation at once, and bytemuck's casts read no check
+//! of ours: they are emitted only for the shapes without padding for any
+//! type argument (`valid::check_generic_shape`), which the runtime macro's
+//! `generic` arm proves again (each field is `T`, `[T; N]` or a
+//! `PhantomData`; the `u8` instantiation has no hole, so the `#[repr]` adds
+//! none). The rest of the rule depends on `T` and is checked per
+//! instantiation, in `GpuAligned::LAYOUT`, which every entry point of the
+//! runtime reads before relying on it.
 //!
 //! # Compile time
 //!
@@ -85,8 +99,11 @@ pub fn derive(input: &DeriveInput) -> TokenStream {
     valid::check(&cx, &ast, Macro::GpuAligned);
     let align = ast.repr.largest_align();
     let repr = repr::judge(&cx, std::mem::take(&mut ast.repr), ast.ident);
-    let errors = cx.check();
     let krate = krate(&ast);
+    if !ast.generics.params.is_empty() || ast.generics.where_clause.is_some() {
+        return generic(cx, &ast, &krate, repr);
+    }
+    let errors = cx.check();
     let checkable = valid::has_checkable_shape(&ast, Macro::GpuAligned);
     match (errors, repr) {
         (Ok(()), Judged::Accepted(repr)) => impls(&ast, &krate, &repr),
@@ -110,6 +127,53 @@ pub fn derive(input: &DeriveInput) -> TokenStream {
         }
         (Err(error), _) => error.into_compile_error(),
         (Ok(()), _) => TokenStream::new(),
+    }
+}
+
+/// A generic struct: the runtime macro's `generic` arm, or only the errors
+/// (the checks of the other arms need a concrete type).
+fn generic(cx: Ctxt, input: &Input, krate: &TokenStream, repr: Judged) -> TokenStream {
+    // `align(N)` pads the instantiations smaller than N (`Pair<u8>` under
+    // `align(4)` is 2 bytes of data in 4), and `Pod` exists for all of them.
+    if let Judged::Accepted(Repr::C { align: Some(align) }) = &repr {
+        cx.error_spanned_by(
+            &align.tokens,
+            "a generic GPU struct cannot take `align(N)`: it would pad the instantiations \
+             smaller than N, and no instantiation may have padding; remove it (each \
+             instantiation is already checked to be aligned to its size)",
+        );
+    }
+    if let Err(error) = cx.check() {
+        return error.into_compile_error();
+    }
+    let Judged::Accepted(_) = repr else {
+        return TokenStream::new();
+    };
+    let ident = input.ident;
+    let name = ident.unraw_string();
+    let params = input.generics.type_params().map(|param| &param.ident);
+    let (mut element, mut fields, mut phantoms, mut count) = (None, Vec::new(), Vec::new(), 0usize);
+    for field in &input.fields {
+        match valid::part(&field.original.ty, input.generics) {
+            Some(valid::Part::Element(ident)) => {
+                element = Some(ident);
+                count += 1;
+                fields.push(one_field(field));
+            }
+            _ => phantoms.push(&field.member),
+        }
+    }
+    quote! {
+        #krate::__private::derive_impls! {
+            generic;
+            type: #ident;
+            params: [#(#params),*];
+            element: #element;
+            name: #name;
+            count: #count;
+            fields: [#(#fields)*];
+            phantoms: [#(#phantoms)*];
+        }
     }
 }
 
@@ -163,13 +227,15 @@ fn checks_only(input: &Input, krate: &TokenStream, align: u64) -> TokenStream {
 }
 
 fn field_list<'a>(input: &'a Input) -> impl Iterator<Item = TokenStream> + 'a {
-    input.fields.iter().map(|field| {
-        let member = &field.member;
-        let ty = &field.original.ty;
-        let name = member_name(member);
-        let padding = field.attrs.padding;
-        quote!({ #member: #ty, #name, #padding })
-    })
+    input.fields.iter().map(one_field)
+}
+
+fn one_field(field: &Field) -> TokenStream {
+    let member = &field.member;
+    let ty = &field.original.ty;
+    let name = member_name(member);
+    let padding = field.attrs.padding;
+    quote!({ #member: #ty, #name, #padding })
 }
 
 /// What the blame calls read: the derived type (`__SHAPE` of its impl), or

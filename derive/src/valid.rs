@@ -20,7 +20,7 @@ pub fn check(cx: &Ctxt, input: &Input, by: Macro) {
 /// fields, named where `by` needs names.
 pub fn has_checkable_shape(input: &Input, by: Macro) -> bool {
     !input.fields.is_empty()
-        && !is_generic(input.generics, by)
+        && (!is_generic(input.generics, by) || by == Macro::GpuAligned)
         && (!needs_names(by) || is_named(input))
 }
 
@@ -79,28 +79,25 @@ fn check_named(cx: &Ctxt, input: &Input, by: Macro) {
     }
 }
 
-// The layout rules depend on the type arguments (`Pair<u8>` is 2 bytes,
-// `Pair<f32>` is 8, `Pair<[u8; 3]>` breaks the rules), and a derive sees the
-// definition only, before any instantiation: a sound check would need bounds
-// that no derive can state generically on stable Rust.
+// `GpuSoa` and `padded` need the sizes of a concrete struct (the header
+// names one layout per struct; the pads depend on the field sizes).
+// `GpuAligned` accepts the generic shapes that have no padding for any type
+// argument (see `check_generic_shape`), and refuses the rest here.
 fn check_not_generic(cx: &Ctxt, input: &Input, by: Macro) {
     if !is_generic(input.generics, by) {
         return;
     }
     let message = match by {
-        Macro::GpuAligned => {
-            "`GpuAligned` cannot be derived for a generic struct: whether it is a legal GPU \
-             element depends on the type arguments, which a derive cannot see; write a concrete \
-             struct for each instantiation (a type alias will not do)"
-        }
+        Macro::GpuAligned => return check_generic_shape(cx, input),
         Macro::Padded => {
             "`#[gpu_aligned::padded]` cannot pad a generic struct: the padding depends on the \
              type arguments; write a concrete struct for each instantiation"
         }
         Macro::GpuSoa => {
-            "`GpuSoa` does not support generic structs: the CUDA header needs one name per \
-             layout and the column types must be known; write a concrete struct (or a type \
-             alias per instantiation wrapped in a concrete struct)"
+            "`GpuSoa` does not support generic structs (a generic structure of arrays is not \
+             implemented): the CUDA header needs one name per layout and the column types must \
+             be known; write a concrete struct (or a type alias per instantiation wrapped in a \
+             concrete struct)"
         }
     };
     cx.error_spanned_by(input.generics, message);
@@ -110,6 +107,128 @@ fn check_not_generic(cx: &Ctxt, input: &Input, by: Macro) {
 // checked by the compiler); the layout macros' checks do not.
 fn is_generic(generics: &syn::Generics, by: Macro) -> bool {
     !generics.params.is_empty() || (by != Macro::GpuSoa && generics.where_clause.is_some())
+}
+
+/// What a field of a generic struct is.
+pub enum Part<'a> {
+    /// `T` or `[T; N]`, `T` the element parameter.
+    Element(&'a syn::Ident),
+    /// `PhantomData<..>`: no bytes.
+    Phantom,
+}
+
+/// What a field of a generic struct is, if it is one of the two parts a
+/// generic GPU struct may have.
+pub fn part<'a>(ty: &'a syn::Type, generics: &syn::Generics) -> Option<Part<'a>> {
+    let ty = match ty {
+        syn::Type::Array(array) => &*array.elem,
+        syn::Type::Group(group) => &*group.elem,
+        ty => ty,
+    };
+    let syn::Type::Path(path) = ty else {
+        return None;
+    };
+    if path.qself.is_some() {
+        return None;
+    }
+    if let Some(ident) = path.path.get_ident() {
+        return generics
+            .type_params()
+            .any(|param| param.ident == *ident)
+            .then_some(Part::Element(ident));
+    }
+    let last = path.path.segments.last()?;
+    (last.ident == "PhantomData").then_some(Part::Phantom)
+}
+
+// Why only these shapes: `Zeroable`, `Pod` and cudarc's `DeviceRepr` exist
+// for every instantiation at once, and bytemuck's casts read no check of
+// ours, so they are sound only if no instantiation has padding. A struct
+// whose fields are one parameter `T` or arrays of it (plus `PhantomData`s)
+// has none for any `T` under `repr(C)` or `repr(transparent)`: each field's
+// size is a multiple of `T`'s alignment. Any other field (`u8`, a second
+// parameter) leaves a hole that depends on `T` (`{ a: u8, b: T }` is padded
+// for `T = u32`). The rest of the rule (1, 2, 4, 8 or 16 bytes, aligned to
+// its size) depends on `T` too, and is checked per instantiation where its
+// `LAYOUT` is needed. Bounds are added by the derive and not taken from the
+// user: a `where` clause in the runtime's proof could make a field of
+// another type pass as `T`.
+fn check_generic_shape(cx: &Ctxt, input: &Input) {
+    let generics = input.generics;
+    for param in &generics.params {
+        match param {
+            syn::GenericParam::Type(param) => {
+                if param.colon_token.is_some() || param.eq_token.is_some() {
+                    cx.error_spanned_by(
+                        param,
+                        format!(
+                            "`GpuAligned` on a generic struct adds the bound itself: write `{}` \
+                             without bounds or default (the derive implements it where `{}: \
+                             GpuData`)",
+                            param.ident, param.ident
+                        ),
+                    );
+                }
+            }
+            syn::GenericParam::Lifetime(_) => cx.error_spanned_by(
+                param,
+                "a GPU element holds no references, so it takes no lifetime parameter; remove \
+                 it",
+            ),
+            syn::GenericParam::Const(_) => cx.error_spanned_by(
+                param,
+                "`GpuAligned` does not take const parameters: the padding would depend on the \
+                 constant; write a concrete struct for each instantiation",
+            ),
+        }
+    }
+    if let Some(clause) = &generics.where_clause {
+        cx.error_spanned_by(
+            clause,
+            "`GpuAligned` on a generic struct adds the bounds itself (`T: GpuData`); remove the \
+             `where` clause",
+        );
+    }
+    let mut element: Option<&syn::Ident> = None;
+    for field in &input.fields {
+        let ty = &field.original.ty;
+        match part(ty, generics) {
+            Some(Part::Element(ident)) => match element {
+                None => element = Some(ident),
+                Some(first) if first == ident => {}
+                Some(first) => cx.error_spanned_by(
+                    ty,
+                    format!(
+                        "every field of a generic GPU struct must be the same parameter \
+                         (`{first}`) or arrays of it: with `{first}` and `{ident}` the padding \
+                         would depend on the type arguments; use one parameter, or write a \
+                         concrete struct"
+                    ),
+                ),
+            },
+            Some(Part::Phantom) => {}
+            None => cx.error_spanned_by(
+                ty,
+                format!(
+                    "a field of a generic GPU struct must be its type parameter (`{p}`), an \
+                     array of it (`[{p}; N]`) or a `PhantomData`: the padding would depend on \
+                     `{p}` (`{{ a: u8, b: {p} }}` has 3 bytes of padding when `{p}` is `u32`); \
+                     make this field a `{p}`, or write a concrete struct for each instantiation",
+                    p = element
+                        .map(ToString::to_string)
+                        .or_else(|| generics.type_params().next().map(|p| p.ident.to_string()))
+                        .unwrap_or_else(|| "T".to_owned())
+                ),
+            ),
+        }
+    }
+    if element.is_none() && !input.fields.is_empty() {
+        cx.error_spanned_by(
+            input.ident,
+            "a generic GPU struct needs a field of its type parameter (`T` or `[T; N]`): \
+             `PhantomData` fields alone occupy no bytes",
+        );
+    }
 }
 
 #[cfg(test)]
@@ -171,6 +290,73 @@ mod tests {
     }
 
     #[test]
+    fn generic_structs_without_padding_for_any_argument_are_accepted() {
+        for accepted in [
+            parse_quote!(
+                struct M<T>(T);
+            ),
+            parse_quote!(
+                struct P<T> {
+                    a: T,
+                    b: [T; 3],
+                }
+            ),
+            parse_quote!(
+                struct U<T, Unit>(T, core::marker::PhantomData<Unit>);
+            ),
+        ] {
+            assert_eq!(front_end(accepted, Macro::GpuAligned), (vec![], true));
+        }
+        for (refused, fault) in [
+            (
+                parse_quote!(
+                    struct A<T> {
+                        a: u8,
+                        b: T,
+                    }
+                ),
+                "must be its type parameter",
+            ),
+            (
+                parse_quote!(
+                    struct B<T, U> {
+                        a: T,
+                        b: U,
+                    }
+                ),
+                "the same parameter",
+            ),
+            (
+                parse_quote!(
+                    struct C<T>(core::marker::PhantomData<T>);
+                ),
+                "needs a field",
+            ),
+            (
+                parse_quote!(
+                    struct D<T>(T)
+                    where
+                        T: Copy;
+                ),
+                "`where` clause",
+            ),
+            (
+                parse_quote!(
+                    struct E<const N: usize>([u8; N]);
+                ),
+                "const parameters",
+            ),
+        ] {
+            let (errors, _) = front_end(refused, Macro::GpuAligned);
+            assert!(
+                errors.len() == 1 || fault == "const parameters",
+                "{errors:?}"
+            );
+            assert!(errors[0].contains(fault), "{errors:?}");
+        }
+    }
+
+    #[test]
     fn every_fault_of_the_shape_is_reported_at_once() {
         let (errors, checkable) = front_end(
             parse_quote!(
@@ -184,11 +370,12 @@ mod tests {
         assert!(errors[1].contains("generic"));
         let (errors, _) = front_end(
             parse_quote!(
-                struct Z<T> {}
+                struct Z<'a, T: Copy> {}
             ),
             Macro::GpuAligned,
         );
-        assert_eq!(errors.len(), 2, "{errors:?}");
-        assert!(errors[0].contains("zero-sized") && errors[1].contains("generic"));
+        assert_eq!(errors.len(), 3, "{errors:?}");
+        assert!(errors[0].contains("zero-sized") && errors[1].contains("lifetime"));
+        assert!(errors[2].contains("adds the bound itself"));
     }
 }

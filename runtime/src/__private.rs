@@ -10,7 +10,7 @@ pub use core;
 #[cfg(feature = "cuda")]
 pub use cudarc;
 
-use crate::layout::{self, GpuAligned, GpuField, GpuLayout, GpuType};
+use crate::layout::{self, GpuAligned, GpuData, GpuField, GpuLayout, GpuType};
 use crate::rules::{self, Blame};
 
 /// [`GpuLayout::new`], under the name generated code and older tests use.
@@ -85,10 +85,10 @@ pub const fn shape_field(
 }
 
 impl Shape<'static> {
-    /// The shape of a derived type, from its [`GpuAligned::LAYOUT`] (whose
+    /// The shape of a derived type, from its [`Derived::FACTS`] (whose
     /// fields leave out the zero-sized ones).
-    pub const fn of<T: GpuAligned>() -> Self {
-        let layout = T::LAYOUT;
+    pub const fn of<T: Derived>() -> Self {
+        let layout = T::FACTS;
         Shape {
             name: layout.name,
             size: layout.size,
@@ -123,25 +123,25 @@ pub const fn blame_size<T>(name: &str) {
 /// `blame_*` functions: the error points at the call, which the derive spans
 /// at what it blames.
 #[track_caller]
-pub const fn blame_field<T: GpuAligned>(name: &str) {
+pub const fn blame_field<T: Derived>(name: &str) {
     blame_field_in(&Shape::of::<T>(), name)
 }
 
 /// [`blame_alignment_in`] over `T`'s shape.
 #[track_caller]
-pub const fn blame_alignment<T: GpuAligned>() {
+pub const fn blame_alignment<T: Derived>() {
     blame_alignment_in(&Shape::of::<T>())
 }
 
 /// [`blame_type_in`] over `T`'s shape.
 #[track_caller]
-pub const fn blame_type<T: GpuAligned>() {
+pub const fn blame_type<T: Derived>() {
     blame_type_in(&Shape::of::<T>())
 }
 
 /// [`reject_in`] over `T`'s shape.
 #[track_caller]
-pub const fn reject<T: GpuAligned>() {
+pub const fn reject<T: Derived>() {
     reject_in(&Shape::of::<T>())
 }
 
@@ -151,7 +151,7 @@ pub const fn reject<T: GpuAligned>() {
 /// struct is refused either way; the derive's fast path, which sees every
 /// field, decides what is legal).
 #[track_caller]
-pub const fn not_repr_c<T: GpuAligned>() {
+pub const fn not_repr_c<T: Derived>() {
     not_repr_c_in(&Shape::of::<T>())
 }
 
@@ -265,9 +265,12 @@ pub const fn c_fields<const N: usize>(
     fields
 }
 
-/// `T: Copy`, with a message that names the fix: the checks next to a
-/// rejected `#[repr]` (which emit no impls, so no other error says it) ask
-/// for it with this trait.
+/// `T: Copy`, with a message that names the fix. Every arm of the derive's
+/// macro asks for it with this trait, once: the impls that need `Copy` are
+/// left unusable rather than in error when it is missing (`GpuData` and
+/// `GpuAligned` are blanket impls bounded by it, `Pod`'s bound is under
+/// `for<'__a>`), so a struct without `Copy` gets this one error instead of
+/// one per impl, each pointing into this crate or bytemuck.
 #[diagnostic::on_unimplemented(
     message = "`{Self}` must derive `Clone, Copy` to be a GPU element",
     label = "add `#[derive(Clone, Copy)]` to this struct",
@@ -278,6 +281,155 @@ impl<T: Copy> DerivesCopy for T {}
 
 /// Fails to compile, with [`DerivesCopy`]'s message, unless `T: Copy`.
 pub const fn derives_copy<T: DerivesCopy>() {}
+
+/// `T::TYPE`, read through a bound: a field whose type is not `GpuData` is
+/// then one error, `T: GpuData` (naming `<T as GpuData>::TYPE` directly
+/// would also require, and report, each supertrait of `GpuData` on its own).
+pub const fn type_of<T: GpuData>() -> GpuType {
+    T::TYPE
+}
+
+/// `T::LAYOUT`, read through a bound, for the same reason as [`type_of`].
+pub const fn layout_of<T: GpuAligned>() -> GpuLayout {
+    T::LAYOUT
+}
+
+/// `F` is `T` or an array of `T`: the fields a generic struct may have
+/// besides `PhantomData`s. Proven inside a function generic over `T`, where
+/// `T` is opaque and only these two impls can apply, so a field of any
+/// other type (`u8`, `U`, `(T, T)`) fails to compile. A struct whose fields
+/// are all `T` or arrays of `T` has no padding for any `T`: every field's
+/// size is a multiple of `T`'s alignment, and so is every field's offset.
+pub trait Element<T> {}
+impl<T> Element<T> for T {}
+impl<T, const N: usize> Element<T> for [T; N] {}
+
+/// Compiles only if `F` is `T` or an array of `T` (see [`Element`]).
+pub const fn is_element<T, F: Element<T>>() {}
+
+/// What `#[derive(GpuAligned)]` implements: the layout facts of the
+/// struct, from which the blanket impls below give it [`GpuData`] and
+/// [`GpuAligned`].
+///
+/// Why blanket impls rather than an impl of each trait per struct: they are
+/// written here, where `#[diagnostic::do_not_recommend]` resolves (a
+/// `#![no_implicit_prelude]` module has no tool prelude, so the attribute
+/// cannot be emitted into the user's code), which keeps the derived types
+/// out of rustc's "the following other types implement `GpuData`" list when
+/// a field is refused; the compiler checks one trait per struct instead of
+/// two, and a struct that is not `Copy` gets neither impl (no error of
+/// theirs), so `derives_copy` reports it once.
+///
+/// # Safety
+///
+/// `FACTS` describes `Self` exactly (from `size_of`, `align_of` and
+/// `offset_of!` of `Self`), every field of `Self` is [`GpuData`], `Self`
+/// has no padding, and `ELEMENT` compiles only if `Self` obeys the GPU
+/// layout rule (the derive's checks, per type or per instantiation).
+pub unsafe trait Derived: 'static {
+    /// The layout, as the compiler laid the struct out.
+    const FACTS: GpuLayout;
+    /// [`GpuAligned::LAYOUT`]: `FACTS`, checked where the checks are per
+    /// instantiation (a generic struct, see [`checked_layout`]).
+    const ELEMENT: GpuLayout = Self::FACTS;
+    /// Whether the fields follow each other from offset 0 in declaration
+    /// order without a hole and cover the whole struct: read by the generic
+    /// arm at the definition, of the instantiation with `u8` for every
+    /// parameter.
+    const CONTIGUOUS: bool = true;
+}
+
+/// The blanket impls, in a module of their own so that compilers before
+/// `do_not_recommend` (Rust 1.85; the crate supports 1.81) skip it without
+/// a warning: their lint is emitted where the attribute's parent item sets
+/// no level.
+#[allow(unknown_or_malformed_diagnostic_attributes)]
+mod blanket {
+    use super::{Derived, GpuAligned, GpuData, GpuLayout, GpuType};
+
+    // SAFETY: `Derived` promises that `FACTS` describes `T` and that `T` has
+    // no padding; `Pod + Copy + 'static` are bounds.
+    #[diagnostic::do_not_recommend]
+    unsafe impl<T: Derived + Copy + bytemuck::Pod> GpuData for T {
+        const TYPE: GpuType = GpuType::Struct(&T::FACTS);
+    }
+
+    // SAFETY: `ELEMENT` compiles only if `T` obeys the rule (`Derived`), and
+    // every entry point that relies on the rule reads `LAYOUT` first.
+    #[diagnostic::do_not_recommend]
+    unsafe impl<T: Derived + Copy + bytemuck::Pod> GpuAligned for T {
+        const LAYOUT: GpuLayout = T::ELEMENT;
+    }
+}
+
+/// `layout` if it obeys the GPU layout rule as laid out in C order; else a
+/// compile error with the rules' message, raised where the instantiation's
+/// `LAYOUT` is first needed (an arena allocation, a header, a view).
+///
+/// A generic struct has no padding (see [`Element`]), so only the size and
+/// the alignment can break the rule; the fix it names is a concrete wrapper,
+/// since a generic struct may not take `align(N)`.
+#[track_caller]
+pub const fn checked_layout(layout: GpuLayout) -> GpuLayout {
+    not_repr_c_in(&Shape {
+        name: layout.name,
+        size: layout.size,
+        align: layout.align,
+        fields: layout.fields,
+    });
+    let (size, align) = (layout.size, layout.align);
+    if rules::is_legal(size, align, size) {
+        return layout;
+    }
+    let message = crate::rules::Message::new()
+        .text("this instantiation of ")
+        .named(layout.name)
+        .text(" is not a GPU element: it is ")
+        .bytes(size)
+        .text(" aligned to ")
+        .number(align)
+        .text(", and a GPU element is 1, 2, 4, 8 or 16 bytes, aligned to its size\n= fix: ");
+    let message = if rules::is_word_size(size) {
+        message
+            .text("a generic struct cannot take `align(N)`; wrap the instantiation in a concrete struct that does: `#[derive(Clone, Copy, GpuAligned)] #[repr(C, align(")
+            .number(size)
+            .text("))] struct Wrapper(")
+            .text(layout.name)
+            .text("<..>);`")
+    } else {
+        message.text(
+            "use type arguments that make it a word, or use the instantiation as a field, \
+             or store it with `#[derive(GpuSoa)]`",
+        )
+    };
+    panic!("{}", message.as_str())
+}
+
+/// Stops compilation unless the generic struct `name` has no padding: the
+/// instantiation with `u8` for every parameter (`contiguous`, from
+/// [`Derived::CONTIGUOUS`]) is then padding-free, and so is every
+/// other (an `align(N)` that pads nothing at 1 byte per `T` pads nothing at
+/// any size, since `N` then divides the number of `T`s).
+#[track_caller]
+pub const fn generic_has_no_padding(contiguous: bool) {
+    if !contiguous {
+        panic!(
+            "a generic GPU struct must have no padding for every type argument: `#[repr(C)]` \
+             or `#[repr(transparent)]` without `align(N)` or `packed`, over fields that are \
+             the parameter `T`, arrays of `T` or `PhantomData`"
+        )
+    }
+}
+
+/// `u8`, whatever it is given: the probe instantiation of a generic struct
+/// (`Pair<u8>`), spelled in a `macro_rules!` repetition over its parameters.
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __gpu_aligned_u8 {
+    ($param:ident) => {
+        $crate::__private::core::primitive::u8
+    };
+}
 
 pub use crate::__gpu_aligned_cuda_traits as cuda_traits;
 pub use crate::__gpu_aligned_derive as derive_impls;
@@ -312,6 +464,30 @@ pub use crate::__gpu_aligned_derive as derive_impls;
 #[doc(hidden)]
 #[macro_export]
 macro_rules! __gpu_aligned_derive {
+    // The layout of `Self`, in an impl of `Derived`: every field's offset,
+    // size and alignment from the compiler, its type's `TYPE`.
+    (@facts $name:literal; $count:literal;
+        [$({ $member:tt: $fty:ty, $fname:literal, $padding:literal })*]
+    ) => {{
+        let fields: &'static $crate::__private::Fields<$count> =
+            &const { $crate::__private::Fields::new([$(
+                $crate::GpuField::new(
+                    $fname,
+                    $crate::__private::core::mem::offset_of!(Self, $member),
+                    $crate::__private::core::mem::size_of::<$fty>(),
+                    $crate::__private::core::mem::align_of::<$fty>(),
+                    $padding,
+                    $crate::__private::type_of::<$fty>(),
+                )
+            ),*]) };
+        $crate::GpuLayout::new(
+            $name,
+            $crate::__private::core::mem::size_of::<Self>(),
+            $crate::__private::core::mem::align_of::<Self>(),
+            fields.padding(),
+            fields.sized(),
+        )
+    }};
     (
         type: $ty:ident;
         name: $name:literal;
@@ -366,7 +542,7 @@ macro_rules! __gpu_aligned_derive {
                 )*
             }
 
-            // Why the four impls below are sound: the checks above hold, so
+            // Why the impls below are sound: the checks above hold, so
             // `$ty` is laid out as C lays out its fields, is 1, 2, 4, 8 or
             // 16 bytes, aligned to its size, and its fields cover every
             // byte; each field is `GpuData` (required by `TYPE` in
@@ -375,38 +551,15 @@ macro_rules! __gpu_aligned_derive {
             // built from `size_of`, `align_of` and `offset_of!` of `$ty`
             // itself.
 
-            // SAFETY: `TYPE` is `$ty`'s own layout, and `$ty` has no padding
-            // (see above).
+            // SAFETY: `FACTS` is built from `size_of`, `align_of` and
+            // `offset_of!` of `$ty` itself, every field is `GpuData`, and the
+            // checks above (no padding, the rule) run for this very type.
+            // `GpuData` and `GpuAligned` follow from the blanket impls.
             #[automatically_derived]
-            unsafe impl $crate::GpuData for $ty {
-                const TYPE: $crate::GpuType =
-                    $crate::GpuType::Struct(&<$ty as $crate::GpuAligned>::LAYOUT);
-            }
-
-            // SAFETY: the four promises of `GpuAligned` (word size, aligned
-            // to it, no holes, `LAYOUT` exact) are the checks above.
-            #[automatically_derived]
-            unsafe impl $crate::GpuAligned for $ty {
-                const LAYOUT: $crate::GpuLayout = {
-                    let fields: &'static $crate::__private::Fields<$count> =
-                        &const { $crate::__private::Fields::new([$(
-                            $crate::GpuField::new(
-                                $fname,
-                                $crate::__private::core::mem::offset_of!($ty, $member),
-                                $crate::__private::core::mem::size_of::<$fty>(),
-                                $crate::__private::core::mem::align_of::<$fty>(),
-                                $padding,
-                                <$fty as $crate::GpuData>::TYPE,
-                            )
-                        ),*]) };
-                    $crate::GpuLayout::new(
-                        $name,
-                        $crate::__private::core::mem::size_of::<$ty>(),
-                        $crate::__private::core::mem::align_of::<$ty>(),
-                        fields.padding(),
-                        fields.sized(),
-                    )
-                };
+            unsafe impl $crate::__private::Derived for $ty {
+                const FACTS: $crate::GpuLayout = $crate::__private::derive_impls!(
+                    @facts $name; $count; [$({ $member: $fty, $fname, $padding })*]
+                );
             }
 
             // SAFETY: every field is `Pod`, so all zeroes is a valid `$ty`.
@@ -414,11 +567,114 @@ macro_rules! __gpu_aligned_derive {
             unsafe impl $crate::__private::bytemuck::Zeroable for $ty {}
 
             // SAFETY: no padding, every field `Pod`, laid out as C lays out
-            // its fields; `Copy + 'static` the compiler checks.
+            // its fields; `Copy + 'static` the compiler checks. The bound is
+            // under `for<'__a>` so that a struct without `Copy` leaves the
+            // impl unusable rather than in error: `derives_copy` below says
+            // it once, with the fix.
             #[automatically_derived]
-            unsafe impl $crate::__private::bytemuck::Pod for $ty {}
+            unsafe impl $crate::__private::bytemuck::Pod for $ty
+            where
+                for<'__a> $ty: $crate::__private::core::marker::Copy,
+            {
+            }
 
             $crate::__private::cuda_traits!($ty);
+            $crate::__private::derives_copy::<$ty>();
+        };
+    };
+    (
+        generic;
+        type: $ty:ident;
+        params: [$($param:ident),+];
+        element: $elem:ident;
+        name: $name:literal;
+        count: $count:literal;
+        fields: [$({ $member:tt: $fty:ty, $fname:literal, $padding:literal })*];
+        phantoms: [$($phantom:tt)*];
+    ) => {
+        #[doc(hidden)]
+        #[allow(unused_qualifications, clippy::all)]
+        const _: () = {
+            // Padding-free for every instantiation, by construction: every
+            // field is `$elem` or an array of it (proven below, where
+            // `$elem` is opaque) or a `PhantomData`, and the instantiation
+            // with `u8` everywhere has no hole, so the `#[repr]` adds none
+            // (see `generic_has_no_padding`). That is all `Zeroable`, `Pod`,
+            // `GpuData` and cudarc's traits need, for every `$elem: GpuData`.
+            $crate::__private::generic_has_no_padding(
+                <$ty<$($crate::__gpu_aligned_u8!($param)),+>
+                    as $crate::__private::Derived>::CONTIGUOUS,
+            );
+
+            // The field list is the struct's own (as in the first arm), and
+            // each field not listed as a `PhantomData` is `$elem` or an
+            // array of it. No bounds here: a `where` clause could make
+            // `Element` hold for other types.
+            #[allow(dead_code, clippy::no_effect_underscore_binding)]
+            fn __fields<$($param),+>(__gpu_aligned_value: &$ty<$($param),+>) {
+                let $ty { $($member: _,)* $($phantom: _,)* } = __gpu_aligned_value;
+                let $ty { .. } = __gpu_aligned_value;
+                $(
+                    let _: *const $fty =
+                        $crate::__private::core::ptr::addr_of!(__gpu_aligned_value.$member);
+                    $crate::__private::is_element::<$elem, $fty>();
+                )*
+                $(
+                    let _: *const $crate::__private::core::marker::PhantomData<_> =
+                        $crate::__private::core::ptr::addr_of!(__gpu_aligned_value.$phantom);
+                )*
+            }
+
+            #[automatically_derived]
+            // SAFETY: `FACTS` is built from `size_of`, `align_of` and
+            // `offset_of!` of each instantiation, every field is `$elem:
+            // GpuData` (or a `PhantomData`), no instantiation has padding
+            // (see above), and `ELEMENT` checks the rule per instantiation.
+            #[automatically_derived]
+            unsafe impl<$($param: 'static),+> $crate::__private::Derived for $ty<$($param),+>
+            where
+                $elem: $crate::GpuData,
+            {
+                const ELEMENT: $crate::GpuLayout = $crate::__private::checked_layout(
+                    <Self as $crate::__private::Derived>::FACTS,
+                );
+                const CONTIGUOUS: $crate::__private::core::primitive::bool = {
+                    let mut end = 0;
+                    let mut contiguous = true;
+                    $(
+                        contiguous &= $crate::__private::core::mem::offset_of!(Self, $member) == end;
+                        end += $crate::__private::core::mem::size_of::<$fty>();
+                    )*
+                    contiguous & (end == $crate::__private::core::mem::size_of::<Self>())
+                };
+                const FACTS: $crate::GpuLayout = $crate::__private::derive_impls!(
+                    @facts $name; $count; [$({ $member: $fty, $fname, $padding })*]
+                );
+            }
+
+            // SAFETY: every field is `Pod` (`$elem: GpuData`) or a
+            // `PhantomData`, so all zeroes is a valid value.
+            #[automatically_derived]
+            unsafe impl<$($param: 'static),+> $crate::__private::bytemuck::Zeroable
+                for $ty<$($param),+>
+            where
+                $elem: $crate::GpuData,
+            {
+            }
+
+            // SAFETY: no instantiation has padding, every field is `Pod` or
+            // a `PhantomData`; `Copy + 'static` the compiler checks.
+            #[automatically_derived]
+            unsafe impl<$($param: 'static),+> $crate::__private::bytemuck::Pod
+                for $ty<$($param),+>
+            where
+                $elem: $crate::GpuData,
+                Self: $crate::__private::core::marker::Copy,
+            {
+            }
+
+            $crate::__private::cuda_traits!(generic [$($param),+] $elem $ty);
+            $crate::__private::derives_copy::<$ty<$($crate::__gpu_aligned_u8!($param)),+>>();
         };
     };
     (
@@ -451,7 +707,7 @@ macro_rules! __gpu_aligned_derive {
 
             #[allow(dead_code)]
             fn __field_types() {
-                $(let _: $crate::GpuType = <$fty as $crate::GpuData>::TYPE;)*
+                $(let _: $crate::GpuType = $crate::__private::type_of::<$fty>();)*
             }
         };
     };
@@ -475,6 +731,24 @@ macro_rules! __gpu_aligned_cuda_traits {
         // SAFETY: as above: all zeroes is a valid `$ty` (`Zeroable`).
         unsafe impl $crate::__private::cudarc::driver::ValidAsZeroBits for $ty {}
     };
+    (generic [$($param:ident),+] $elem:ident $ty:ident) => {
+        // SAFETY: as above, for every instantiation: `Pod` with no padding
+        // (see the generic arm of `__gpu_aligned_derive`).
+        unsafe impl<$($param: 'static),+> $crate::__private::cudarc::driver::DeviceRepr
+            for $ty<$($param),+>
+        where
+            $elem: $crate::GpuData,
+            Self: $crate::__private::core::marker::Copy,
+        {
+        }
+        // SAFETY: as above: all zeroes is a valid value (`Zeroable`).
+        unsafe impl<$($param: 'static),+> $crate::__private::cudarc::driver::ValidAsZeroBits
+            for $ty<$($param),+>
+        where
+            $elem: $crate::GpuData,
+        {
+        }
+    };
 }
 
 /// Without the `cuda` feature there is no cudarc to implement traits of.
@@ -483,4 +757,5 @@ macro_rules! __gpu_aligned_cuda_traits {
 #[macro_export]
 macro_rules! __gpu_aligned_cuda_traits {
     ($ty:ty) => {};
+    (generic [$($param:ident),+] $elem:ident $ty:ident) => {};
 }

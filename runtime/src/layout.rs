@@ -28,6 +28,13 @@ pub(crate) use check::{blame_parts, explain_parts, not_repr_c, repr_c_mismatch};
 /// implicit padding, and that [`GpuAligned::LAYOUT`] describes it exactly.
 /// Code that hands out typed views of raw device memory relies on all four.
 ///
+/// A derived generic type (`Meters<T>`) implements this for every `T`, and
+/// its `LAYOUT` fails to compile for an instantiation that breaks the rule:
+/// for such a type the promises hold once `LAYOUT` has been evaluated, so
+/// code that relies on them reads `T::LAYOUT` in a constant first, as every
+/// entry point of this crate does. Its `bytemuck::Pod` and `GpuData` need no
+/// such step: no instantiation has padding.
+///
 /// ```
 /// use gpu_aligned::vector::float4;
 /// use gpu_aligned::GpuAligned;
@@ -82,6 +89,17 @@ pub unsafe trait GpuAligned: GpuData + Copy + bytemuck::Pod + 'static {
 pub unsafe trait GpuData: Copy + bytemuck::Pod + 'static {
     /// What this type is, in terms CUDA C++ can spell.
     const TYPE: GpuType;
+}
+
+/// Reads `T::LAYOUT` as a constant of the calling function, so that it is
+/// evaluated whenever the function is compiled for `T`. A derived generic
+/// type checks the rule per instantiation there (its `LAYOUT` fails to
+/// compile for an instantiation that breaks it), so every entry point that
+/// relies on [`GpuAligned`]'s promises calls this: arrays of a refused
+/// instantiation are a compile error, not an array.
+#[inline(always)]
+pub(crate) fn require_layout<T: GpuAligned>() {
+    let _: GpuLayout = const { T::LAYOUT };
 }
 
 /// The layout facts of a [`GpuAligned`] or other struct-like [`GpuData`]

@@ -326,10 +326,49 @@ pub use bytemuck;
 ///   pointers, `Vec` or `Box` (host addresses a GPU cannot follow);
 /// - enums, unions, unit and zero-sized structs: no fixed set of fields to
 ///   check;
-/// - generic structs: whether `Pair<T>` is legal depends on `T`, and a
-///   derive sees only the definition, so write one concrete struct per
-///   instantiation;
+/// - generic structs other than the shapes below, with bounds, `where`
+///   clauses, lifetimes, const parameters or `align(N)`: their padding
+///   would depend on the type arguments;
 /// - unknown or repeated `#[gpu_aligned(...)]` keys.
+///
+/// # Generic structs
+///
+/// A generic struct is accepted when no instantiation can have padding:
+/// `#[repr(transparent)]` or `#[repr(C)]`, every field its one type
+/// parameter `T`, an array of `T`, or a `PhantomData`. The derive adds
+/// `T: GpuData`; `GpuData`, `Pod` and `Zeroable` then hold for every `T`,
+/// and the rest of the rule (1, 2, 4, 8 or 16 bytes, aligned to its size) is
+/// checked per instantiation, where its `LAYOUT` is needed: `arena.alloc`,
+/// `CudaHeader::add` and every other entry point read it first, so a refused
+/// instantiation is a compile error (of `cargo build`; `cargo check` does not
+/// evaluate it) where it is used.
+///
+/// ```
+/// use core::marker::PhantomData;
+/// use gpu_aligned::{GpuAligned, GpuData};
+///
+/// #[derive(Clone, Copy, GpuAligned)]
+/// #[repr(transparent)]
+/// struct Quantity<T, Unit>(T, PhantomData<Unit>);
+///
+/// #[derive(Clone, Copy)]
+/// struct Meters;
+///
+/// assert_eq!(Quantity::<f32, Meters>::LAYOUT.size, 4);
+///
+/// // Two or more `T`s are never an element (`Pair<f32>` is 8 bytes aligned
+/// // to 4) but always a field: wrap an instantiation to align it.
+/// #[derive(Clone, Copy, GpuAligned)]
+/// #[repr(C)]
+/// struct Pair<T> { a: T, b: T }
+///
+/// #[derive(Clone, Copy, GpuAligned)]
+/// #[repr(C, align(8))]
+/// struct PairF32(Pair<f32>);
+///
+/// assert_eq!(<Pair<u8> as GpuData>::TYPE.size(), 2);
+/// assert_eq!(PairF32::LAYOUT.align, 8);
+/// ```
 ///
 /// Do not derive `bytemuck::Pod` or `Zeroable` as well: the derive already
 /// implements them, and a second impl is `error[E0119]: conflicting

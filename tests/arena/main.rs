@@ -12,3 +12,4 @@ mod holes;
 mod pitched;
 mod plan;
 mod red_zones;
+mod threads;

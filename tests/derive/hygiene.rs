@@ -50,6 +50,17 @@ struct Derived {
 #[repr(transparent)]
 struct Wrapper(::core::primitive::u32);
 
+#[derive(::core::clone::Clone, ::core::marker::Copy, ::gpu_aligned::GpuAligned)]
+#[repr(transparent)]
+struct Generic<T, Unit>(T, ::core::marker::PhantomData<Unit>);
+
+#[derive(::core::clone::Clone, ::core::marker::Copy, ::gpu_aligned::GpuAligned)]
+#[repr(C)]
+struct GenericPair<T> {
+    a: T,
+    b: [T; 1],
+}
+
 #[::gpu_aligned::padded]
 #[derive(
     ::core::clone::Clone, ::core::marker::Copy, ::core::fmt::Debug, ::core::cmp::PartialEq,
@@ -73,6 +84,14 @@ fn derive_and_padded_expand_without_a_prelude() {
     ::core::assert_eq!(<Padded as ::gpu_aligned::GpuAligned>::LAYOUT.size, 16);
     ::core::assert_eq!(<Padded as ::gpu_aligned::GpuAligned>::LAYOUT.padding, 10);
     ::core::assert_eq!(<Forced as ::gpu_aligned::GpuAligned>::LAYOUT.size, 16);
+    ::core::assert_eq!(
+        <Generic<::core::primitive::u16, Padded> as ::gpu_aligned::GpuAligned>::LAYOUT.size,
+        2
+    );
+    ::core::assert_eq!(
+        <GenericPair<::core::primitive::u8> as ::gpu_aligned::GpuData>::TYPE.size(),
+        2
+    );
     let padded = Padded::new(1, 2.0, 3);
     ::core::assert_eq!(
         padded,

@@ -45,6 +45,21 @@ struct Derived {
 #[repr(transparent)]
 struct Meters(f32);
 
+/// A generic element.
+#[derive(Clone, Copy, Debug, GpuAligned)]
+#[repr(transparent)]
+struct Tagged<T, Unit>(T, core::marker::PhantomData<Unit>);
+
+/// A generic field type.
+#[derive(Clone, Copy, Debug, GpuAligned)]
+#[repr(C)]
+struct Pair<T> {
+    /// First.
+    a: T,
+    /// The rest.
+    b: [T; 2],
+}
+
 /// A padded element.
 #[gpu_aligned::padded]
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -76,6 +91,11 @@ fn generated_code_passes_strict_lints() {
     assert_eq!(Derived::LAYOUT.size, 16);
     assert_eq!(Meters(2.0).0.to_bits(), 2.0f32.to_bits());
     assert_eq!(Meters::LAYOUT.size, 4);
+    assert_eq!(Tagged::<u64, Meters>::LAYOUT.size, 8);
+    assert_eq!(Tagged(1u8, core::marker::PhantomData::<Meters>).0, 1);
+    let pair = Pair { a: 1u8, b: [2, 3] };
+    assert_eq!((pair.a, pair.b), (1, [2, 3]));
+    assert_eq!(<Pair<u8> as gpu_aligned::GpuData>::TYPE.size(), 3);
     assert_eq!(
         Padded::new(1, 2),
         Padded {

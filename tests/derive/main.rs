@@ -3,6 +3,7 @@
 //! the ui-tests), hygiene and lints of the generated code.
 
 mod derive;
+mod generic;
 mod hygiene;
 mod layout;
 mod lints;

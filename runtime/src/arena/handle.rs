@@ -103,7 +103,11 @@ pub struct ArenaSlice<T, B: Backend = HostBuffer> {
 }
 
 impl<T, B: Backend> ArenaSlice<T, B> {
-    pub(crate) fn new(place: Place<B>, len: usize) -> Self {
+    pub(crate) fn new(place: Place<B>, len: usize) -> Self
+    where
+        T: crate::GpuAligned,
+    {
+        crate::layout::require_layout::<T>();
         ArenaSlice {
             place,
             len,

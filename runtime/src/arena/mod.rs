@@ -68,8 +68,9 @@
 //! verbs that move bytes), `options` (constructors), `graphs` (arrays held
 //! for captured CUDA graphs, and `Arena::capture`), `chunks` (the memory a
 //! growing arena holds and gives back), and one file each for
-//! pitched arrays, plans, growth, host and device views, errors and the
-//! thread-safe arena.
+//! pitched arrays, plans, growth, host and device views, errors, the
+//! arena behind one lock (`sync`) and the arena with a cache per thread
+//! (`threads`, [`ThreadArena`]).
 
 mod access;
 mod chunks;
@@ -85,8 +86,11 @@ mod regions;
 mod reserve;
 mod returns;
 mod reuse;
+mod spin;
 #[cfg(feature = "std")]
 mod sync;
+#[cfg(feature = "std")]
+mod threads;
 
 #[cfg(feature = "cuda")]
 mod device;
@@ -112,6 +116,8 @@ pub use plan::{ArrayKey, CarvedArray, Carving, PitchedKey, Plan};
 pub use read_only::ReadOnlyView;
 #[cfg(feature = "std")]
 pub use sync::SyncArena;
+#[cfg(feature = "std")]
+pub use threads::{ArenaLock, ThreadArena};
 
 use alloc_crate::collections::VecDeque;
 use alloc_crate::vec::Vec;

@@ -40,7 +40,11 @@ pub struct Pitched<T, B: Backend = crate::backend::HostBuffer> {
 }
 
 impl<T, B: Backend> Pitched<T, B> {
-    pub(super) fn new(place: Place<B>, width: usize, height: usize, pitch: usize) -> Self {
+    pub(super) fn new(place: Place<B>, width: usize, height: usize, pitch: usize) -> Self
+    where
+        T: GpuAligned,
+    {
+        crate::layout::require_layout::<T>();
         Pitched {
             place,
             width,

@@ -21,29 +21,32 @@
 //! the arena), and the last one frees the list. A handle leaked with
 //! `mem::forget` keeps the list allocated, never freed early.
 //!
-//! The lock is a spin lock because the arena builds without `std`: it is
-//! held for a push or a swap of two vectors, never across a call out.
+//! The lock is a spin lock (see the `spin` module) because the arena builds
+//! without `std`: it is held for a push or a swap of two vectors, never
+//! across a call out.
 
 use alloc_crate::boxed::Box;
 use alloc_crate::vec::Vec;
-use core::cell::UnsafeCell;
 use core::ptr::NonNull;
-use core::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use core::sync::atomic::{AtomicUsize, Ordering};
 
 use super::handle::Place;
+use super::spin::{SpinGuard, SpinLock};
 use crate::alloc::Allocation;
 use crate::backend::Backend;
 
 /// A dropped array: its block, and what the backend tracked for it.
 pub(super) type Returned<B> = (Allocation, <B as Backend>::Tracking);
 
-/// The list of dropped arrays of one arena.
+/// The list of dropped arrays of one arena (or of one thread's slot of a
+/// `ThreadArena`), on cache lines of its own: its lock is taken on every
+/// drop, and a neighbour's writes must not make that lock miss.
+#[repr(align(128))]
 struct Returns<B: Backend> {
     /// How many arrays are queued: read without the lock, so an arena with
     /// nothing queued never takes it.
     queued: AtomicUsize,
-    locked: AtomicBool,
-    shared: UnsafeCell<Shared<B>>,
+    shared: SpinLock<Shared<B>>,
 }
 
 /// What the lock guards.
@@ -55,42 +58,16 @@ struct Shared<B: Backend> {
     outstanding: usize,
 }
 
-/// Exclusive access to the shared part while it lives.
-struct Locked<'a, B: Backend>(&'a Returns<B>);
-
-impl<B: Backend> Drop for Locked<'_, B> {
-    fn drop(&mut self) {
-        self.0.locked.store(false, Ordering::Release);
-    }
-}
-
-impl<B: Backend> Locked<'_, B> {
-    fn shared(&mut self) -> &mut Shared<B> {
-        // SAFETY: `Locked` exists only while `locked` is held by this
-        // thread (see `Returns::lock`), and `&mut self` keeps this the one
-        // reference made from it.
-        unsafe { &mut *self.0.shared.get() }
-    }
-}
-
 impl<B: Backend> Returns<B> {
-    fn lock(&self) -> Locked<'_, B> {
-        while self
-            .locked
-            .compare_exchange_weak(false, true, Ordering::Acquire, Ordering::Relaxed)
-            .is_err()
-        {
-            while self.locked.load(Ordering::Relaxed) {
-                core::hint::spin_loop();
-            }
-        }
-        Locked(self)
+    #[inline]
+    fn lock(&self) -> SpinGuard<'_, Shared<B>> {
+        self.shared.lock()
     }
 
     /// Queues `returned` while the arena lives.
     fn push(&self, returned: Returned<B>) {
         let mut locked = self.lock();
-        let list = &mut locked.shared().list;
+        let list = &mut locked.list;
         list.push(returned);
         self.queued.store(list.len(), Ordering::Relaxed);
     }
@@ -121,7 +98,7 @@ impl<B: Backend> ReturnsRef<B> {
         // here, by value), so the list is alive.
         let returns = unsafe { self.0.as_ref() };
         let mut locked = returns.lock();
-        let shared = locked.shared();
+        let shared = &mut *locked;
         if !shared.closed {
             shared.list.push((allocation, tracking));
             returns.queued.store(shared.list.len(), Ordering::Relaxed);
@@ -160,8 +137,7 @@ impl<B: Backend> ReturnsOwner<B> {
     pub(super) fn new() -> Self {
         let returns = Box::new(Returns {
             queued: AtomicUsize::new(0),
-            locked: AtomicBool::new(false),
-            shared: UnsafeCell::new(Shared {
+            shared: SpinLock::new(Shared {
                 list: Vec::new(),
                 closed: false,
                 outstanding: 0,
@@ -212,7 +188,7 @@ impl<B: Backend> ReturnsOwner<B> {
     pub(super) fn take(&mut self, into: &mut Vec<Returned<B>>) {
         let returns = self.get();
         let mut locked = returns.lock();
-        core::mem::swap(&mut locked.shared().list, into);
+        core::mem::swap(&mut locked.list, into);
         returns.queued.store(0, Ordering::Relaxed);
         drop(locked);
         self.ended += into.len();
@@ -232,9 +208,8 @@ impl<B: Backend> ReturnsOwner<B> {
         if self.queued() == 0 {
             return Vec::new();
         }
-        let mut locked = self.get().lock();
-        locked
-            .shared()
+        self.get()
+            .lock()
             .list
             .iter()
             .filter(|(allocation, _)| holds(allocation))
@@ -247,7 +222,7 @@ impl<B: Backend> Drop for ReturnsOwner<B> {
     fn drop(&mut self) {
         let returns = self.get();
         let mut locked = returns.lock();
-        let shared = locked.shared();
+        let shared = &mut *locked;
         let dropped = core::mem::take(&mut shared.list);
         returns.queued.store(0, Ordering::Relaxed);
         let ended = self.ended + dropped.len();

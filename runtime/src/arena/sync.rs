@@ -13,6 +13,10 @@ use crate::GpuAligned;
 /// dropping an array takes none (it queues the array for the arena's next
 /// call); reading or writing an array's elements goes through
 /// [`lock`](SyncArena::lock).
+///
+/// Every allocation takes the one lock, so threads that allocate in a loop
+/// wait for each other; [`ThreadArena`](super::ThreadArena) gives each
+/// thread a cache of its own in front of the lock.
 #[derive(Debug)]
 pub struct SyncArena<B: Backend> {
     inner: Mutex<Arena<B>>,

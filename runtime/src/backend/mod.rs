@@ -311,6 +311,17 @@ pub unsafe trait Backend {
         true
     }
 
+    /// Whether an array with this tracking was never used by the backend's
+    /// work, told from the tracking alone: then nothing can still be using
+    /// its bytes, and a thread that does not hold the backend may hand them
+    /// out again at once (what the per-thread caches of the arena's
+    /// `ThreadArena` do). `false`, the default,
+    /// sends every array through [`retire`](Backend::retire).
+    fn never_used(tracking: &Self::Tracking) -> bool {
+        let _ = tracking;
+        false
+    }
+
     /// An array is being freed: empty its tracking, and say what must pass
     /// before its bytes may be handed out again (`None`: at once).
     ///

@@ -1,7 +1,7 @@
 //! [`CudaHeader`]: the types a header declares, in an order C++ accepts.
 
 use super::check::{check_columns, check_layout, check_one_word};
-use super::emit::{accessors_text, struct_text, PREAMBLE};
+use super::emit::{accessors_text, struct_text, Names, PREAMBLE};
 use super::names::check_type_name;
 use super::views::{views_text, ViewName, VIEW_SUFFIXES};
 use super::{HeaderError, MAX_DEPTH};
@@ -30,11 +30,15 @@ use core::fmt::{self, Write};
 pub struct CudaHeader {
     /// Declaration order: every struct after the structs it contains.
     entries: Vec<Entry>,
+    /// The names given with [`CudaHeader::name`].
+    names: Vec<(&'static GpuLayout, &'static str)>,
 }
 
 #[derive(Clone, Copy, Debug)]
 struct Entry {
     layout: &'static GpuLayout,
+    /// Its C++ name: its own, or the one given with [`CudaHeader::name`].
+    name: &'static str,
     accessors: bool,
     /// The views' columns, in their order, if it has views.
     views: Option<&'static [GpuField]>,
@@ -83,6 +87,7 @@ impl CudaHeader {
     /// [`HeaderError`] if a name cannot be spelled in C++ or clashes, or a
     /// layout cannot be reproduced; the header is then left unchanged.
     pub fn add<T: GpuAligned>(&mut self) -> Result<&mut Self, HeaderError> {
+        crate::layout::require_layout::<T>();
         self.add_type(
             &T::TYPE,
             Wants {
@@ -217,13 +222,64 @@ impl CudaHeader {
         )
     }
 
+    /// Declares the struct `T` as `name` wherever this header declares it,
+    /// alone or inside another struct: how the instantiations of a generic
+    /// struct, which share its name, get one each. Call it before adding
+    /// the types that contain `T`.
+    ///
+    /// ```
+    /// use gpu_aligned::header::CudaHeader;
+    /// use gpu_aligned::GpuAligned;
+    ///
+    /// #[derive(Clone, Copy, GpuAligned)]
+    /// #[repr(transparent)]
+    /// struct Meters<T>(T);
+    ///
+    /// let mut header = CudaHeader::new();
+    /// header.name::<Meters<f32>>("MetersF32")?.name::<Meters<u16>>("MetersU16")?;
+    /// header.add::<Meters<f32>>()?.add::<Meters<u16>>()?;
+    /// let text = header.render();
+    /// assert!(text.contains("struct __align__(4) MetersF32 {\n    float _0;"));
+    /// assert!(text.contains("static_assert(sizeof(MetersU16) == 2,"));
+    /// # Ok::<(), gpu_aligned::header::HeaderError>(())
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// [`HeaderError::NotAStruct`] if `T` is not a struct,
+    /// [`HeaderError::InvalidName`] or [`HeaderError::ReservedName`] if
+    /// `name` cannot be a C++ type name, and [`HeaderError::NameClash`] if
+    /// the header already declares another type as `name`, or declared `T`
+    /// under another name; the header is then left unchanged.
+    pub fn name<T: GpuData>(&mut self, name: &'static str) -> Result<&mut Self, HeaderError> {
+        let GpuType::Struct(layout) = T::TYPE else {
+            return Err(HeaderError::NotAStruct { name });
+        };
+        check_type_name(name)?;
+        let same = |other: &GpuLayout| core::ptr::eq(other, layout) || *other == *layout;
+        let known = || {
+            let declared = self.entries.iter().map(|entry| (entry.layout, entry.name));
+            declared.chain(self.names.iter().copied())
+        };
+        // `T` named, or declared, under another name already.
+        if let Some((_, other)) = known().find(|&(other, as_)| same(other) && as_ != name) {
+            return Err(HeaderError::NameClash { name: other });
+        }
+        // `name` taken by another type.
+        if known().any(|(other, as_)| as_ == name && !same(other)) {
+            return Err(HeaderError::NameClash { name });
+        }
+        self.names.push((layout, name));
+        Ok(self)
+    }
+
     fn add_declared(
         &mut self,
         layout: &'static GpuLayout,
         wants: Wants,
     ) -> Result<&mut Self, HeaderError> {
         let mut entries = self.entries.clone();
-        declare(&mut entries, layout, wants, 0)?;
+        declare(&mut entries, Names(&self.names), layout, wants, 0)?;
         check_view_names(&entries)?;
         self.entries = entries;
         Ok(self)
@@ -234,7 +290,7 @@ impl CudaHeader {
             GpuType::Struct(layout) => self.add_declared(layout, wants),
             _ => {
                 let mut entries = self.entries.clone();
-                declare_within(&mut entries, ty, 0)?;
+                declare_within(&mut entries, Names(&self.names), ty, 0)?;
                 check_view_names(&entries)?;
                 self.entries = entries;
                 Ok(self)
@@ -249,7 +305,7 @@ impl CudaHeader {
     /// assert!(header.type_names().next().is_none());
     /// ```
     pub fn type_names(&self) -> impl Iterator<Item = &'static str> + '_ {
-        self.entries.iter().map(|entry| entry.layout.name)
+        self.entries.iter().map(|entry| entry.name)
     }
 
     /// The header's text.
@@ -269,17 +325,19 @@ impl CudaHeader {
 /// Adds `layout` after everything it contains, unless it is already there.
 fn declare(
     entries: &mut Vec<Entry>,
+    names: Names<'_>,
     layout: &'static GpuLayout,
     wants: Wants,
     depth: usize,
 ) -> Result<(), HeaderError> {
+    let name = names.of(layout);
     if depth > MAX_DEPTH {
-        return Err(HeaderError::TooDeep { ty: layout.name });
+        return Err(HeaderError::TooDeep { ty: name });
     }
-    check_type_name(layout.name)?;
-    if let Some(entry) = entries.iter_mut().find(|e| e.layout.name == layout.name) {
+    check_type_name(name)?;
+    if let Some(entry) = entries.iter_mut().find(|e| e.name == name) {
         if !core::ptr::eq(entry.layout, layout) && *entry.layout != *layout {
-            return Err(HeaderError::NameClash { name: layout.name });
+            return Err(HeaderError::NameClash { name });
         }
         if wants.accessors {
             check_one_word(layout)?;
@@ -302,10 +360,11 @@ fn declare(
         check_columns(layout)?;
     }
     for field in layout.fields {
-        declare_within(entries, &field.ty, depth + 1)?;
+        declare_within(entries, names, &field.ty, depth + 1)?;
     }
     entries.push(Entry {
         layout,
+        name,
         accessors: wants.accessors,
         views: wants.views,
     });
@@ -314,12 +373,13 @@ fn declare(
 
 fn declare_within(
     entries: &mut Vec<Entry>,
+    names: Names<'_>,
     ty: &'static GpuType,
     depth: usize,
 ) -> Result<(), HeaderError> {
     match ty {
-        GpuType::Struct(inner) => declare(entries, inner, PLAIN, depth),
-        GpuType::Array { elem, .. } => declare_within(entries, elem, depth),
+        GpuType::Struct(inner) => declare(entries, names, inner, PLAIN, depth),
+        GpuType::Array { elem, .. } => declare_within(entries, names, elem, depth),
         _ => Ok(()),
     }
 }
@@ -362,9 +422,9 @@ impl fmt::Display for CudaHeader {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(PREAMBLE)?;
         for entry in &self.entries {
-            struct_text(f, entry.layout)?;
+            struct_text(f, entry.layout, Names(&self.names))?;
             if entry.accessors {
-                accessors_text(f, entry.layout.name, entry.layout.size)?;
+                accessors_text(f, entry.name, entry.layout.size)?;
             }
             if let Some(columns) = entry.views {
                 views_text(f, entry.layout, columns)?;

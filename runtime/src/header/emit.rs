@@ -50,7 +50,7 @@ pub fn write_preamble(out: &mut impl Write) -> Result<(), HeaderError> {
 pub fn write_struct(out: &mut impl Write, layout: &'static GpuLayout) -> Result<(), HeaderError> {
     check_type_name(layout.name)?;
     check_layout(layout)?;
-    Ok(struct_text(out, layout)?)
+    Ok(struct_text(out, layout, Names::default())?)
 }
 
 /// Writes `gpu_load`/`gpu_store` for the element `layout` describes, after
@@ -105,6 +105,33 @@ pub(crate) fn base_name(ty: &GpuType) -> &'static str {
     }
 }
 
+/// The names a header gives struct layouts: their own, or the one the user
+/// chose with [`CudaHeader::name`](super::CudaHeader::name). A generic
+/// type's instantiations share its name (`Pair`), so each one a header
+/// declares needs a name of its own (`PairF32`). Layouts are matched by
+/// value: each instantiation's `LAYOUT` may be a distinct constant.
+#[derive(Clone, Copy, Default)]
+pub(crate) struct Names<'a>(pub(crate) &'a [(&'static GpuLayout, &'static str)]);
+
+impl Names<'_> {
+    /// The C++ name of `layout`.
+    pub(crate) fn of(self, layout: &GpuLayout) -> &'static str {
+        self.0
+            .iter()
+            .find(|(named, _)| core::ptr::eq(*named, layout) || **named == *layout)
+            .map_or(layout.name, |(_, name)| name)
+    }
+
+    /// [`base_name`], with the structs named as in this header.
+    fn base(self, ty: &GpuType) -> &'static str {
+        match ty {
+            GpuType::Struct(layout) => self.of(layout),
+            GpuType::Array { elem, .. } => self.base(elem),
+            ty => base_name(ty),
+        }
+    }
+}
+
 /// The array bounds of a declarator, outermost first: `[[f32; 3]; 2]` is
 /// `[2][3]`, however many dimensions there are.
 fn bounds(ty: &GpuType, out: &mut impl Write) -> fmt::Result {
@@ -117,8 +144,8 @@ fn bounds(ty: &GpuType, out: &mut impl Write) -> fmt::Result {
 
 /// The element type and the array bounds of a field's declarator:
 /// `[[f32; 3]; 2]` is `float m[2][3]`.
-fn declarator(ty: &GpuType, name: &str, out: &mut impl Write) -> fmt::Result {
-    write!(out, "{} {}", base_name(ty), Member(name))?;
+fn declarator(ty: &GpuType, name: &str, names: Names<'_>, out: &mut impl Write) -> fmt::Result {
+    write!(out, "{} {}", names.base(ty), Member(name))?;
     bounds(ty, out)
 }
 
@@ -160,9 +187,9 @@ pub(crate) const PREAMBLE: &str = concat!(
     "#endif\n",
 );
 
-/// The declaration of a checked layout.
-pub(crate) fn struct_text(f: &mut impl Write, layout: &GpuLayout) -> fmt::Result {
-    let name = layout.name;
+/// The declaration of a checked layout, its structs named by `names`.
+pub(crate) fn struct_text(f: &mut impl Write, layout: &GpuLayout, names: Names<'_>) -> fmt::Result {
+    let name = names.of(layout);
     let shape = if layout.is_one_word() {
         ", one GPU word"
     } else {
@@ -187,7 +214,7 @@ pub(crate) fn struct_text(f: &mut impl Write, layout: &GpuLayout) -> fmt::Result
             )?;
         }
         f.write_str("    ")?;
-        declarator(&field.ty, field.name, f)?;
+        declarator(&field.ty, field.name, names, f)?;
         f.write_str(";")?;
         if field.is_padding {
             f.write_str(" // padding")?;

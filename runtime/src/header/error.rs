@@ -100,6 +100,13 @@ pub enum HeaderError {
         /// The declared struct that has the view's name.
         taken_by: &'static str,
     },
+    /// [`CudaHeader::name`](super::CudaHeader::name) was given a type that
+    /// is not a struct (a scalar, a CUDA vector type or an array), whose
+    /// name CUDA already fixes.
+    NotAStruct {
+        /// The name the header was asked to give it.
+        name: &'static str,
+    },
     /// Structs nested deeper than 32 levels (or nested in a cycle).
     TooDeep {
         /// The struct at which the limit was hit.
@@ -171,7 +178,13 @@ impl fmt::Display for HeaderError {
             }
             HeaderError::NameClash { name } => write!(
                 f,
-                "two different types are both called `{name}`; C++ needs distinct names"
+                "two different types are both called `{name}`; C++ needs distinct names \
+                 (name each instantiation of a generic struct with `CudaHeader::name`)"
+            ),
+            HeaderError::NotAStruct { name } => write!(
+                f,
+                "only a struct can be declared as `{name}`: scalars, CUDA vector types and \
+                 arrays keep the names CUDA gives them"
             ),
             HeaderError::DuplicateField { ty, field } => write!(
                 f,

@@ -119,7 +119,7 @@ macro_rules! __gpu_soa_derive {
 
             // One check per field, spanned at its type: the only error a
             // field that cannot be a column gets.
-            $( let _ = <$fty as $crate::GpuAligned>::LAYOUT; )*
+            $( let _ = $crate::__private::layout_of::<$fty>(); )*
             const __COUNT: usize = [$( ::core::stringify!($member) ),*].len();
 
             // SAFETY: see the macro's documentation.
@@ -143,7 +143,7 @@ macro_rules! __gpu_soa_derive {
                         ::core::mem::size_of::<$fty>(),
                         ::core::mem::align_of::<$fty>(),
                         false,
-                        <$fty as $crate::GpuData>::TYPE,
+                        $crate::__private::type_of::<$fty>(),
                     )
                 ),*];
                 type Columns<__B: __Backend> = $columns<__B>;

@@ -15,6 +15,12 @@ pub struct Pair {
     pub b: f32,
 }
 
+/// A generic element, its crate named explicitly.
+#[derive(Clone, Copy, Debug, PartialEq, GpuAligned)]
+#[gpu_aligned(crate = "ga")]
+#[repr(transparent)]
+pub struct Meters<T>(pub T);
+
 /// A padded element, its crate named explicitly.
 #[ga::padded(crate = "ga")]
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -45,6 +51,7 @@ mod tests {
         assert!(Pair::LAYOUT.is_one_word());
         let bytes = ga::__private::bytemuck::bytes_of(&Pair { a: 1.0, b: 2.0 });
         assert_eq!(bytes.len(), 8);
+        assert_eq!(Meters::<f64>::LAYOUT.size, 8);
     }
 
     #[test]

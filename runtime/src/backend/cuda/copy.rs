@@ -317,6 +317,10 @@ unsafe impl Backend for CudaBackend {
         tracking.is_made()
     }
 
+    fn never_used(tracking: &ArrayEvents) -> bool {
+        !tracking.is_made()
+    }
+
     fn retire(&mut self, tracking: &mut ArrayEvents) -> Result<Option<CudaEvent>, CudaError> {
         // The arena holds every array given back during a capture; this
         // guards the promise (waiting on the array's events from the

@@ -1,0 +1,73 @@
+//! The lock of the lists dropped arrays wait on (see the `returns` module)
+//! and of a thread's slot of a `ThreadArena`: a spin lock, because the
+//! arena builds without `std` and each of them is held for a few pushes,
+//! pops or a swap of two vectors, never across a call out; and because its
+//! release is a plain store, where a `std` mutex's is an atomic swap.
+
+use core::cell::UnsafeCell;
+use core::ops::{Deref, DerefMut};
+use core::sync::atomic::{AtomicBool, Ordering};
+
+/// A value behind a spin lock.
+pub(super) struct SpinLock<T> {
+    locked: AtomicBool,
+    value: UnsafeCell<T>,
+}
+
+// SAFETY: the value is reached only through a `SpinGuard`, which exists
+// only while `locked` is held (see `SpinLock::lock`), so by one thread at a
+// time; handing that access between threads needs `T: Send`.
+unsafe impl<T: Send> Sync for SpinLock<T> {}
+
+/// Exclusive access to the value while it lives.
+pub(super) struct SpinGuard<'a, T>(&'a SpinLock<T>);
+
+impl<T> SpinLock<T> {
+    pub(super) const fn new(value: T) -> Self {
+        SpinLock {
+            locked: AtomicBool::new(false),
+            value: UnsafeCell::new(value),
+        }
+    }
+
+    #[inline]
+    pub(super) fn lock(&self) -> SpinGuard<'_, T> {
+        while self
+            .locked
+            .compare_exchange_weak(false, true, Ordering::Acquire, Ordering::Relaxed)
+            .is_err()
+        {
+            while self.locked.load(Ordering::Relaxed) {
+                core::hint::spin_loop();
+            }
+        }
+        SpinGuard(self)
+    }
+}
+
+impl<T> Deref for SpinGuard<'_, T> {
+    type Target = T;
+
+    #[inline]
+    fn deref(&self) -> &T {
+        // SAFETY: this guard holds the lock (see `SpinLock::lock`), so no
+        // mutable reference to the value exists elsewhere.
+        unsafe { &*self.0.value.get() }
+    }
+}
+
+impl<T> DerefMut for SpinGuard<'_, T> {
+    #[inline]
+    fn deref_mut(&mut self) -> &mut T {
+        // SAFETY: as in `deref`, and `&mut self` makes this the one
+        // reference made from the guard.
+        unsafe { &mut *self.0.value.get() }
+    }
+}
+
+impl<T> Drop for SpinGuard<'_, T> {
+    #[inline]
+    fn drop(&mut self) {
+        self.0.locked.store(false, Ordering::Release);
+    }
+}

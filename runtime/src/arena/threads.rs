@@ -1,0 +1,629 @@
+//! An arena many threads allocate from at once: [`ThreadArena`], a slot
+//! per thread (blocks kept by size, a list of returns of its own) in front
+//! of one shared [`Arena`]. The type's docs say why this design and what
+//! it keeps exact; here, what the code relies on.
+//!
+//! - **Stamps**: a kept block is handed out again under the stamp its
+//!   dropped array had (the shared arena's own cache renews it, which
+//!   would take the shared lock). That is sound because a block reaches a
+//!   slot only through the drop of the one handle that named it: no handle
+//!   with that stamp is left. Only this module lends through a slot's
+//!   list, and it lends only flat arrays, never given back by hand (the
+//!   shared arena's `free` needs `&mut`, which no thread gets).
+//! - **Lock order**: the shared arena, then the list of slots, then one
+//!   slot, then a list of returns. A thread never waits for the shared
+//!   arena while it holds its slot, and a slot is held only to move blocks
+//!   in or out, never across a call into the backend.
+//! - **Scoped threads**: a thread's slot is given back by its thread-local's
+//!   destructor, which may run after `std::thread::scope` returns; every
+//!   count and drain takes the same locks, so either order gives the same
+//!   result.
+
+use core::mem::align_of;
+use core::ops::Deref;
+use std::any::Any;
+use std::cell::RefCell;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError, Weak};
+use std::vec::Vec;
+
+use super::handle::Place;
+use super::reserve::{Request, RETURN_BATCH};
+use super::returns::{Returned, ReturnsOwner};
+use super::reuse::Reuse;
+use super::spin::{SpinGuard, SpinLock};
+use super::{Arena, ArenaError, ArenaResult, ArenaSlice, GrowthPolicy};
+use crate::align::offset_of;
+use crate::alloc::{AllocError, Stats};
+use crate::backend::Backend;
+use crate::GpuAligned;
+
+/// How many blocks a slot collects for the shared arena (arrays used on a
+/// device, blocks its cache has no room for) before it hands them over at
+/// once.
+const SPILL_BATCH: usize = 32;
+
+/// An [`Arena`] that many threads allocate from and drop into at once, with
+/// a cache per thread in front of it, so that throughput grows with the
+/// threads. `Sync`; every verb takes `&self`.
+///
+/// # Why this design
+///
+/// One arena behind one lock ([`SyncArena`](super::SyncArena), and PyTorch's
+/// caching allocator, which takes one global lock) makes every allocation
+/// hand the lock and the allocator's cache lines from core to core: two
+/// threads get less done than one. RMM's arena resource gives each thread
+/// an arena of its own, carved from superblocks of a shared one. This type
+/// keeps that shape with one difference: a thread's slot keeps *blocks of
+/// the shared arena* (those of arrays it dropped, for its next array of
+/// their size), not a sub-allocator over superblocks. So every array is an
+/// array of the one shared allocator: its offset is the buffer's, the
+/// shared arena checks its handle on every use, and the verbs that read
+/// and write arrays are the [`Arena`]'s, through [`lock`](ThreadArena::lock).
+///
+/// A thread allocating finds its slot through a thread-local, takes the
+/// slot's lock (another thread takes it only to drain or count the slot:
+/// when memory runs short, on [`flush`](ThreadArena::flush),
+/// [`live`](ThreadArena::live) and at a thread's exit) and pops a kept
+/// block of the size asked for; the array's drop queues the block on the
+/// slot's own list, which the slot takes back a batch at a time. The slot,
+/// its lock and its list sit on cache lines of their own. The shared arena
+/// is locked only on a miss (a size the thread has not dropped lately).
+///
+/// # What stays exact
+///
+/// - **Drops on other threads**: an array goes back to the list of the
+///   slot that made it, whichever thread drops it.
+/// - **Devices**: a thread keeps only blocks whose tracking says the
+///   backend's work never used them ([`Backend::never_used`]); an array
+///   used on a stream goes back to the shared arena (with the thread's next
+///   batch), which hands its bytes out again only after its last recorded
+///   use, as it does for its own arrays.
+/// - **Thread exit**: the thread's slot gives what it keeps to the shared
+///   arena and waits, with its list (for that thread's arrays others still
+///   hold), for the next thread. An array that does not fit takes back
+///   what every slot keeps before the arena grows or reports out of
+///   memory. No byte is lost.
+/// - **Red zones**: while the shared arena keeps red zones for a tool
+///   watching kernels, every array is the shared arena's own and no slot
+///   keeps anything.
+///
+/// ```
+/// use gpu_aligned::arena::{Arena, ThreadArena};
+///
+/// let arena = ThreadArena::new(Arena::host(1 << 20)?);
+/// let kept = std::thread::scope(|scope| {
+///     for _ in 0..4 {
+///         scope.spawn(|| {
+///             for _ in 0..100 {
+///                 let scratch = arena.alloc::<f32>(256).unwrap();
+///                 drop(scratch); // the thread's next array of that size reuses it
+///             }
+///         });
+///     }
+///     // An array made on one thread and dropped on another.
+///     scope.spawn(|| arena.alloc_from(&[1u32, 2, 3]).unwrap()).join().unwrap()
+/// });
+/// assert_eq!(arena.lock().to_vec(&kept)?, [1, 2, 3]);
+/// assert_eq!(arena.live(), 1);
+/// drop(kept);
+/// arena.flush()?; // every thread's kept blocks back to the shared arena
+/// assert_eq!((arena.live(), arena.stats().free), (0, 1 << 20));
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub struct ThreadArena<B: Backend> {
+    shared: Arc<Shared<B>>,
+}
+
+impl<B: Backend> core::fmt::Debug for ThreadArena<B> {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_struct("ThreadArena")
+            .field("id", &self.shared.id)
+            .finish_non_exhaustive()
+    }
+}
+
+/// The shared arena's read-only side, locked: every content verb of
+/// [`Arena`] (they take `&Arena`), none that allocates or resets. Made by
+/// [`ThreadArena::lock`]. The shared arena's own counts
+/// ([`Arena::live`], [`Arena::leaks`]) take the blocks the threads keep
+/// for live arrays; [`ThreadArena::live`] does not.
+pub struct ArenaLock<'a, B: Backend>(MutexGuard<'a, Arena<B>>);
+
+impl<B: Backend> Deref for ArenaLock<'_, B> {
+    type Target = Arena<B>;
+
+    fn deref(&self) -> &Arena<B> {
+        &self.0
+    }
+}
+
+impl<B: Backend> core::fmt::Debug for ArenaLock<'_, B> {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        core::fmt::Debug::fmt(&*self.0, f)
+    }
+}
+
+/// What the threads share.
+struct Shared<B: Backend> {
+    /// Tells this arena's slots apart in a thread's claims.
+    id: u64,
+    /// Copies of the arena's alignments (which never change), so a cache
+    /// hit needs no lock.
+    min_align: usize,
+    base_align: u64,
+    core: Mutex<Arena<B>>,
+    /// Every slot ever made, claimed or not.
+    slots: Mutex<Vec<Arc<Slot<B>>>>,
+}
+
+/// One thread's cache, on cache lines of its own.
+#[repr(align(128))]
+struct Slot<B: Backend> {
+    /// Whether a live thread uses it.
+    claimed: AtomicBool,
+    shared: Weak<Shared<B>>,
+    /// Taken by its thread on every allocation, by another thread only to
+    /// drain or count the slot, each time for a few pushes and pops, never
+    /// across a call out: a spin is shorter than a sleep, and a spin lock's
+    /// release is a plain store where a `Mutex`'s is an atomic swap (one
+    /// read-modify-write per allocation instead of two).
+    cache: SpinLock<Cache<B>>,
+}
+
+struct Cache<B: Backend> {
+    /// The list the arrays this slot lent come back to, from any thread.
+    returns: ReturnsOwner<B>,
+    /// Taken off the list, being sorted; kept between calls so taking
+    /// them never allocates.
+    returned: Vec<Returned<B>>,
+    /// Blocks of dropped arrays, for the next array of their size.
+    kept: Reuse,
+    /// What goes to the shared arena at the next occasion.
+    spill: Vec<Returned<B>>,
+}
+
+/// Hands out arena ids.
+static NEXT_ID: AtomicU64 = AtomicU64::new(0);
+
+std::thread_local! {
+    /// The slots this thread claimed, one per arena it allocated from.
+    static CLAIMS: RefCell<Vec<Claim>> = const { RefCell::new(Vec::new()) };
+}
+
+/// A thread's claim on one slot; dropping it (at thread exit) releases the
+/// slot.
+struct Claim {
+    arena: u64,
+    slot: Arc<dyn Claimed>,
+}
+
+/// A slot of any backend, as a thread-local holds it.
+trait Claimed: Any + Send + Sync {
+    fn as_any(&self) -> &dyn Any;
+    /// The thread is gone: hand what the slot keeps to the shared arena.
+    fn release(&self);
+    /// Whether the slot's arena still lives.
+    fn arena_lives(&self) -> bool;
+}
+
+impl Drop for Claim {
+    fn drop(&mut self) {
+        self.slot.release();
+    }
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    // No method of ours panics halfway through a change, so the data is
+    // consistent whenever the lock is free.
+    mutex.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+impl<B> ThreadArena<B>
+where
+    B: Backend + Send + 'static,
+    B::Tracking: Send,
+    B::Fence: Send,
+{
+    /// Shares `arena` between threads, each with a cache of its own.
+    ///
+    /// ```
+    /// use gpu_aligned::arena::{Arena, ThreadArena};
+    ///
+    /// let arena = ThreadArena::new(Arena::host(4096)?);
+    /// assert_eq!(arena.stats().capacity, 4096);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn new(arena: Arena<B>) -> Self {
+        ThreadArena {
+            shared: Arc::new(Shared {
+                id: NEXT_ID.fetch_add(1, Ordering::Relaxed),
+                min_align: arena.min_align,
+                base_align: arena.base_align,
+                core: Mutex::new(arena),
+                slots: Mutex::new(Vec::new()),
+            }),
+        }
+    }
+
+    /// Allocates an array of `len` elements of `T`, as [`Arena::alloc`]
+    /// does, from this thread's cache when it holds a block of that size.
+    ///
+    /// ```
+    /// # let arena = gpu_aligned::arena::ThreadArena::new(gpu_aligned::arena::Arena::host(4096)?);
+    /// let a = arena.alloc::<f32>(100)?;
+    /// assert_eq!(arena.lock().offset(&a)? % 256, 0);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// As [`Arena::alloc`]; out of memory only once every thread's kept
+    /// blocks went back to the shared arena and the array still does not
+    /// fit.
+    pub fn alloc<T: GpuAligned>(&self, len: usize) -> ArenaResult<ArenaSlice<T, B>, B> {
+        let request = Request::array::<T>(len, self.shared.min_align.max(align_of::<T>()))?;
+        let shared = &self.shared;
+        let place = match with_slot(shared, |slot| slot.reserve(shared, request)) {
+            Some(place) => place?,
+            // No thread-local (this thread is exiting): the shared arena's
+            // own array.
+            None => shared.reserve(&mut lock(&shared.core), request)?,
+        };
+        Ok(ArenaSlice::new(place, len))
+    }
+
+    /// Allocates an array of `len` zeroed elements of `T`, as
+    /// [`Arena::alloc_zeros`] does.
+    ///
+    /// ```
+    /// # let arena = gpu_aligned::arena::ThreadArena::new(gpu_aligned::arena::Arena::host(4096)?);
+    /// let a = arena.alloc_zeros::<u32>(3)?;
+    /// assert_eq!(arena.lock().to_vec(&a)?, [0, 0, 0]);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// As [`Arena::alloc_zeros`].
+    pub fn alloc_zeros<T: GpuAligned>(&self, len: usize) -> ArenaResult<ArenaSlice<T, B>, B> {
+        let mut array = self.alloc::<T>(len)?;
+        self.lock().zero(&mut array)?;
+        Ok(array)
+    }
+
+    /// Allocates an array holding a copy of `src`, as [`Arena::alloc_from`]
+    /// does.
+    ///
+    /// ```
+    /// # let arena = gpu_aligned::arena::ThreadArena::new(gpu_aligned::arena::Arena::host(4096)?);
+    /// let a = arena.alloc_from(&[1.0f32, 2.0])?;
+    /// assert_eq!(arena.lock().to_vec(&a)?, [1.0, 2.0]);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// As [`Arena::alloc_from`].
+    pub fn alloc_from<T: GpuAligned>(&self, src: &[T]) -> ArenaResult<ArenaSlice<T, B>, B> {
+        let mut array = self.alloc::<T>(src.len())?;
+        self.lock().write(&mut array, src)?;
+        Ok(array)
+    }
+
+    /// Locks the shared arena for the verbs that read and write arrays,
+    /// offsets and addresses (every [`Arena`] method taking `&self`).
+    ///
+    /// ```
+    /// # let arena = gpu_aligned::arena::ThreadArena::new(gpu_aligned::arena::Arena::host(4096)?);
+    /// let mut a = arena.alloc::<u8>(2)?;
+    /// let shared = arena.lock();
+    /// shared.write(&mut a, &[7, 8])?;
+    /// assert_eq!(shared.get(&a)?, &[7, 8]);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn lock(&self) -> ArenaLock<'_, B> {
+        ArenaLock(lock(&self.shared.core))
+    }
+
+    /// How many arrays are live: allocated and not dropped (a count that
+    /// may be a moment old while other threads allocate and drop).
+    ///
+    /// ```
+    /// # let arena = gpu_aligned::arena::ThreadArena::new(gpu_aligned::arena::Arena::host(4096)?);
+    /// let a = arena.alloc::<u8>(10)?;
+    /// assert_eq!(arena.live(), 1);
+    /// drop(a);
+    /// assert_eq!(arena.live(), 0);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn live(&self) -> usize {
+        let core = lock(&self.shared.core);
+        let mut cached = 0;
+        for slot in lock(&self.shared.slots).iter() {
+            let cache = slot.cache();
+            cached += cache.kept.len() + cache.spill.len();
+            cached += cache
+                .returns
+                .held(|allocation| core.allocator.check_handle(allocation).is_ok())
+                .len();
+        }
+        core.live().saturating_sub(cached)
+    }
+
+    /// The shared allocator's counters (see [`Arena::stats`]): the blocks
+    /// the threads keep for reuse count as allocated until
+    /// [`flush`](ThreadArena::flush) gives them back.
+    ///
+    /// ```
+    /// # let arena = gpu_aligned::arena::ThreadArena::new(gpu_aligned::arena::Arena::host(4096)?);
+    /// drop(arena.alloc::<u8>(10)?);
+    /// arena.flush()?;
+    /// assert_eq!(arena.stats().free, 4096);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn stats(&self) -> Stats {
+        lock(&self.shared.core).stats()
+    }
+
+    /// Gives every block the threads keep, and every dropped array on their
+    /// lists, back to the shared arena, and waits until it has taken them
+    /// all back (on a device: until their last uses finished). Afterwards
+    /// the allocator counts only live arrays. Never needed for room: an
+    /// array that does not fit takes the kept blocks back by itself.
+    ///
+    /// # Errors
+    ///
+    /// [`ArenaError::Backend`] if the backend cannot wait; what it had not
+    /// waited for stays pending.
+    pub fn flush(&self) -> ArenaResult<(), B> {
+        let mut core = lock(&self.shared.core);
+        self.shared.drain_slots(&mut core);
+        core.drain_pending()
+    }
+}
+
+/// Runs `each` on this thread's slot of `shared`, claiming one first if
+/// this thread has none; `None` when the thread-local is gone (the thread
+/// is exiting) or in use (a drop inside `each` that allocates).
+fn with_slot<B, R>(shared: &Arc<Shared<B>>, each: impl FnOnce(&Slot<B>) -> R) -> Option<R>
+where
+    B: Backend + Send + 'static,
+    B::Tracking: Send,
+    B::Fence: Send,
+{
+    CLAIMS
+        .try_with(|claims| {
+            let mut claims = claims.try_borrow_mut().ok()?;
+            let found = claims.iter().position(|claim| claim.arena == shared.id);
+            let index = match found {
+                Some(index) => index,
+                None => {
+                    // Claims of arenas that are gone are dropped here, not
+                    // only at thread exit.
+                    claims.retain(|claim| claim.slot.arena_lives());
+                    claims.push(Claim {
+                        arena: shared.id,
+                        slot: shared.claim(),
+                    });
+                    claims.len() - 1
+                }
+            };
+            let slot = claims[index].slot.as_any().downcast_ref::<Slot<B>>()?;
+            Some(each(slot))
+        })
+        .ok()
+        .flatten()
+}
+
+impl<B> Shared<B>
+where
+    B: Backend + Send + 'static,
+    B::Tracking: Send,
+    B::Fence: Send,
+{
+    /// A slot no live thread uses (with whatever it kept), or a new one.
+    fn claim(self: &Arc<Self>) -> Arc<Slot<B>> {
+        let mut slots = lock(&self.slots);
+        let free = slots.iter().find(|slot| {
+            slot.claimed
+                .compare_exchange(false, true, Ordering::Acquire, Ordering::Relaxed)
+                .is_ok()
+        });
+        if let Some(slot) = free {
+            return Arc::clone(slot);
+        }
+        let slot = Arc::new(Slot {
+            claimed: AtomicBool::new(true),
+            shared: Arc::downgrade(self),
+            cache: SpinLock::new(Cache {
+                returns: ReturnsOwner::new(),
+                returned: Vec::new(),
+                kept: Reuse::default(),
+                spill: Vec::new(),
+            }),
+        });
+        slots.push(Arc::clone(&slot));
+        slot
+    }
+
+    /// The shared arena's array for `request`; when it does not fit, every
+    /// slot's kept blocks come back first and it is tried again, and only
+    /// then may a growing arena grow (as the arena takes back its own kept
+    /// blocks before it grows).
+    fn reserve(&self, core: &mut Arena<B>, request: Request) -> ArenaResult<Place<B>, B> {
+        let growth = core.growth;
+        core.growth = GrowthPolicy::fixed();
+        let first = core.reserve(request);
+        core.growth = growth;
+        match first {
+            Err(ArenaError::Alloc(AllocError::OutOfMemory { .. }) | ArenaError::Growth(_)) => {
+                self.drain_slots(core);
+                core.reserve(request)
+            }
+            other => other,
+        }
+    }
+
+    /// Gives every slot's kept blocks and queued arrays to the shared arena.
+    fn drain_slots(&self, core: &mut Arena<B>) {
+        for slot in lock(&self.slots).iter() {
+            slot.drain(core);
+        }
+    }
+}
+
+impl<B> Slot<B>
+where
+    B: Backend + Send + 'static,
+    B::Tracking: Send,
+    B::Fence: Send,
+{
+    #[inline]
+    fn cache(&self) -> SpinGuard<'_, Cache<B>> {
+        self.cache.lock()
+    }
+
+    /// Gives the slot's kept blocks and queued arrays to the shared arena,
+    /// holding the slot only to take them out (the shared arena may call
+    /// the backend, and the slot's thread may be waiting for its slot).
+    fn drain(&self, core: &mut Arena<B>) {
+        let mut spill = {
+            let mut cache = self.cache();
+            cache.take_returns();
+            let Cache { kept, spill, .. } = &mut *cache;
+            kept.drain(|block| spill.push((block, B::Tracking::default())));
+            core::mem::take(spill)
+        };
+        give_back(core, &mut spill);
+        self.cache().restore_spill(spill);
+    }
+
+    /// An array for `request`: a kept block when this slot has one, else
+    /// the shared arena's.
+    fn reserve(&self, shared: &Shared<B>, request: Request) -> ArenaResult<Place<B>, B> {
+        // An alignment past the buffer's is refused by the shared arena.
+        let cacheable = offset_of(request.align) <= shared.base_align;
+        let mut cache = self.cache();
+        if cacheable {
+            if cache.returns.queued() >= RETURN_BATCH {
+                cache.take_returns();
+            }
+            let mut hit = cache.lend(request);
+            if hit.is_none() && cache.returns.queued() != 0 {
+                cache.take_returns();
+                hit = cache.lend(request);
+            }
+            if let Some(place) = hit {
+                if cache.spill.len() >= SPILL_BATCH {
+                    let mut spill = core::mem::take(&mut cache.spill);
+                    drop(cache);
+                    give_back(&mut lock(&shared.core), &mut spill);
+                    self.cache().restore_spill(spill);
+                }
+                return Ok(place);
+            }
+        }
+        // A miss: the shared arena, with this slot's spill, and never while
+        // holding the slot (see the lock order).
+        let mut spill = core::mem::take(&mut cache.spill);
+        drop(cache);
+        let mut core = lock(&shared.core);
+        give_back(&mut core, &mut spill);
+        let reserved = shared.reserve(&mut core, request);
+        let mut place = match reserved {
+            // Watched arrays stay the shared arena's, and so do errors.
+            Ok(place) if !core.regions.is_active() => place,
+            other => {
+                drop(core);
+                self.cache().restore_spill(spill);
+                return other;
+            }
+        };
+        // The array becomes this slot's: the shared arena's way back is
+        // ended, the slot lends its own.
+        core.returns.ended_by_hand(&mut place);
+        drop(core);
+        let mut cache = self.cache();
+        cache.restore_spill(spill);
+        Ok(Place::new(
+            place.allocation,
+            place.bytes,
+            cache.returns.lend(),
+        ))
+    }
+}
+
+impl<B> Claimed for Slot<B>
+where
+    B: Backend + Send + 'static,
+    B::Tracking: Send,
+    B::Fence: Send,
+{
+    fn as_any(&self) -> &dyn Any {
+        self
+    }
+
+    fn release(&self) {
+        if let Some(shared) = self.shared.upgrade() {
+            self.drain(&mut lock(&shared.core));
+        }
+        // The slot, with its list (arrays of this thread may still be held
+        // elsewhere), waits for the next thread.
+        self.claimed.store(false, Ordering::Release);
+    }
+
+    fn arena_lives(&self) -> bool {
+        self.shared.strong_count() != 0
+    }
+}
+
+impl<B: Backend> Cache<B> {
+    /// A kept block for `request`, lent under this slot's list.
+    #[inline]
+    fn lend(&mut self, request: Request) -> Option<Place<B>> {
+        let allocation = self.kept.take(request.bytes, request.align)?;
+        Some(Place::new(allocation, request.bytes, self.returns.lend()))
+    }
+
+    /// Takes the dropped arrays off this slot's list: the blocks nothing
+    /// can use any more are kept (or spilled when their size's stack is
+    /// full), the others spilled for the shared arena to retire.
+    fn take_returns(&mut self) {
+        let mut returned = core::mem::take(&mut self.returned);
+        self.returns.take(&mut returned);
+        let spill = &mut self.spill;
+        for (allocation, tracking) in returned.drain(..) {
+            if !B::never_used(&tracking) {
+                spill.push((allocation, tracking));
+                continue;
+            }
+            let evict = |block| spill.push((block, B::Tracking::default()));
+            if let Err(block) = self.kept.keep(allocation, evict) {
+                spill.push((block, B::Tracking::default()));
+            }
+        }
+        self.returned = returned;
+    }
+
+    /// Puts back the spill taken out to hand over while the slot was not
+    /// held (its allocation, and what it could not hand over), after what
+    /// was spilled meanwhile.
+    fn restore_spill(&mut self, mut spill: Vec<Returned<B>>) {
+        spill.append(&mut self.spill);
+        self.spill = spill;
+    }
+}
+
+/// Gives `spill`'s blocks back to the shared arena (at once, or once their
+/// last uses have finished). One the backend failed to retire stays in
+/// `spill`, for the next occasion; one the arena refuses (it cannot be,
+/// but a refused block is nobody's) is dropped.
+fn give_back<B: Backend>(core: &mut Arena<B>, spill: &mut Vec<Returned<B>>) {
+    spill.retain_mut(|(allocation, tracking)| {
+        matches!(
+            core.give_back(*allocation, tracking),
+            Err(ArenaError::Backend(_))
+        )
+    });
+}
