@@ -11,7 +11,7 @@
 //! allocation figures are host-timed means over many pairs). The
 //! carved arrays come from a device [`Arena`]; the padded `float3` is a
 //! `#[gpu_aligned::padded]` type, declared to the kernels by
-//! `gpu_aligned::header`.
+//! `gpu_aligned::header`. `--alloc-only` runs the allocation section alone.
 
 use std::fmt::Write as _;
 use std::sync::Arc;
@@ -149,6 +149,14 @@ fn launch_config(n: u64) -> LaunchConfig {
 }
 
 impl Bench {
+    /// Writes `gpu_bench.csv` into `out_dir`.
+    fn write(&self, out_dir: &str) -> Res<()> {
+        let path = std::path::Path::new(out_dir).join("gpu_bench.csv");
+        std::fs::write(&path, &self.csv)?;
+        println!("\nwrote {}", path.display());
+        Ok(())
+    }
+
     fn func(&self, name: &str) -> Res<CudaFunction> {
         Ok(self.module.load_function(name)?)
     }
@@ -298,6 +306,11 @@ fn main() -> Res<()> {
         .push_str("section,case,value,unit,pct_of_copy_peak,note\n");
     b.row("meta", "device", 0.0, "", 0.0, &name.replace(',', " "));
     b.row("meta", "driver_api", f64::from(driver), "", 0.0, &date);
+    // `--alloc-only`: section 4 alone, a few seconds instead of minutes.
+    if std::env::args().any(|a| a == "--alloc-only") {
+        allocation_speed(&mut b)?;
+        return b.write(&out_dir);
+    }
 
     // ---- pitches: what cuMemAllocPitch picks
     println!("\n## cuMemAllocPitch (height 16); CU_DEVICE_ATTRIBUTE_TEXTURE_PITCH_ALIGNMENT = {pitch_align}");
@@ -479,12 +492,22 @@ fn main() -> Res<()> {
     arena.free(carved_f4)?;
     arena.free(carved_f32)?;
 
-    // ---- 4. allocation speed
+    arena.free(head)?;
+    drop(arena);
+
+    allocation_speed(&mut b)?;
+    b.write(&out_dir)
+}
+
+/// Section 4: the arena's alloc+free and alloc+drop pairs against the
+/// driver's allocators, and against a host arena's alloc+drop in the same
+/// run (the same code over host memory: what the device path adds).
+fn allocation_speed(b: &mut Bench) -> Res<()> {
     const PAIRS: usize = 2000;
     const ARENA_PAIRS: usize = 200_000;
     println!("\n## 4. allocation speed: ns per alloc+free pair (driver: mean of {PAIRS} pairs; arena: {ARENA_PAIRS}; arena drop: alloc + drop of the handle)");
     println!(
-        "{:>10} {:>12} {:>16} {:>13} {:>10} {:>11} {:>12} {:>12} {:>12} {:>14}",
+        "{:>10} {:>12} {:>16} {:>13} {:>10} {:>11} {:>12} {:>12} {:>12} {:>14} {:>10}",
         "bytes",
         "cuMemAlloc",
         "cuMemAllocAsync",
@@ -494,8 +517,17 @@ fn main() -> Res<()> {
         "vs cuMem",
         "vs async",
         "vs cudarc",
-        "drop vs async"
+        "drop vs async",
+        "host drop"
     );
+    let stream = b.stream.clone();
+    // A device arena with one small array live in front, as a program
+    // that keeps some; a host arena of the same shape beside it.
+    // Room for the arrays a batch of drops holds back at 16 MiB.
+    let mut arena = Arena::device(&stream, 1 << 30)?;
+    let head = arena.alloc::<u8>(1000)?;
+    let mut host = Arena::host(1 << 30)?;
+    let host_head = host.alloc::<u8>(1000)?;
     for &bytes in &[256usize, 4096, 65_536, 1 << 20, 16 << 20] {
         let t = Instant::now();
         for _ in 0..PAIRS {
@@ -537,8 +569,14 @@ fn main() -> Res<()> {
             drop(std::hint::black_box(arena.alloc::<u8>(bytes)?));
         }
         let drop_ns = t.elapsed().as_nanos() as f64 / ARENA_PAIRS as f64;
+        // The host arena's alloc + drop, the peer of the device's.
+        let t = Instant::now();
+        for _ in 0..ARENA_PAIRS {
+            drop(std::hint::black_box(host.alloc::<u8>(bytes)?));
+        }
+        let host_ns = t.elapsed().as_nanos() as f64 / ARENA_PAIRS as f64;
         println!(
-            "{bytes:>10} {sync_ns:>12.0} {async_ns:>16.0} {cudarc_ns:>13.0} {arena_ns:>10.1} {drop_ns:>11.1} {:>11.0}x {:>11.0}x {:>11.0}x {:>13.0}x",
+            "{bytes:>10} {sync_ns:>12.0} {async_ns:>16.0} {cudarc_ns:>13.0} {arena_ns:>10.1} {drop_ns:>11.1} {:>11.0}x {:>11.0}x {:>11.0}x {:>13.0}x {host_ns:>10.1}",
             sync_ns / arena_ns,
             async_ns / arena_ns,
             cudarc_ns / arena_ns,
@@ -577,12 +615,17 @@ fn main() -> Res<()> {
             0.0,
             "",
         );
+        b.row(
+            "alloc",
+            &format!("host_arena_drop_{bytes}"),
+            host_ns,
+            "ns",
+            0.0,
+            "",
+        );
     }
     arena.free(head)?;
+    host.free(host_head)?;
     arena.synchronize()?;
-
-    let path = std::path::Path::new(&out_dir).join("gpu_bench.csv");
-    std::fs::write(&path, &b.csv)?;
-    println!("\nwrote {}", path.display());
     Ok(())
 }

@@ -18,6 +18,8 @@ enum Op {
     Alloc {
         size: usize,
         align: usize,
+        /// Placed at the top of its free block (`alloc_high`).
+        high: bool,
     },
     /// Frees the live allocation at `pick % live.len()`.
     Free {
@@ -40,7 +42,8 @@ enum Op {
 
 fn op() -> impl Strategy<Value = Op> {
     prop_oneof![
-        50 => (1..=4096usize, 0..=12u32).prop_map(|(size, log2)| Op::Alloc { size, align: 1 << log2 }),
+        50 => (1..=4096usize, 0..=12u32, any::<bool>())
+            .prop_map(|(size, log2, high)| Op::Alloc { size, align: 1 << log2, high }),
         40 => any::<usize>().prop_map(|pick| Op::Free { pick }),
         6 => any::<usize>().prop_map(|pick| Op::FreeDead { pick }),
         1 => Just(Op::Reset),
@@ -102,6 +105,19 @@ impl Model {
     }
 }
 
+/// `alloc`, or `alloc_high` when `high`: both must keep every invariant.
+fn place(
+    allocator: &mut Allocator,
+    size: usize,
+    align: usize,
+    high: bool,
+) -> Result<gpu_aligned::alloc::Allocation, AllocError> {
+    match high {
+        true => allocator.alloc_high(size, align),
+        false => allocator.alloc(size, align),
+    }
+}
+
 fn run_program(capacity: usize, granularity: usize, ops: &[Op]) -> Result<(), TestCaseError> {
     let mut allocator = Allocator::with_granularity(capacity, granularity).unwrap();
     let mut model = Model {
@@ -112,7 +128,7 @@ fn run_program(capacity: usize, granularity: usize, ops: &[Op]) -> Result<(), Te
     };
     for &op in ops {
         match op {
-            Op::Alloc { size, align } => match allocator.alloc(size, align) {
+            Op::Alloc { size, align, high } => match place(&mut allocator, size, align, high) {
                 Ok(a) => {
                     prop_assert_eq!(a.size(), size);
                     prop_assert_eq!(a.offset() % offset_of(align), 0, "misaligned {:?}", a);

@@ -766,9 +766,47 @@ impl Allocator {
         self.alloc_bytes(offset_of(size), offset_of(align))
     }
 
+    /// As [`alloc`](Allocator::alloc), but the allocation is placed at the
+    /// high end of the free block the same lookups find, rather than at its
+    /// start. A caller that puts its large blocks high and its small ones
+    /// low keeps the small ones together at the bottom of the free space,
+    /// where they do not split the holes the large ones leave (the arena
+    /// does so in a growing arena that gives free chunks back).
+    ///
+    /// ```
+    /// use gpu_aligned::alloc::Allocator;
+    ///
+    /// let mut allocator = Allocator::with_granularity(4096, 256)?;
+    /// let high = allocator.alloc_high(1000, 256)?;
+    /// assert_eq!(high.offset(), 3072);
+    /// let low = allocator.alloc(1000, 256)?;
+    /// assert_eq!(low.offset(), 0);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// As [`alloc`](Allocator::alloc).
+    #[inline]
+    pub fn alloc_high(&mut self, size: usize, align: usize) -> Result<Allocation, AllocError> {
+        self.alloc_placed(offset_of(size), offset_of(align), true)
+    }
+
     /// [`alloc`](Allocator::alloc) in the `u64`s the blocks are kept in.
     #[inline(always)]
     fn alloc_bytes(&mut self, size: u64, align: u64) -> Result<Allocation, AllocError> {
+        self.alloc_placed(size, align, false)
+    }
+
+    /// [`alloc`](Allocator::alloc), or [`alloc_high`](Allocator::alloc_high)
+    /// when `high`.
+    #[inline(always)]
+    fn alloc_placed(
+        &mut self,
+        size: u64,
+        align: u64,
+        high: bool,
+    ) -> Result<Allocation, AllocError> {
         // One test for everything the common path does not handle: a request
         // that can never succeed, the end of the stamps, or too few spare
         // slots for a split.
@@ -788,21 +826,35 @@ impl Allocator {
             // wrote it (1 to 2 ns of a 60 ns free + alloc pair).
             self.admit_slow(size, align)?;
         }
-        self.alloc_checked(size, align)
+        self.alloc_checked(size, align, high)
     }
 
     /// [`alloc`](Allocator::alloc) for a valid request with two spare slots.
     #[inline(always)]
-    fn alloc_checked(&mut self, size: u64, align: u64) -> Result<Allocation, AllocError> {
+    fn alloc_checked(
+        &mut self,
+        size: u64,
+        align: u64,
+        high: bool,
+    ) -> Result<Allocation, AllocError> {
         // Starting on a granule boundary is what keeps every block on one.
         let block_align = align.max(self.granularity);
-        let (slot, start, block) = match self.find_fast(size, block_align) {
+        let (slot, mut start, block) = match self.find_fast(size, block_align) {
             Some(Found { slot, bin, start }) => (slot, start, self.unlink_head(slot, bin)),
             None => {
                 let (slot, start) = self.find_slow(size, align, block_align)?;
                 (slot, start, self.unlink_free(slot))
             }
         };
+        if high {
+            // The highest aligned start whose rounded request still ends
+            // inside the block; `start`, the lowest, fits, so this one is
+            // at least as high.
+            let reserved = align_up(size, self.granularity).unwrap_or(u64::MAX);
+            if let Some(top) = block.end().checked_sub(reserved) {
+                start = start.max(top & !(block_align - 1));
+            }
+        }
         Ok(self.split_and_use(slot, block, start, size))
     }
 
@@ -856,6 +908,14 @@ impl Allocator {
     /// error.
     #[inline(always)]
     pub fn free(&mut self, allocation: Allocation) -> Result<(), FreeError> {
+        self.free_merged(allocation).map(|_| ())
+    }
+
+    /// [`free`](Allocator::free), returning the free block the allocation
+    /// became part of once merged with its free neighbours, as `(offset,
+    /// end)`: what an arena gives back memory of.
+    #[inline(always)]
+    pub(crate) fn free_merged(&mut self, allocation: Allocation) -> Result<(u64, u64), FreeError> {
         let slot = allocation.slot;
         let block = match self.blocks.get(slot as usize) {
             Some(block) if self.matches(block, &allocation) => *block,
@@ -890,7 +950,7 @@ impl Allocator {
         }
         self.blocks[slot as usize] = Block::free(offset, size, prev, next);
         self.link_free(slot);
-        Ok(())
+        Ok((offset, offset + size))
     }
 
     /// Whether `allocation` names the used block `block`. The stamp alone
@@ -1023,6 +1083,15 @@ impl Allocator {
             .iter()
             .filter(|block| block.is_used())
             .map(|block| (block.offset, bytes(block.size)))
+    }
+
+    /// The free blocks as `(offset, end)` pairs, in no particular order.
+    /// Walks the block table: for trimming, not for the allocation path.
+    pub(crate) fn free_extents(&self) -> impl Iterator<Item = (u64, u64)> + '_ {
+        self.blocks
+            .iter()
+            .filter(|block| block.is_free())
+            .map(|block| (block.offset, block.end()))
     }
 
     /// Every slot holds a used block, a free block or nothing (vacant), so

@@ -350,7 +350,10 @@ impl<B: Backend> Arena<B> {
 
     /// Gives back the memory at the end of a growing arena that no live
     /// array holds, in whole chunks, never below the initial length, and
-    /// returns the bytes given back. Dropped arrays whose work may still be
+    /// returns the bytes of the end given back (the span shrinks by them).
+    /// Over a backend that can, the memory of the whole free chunks inside
+    /// the arena goes back too (see [`committed`](Arena::committed)).
+    /// Dropped arrays whose work may still be
     /// queued on a stream are waited for first: a device backend unmaps
     /// memory only once no stream can use it. A fixed arena gives nothing
     /// back.
@@ -378,6 +381,9 @@ impl<B: Backend> Arena<B> {
             return Ok(0);
         }
         self.drain_pending()?;
+        // The whole free chunks inside holes first (where the backend can),
+        // then the end.
+        self.release_free_chunks();
         let capacity = self.allocator.capacity();
         let in_use = capacity - self.allocator.free_tail();
         let keep = round_up(in_use, self.growth.chunk())
@@ -393,6 +399,7 @@ impl<B: Backend> Arena<B> {
         // memory went back) stays the allocator's.
         let held = self.backend.len().clamp(keep, capacity);
         self.allocator.grow(held)?;
+        self.chunks_trimmed(held);
         // Sanitizer hook: the chunks given back stop being heaps.
         self.regions_trimmed(held);
         trimmed.map_err(ArenaError::Backend)?;

@@ -1,6 +1,6 @@
 //! What every array of an arena is made of: a [`Place`] (its block of the
-//! buffer, what the backend tracks for it, its element type's name, and the
-//! arena's list of returns), under a typed wrapper: [`ArenaSlice`] for a
+//! buffer, what the backend tracks for it, and the arena's list of
+//! returns), under a typed wrapper: [`ArenaSlice`] for a
 //! flat array, [`Pitched`](super::Pitched) for a 2D one, a structure of
 //! arrays' columns, a carving's arrays not taken yet. Dropping a place gives
 //! its bytes back (see [`returns`](super::returns) for how), so every
@@ -21,25 +21,17 @@ pub struct Place<B: Backend> {
     /// when the arena keeps them (see `crate::sanitizer`).
     pub(super) bytes: usize,
     pub(super) tracking: B::Tracking,
-    /// The element type's name, for reports.
-    pub(super) element: &'static str,
     /// `None` once the bytes were given back by hand: dropping then does
     /// nothing.
     returns: Option<ReturnsRef<B>>,
 }
 
 impl<B: Backend> Place<B> {
-    pub(super) fn new(
-        allocation: Allocation,
-        bytes: usize,
-        element: &'static str,
-        returns: ReturnsRef<B>,
-    ) -> Self {
+    pub(super) fn new(allocation: Allocation, bytes: usize, returns: ReturnsRef<B>) -> Self {
         Place {
             allocation,
             bytes,
             tracking: B::Tracking::default(),
-            element,
             returns: Some(returns),
         }
     }
@@ -75,7 +67,6 @@ impl<B: Backend> Drop for Place<B> {
 impl<B: Backend> fmt::Debug for Place<B> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Place")
-            .field("element", &self.element)
             .field("offset", &self.allocation.offset())
             .field("bytes", &self.bytes)
             .finish()

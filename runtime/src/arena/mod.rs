@@ -66,12 +66,14 @@
 //! for the next array of their size), `reserve` (the one way bytes are
 //! reserved and the one way they come back), `access` (checked typed ranges and the
 //! verbs that move bytes), `options` (constructors), `graphs` (arrays held
-//! for captured CUDA graphs, and `Arena::capture`), and one file each for
+//! for captured CUDA graphs, and `Arena::capture`), `chunks` (the memory a
+//! growing arena holds and gives back), and one file each for
 //! pitched arrays, plans, growth, host and device views, errors, the
 //! arena behind one lock (`sync`) and the arena with a cache per thread
 //! (`threads`, [`ThreadArena`]).
 
 mod access;
+mod chunks;
 mod error;
 mod graphs;
 mod growth;
@@ -159,6 +161,9 @@ pub struct Arena<B: Backend = HostBuffer> {
     reuse: Reuse,
     /// Whether and how far the buffer grows when an array does not fit.
     growth: GrowthPolicy,
+    /// The whole chunks of a growing arena's free space whose memory went
+    /// back.
+    chunks: chunks::Chunks,
 }
 
 impl<B: Backend> fmt::Debug for Arena<B> {

@@ -173,6 +173,7 @@ impl ArenaOptions {
             _ => 1 << base.trailing_zeros(),
         };
         let regions = crate::sanitizer::Regions::new(backend.watched_by_tools());
+        let chunks = super::chunks::Chunks::new(&growth, backend.can_release());
         Ok(Arena {
             returns: ReturnsOwner::new(),
             graphs: Default::default(),
@@ -185,6 +186,7 @@ impl ArenaOptions {
             pending: VecDeque::new(),
             returned: Vec::new(),
             reuse: Default::default(),
+            chunks,
             growth,
         })
     }

@@ -123,7 +123,7 @@ impl<B: Backend> Arena<B> {
     #[inline]
     pub(super) fn free_block(&mut self, allocation: Allocation) -> Result<(), FreeError> {
         if !self.regions.is_active() {
-            return self.allocator.free(allocation);
+            return self.free_offsets(allocation);
         }
         self.free_block_watched(allocation)
     }
@@ -132,7 +132,7 @@ impl<B: Backend> Arena<B> {
     #[inline(never)]
     fn free_block_watched(&mut self, allocation: Allocation) -> Result<(), FreeError> {
         let offset = allocation.offset();
-        self.allocator.free(allocation)?;
+        self.free_offsets(allocation)?;
         self.backend.enter_for_tools();
         let base = self.backend.base_address();
         self.regions.released(base, offset);

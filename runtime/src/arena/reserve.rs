@@ -65,6 +65,7 @@ impl<B: Backend> Arena<B> {
     /// nothing fits, every dropped array and kept block comes back, then
     /// a growing arena grows, and only then are pending frees waited for. `align` is relative to the buffer's address, which is checked to
     /// be aligned as well.
+    #[inline]
     pub(super) fn reserve(&mut self, request: Request) -> ArenaResult<Place<B>, B> {
         let Request {
             bytes,
@@ -96,18 +97,13 @@ impl<B: Backend> Arena<B> {
                 None => self.allocate(bytes, align)?,
             }
         };
-        Ok(Place::new(
-            allocation,
-            bytes,
-            array.element,
-            self.returns.lend(),
-        ))
+        Ok(Place::new(allocation, bytes, self.returns.lend()))
     }
 
     /// The allocator's block for `bytes` at `align`, growing the arena or
     /// waiting for pending frees when nothing fits.
     pub(super) fn allocate(&mut self, bytes: usize, align: usize) -> ArenaResult<Allocation, B> {
-        let refused = match self.allocator.alloc(bytes, align) {
+        let refused = match self.place(bytes, align) {
             Err(
                 error @ (AllocError::OutOfMemory { .. } | AllocError::SizeExceedsCapacity { .. }),
             ) => ArenaError::Alloc(error),
@@ -117,14 +113,14 @@ impl<B: Backend> Arena<B> {
         // blocks kept for other sizes.
         let taken = self.take_returns();
         if self.free_kept() | taken {
-            if let Ok(allocation) = self.allocator.alloc(bytes, align) {
+            if let Ok(allocation) = self.place(bytes, align) {
                 return Ok(allocation);
             }
         }
         // Nothing fits. Growing waits for no stream, waiting for the pending
         // frees may, so a growing arena grows first.
         let refused = match self.grow_for(bytes, align) {
-            Ok(true) => return Ok(self.allocator.alloc(bytes, align)?),
+            Ok(true) => return Ok(self.place(bytes, align)?),
             Ok(false) => refused,
             Err(error) => error,
         };
@@ -133,7 +129,7 @@ impl<B: Backend> Arena<B> {
             return Err(refused);
         }
         self.drain_pending()?;
-        match self.allocator.alloc(bytes, align) {
+        match self.place(bytes, align) {
             Err(AllocError::OutOfMemory { .. }) => Err(refused),
             other => Ok(other?),
         }
@@ -190,12 +186,25 @@ impl<B: Backend> Arena<B> {
     }
 
     /// Gives back one dropped array (see [`take_returns`](Self::take_returns)).
+    #[inline]
     pub(super) fn return_one(&mut self, allocation: Allocation, mut tracking: B::Tracking) {
         if self.held_by_graph(allocation, &mut tracking) {
             // Graph hook: kept for a captured graph (see `graphs`).
         } else if !self.backend.needs_retire(&tracking) {
             self.keep(allocation);
-        } else if let Err(ArenaError::Backend(_)) = self.give_back(allocation, &mut tracking) {
+        } else {
+            self.retire_returned(allocation, tracking);
+        }
+    }
+
+    /// Gives back a dropped array that was used on the device (its bytes
+    /// wait for a fence), or puts it back on the list if the backend
+    /// failed to retire it. Out of line: arrays that need no fence, which
+    /// [`return_one`](Self::return_one) keeps, are the ones a fast
+    /// allocate-and-drop loop makes.
+    #[inline(never)]
+    fn retire_returned(&mut self, allocation: Allocation, mut tracking: B::Tracking) {
+        if let Err(ArenaError::Backend(_)) = self.give_back(allocation, &mut tracking) {
             self.returns.requeue((allocation, tracking));
         }
     }
@@ -204,6 +213,7 @@ impl<B: Backend> Arena<B> {
     /// for the next array of its size, under a new stamp, or frees it. A
     /// stale block (dropped after a reset) is neither: the allocator refuses
     /// it, and it frees nothing.
+    #[inline]
     fn keep(&mut self, allocation: Allocation) {
         if self.regions.is_active() {
             // Watched arrays are registered one by one: the block goes back
@@ -225,7 +235,7 @@ impl<B: Backend> Arena<B> {
             None => allocation,
         };
         // Refused only for a stale block, which is nobody's.
-        let _ = allocator.free(unkept);
+        let _ = self.free_offsets(unkept);
     }
 
     /// Gives every kept block to the allocator. Returns whether any was.
@@ -237,7 +247,9 @@ impl<B: Backend> Arena<B> {
     }
 
     /// Keeps (or frees) the bytes of given-back arrays whose fences have
-    /// passed, oldest first, without waiting.
+    /// passed, oldest first, without waiting. Out of line, so that
+    /// [`reserve`](Arena::reserve) stays small enough to inline.
+    #[inline(never)]
     fn reclaim(&mut self) -> ArenaResult<(), B> {
         while let Some((_, fence)) = self.pending.front() {
             if !self

@@ -52,15 +52,22 @@ struct Class {
     blocks: Vec<Allocation>,
 }
 
-/// The class a size is kept in: the low bits of splitmix64's finalizer,
-/// which depend on every bit of the size (a single multiply does not spread
-/// powers of two: 4 KiB and 64 KiB shared a class).
+/// The class a size is kept in, in a few instructions (it is computed on
+/// every allocation and every kept block): the top bits of a Fibonacci
+/// hash of the size's odd part, mixed with its count of trailing zeros, so
+/// that sizes which differ by a power of two (4 KiB and 64 KiB, say) fall
+/// in different classes, and any 16 consecutive powers of two in 16
+/// different ones. (A plain multiplicative hash of the size puts every
+/// power of two in the class of its low bits.)
 #[inline(always)]
 fn class_of(bytes: usize) -> usize {
+    const CLASS_BITS: u32 = CLASSES.trailing_zeros();
     let bytes = offset_of(bytes);
-    let mut z = (bytes ^ (bytes >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-    (z ^ (z >> 31)) as usize % CLASSES
+    let zeros = bytes.trailing_zeros();
+    // `wrapping_shr`: zero bytes has 64 trailing zeros, and stays zero.
+    let odd = bytes.wrapping_shr(zeros);
+    let hash = odd.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> (u64::BITS - CLASS_BITS);
+    (hash ^ u64::from(zeros)) as usize % CLASSES
 }
 
 impl Reuse {

@@ -549,7 +549,6 @@ where
         Ok(Place::new(
             place.allocation,
             place.bytes,
-            place.element,
             cache.returns.lend(),
         ))
     }
@@ -584,12 +583,7 @@ impl<B: Backend> Cache<B> {
     #[inline]
     fn lend(&mut self, request: Request) -> Option<Place<B>> {
         let allocation = self.kept.take(request.bytes, request.align)?;
-        Some(Place::new(
-            allocation,
-            request.bytes,
-            request.array.element,
-            self.returns.lend(),
-        ))
+        Some(Place::new(allocation, request.bytes, self.returns.lend()))
     }
 
     /// Takes the dropped arrays off this slot's list: the blocks nothing

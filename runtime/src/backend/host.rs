@@ -9,7 +9,7 @@ use core::ptr::NonNull;
 
 use super::vm::{HostVm, VmError};
 use super::{Backend, HostAccess, Rows, Span};
-use crate::align::{offset_of, round_up};
+use crate::align::{bytes_of, offset_of, round_up};
 
 /// The smallest alignment a [`HostBuffer`] gets, whatever is asked: the
 /// alignment `cudaMalloc` guarantees for device buffers,
@@ -218,7 +218,7 @@ impl HostBuffer {
             return None;
         }
         // In bounds (checked just above), so the offset fits `usize`.
-        let offset = crate::align::bytes_of(span.offset)?;
+        let offset = bytes_of(span.offset)?;
         // SAFETY: `offset + len <= self.len`, so the pointer stays inside
         // (or one past the end of) the committed bytes.
         Some(unsafe { self.vm.as_ptr().as_ptr().add(offset) })
@@ -422,6 +422,31 @@ unsafe impl Backend for HostBuffer {
             self.len = len;
         }
         Ok(self.len)
+    }
+
+    fn can_release(&self) -> bool {
+        true
+    }
+
+    fn release(&mut self, span: Span) -> Result<bool, HostBufferError> {
+        if !span.within(self.len) {
+            return Err(outside(span));
+        }
+        // The whole pages inside the span: the OS gives memory back by
+        // pages, and the bytes around them may belong to arrays.
+        let page = HostVm::page_size();
+        // Inside the buffer (checked above), so neither overflows.
+        let offset = bytes_of(span.offset).ok_or(outside(span))?;
+        let end = (offset + span.len) / page * page;
+        match round_up(offset, page) {
+            Some(start) if start < end => {
+                self.vm
+                    .discard(start, end - start)
+                    .map_err(HostBufferError::Vm)?;
+                Ok(true)
+            }
+            _ => Ok(false),
+        }
     }
 
     fn trim(&mut self, len: usize) -> Result<usize, HostBufferError> {

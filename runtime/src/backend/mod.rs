@@ -406,6 +406,41 @@ pub unsafe trait Backend {
         Ok(self.len())
     }
 
+    /// Gives the memory behind `span`, bytes inside the buffer that no
+    /// array holds, back to the system while keeping them addressable, and
+    /// returns whether it did: the bytes then read as zero (the host maps
+    /// fresh zero-fill-on-demand pages over them, which cost nothing until
+    /// written). The arena calls it for the whole chunks of a growing
+    /// arena's holes as they become free, so memory held stays close to
+    /// the bytes live. A backend that cannot (the default, and a device
+    /// buffer: unmapping would leave addresses that fault) returns `false`
+    /// and keeps the memory.
+    ///
+    /// ```
+    /// use gpu_aligned::backend::{Backend, HostBuffer, Span};
+    ///
+    /// let mut buffer = HostBuffer::growable(1 << 20, 1 << 20, 256)?;
+    /// let page = gpu_aligned::backend::HostVm::page_size();
+    /// assert!(buffer.release(Span { offset: 0, len: page })?);
+    /// assert_eq!(buffer.len(), 1 << 20); // the addresses stay
+    /// # Ok::<(), gpu_aligned::backend::HostBufferError>(())
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// The backend's error when the system refuses; the memory is kept.
+    fn release(&mut self, span: Span) -> Result<bool, Self::Error> {
+        let _ = span;
+        Ok(false)
+    }
+
+    /// Whether [`release`](Backend::release) gives memory back (the
+    /// default: no). A growing arena over a backend that does keeps its
+    /// memory close to its live bytes (see [`Arena::committed`](crate::arena::Arena::committed)).
+    fn can_release(&self) -> bool {
+        false
+    }
+
     /// Gives the memory past the first `len` bytes back (the host's pages,
     /// the device's chunks), once no work queued on any stream can still use
     /// it, and returns the new length: `len`, or more where the backend

@@ -62,6 +62,16 @@ pub enum VmError {
         /// The OS error number (`errno`).
         errno: i32,
     },
+    /// Pages to discard that are not whole committed pages (`errno` 0), or
+    /// the OS refused to replace them.
+    Discard {
+        /// The range's first byte.
+        offset: usize,
+        /// The range's length.
+        len: usize,
+        /// The OS error number (`errno`), 0 for a bad range.
+        errno: i32,
+    },
     /// A commit past the end of the reservation.
     BeyondReservation {
         /// The committed length asked for.
@@ -96,6 +106,11 @@ impl fmt::Display for VmError {
                     "the OS refused to decommit memory down to {len} bytes (errno {errno})"
                 )
             }
+            VmError::Discard { offset, len, errno } => write!(
+                f,
+                "cannot discard the {len} bytes at {offset}: not whole committed pages, \
+                 or the OS refused (errno {errno})"
+            ),
             VmError::BeyondReservation { len, reserved } => write!(
                 f,
                 "cannot commit {len} bytes of a reservation of {reserved} bytes"
@@ -290,6 +305,44 @@ impl HostVm {
             .map_err(|errno| VmError::Decommit { len, errno })?;
         self.committed = target;
         Ok(())
+    }
+
+    /// Gives the pages of `offset .. offset + len` (whole pages inside the
+    /// committed bytes) back to the OS and leaves them committed: they read
+    /// as zero, and cost memory again only once written. Nothing happens
+    /// for an empty range.
+    ///
+    /// ```
+    /// use gpu_aligned::backend::HostVm;
+    ///
+    /// let page = HostVm::page_size();
+    /// let mut vm = HostVm::reserve(4 * page, 256)?;
+    /// vm.commit(4 * page)?;
+    /// vm.committed_bytes_mut().fill(7);
+    /// vm.discard(page, 2 * page)?;
+    /// assert!(vm.committed_bytes()[page..3 * page].iter().all(|&b| b == 0));
+    /// assert_eq!((vm.committed_bytes()[0], vm.committed_bytes()[3 * page]), (7, 7));
+    /// assert!(vm.discard(1, page).is_err()); // not whole pages
+    /// # Ok::<(), gpu_aligned::backend::VmError>(())
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// [`VmError::Discard`] for a range that is not whole committed pages,
+    /// or when the OS refuses (nothing changes then).
+    pub fn discard(&mut self, offset: usize, len: usize) -> Result<(), VmError> {
+        let refused = |errno| VmError::Discard { offset, len, errno };
+        let end = offset.checked_add(len).ok_or(refused(0))?;
+        if offset % self.page != 0 || len % self.page != 0 || end > self.committed {
+            return Err(refused(0));
+        }
+        if len == 0 {
+            return Ok(());
+        }
+        // SAFETY: `offset .. end` lies inside the committed bytes, both ends
+        // are page multiples, and `&mut self` means no reference into the
+        // committed bytes is alive.
+        unsafe { imp::discard(&self.sys, self.ptr, offset, end) }.map_err(refused)
     }
 
     /// The page size: commits and decommits are rounded up to multiples of
@@ -508,17 +561,42 @@ mod imp {
         from: usize,
         to: usize,
     ) -> Result<(), i32> {
+        // SAFETY: as promised by the caller.
+        unsafe { replace(ptr, from, to, libc::PROT_NONE) }
+    }
+
+    /// # Safety
+    ///
+    /// As [`commit`], for committed pages.
+    pub(super) unsafe fn discard(
+        _: &Mapping,
+        ptr: NonNull<u8>,
+        from: usize,
+        to: usize,
+    ) -> Result<(), i32> {
+        // Readable and writable: the memory goes back, the bytes stay
+        // usable.
+        // SAFETY: as promised by the caller.
+        unsafe { replace(ptr, from, to, libc::PROT_READ | libc::PROT_WRITE) }
+    }
+
+    /// Maps fresh pages with access `prot` over `from .. to`.
+    ///
+    /// # Safety
+    ///
+    /// As [`commit`].
+    unsafe fn replace(ptr: NonNull<u8>, from: usize, to: usize, prot: i32) -> Result<(), i32> {
         // A fixed mapping over the range replaces its pages atomically with
         // fresh zero-fill-on-demand ones (POSIX, unlike `madvise`'s varying
         // meanings across systems), so the memory goes back to the OS now
-        // and reads as zero after the next commit.
+        // and the bytes read as zero when next accessible.
         // SAFETY: the caller promises the range is ours, page-aligned and
         // unreferenced, so replacing its pages discards nothing still in use.
         let raw = unsafe {
             libc::mmap(
                 ptr.as_ptr().add(from).cast(),
                 to - from,
-                libc::PROT_NONE,
+                prot,
                 FLAGS | libc::MAP_FIXED,
                 -1,
                 0,
@@ -598,6 +676,21 @@ mod imp {
         // unreferenced.
         unsafe { core::ptr::write_bytes(ptr.as_ptr().add(from), 0, to - from) };
         Ok(())
+    }
+
+    /// Zeroes the range, as discarded pages read.
+    ///
+    /// # Safety
+    ///
+    /// As [`decommit`].
+    pub(super) unsafe fn discard(
+        mapping: &Mapping,
+        ptr: NonNull<u8>,
+        from: usize,
+        to: usize,
+    ) -> Result<(), i32> {
+        // SAFETY: as promised by the caller.
+        unsafe { decommit(mapping, ptr, from, to) }
     }
 
     /// # Safety

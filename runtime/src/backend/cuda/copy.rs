@@ -309,6 +309,9 @@ unsafe impl Backend for CudaBackend {
         )
     }
 
+    // Inline: the arena asks for every array it takes back, from code
+    // instantiated in the user's crate.
+    #[inline]
     fn needs_retire(&self, tracking: &ArrayEvents) -> bool {
         // An array never used on the device has no events to wait for.
         tracking.is_made()

@@ -10,6 +10,7 @@
 //! the slice's stream wait on both events and destroys them without
 //! freeing anything.
 
+use std::boxed::Box;
 use std::mem::ManuallyDrop;
 use std::sync::{Arc, OnceLock};
 
@@ -52,13 +53,18 @@ impl Drop for Tracked {
 /// The read and write events of one array of a device arena, as cudarc
 /// keeps them for each `CudaSlice`. Made on the array's first device use,
 /// so arrays that are never touched cost nothing.
+///
+/// Boxed: every handle carries one and every drop moves one through the
+/// arena's list of returns, so it is kept to two words (a `CudaSlice` is
+/// seven); one heap allocation beside the two `cuEventCreate`s of a first
+/// use costs nothing measurable.
 #[derive(Debug, Default)]
 pub struct ArrayEvents {
-    cell: OnceLock<Tracked>,
+    cell: OnceLock<Box<Tracked>>,
 }
 
 impl ArrayEvents {
-    fn make(backend: &CudaBackend, array: Span) -> Result<Tracked, CudaError> {
+    fn make(backend: &CudaBackend, array: Span) -> Result<Box<Tracked>, CudaError> {
         backend.healthy()?;
         let len = array.len;
         if !array.within(backend.buffer_len()) {
@@ -80,7 +86,7 @@ impl ArrayEvents {
         // (zeroed when allocated or mapped) and valid as `u8`. The slice is never dropped normally (see
         // `Tracked`), so it never frees this interior pointer.
         let slice = unsafe { owner.upgrade_device_ptr::<u8>(address, len) };
-        Ok(Tracked(ManuallyDrop::new(slice)))
+        Ok(Box::new(Tracked(ManuallyDrop::new(slice))))
     }
 
     /// The array's slice, made on first use; inside a capture, the
@@ -103,7 +109,7 @@ impl ArrayEvents {
         }
         self.cell
             .get()
-            .map(Tracked::slice)
+            .map(|tracked| tracked.slice())
             .ok_or(CudaError::OutOfRange {
                 offset: array.offset,
                 len: array.len,
@@ -128,7 +134,7 @@ impl ArrayEvents {
         }
         self.cell
             .get_mut()
-            .map(Tracked::slice_mut)
+            .map(|tracked| tracked.slice_mut())
             .ok_or(CudaError::OutOfRange {
                 offset: array.offset,
                 len: array.len,
@@ -136,11 +142,12 @@ impl ArrayEvents {
     }
 
     /// The tracked slice, taken out (the array is being freed).
-    pub(super) fn take(&mut self) -> Option<Tracked> {
+    pub(super) fn take(&mut self) -> Option<Box<Tracked>> {
         self.cell.take()
     }
 
     /// Whether the array was ever used on the device.
+    #[inline]
     pub(super) fn is_made(&self) -> bool {
         self.cell.get().is_some()
     }
