@@ -9,7 +9,7 @@ use alloc_crate::vec::Vec;
 use core::fmt;
 use core::mem::{align_of, size_of};
 
-use super::{Arena, ArenaArray, ArenaError, ArenaResult, ArenaSlice, Place};
+use super::{Arena, ArenaArray, ArenaError, ArenaResult, ArenaSlice, Place, SEALED};
 use crate::align::offset_of;
 use crate::backend::{Backend, Span};
 use crate::{GpuAligned, GpuField};
@@ -96,7 +96,7 @@ impl<B: Backend> Arena<B> {
         len: usize,
         field: &GpuField,
     ) -> ArenaResult<u64, B> {
-        let place = column.place();
+        let place = column.place(SEALED);
         self.allocator.check_handle(&place.allocation)?;
         if len.checked_mul(field.size) != Some(place.bytes) {
             let found = place.bytes.checked_div(field.size).unwrap_or(0);

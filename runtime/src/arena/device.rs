@@ -7,7 +7,7 @@
 
 use cudarc::driver::{CudaSlice, CudaView, CudaViewMut};
 
-use super::{Arena, ArenaArray, ArenaError, ArenaResult, ArenaSlice, Pitched};
+use super::{Arena, ArenaArray, ArenaError, ArenaResult, ArenaSlice, Pitched, SEALED};
 use crate::align::bytes_of;
 use crate::backend::cuda::{CudaBackend, CudaError};
 use crate::backend::Span;
@@ -237,7 +237,7 @@ impl Arena<CudaBackend> {
         field: &GpuField,
     ) -> ArenaResult<&'a mut CudaSlice<u8>, CudaBackend> {
         self.column_address(column, len, field)?;
-        let place = column.place_mut();
+        let place = column.place_mut(SEALED);
         let array = place.span();
         place
             .tracking

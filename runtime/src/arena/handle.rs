@@ -171,26 +171,37 @@ impl<T, B: Backend> fmt::Debug for ArenaSlice<T, B> {
 mod sealed {
     use super::{Backend, Place};
 
+    /// Proof that the caller is this crate. The sealed traits' methods take
+    /// one because a trait object makes its supertraits' methods callable
+    /// without importing them: without it, code outside could reach a
+    /// handle's place through `dyn ArenaArray` and swap the places of two
+    /// handles of different element types.
+    #[derive(Clone, Copy, Debug)]
+    pub struct Sealed(());
+
+    /// The one [`Sealed`] there is, for the crate's own calls.
+    pub(crate) const SEALED: Sealed = Sealed(());
+
     /// Visits the places of a handle.
     pub trait Places<B: Backend> {
-        fn places(&mut self, each: &mut dyn FnMut(&mut Place<B>));
+        fn places(&mut self, _: Sealed, each: &mut dyn FnMut(&mut Place<B>));
 
         /// The place of a one-array handle, for the short way through
         /// [`Arena::free`](crate::arena::Arena::free).
-        fn only_place(&mut self) -> Option<&mut Place<B>> {
+        fn only_place(&mut self, _: Sealed) -> Option<&mut Place<B>> {
             None
         }
     }
 
     /// The place of a one-array handle.
     pub trait OnePlace<B: Backend> {
-        fn place(&self) -> &Place<B>;
-        fn place_mut(&mut self) -> &mut Place<B>;
+        fn place(&self, _: Sealed) -> &Place<B>;
+        fn place_mut(&mut self, _: Sealed) -> &mut Place<B>;
     }
 }
 
 pub(super) use sealed::OnePlace;
-pub(crate) use sealed::Places;
+pub(crate) use sealed::{Places, Sealed, SEALED};
 
 /// Something that holds arrays of an arena on backend `B`, which
 /// [`Arena::free`](super::Arena::free) gives back: an [`ArenaSlice`], a
@@ -199,11 +210,11 @@ pub(crate) use sealed::Places;
 pub trait ArenaHandle<B: Backend>: Places<B> {}
 
 impl<T, B: Backend> Places<B> for ArenaSlice<T, B> {
-    fn places(&mut self, each: &mut dyn FnMut(&mut Place<B>)) {
+    fn places(&mut self, _: Sealed, each: &mut dyn FnMut(&mut Place<B>)) {
         each(&mut self.place);
     }
 
-    fn only_place(&mut self) -> Option<&mut Place<B>> {
+    fn only_place(&mut self, _: Sealed) -> Option<&mut Place<B>> {
         Some(&mut self.place)
     }
 }
@@ -216,11 +227,11 @@ impl<T, B: Backend> ArenaHandle<B> for ArenaSlice<T, B> {}
 pub trait ArenaArray<B: Backend>: ArenaHandle<B> + OnePlace<B> {}
 
 impl<T, B: Backend> OnePlace<B> for ArenaSlice<T, B> {
-    fn place(&self) -> &Place<B> {
+    fn place(&self, _: Sealed) -> &Place<B> {
         &self.place
     }
 
-    fn place_mut(&mut self) -> &mut Place<B> {
+    fn place_mut(&mut self, _: Sealed) -> &mut Place<B> {
         &mut self.place
     }
 }

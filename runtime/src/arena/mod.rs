@@ -106,7 +106,7 @@ pub use graphs::CapturedGraph;
 pub use growth::{GrowthError, GrowthPolicy, DEFAULT_CHUNK};
 pub use handle::{ArenaArray, ArenaHandle, ArenaSlice};
 // The structure of arrays is a handle too.
-pub(crate) use handle::{Place, Places};
+pub(crate) use handle::{Place, Places, Sealed, SEALED};
 #[cfg(feature = "cuda")]
 pub use kernel_array::{KernelArg, KernelArray};
 pub use options::ArenaOptions;
@@ -367,7 +367,7 @@ impl<B: Backend> Arena<B> {
     ///
     /// [`ArenaError::Handle`] for a handle this arena does not hold.
     pub fn offset(&self, array: &impl ArenaArray<B>) -> ArenaResult<u64, B> {
-        let allocation = &array.place().allocation;
+        let allocation = &array.place(SEALED).allocation;
         self.allocator.check_handle(allocation)?;
         Ok(allocation.offset())
     }

@@ -12,7 +12,7 @@ use core::mem::size_of;
 use crate::align::{offset_of, round_up};
 
 use super::access::check_len;
-use super::handle::{ArenaArray, ArenaHandle, OnePlace, Place, Places};
+use super::handle::{ArenaArray, ArenaHandle, OnePlace, Place, Places, Sealed};
 use super::reserve::Request;
 use super::{Arena, ArenaError, ArenaResult, OnStream};
 use crate::alloc::AllocError;
@@ -136,21 +136,21 @@ impl<T, B: Backend> Pitched<T, B> {
 }
 
 impl<T, B: Backend> Places<B> for Pitched<T, B> {
-    fn places(&mut self, each: &mut dyn FnMut(&mut Place<B>)) {
+    fn places(&mut self, _: Sealed, each: &mut dyn FnMut(&mut Place<B>)) {
         each(&mut self.place);
     }
 
-    fn only_place(&mut self) -> Option<&mut Place<B>> {
+    fn only_place(&mut self, _: Sealed) -> Option<&mut Place<B>> {
         Some(&mut self.place)
     }
 }
 
 impl<T, B: Backend> OnePlace<B> for Pitched<T, B> {
-    fn place(&self) -> &Place<B> {
+    fn place(&self, _: Sealed) -> &Place<B> {
         &self.place
     }
 
-    fn place_mut(&mut self) -> &mut Place<B> {
+    fn place_mut(&mut self, _: Sealed) -> &mut Place<B> {
         &mut self.place
     }
 }

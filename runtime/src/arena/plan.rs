@@ -9,7 +9,7 @@ use core::marker::PhantomData;
 use core::mem::{align_of, size_of};
 use core::sync::atomic::{AtomicU64, Ordering};
 
-use super::handle::{ArenaHandle, Place, Places};
+use super::handle::{ArenaHandle, Place, Places, Sealed};
 use super::pitched::{pitched_layout, Footprint, Pitched};
 use super::{Arena, ArenaError, ArenaResult, ArenaSlice};
 use crate::align::{bytes_of, offset_of, round_up};
@@ -404,7 +404,7 @@ pub struct Carving<B: Backend = HostBuffer> {
 }
 
 impl<B: Backend> Places<B> for Carving<B> {
-    fn places(&mut self, each: &mut dyn FnMut(&mut Place<B>)) {
+    fn places(&mut self, _: Sealed, each: &mut dyn FnMut(&mut Place<B>)) {
         for (place, _) in self.handles.iter_mut().flatten() {
             each(place);
         }

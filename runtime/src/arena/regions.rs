@@ -2,7 +2,7 @@
 //! from addresses to arrays, labels, and naming each array's region as it
 //! is made.
 
-use super::{Arena, ArenaArray, ArenaResult};
+use super::{Arena, ArenaArray, ArenaResult, SEALED};
 use crate::align::offset_of;
 use crate::alloc::{AllocError, Allocation, FreeError};
 use crate::backend::Backend;
@@ -72,7 +72,7 @@ impl<B: Backend> Arena<B> {
     /// [`ArenaError::Handle`](super::ArenaError::Handle) for a handle this
     /// arena does not hold.
     pub fn label(&mut self, array: &impl ArenaArray<B>, label: &str) -> ArenaResult<(), B> {
-        self.label_allocation(&array.place().allocation, label)
+        self.label_allocation(&array.place(SEALED).allocation, label)
     }
 
     fn label_allocation(&mut self, allocation: &Allocation, label: &str) -> ArenaResult<(), B> {

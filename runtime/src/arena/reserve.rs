@@ -20,7 +20,7 @@
 
 use core::mem::size_of;
 
-use super::handle::{ArenaHandle, Place};
+use super::handle::{ArenaHandle, Place, SEALED};
 use super::{Arena, ArenaError, ArenaResult, ArenaSlice, FreeFailed};
 use crate::align::offset_of;
 use crate::alloc::{AllocError, Allocation, Allocator};
@@ -408,7 +408,7 @@ impl<B: Backend> Arena<B> {
         &mut self,
         mut handle: H,
     ) -> Result<(), FreeFailed<H, B::Error>> {
-        if let Some(place) = handle.only_place() {
+        if let Some(place) = handle.only_place(SEALED) {
             // One array: `give_back` checks it before anything changes.
             if place.is_held() {
                 match self.give_back(place.allocation, &mut place.tracking) {
@@ -419,7 +419,7 @@ impl<B: Backend> Arena<B> {
             return Ok(());
         }
         let mut checked = Ok(());
-        handle.places(&mut |place| {
+        handle.places(SEALED, &mut |place| {
             if place.is_held() && checked.is_ok() {
                 checked = self.allocator.check_handle(&place.allocation);
             }
@@ -431,7 +431,7 @@ impl<B: Backend> Arena<B> {
             });
         }
         let mut given = Ok(());
-        handle.places(&mut |place| {
+        handle.places(SEALED, &mut |place| {
             if !place.is_held() || given.is_err() {
                 return;
             }

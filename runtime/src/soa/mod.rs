@@ -45,7 +45,7 @@ mod ops;
 
 pub use ops::SoaKey;
 
-use crate::arena::{ArenaArray, ArenaHandle, Place, Places, Plan};
+use crate::arena::{ArenaArray, ArenaHandle, Place, Places, Plan, Sealed, SEALED};
 use crate::backend::{Backend, HostBuffer};
 use crate::header::{CudaHeader, HeaderError};
 use crate::layout::{GpuField, GpuLayout};
@@ -116,9 +116,9 @@ pub struct Soa<T: GpuSoa, B: Backend = HostBuffer> {
 }
 
 impl<T: GpuSoa, B: Backend> Places<B> for Soa<T, B> {
-    fn places(&mut self, each: &mut dyn FnMut(&mut Place<B>)) {
+    fn places(&mut self, _: Sealed, each: &mut dyn FnMut(&mut Place<B>)) {
         for column in T::columns_mut(&mut self.columns) {
-            column.places(each);
+            column.places(SEALED, each);
         }
     }
 }

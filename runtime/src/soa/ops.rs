@@ -4,7 +4,7 @@
 //! an array of its field's size and alignment.
 
 use super::{derive::ColumnPlaces, FromAddresses, GpuSoa, Soa};
-use crate::arena::{Arena, ArenaError, ArenaResult, Carving, Plan};
+use crate::arena::{Arena, ArenaError, ArenaResult, Carving, Plan, SEALED};
 #[cfg(feature = "cuda")]
 use crate::backend::cuda::{CudaBackend, CudaError};
 use crate::backend::Backend;
@@ -153,7 +153,7 @@ impl<B: Backend> Arena<B> {
         let columns = T::columns_mut(&mut soa.columns).into_iter().zip(T::COLUMNS);
         for ((column, field), bytes) in columns.zip(&bytes) {
             let element = (field.size, field.align);
-            (self.here()).write_bytes(column.place_mut(), soa.len, element, 0, bytes)?;
+            (self.here()).write_bytes(column.place_mut(SEALED), soa.len, element, 0, bytes)?;
         }
         Ok(())
     }
@@ -172,7 +172,7 @@ impl<B: Backend> Arena<B> {
                 // `column_addresses` checked that the column holds these bytes.
                 let mut bytes = alloc_crate::vec![0; soa.len * field.size];
                 let element = (field.size, field.align);
-                (self.here()).read_bytes(column.place(), soa.len, element, 0, &mut bytes)?;
+                (self.here()).read_bytes(column.place(SEALED), soa.len, element, 0, &mut bytes)?;
                 Ok(bytes)
             })
             .collect::<ArenaResult<Vec<Vec<u8>>, B>>()?;
