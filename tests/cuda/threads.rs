@@ -13,13 +13,13 @@ use std::sync::Arc;
 use std::thread;
 use std::time::{Duration, Instant};
 
-use gpu_aligned::arena::{Arena, ArenaLock, ArenaSlice, ThreadArena};
+use gpu_aligned::arena::{Arena, ArenaSlice, ThreadArena};
 use gpu_aligned::backend::cuda::cudarc::driver::{
     CudaContext, CudaFunction, CudaStream, LaunchConfig, PushKernelArg,
 };
 use gpu_aligned::backend::cuda::CudaBackend;
 
-use crate::support::assert_consistent;
+use crate::support::assert_nothing_lost;
 use crate::types::module;
 
 const KERNELS: &str = r#"
@@ -74,22 +74,29 @@ fn data(thread: usize, round: usize) -> Vec<u32> {
     (0..LEN as u32).map(|i| base + i).collect()
 }
 
-/// Queues `slow_copy` from `src` to `dst` on `stream`.
-fn launch_copy(
-    shared: &ArenaLock<'_, CudaBackend>,
+/// Uploads `data` to a new input on `stream` and queues `slow_copy` from
+/// it to a new output there; returns `(input, output)`.
+fn start_copy(
+    arena: &ThreadArena<CudaBackend>,
     stream: &Arc<CudaStream>,
     copy: &CudaFunction,
-    src: &Array,
-    dst: &mut Array,
-) {
-    let src = shared.view(src).unwrap();
-    let mut dst = shared.view_mut(dst).unwrap();
-    let n = LEN as u64;
-    let mut launch = stream.launch_builder(copy);
-    launch.arg(&src).arg(&mut dst).arg(&n).arg(&SPIN_CYCLES);
-    // SAFETY: `slow_copy` reads [0, n) of `src` and writes [0, n) of `dst`,
-    // both arrays of n elements.
-    unsafe { launch.launch(config()) }.unwrap();
+    data: &[u32],
+) -> (Array, Array) {
+    let mut input = arena.alloc::<u32>(LEN).unwrap();
+    arena.lock().on(stream).write(&mut input, data).unwrap();
+    let mut output = arena.alloc::<u32>(LEN).unwrap();
+    {
+        let shared = arena.lock();
+        let src = shared.view(&input).unwrap();
+        let mut dst = shared.view_mut(&mut output).unwrap();
+        let n = LEN as u64;
+        let mut launch = stream.launch_builder(copy);
+        launch.arg(&src).arg(&mut dst).arg(&n).arg(&SPIN_CYCLES);
+        // SAFETY: `slow_copy` reads [0, n) of `src` and writes [0, n) of
+        // `dst`, both arrays of n elements.
+        unsafe { launch.launch(config()) }.unwrap();
+    }
+    (input, output)
 }
 
 fn config() -> LaunchConfig {
@@ -105,18 +112,6 @@ fn config() -> LaunchConfig {
 /// reads, the kernel copies `u32::MAX`.
 fn filler(arena: &ThreadArena<CudaBackend>) -> Array {
     arena.alloc_from(&vec![u32::MAX; LEN]).unwrap()
-}
-
-/// Nothing is live, and once flushed the whole buffer is free and fits one
-/// array at offset 0.
-fn assert_nothing_lost(arena: &ThreadArena<CudaBackend>, capacity: usize) {
-    assert_eq!(arena.live(), 0);
-    arena.flush().unwrap();
-    let stats = arena.stats();
-    assert_eq!((stats.free, stats.allocations), (capacity, 0));
-    assert_consistent(arena.lock().allocator());
-    let whole = arena.alloc::<u8>(capacity).unwrap();
-    assert_eq!(arena.lock().offset(&whole).unwrap(), 0);
 }
 
 /// Waits until `done` holds, panicking after [`PATIENCE`].
@@ -174,14 +169,7 @@ fn threads_on_streams_of_their_own_reuse_no_bytes_a_kernel_still_reads() {
                     for round in 0..ROUNDS {
                         drop(arena.alloc::<u32>(LEN).unwrap());
                         let expected = data(id, round);
-                        let mut input = arena.alloc::<u32>(LEN).unwrap();
-                        arena
-                            .lock()
-                            .on(stream)
-                            .write(&mut input, &expected)
-                            .unwrap();
-                        let mut out = arena.alloc::<u32>(LEN).unwrap();
-                        launch_copy(&arena.lock(), stream, copy, &input, &mut out);
+                        let (input, out) = start_copy(arena, stream, copy, &expected);
                         if round % 2 == 1 {
                             next.send((id, input)).unwrap();
                             handed += 1;
@@ -254,14 +242,7 @@ fn a_full_thread_arena_waits_for_the_kernels_of_other_threads() {
                 let (arena, stream, copy) = (&arena, &streams[id], &copy);
                 scope.spawn(move || {
                     let expected = data(id, 0);
-                    let mut input = arena.alloc::<u32>(LEN).unwrap();
-                    arena
-                        .lock()
-                        .on(stream)
-                        .write(&mut input, &expected)
-                        .unwrap();
-                    let mut out = arena.alloc::<u32>(LEN).unwrap();
-                    launch_copy(&arena.lock(), stream, copy, &input, &mut out);
+                    let (input, out) = start_copy(arena, stream, copy, &expected);
                     ready.send(arena.lock().offset(&input).unwrap()).unwrap();
                     next.send(input).unwrap();
                     drop(inbox.recv_timeout(PATIENCE).expect("the previous input"));
