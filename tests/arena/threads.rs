@@ -11,7 +11,7 @@ use gpu_aligned::alloc::AllocError;
 use gpu_aligned::arena::{Arena, ArenaError, ArenaOptions, ArenaSlice, GrowthPolicy, ThreadArena};
 use gpu_aligned::backend::HostBuffer;
 
-use crate::support::{assert_consistent, Rng};
+use crate::support::{assert_nothing_lost, Rng};
 
 /// The live arrays, by offset: `(end, stamp)`. Every array is added when it
 /// is made and taken out just before it is dropped, so two entries that
@@ -55,18 +55,6 @@ impl Model {
     fn is_empty(&self) -> bool {
         self.0.lock().unwrap().is_empty()
     }
-}
-
-/// The arena gives every byte back: nothing live, and once the threads'
-/// kept blocks are flushed, the whole buffer is free and fits one array.
-fn assert_nothing_lost(arena: &ThreadArena<HostBuffer>, capacity: usize) {
-    assert_eq!(arena.live(), 0);
-    arena.flush().unwrap();
-    let stats = arena.stats();
-    assert_eq!((stats.free, stats.allocations), (capacity, 0));
-    assert_consistent(arena.lock().allocator());
-    let whole = arena.alloc::<u8>(capacity).unwrap();
-    assert_eq!(arena.lock().offset(&whole).unwrap(), 0);
 }
 
 #[test]

@@ -16,5 +16,6 @@ mod host;
 mod kernel_arrays;
 mod probe;
 mod streams;
+mod threads;
 mod traits;
 mod types;

@@ -1,8 +1,11 @@
-//! What several test binaries share: one seeded random generator and the
-//! allocator's invariant checks. Each binary uses part of it.
+//! What several test binaries share: one seeded random generator, the
+//! allocator's invariant checks and a `ThreadArena`'s final check. Each
+//! binary uses part of it.
 #![allow(dead_code)]
 
 use gpu_aligned::alloc::Allocator;
+use gpu_aligned::arena::ThreadArena;
+use gpu_aligned::backend::Backend;
 
 /// SplitMix64: seeded, so every run sees the same inputs, and good enough
 /// that no test depends on the pattern of its numbers.
@@ -96,3 +99,21 @@ pub trait GrowingArena: Into<gpu_aligned::arena::ArenaOptions> {
 }
 
 impl GrowingArena for gpu_aligned::arena::ArenaOptions {}
+
+/// Nothing of `arena` is live, and once the threads' kept blocks are
+/// flushed (on a device: once every last use finished), the whole buffer
+/// of `capacity` bytes is free and fits one array at offset 0.
+pub fn assert_nothing_lost<B>(arena: &ThreadArena<B>, capacity: usize)
+where
+    B: Backend + Send + 'static,
+    B::Tracking: Send,
+    B::Fence: Send,
+{
+    assert_eq!(arena.live(), 0);
+    arena.flush().unwrap();
+    let stats = arena.stats();
+    assert_eq!((stats.free, stats.allocations), (capacity, 0));
+    assert_consistent(arena.lock().allocator());
+    let whole = arena.alloc::<u8>(capacity).unwrap();
+    assert_eq!(arena.lock().offset(&whole).unwrap(), 0);
+}
