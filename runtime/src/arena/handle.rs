@@ -59,7 +59,7 @@ impl<B: Backend> Place<B> {
 impl<B: Backend> Drop for Place<B> {
     fn drop(&mut self) {
         if let Some(returns) = self.returns.take() {
-            returns.give_back(self.allocation, core::mem::take(&mut self.tracking));
+            returns.give_back(self.allocation, &mut self.tracking);
         }
     }
 }

@@ -176,13 +176,27 @@ impl<B: Backend> Arena<B> {
         let mut returned = core::mem::take(&mut self.returned);
         self.returns.take(&mut returned);
         let any = !returned.is_empty();
-        for (allocation, tracking) in returned.drain(..) {
+        for allocation in returned.unused.drain(..) {
+            self.return_unused(allocation);
+        }
+        for (allocation, tracking) in returned.used.drain(..) {
             self.return_one(allocation, tracking);
         }
         self.returned = returned;
         // Graph hook: the arrays of dropped graphs come back here too.
         self.release_graphs(false);
         any
+    }
+
+    /// Gives back one dropped array that the backend's work never used
+    /// (see the `returns` module): kept for reuse at once, as on the host,
+    /// unless a captured graph may use it (used inside a capture, an array
+    /// gets no tracking of its own).
+    #[inline]
+    fn return_unused(&mut self, allocation: Allocation) {
+        if !self.held_by_graph(allocation, &mut B::Tracking::default()) {
+            self.keep(allocation);
+        }
     }
 
     /// Gives back one dropped array (see [`take_returns`](Self::take_returns)).
