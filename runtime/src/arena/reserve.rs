@@ -65,7 +65,13 @@ impl<B: Backend> Arena<B> {
     /// nothing fits, every dropped array and kept block comes back, then
     /// a growing arena grows, and only then are pending frees waited for. `align` is relative to the buffer's address, which is checked to
     /// be aligned as well.
-    #[inline]
+    ///
+    /// Always inline (its slow paths are out of line): a program that
+    /// allocates arrays of several element types from one arena made LLVM
+    /// keep it out of line, one copy called from each `alloc::<T>`, which
+    /// cost every allocation a call and a copy of the place it returns (the
+    /// device benchmark's arena did; the host one, of one type, did not).
+    #[inline(always)]
     pub(super) fn reserve(&mut self, request: Request) -> ArenaResult<Place<B>, B> {
         let Request {
             bytes,
