@@ -153,15 +153,21 @@ impl<B: Backend> Drop for Graphs<B> {
 impl<B: Backend> Arena<B> {
     /// Holds an array given back if a capture is under way or a live graph
     /// touched it; returns whether it did (then `tracking` was taken).
-    #[inline]
+    #[inline(always)]
     pub(super) fn held_by_graph(
         &mut self,
         allocation: Allocation,
         tracking: &mut B::Tracking,
     ) -> bool {
-        if self.graphs.idle() {
-            return false;
-        }
+        // Inline: asked for every array given back; held only while a
+        // capture is under way or a graph lives.
+        !self.graphs.idle() && self.hold_for_graph(allocation, tracking)
+    }
+
+    /// [`held_by_graph`](Self::held_by_graph) once a capture is under way
+    /// or a graph lives.
+    #[inline(never)]
+    fn hold_for_graph(&mut self, allocation: Allocation, tracking: &mut B::Tracking) -> bool {
         // A stale or foreign block is the caller's to refuse.
         if self.allocator.check_handle(&allocation).is_err() {
             return false;

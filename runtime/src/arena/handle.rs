@@ -57,9 +57,13 @@ impl<B: Backend> Place<B> {
 }
 
 impl<B: Backend> Drop for Place<B> {
+    // Always inline into the place's drop glue (one function, which every
+    // handle's glue calls): otherwise a backend whose places many handle
+    // types hold paid a second call per drop.
+    #[inline(always)]
     fn drop(&mut self) {
         if let Some(returns) = self.returns.take() {
-            returns.give_back(self.allocation, core::mem::take(&mut self.tracking));
+            returns.give_back(self.allocation, &mut self.tracking);
         }
     }
 }

@@ -128,7 +128,7 @@ pub use crate::align::{ARRAY_ALIGN, PITCH_ALIGN};
 use crate::alloc::{Allocation, Allocator, Stats};
 use crate::backend::{Backend, HostAccess, HostBuffer};
 use crate::GpuAligned;
-use returns::{Returned, ReturnsOwner};
+use returns::{ReturnsOwner, Taken};
 use reuse::Reuse;
 
 /// Allocator + buffer + alignments: see the [module docs](self). Made by
@@ -156,7 +156,7 @@ pub struct Arena<B: Backend = HostBuffer> {
     pending: VecDeque<(Allocation, B::Fence)>,
     /// Dropped arrays taken off the shared list, being given back; kept
     /// between calls so taking them never allocates.
-    returned: Vec<Returned<B>>,
+    returned: Taken<B>,
     /// Blocks of dropped arrays kept for the next array of their size.
     reuse: Reuse,
     /// Whether and how far the buffer grows when an array does not fit.

@@ -10,7 +10,6 @@ use crate::align::{offset_of, ARRAY_ALIGN, PITCH_ALIGN};
 use crate::alloc::Allocator;
 use crate::backend::{Backend, HostBuffer, HostVm};
 use alloc_crate::collections::VecDeque;
-use alloc_crate::vec::Vec;
 #[cfg(feature = "cuda")]
 use {
     crate::backend::cuda::{CudaBackend, CudaError},
@@ -184,7 +183,7 @@ impl ArenaOptions {
             pitch_align: self.pitch_align,
             base_align,
             pending: VecDeque::new(),
-            returned: Vec::new(),
+            returned: Default::default(),
             reuse: Default::default(),
             chunks,
             growth,

@@ -65,7 +65,13 @@ impl<B: Backend> Arena<B> {
     /// nothing fits, every dropped array and kept block comes back, then
     /// a growing arena grows, and only then are pending frees waited for. `align` is relative to the buffer's address, which is checked to
     /// be aligned as well.
-    #[inline]
+    ///
+    /// Always inline (its slow paths are out of line): a program that
+    /// allocates arrays of several element types from one arena made LLVM
+    /// keep it out of line, one copy called from each `alloc::<T>`, which
+    /// cost every allocation a call and a copy of the place it returns (the
+    /// device benchmark's arena did; the host one, of one type, did not).
+    #[inline(always)]
     pub(super) fn reserve(&mut self, request: Request) -> ArenaResult<Place<B>, B> {
         let Request {
             bytes,
@@ -176,13 +182,27 @@ impl<B: Backend> Arena<B> {
         let mut returned = core::mem::take(&mut self.returned);
         self.returns.take(&mut returned);
         let any = !returned.is_empty();
-        for (allocation, tracking) in returned.drain(..) {
+        for allocation in returned.unused.drain(..) {
+            self.return_unused(allocation);
+        }
+        for (allocation, tracking) in returned.used.drain(..) {
             self.return_one(allocation, tracking);
         }
         self.returned = returned;
         // Graph hook: the arrays of dropped graphs come back here too.
         self.release_graphs(false);
         any
+    }
+
+    /// Gives back one dropped array that the backend's work never used
+    /// (see the `returns` module): kept for reuse at once, as on the host,
+    /// unless a captured graph may use it (used inside a capture, an array
+    /// gets no tracking of its own).
+    #[inline]
+    fn return_unused(&mut self, allocation: Allocation) {
+        if !self.held_by_graph(allocation, &mut B::Tracking::default()) {
+            self.keep(allocation);
+        }
     }
 
     /// Gives back one dropped array (see [`take_returns`](Self::take_returns)).

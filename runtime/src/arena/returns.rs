@@ -38,6 +38,45 @@ use crate::backend::Backend;
 /// A dropped array: its block, and what the backend tracked for it.
 pub(super) type Returned<B> = (Allocation, <B as Backend>::Tracking);
 
+/// Dropped arrays, in two lists: those the backend's work never used
+/// ([`Backend::never_used`]), as their blocks alone, and the others with
+/// their tracking. An array never used on a device thus costs a drop what
+/// a host array costs: no tracking is moved through the list, dropped or
+/// asked about, and its block goes straight to the arena's reuse stacks.
+pub(super) struct Taken<B: Backend> {
+    pub(super) unused: Vec<Allocation>,
+    pub(super) used: Vec<Returned<B>>,
+}
+
+impl<B: Backend> Default for Taken<B> {
+    fn default() -> Self {
+        Taken {
+            unused: Vec::new(),
+            used: Vec::new(),
+        }
+    }
+}
+
+impl<B: Backend> Taken<B> {
+    /// How many arrays, in both lists.
+    #[inline]
+    pub(super) fn len(&self) -> usize {
+        self.unused.len() + self.used.len()
+    }
+
+    /// Whether both lists are empty.
+    #[inline]
+    pub(super) fn is_empty(&self) -> bool {
+        self.unused.is_empty() && self.used.is_empty()
+    }
+
+    /// Forgets both lists' arrays (dropping the trackings).
+    pub(super) fn clear(&mut self) {
+        self.unused.clear();
+        self.used.clear();
+    }
+}
+
 /// The list of dropped arrays of one arena (or of one thread's slot of a
 /// `ThreadArena`), on cache lines of its own: its lock is taken on every
 /// drop, and a neighbour's writes must not make that lock miss.
@@ -51,7 +90,7 @@ struct Returns<B: Backend> {
 
 /// What the lock guards.
 struct Shared<B: Backend> {
-    list: Vec<Returned<B>>,
+    list: Taken<B>,
     /// Set when the arena is gone: drops then count down `outstanding`.
     closed: bool,
     /// Handles still out once the arena is gone.
@@ -68,7 +107,7 @@ impl<B: Backend> Returns<B> {
     fn push(&self, returned: Returned<B>) {
         let mut locked = self.lock();
         let list = &mut locked.list;
-        list.push(returned);
+        list.used.push(returned);
         self.queued.store(list.len(), Ordering::Relaxed);
     }
 }
@@ -89,25 +128,45 @@ unsafe impl<B: Backend> Send for ReturnsRef<B> where B::Tracking: Send {}
 unsafe impl<B: Backend> Sync for ReturnsRef<B> where B::Tracking: Send {}
 
 impl<B: Backend> ReturnsRef<B> {
-    /// Gives a dropped array back: queued for the arena, or, once the arena
-    /// is gone, dropped here (freeing the list if this was the last handle
-    /// out). Never blocks on the device, never panics.
-    pub(super) fn give_back(self, allocation: Allocation, tracking: B::Tracking) {
+    /// Gives a dropped array back: queued for the arena (as a block alone
+    /// when the backend's work never used it), or, once the arena is gone,
+    /// dropped here (freeing the list if this was the last handle out).
+    /// Never blocks on the device, never panics.
+    #[inline]
+    pub(super) fn give_back(self, allocation: Allocation, tracking: &mut B::Tracking) {
         // SAFETY: the list is freed only once the arena is gone and every
         // handle lent has come back; this one has not yet (it is used up
         // here, by value), so the list is alive.
         let returns = unsafe { self.0.as_ref() };
+        let unused = B::never_used(tracking);
         let mut locked = returns.lock();
         let shared = &mut *locked;
         if !shared.closed {
-            shared.list.push((allocation, tracking));
-            returns.queued.store(shared.list.len(), Ordering::Relaxed);
+            let list = &mut shared.list;
+            if unused {
+                list.unused.push(allocation);
+            } else {
+                list.used.push((allocation, core::mem::take(tracking)));
+            }
+            returns.queued.store(list.len(), Ordering::Relaxed);
             return;
         }
+        drop(locked);
+        self.closed_drop(tracking);
+    }
+
+    /// A handle's drop once the arena is gone: its tracking goes, and the
+    /// last handle out frees the list. Out of line: rare.
+    #[inline(never)]
+    fn closed_drop(self, tracking: &mut B::Tracking) {
+        // SAFETY: as in `give_back`.
+        let returns = unsafe { self.0.as_ref() };
+        let mut locked = returns.lock();
+        let shared = &mut *locked;
         shared.outstanding -= 1;
         let last = shared.outstanding == 0;
         drop(locked);
-        drop(tracking);
+        drop(core::mem::take(tracking));
         if last {
             // SAFETY: the arena is gone and no other handle is out, so
             // nothing else can reach the list; it came from `Box::leak` in
@@ -138,7 +197,7 @@ impl<B: Backend> ReturnsOwner<B> {
         let returns = Box::new(Returns {
             queued: AtomicUsize::new(0),
             shared: SpinLock::new(Shared {
-                list: Vec::new(),
+                list: Taken::default(),
                 closed: false,
                 outstanding: 0,
             }),
@@ -183,9 +242,9 @@ impl<B: Backend> ReturnsOwner<B> {
     }
 
     /// Moves every queued array into `into` (empty), which then holds them;
-    /// the list keeps `into`'s old allocation, so neither side allocates in
-    /// the steady state.
-    pub(super) fn take(&mut self, into: &mut Vec<Returned<B>>) {
+    /// the list keeps `into`'s old allocations, so neither side allocates
+    /// in the steady state.
+    pub(super) fn take(&mut self, into: &mut Taken<B>) {
         let returns = self.get();
         let mut locked = returns.lock();
         core::mem::swap(&mut locked.list, into);
@@ -208,12 +267,13 @@ impl<B: Backend> ReturnsOwner<B> {
         if self.queued() == 0 {
             return Vec::new();
         }
-        self.get()
-            .lock()
-            .list
+        let locked = self.get().lock();
+        let list = &locked.list;
+        list.unused
             .iter()
-            .filter(|(allocation, _)| holds(allocation))
-            .map(|(allocation, _)| allocation.offset())
+            .chain(list.used.iter().map(|(allocation, _)| allocation))
+            .filter(|allocation| holds(allocation))
+            .map(|allocation| allocation.offset())
             .collect()
     }
 }

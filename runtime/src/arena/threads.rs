@@ -29,7 +29,7 @@ use std::vec::Vec;
 
 use super::handle::Place;
 use super::reserve::{Request, RETURN_BATCH};
-use super::returns::{Returned, ReturnsOwner};
+use super::returns::{Returned, ReturnsOwner, Taken};
 use super::reuse::Reuse;
 use super::spin::{SpinGuard, SpinLock};
 use super::{Arena, ArenaError, ArenaResult, ArenaSlice, GrowthPolicy};
@@ -176,7 +176,7 @@ struct Cache<B: Backend> {
     returns: ReturnsOwner<B>,
     /// Taken off the list, being sorted; kept between calls so taking
     /// them never allocates.
-    returned: Vec<Returned<B>>,
+    returned: Taken<B>,
     /// Blocks of dropped arrays, for the next array of their size.
     kept: Reuse,
     /// What goes to the shared arena at the next occasion.
@@ -438,7 +438,7 @@ where
             shared: Arc::downgrade(self),
             cache: SpinLock::new(Cache {
                 returns: ReturnsOwner::new(),
-                returned: Vec::new(),
+                returned: Taken::default(),
                 kept: Reuse::default(),
                 spill: Vec::new(),
             }),
@@ -593,11 +593,8 @@ impl<B: Backend> Cache<B> {
         let mut returned = core::mem::take(&mut self.returned);
         self.returns.take(&mut returned);
         let spill = &mut self.spill;
-        for (allocation, tracking) in returned.drain(..) {
-            if !B::never_used(&tracking) {
-                spill.push((allocation, tracking));
-                continue;
-            }
+        spill.append(&mut returned.used);
+        for allocation in returned.unused.drain(..) {
             let evict = |block| spill.push((block, B::Tracking::default()));
             if let Err(block) = self.kept.keep(allocation, evict) {
                 spill.push((block, B::Tracking::default()));
