@@ -97,6 +97,7 @@ pub unsafe trait GpuData: Copy + bytemuck::Pod + 'static {
 /// compile for an instantiation that breaks it), so every entry point that
 /// relies on [`GpuAligned`]'s promises calls this: arrays of a refused
 /// instantiation are a compile error, not an array.
+#[cfg(feature = "alloc")]
 #[inline(always)]
 pub(crate) fn require_layout<T: GpuAligned>() {
     let _: GpuLayout = const { T::LAYOUT };
