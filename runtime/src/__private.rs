@@ -289,6 +289,33 @@ pub const fn type_of<T: GpuData>() -> GpuType {
     T::TYPE
 }
 
+/// The field `name` of type `F` at `offset`: its size, alignment and
+/// [`GpuData::TYPE`], read through one bound, for the same reason as
+/// [`type_of`]. One generic function rather than the three reads written
+/// out per field: its instantiations are shared by every field of the same
+/// type, which keeps the derive cheap to compile.
+pub const fn field_of<F: GpuData>(name: &'static str, offset: usize, is_padding: bool) -> GpuField {
+    GpuField::new(
+        name,
+        offset,
+        core::mem::size_of::<F>(),
+        core::mem::align_of::<F>(),
+        is_padding,
+        F::TYPE,
+    )
+}
+
+/// The layout of a struct named `name`, of `size` and `align`, with the
+/// fields `fields`.
+pub const fn facts<const N: usize>(
+    name: &'static str,
+    size: usize,
+    align: usize,
+    fields: &'static Fields<N>,
+) -> GpuLayout {
+    GpuLayout::new(name, size, align, fields.padding(), fields.sized())
+}
+
 /// `T::LAYOUT`, read through a bound, for the same reason as [`type_of`].
 pub const fn layout_of<T: GpuAligned>() -> GpuLayout {
     T::LAYOUT
@@ -468,26 +495,20 @@ macro_rules! __gpu_aligned_derive {
     // size and alignment from the compiler, its type's `TYPE`.
     (@facts $name:literal; $count:literal;
         [$({ $member:tt: $fty:ty, $fname:literal, $padding:literal })*]
-    ) => {{
-        let fields: &'static $crate::__private::Fields<$count> =
-            &const { $crate::__private::Fields::new([$(
-                $crate::GpuField::new(
-                    $fname,
-                    $crate::__private::core::mem::offset_of!(Self, $member),
-                    $crate::__private::core::mem::size_of::<$fty>(),
-                    $crate::__private::core::mem::align_of::<$fty>(),
-                    $padding,
-                    $crate::__private::type_of::<$fty>(),
-                )
-            ),*]) };
-        $crate::GpuLayout::new(
+    ) => {
+        $crate::__private::facts(
             $name,
             $crate::__private::core::mem::size_of::<Self>(),
             $crate::__private::core::mem::align_of::<Self>(),
-            fields.padding(),
-            fields.sized(),
+            &$crate::__private::Fields::new([$(
+                $crate::__private::field_of::<$fty>(
+                    $fname,
+                    $crate::__private::core::mem::offset_of!(Self, $member),
+                    $padding,
+                )
+            ),*]),
         )
-    }};
+    };
     (
         type: $ty:ident;
         name: $name:literal;

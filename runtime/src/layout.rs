@@ -701,10 +701,11 @@ unsafe impl<T: GpuData, const N: usize> GpuData for [T; N] {
 /// the padding counted as [`GpuLayout::padding`] defines it: explicit pad
 /// fields whole, and the padding nested inside every other field's type.
 ///
-/// The derive builds it inside `LAYOUT` with `&const { Fields::new([..]) }`,
-/// not in a `const` item of its own: the compiler evaluates every `const`
-/// item eagerly, but `LAYOUT` (and so this) only when something uses it,
-/// which keeps the derive cheap to compile.
+/// The derive builds it inside `LAYOUT` with `&Fields::new([..])` (a
+/// constant the compiler promotes to `'static`), not in a `const` item of
+/// its own: the compiler evaluates every `const` item eagerly, but `LAYOUT`
+/// (and so this) only when something uses it, which keeps the derive cheap
+/// to compile.
 #[doc(hidden)]
 pub struct Fields<const N: usize> {
     fields: [GpuField; N],
