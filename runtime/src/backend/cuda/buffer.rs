@@ -87,6 +87,21 @@ pub(super) enum DeviceMemory {
 }
 
 impl CudaBackend {
+    /// The backend over `memory`, whose first byte is at `base`: every
+    /// constructor ends here, after checking the base's alignment.
+    fn over(memory: DeviceMemory, stream: &Arc<CudaStream>, base: u64) -> Result<Self, CudaError> {
+        let base_align = check_base(base, DRIVER_BASE_ALIGN)?;
+        Ok(CudaBackend {
+            memory,
+            stream: Arc::clone(stream),
+            retire_stream: OnceLock::new(),
+            base,
+            base_align,
+            fault: OnceLock::new(),
+            capture: None,
+        })
+    }
+
     /// The buffer's length in bytes.
     pub(super) fn buffer_len(&self) -> usize {
         match &self.memory {
@@ -170,16 +185,7 @@ impl CudaBackend {
                 (DeviceMemory::Growing(vm), base)
             }
         };
-        let base_align = check_base(base, DRIVER_BASE_ALIGN)?;
-        let mut backend = CudaBackend {
-            memory,
-            stream: Arc::clone(stream),
-            retire_stream: OnceLock::new(),
-            base,
-            base_align,
-            fault: OnceLock::new(),
-            capture: None,
-        };
+        let mut backend = CudaBackend::over(memory, stream, base)?;
         backend.map_zeroed(len)?;
         Ok(backend)
     }
@@ -296,20 +302,11 @@ impl CudaBackend {
             let (ptr, _sync) = buf.device_ptr(stream);
             ptr
         };
-        let base_align = check_base(base, DRIVER_BASE_ALIGN)?;
         stream.synchronize().map_err(|error| CudaError::Driver {
             op: "zero-fill",
             error,
         })?;
-        Ok(CudaBackend {
-            memory: DeviceMemory::Fixed(buf),
-            stream: Arc::clone(stream),
-            retire_stream: OnceLock::new(),
-            base,
-            base_align,
-            fault: OnceLock::new(),
-            capture: None,
-        })
+        CudaBackend::over(DeviceMemory::Fixed(buf), stream, base)
     }
 
     /// [`new`](CudaBackend::new) from `cuMemAlloc`, while an NVTX tool is
@@ -319,17 +316,8 @@ impl CudaBackend {
         let buf = super::plain::PlainAllocation::zeroed(stream, bytes)
             .map_err(driver("device allocation"))?;
         let base = buf.device_ptr();
-        let base_align = check_base(base, DRIVER_BASE_ALIGN)?;
         stream.synchronize().map_err(driver("zero-fill"))?;
-        Ok(CudaBackend {
-            memory: DeviceMemory::Plain(buf),
-            stream: Arc::clone(stream),
-            retire_stream: OnceLock::new(),
-            base,
-            base_align,
-            fault: OnceLock::new(),
-            capture: None,
-        })
+        CudaBackend::over(DeviceMemory::Plain(buf), stream, base)
     }
 
     /// Whether compute-sanitizer takes NVTX heaps over this buffer: a
