@@ -182,26 +182,53 @@ impl<B: Backend> Arena<B> {
         let mut returned = core::mem::take(&mut self.returned);
         self.returns.take(&mut returned);
         let any = !returned.is_empty();
-        for allocation in returned.unused.drain(..) {
-            self.return_unused(allocation);
-        }
+        self.return_unused(&returned.unused);
+        returned.unused.clear();
         for (allocation, tracking) in returned.used.drain(..) {
             self.return_one(allocation, tracking);
         }
         self.returned = returned;
         // Graph hook: the arrays of dropped graphs come back here too.
-        self.release_graphs(false);
+        if !self.graphs.idle() {
+            self.release_graphs(false);
+        }
         any
     }
 
-    /// Gives back one dropped array that the backend's work never used
-    /// (see the `returns` module): kept for reuse at once, as on the host,
-    /// unless a captured graph may use it (used inside a capture, an array
-    /// gets no tracking of its own).
+    /// Gives back dropped arrays that the backend's work never used (see
+    /// the `returns` module): kept for reuse at once, as on the host,
+    /// unless a captured graph may use them (used inside a capture, an
+    /// array gets no tracking of its own). The loop of an allocate-and-drop
+    /// cycle: while no graph is held and no region watched (which it asks
+    /// once for all), each block costs a renewal and a push.
     #[inline]
-    fn return_unused(&mut self, allocation: Allocation) {
-        if !self.held_by_graph(allocation, &mut B::Tracking::default()) {
-            self.keep(allocation);
+    fn return_unused(&mut self, unused: &[Allocation]) {
+        if !self.graphs.idle() || self.regions.is_active() {
+            return self.return_unused_slowly(unused);
+        }
+        for &allocation in unused {
+            let Some(renewed) = self.allocator.renew(&allocation) else {
+                self.unkept(allocation);
+                continue;
+            };
+            let allocator = &mut self.allocator;
+            if let Err(unkept) = self
+                .reuse
+                .keep(renewed, |evicted| free_kept_block(allocator, evicted))
+            {
+                self.unkept(unkept);
+            }
+        }
+    }
+
+    /// [`return_unused`](Self::return_unused) while a graph may hold
+    /// arrays or regions are watched, one array at a time.
+    #[inline(never)]
+    fn return_unused_slowly(&mut self, unused: &[Allocation]) {
+        for &allocation in unused {
+            if !self.held_by_graph(allocation, &mut B::Tracking::default()) {
+                self.keep(allocation);
+            }
         }
     }
 
@@ -241,21 +268,27 @@ impl<B: Backend> Arena<B> {
             let _ = self.free_block(allocation);
             return;
         }
-        let allocator = &mut self.allocator;
-        let unkept = match allocator.renew(&allocation) {
-            Some(renewed) => {
-                let kept = self
-                    .reuse
-                    .keep(renewed, |evicted| free_kept_block(allocator, evicted));
-                match kept {
-                    Ok(()) => return,
-                    Err(unkept) => unkept,
-                }
-            }
-            None => allocation,
+        let Some(renewed) = self.allocator.renew(&allocation) else {
+            return self.unkept(allocation);
         };
+        let allocator = &mut self.allocator;
+        if let Err(unkept) = self
+            .reuse
+            .keep(renewed, |evicted| free_kept_block(allocator, evicted))
+        {
+            self.unkept(unkept);
+        }
+    }
+
+    /// Frees a block that is not kept: its size's stack is full, or the
+    /// allocator would not renew it (stale, dropped after a reset, or the
+    /// stamps are spent). Out of line: a loop over a few sizes keeps every
+    /// block it drops.
+    #[cold]
+    #[inline(never)]
+    fn unkept(&mut self, block: Allocation) {
         // Refused only for a stale block, which is nobody's.
-        let _ = self.free_offsets(unkept);
+        let _ = self.free_offsets(block);
     }
 
     /// Gives every kept block to the allocator. Returns whether any was.
