@@ -179,15 +179,16 @@ impl<B: Backend> Arena<B> {
     /// entry never frees a newer array in the same slot. One the backend
     /// failed to retire goes back on the list, for the next call.
     pub(super) fn take_returns(&mut self) -> bool {
-        let mut returned = core::mem::take(&mut self.returned);
-        self.returns.take(&mut returned);
-        let any = !returned.is_empty();
-        self.return_unused(&returned.unused);
-        returned.unused.clear();
-        for (allocation, tracking) in returned.used.drain(..) {
-            self.return_one(allocation, tracking);
+        self.returns.take(&mut self.returned);
+        let any = !self.returned.is_empty();
+        // Moved out (three words) while `self` keeps them.
+        let mut unused = core::mem::take(&mut self.returned.unused);
+        self.return_unused(&unused);
+        unused.clear();
+        self.returned.unused = unused;
+        if !self.returned.used.is_empty() {
+            self.return_used();
         }
-        self.returned = returned;
         // Graph hook: the arrays of dropped graphs come back here too.
         if !self.graphs.idle() {
             self.release_graphs(false);
@@ -230,6 +231,18 @@ impl<B: Backend> Arena<B> {
                 self.keep(allocation);
             }
         }
+    }
+
+    /// Gives back the dropped arrays the backend's work used (see
+    /// [`take_returns`](Self::take_returns)). Out of line: the
+    /// allocate-and-drop loop of arrays never used never gets here.
+    #[inline(never)]
+    fn return_used(&mut self) {
+        let mut used = core::mem::take(&mut self.returned.used);
+        for (allocation, tracking) in used.drain(..) {
+            self.return_one(allocation, tracking);
+        }
+        self.returned.used = used;
     }
 
     /// Gives back one dropped array (see [`take_returns`](Self::take_returns)).
