@@ -398,9 +398,48 @@ impl<B: Backend> Arena<B> {
     /// [`ArenaError::Alloc`] with [`AllocError::ZeroSize`] for `len == 0`,
     /// [`AllocError::SizeOverflow`] when `len * size_of::<T>()` overflows,
     /// or the allocator's other errors (out of memory among them).
+    #[inline(always)]
     pub fn alloc<T: GpuAligned>(&mut self, len: usize) -> ArenaResult<ArenaSlice<T, B>, B> {
-        let request = Request::array::<T>(len, self.align_for::<T>())?;
-        Ok(ArenaSlice::new(self.reserve(request)?, len))
+        // Always inline, a kept block's path and a call for the rest: out
+        // of line, every allocation paid a call, the saving of six
+        // registers and its result written through memory (a quarter of
+        // an allocate + drop pair's instructions, callgrind).
+        let align = self.align_for::<T>();
+        if let Some(bytes) = len.checked_mul(size_of::<T>()) {
+            if let Some(place) = self.reserve_kept(bytes, align) {
+                return Ok(ArenaSlice::new(place, len));
+            }
+        }
+        let request = Request::array::<T>(len, align)?;
+        Ok(ArenaSlice::new(self.reserve_slowly(request)?, len))
+    }
+
+    /// What [`reserve`](Self::reserve) does when it would do no more than
+    /// take a kept block: no batch of dropped arrays to take back, no
+    /// pending frees to look at, no regions watched. The allocation of an
+    /// allocate-and-drop loop, small enough to inline where the array is
+    /// allocated; anything else is `None`, and `reserve` does it.
+    #[inline(always)]
+    fn reserve_kept(&mut self, bytes: usize, align: usize) -> Option<Place<B>> {
+        // The order `reserve` asks in; an alignment past the base's is
+        // its error to report.
+        if offset_of(align) > self.base_align
+            || self.returns.queued() >= RETURN_BATCH
+            || !self.pending.is_empty()
+            || self.regions.is_active()
+        {
+            return None;
+        }
+        let kept = self.reuse.take(bytes, align)?;
+        Some(Place::new(kept, bytes, self.returns.lend()))
+    }
+
+    /// [`reserve`](Self::reserve), out of line: for a flat array that
+    /// [`reserve_kept`](Self::reserve_kept) could not serve, one copy per
+    /// backend rather than one inlined per element type.
+    #[inline(never)]
+    fn reserve_slowly(&mut self, request: Request) -> ArenaResult<Place<B>, B> {
+        self.reserve(request)
     }
 
     /// Allocates an array of `len` elements of `T`, every byte zero (on a
