@@ -63,7 +63,7 @@ impl<B: Backend> Drop for Place<B> {
     #[inline(always)]
     fn drop(&mut self) {
         if let Some(returns) = self.returns.take() {
-            returns.give_back(self.allocation, &mut self.tracking);
+            returns.give_back(&self.allocation, &mut self.tracking);
         }
     }
 }
