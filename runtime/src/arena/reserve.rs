@@ -178,6 +178,10 @@ impl<B: Backend> Arena<B> {
     /// the allocator's stamp and only its tracking is dropped, so a stale
     /// entry never frees a newer array in the same slot. One the backend
     /// failed to retire goes back on the list, for the next call.
+    ///
+    /// Out of line: [`alloc`](Arena::alloc) calls it once a batch waits,
+    /// from code inlined where arrays are allocated.
+    #[inline(never)]
     pub(super) fn take_returns(&mut self) -> bool {
         self.returns.take(&mut self.returned);
         let any = !self.returned.is_empty();
@@ -415,19 +419,22 @@ impl<B: Backend> Arena<B> {
     }
 
     /// What [`reserve`](Self::reserve) does when it would do no more than
-    /// take a kept block: no batch of dropped arrays to take back, no
-    /// pending frees to look at, no regions watched. The allocation of an
-    /// allocate-and-drop loop, small enough to inline where the array is
-    /// allocated; anything else is `None`, and `reserve` does it.
+    /// take a kept block, after taking back a batch of dropped arrays if
+    /// one waits: no pending frees to look at, no regions watched. The
+    /// allocation of an allocate-and-drop loop, small enough to inline
+    /// where the array is allocated; anything else is `None`, and
+    /// `reserve` does it.
     #[inline(always)]
     fn reserve_kept(&mut self, bytes: usize, align: usize) -> Option<Place<B>> {
-        // The order `reserve` asks in; an alignment past the base's is
-        // its error to report.
-        if offset_of(align) > self.base_align
-            || self.returns.queued() >= RETURN_BATCH
-            || !self.pending.is_empty()
-            || self.regions.is_active()
-        {
+        // An alignment past the base's is `reserve`'s error to report.
+        if offset_of(align) > self.base_align || self.regions.is_active() {
+            return None;
+        }
+        if self.returns.queued() >= RETURN_BATCH {
+            self.take_returns();
+        }
+        // Arrays used on a stream wait for their fences (`reserve` looks).
+        if !self.pending.is_empty() {
             return None;
         }
         let kept = self.reuse.take(bytes, align)?;
