@@ -201,7 +201,8 @@ fn pairs_only(spec: &str) {
             .expect("bytes, then pairs")
     };
     let (bytes, pairs) = (number(), number());
-    const LEN: usize = 1 << 26;
+    // As the device benchmark's arenas: room for a batch of dropped 16 MiB arrays.
+    const LEN: usize = 1 << 30;
     match side {
         "host" => drop_pairs(Arena::host(LEN).expect("host arena"), bytes, pairs),
         "device" => drop_pairs(
