@@ -3,7 +3,8 @@
 //! bytes come back at the next allocation). `docs/RESULTS.md` has the
 //! figures, beside the allocate+free pair before dropping freed.
 //!
-//! `ARENA_PAIRS=<host|device>,<bytes>,<pairs>` runs pairs untimed instead,
+//! `ARENA_PAIRS=<host|device>[-free],<bytes>,<pairs>` runs pairs untimed
+//! instead,
 //! for instruction counts (see `pairs_only`).
 
 use criterion::{criterion_group, BenchmarkId, Criterion};
@@ -170,7 +171,8 @@ unsafe impl Backend for StandIn {
 /// one array live in front (the device benchmark's shape), after one
 /// array of each of a few other element types, as a program allocating
 /// several types would (LLVM inlines differently then).
-fn drop_pairs<B: Backend>(mut arena: Arena<B>, bytes: usize, pairs: usize)
+/// With `free`, each array is freed by hand instead.
+fn drop_pairs<B: Backend>(mut arena: Arena<B>, bytes: usize, pairs: usize, free: bool)
 where
     B::Error: std::fmt::Debug,
 {
@@ -178,6 +180,13 @@ where
     drop(arena.alloc::<u32>(16).expect("room"));
     drop(arena.alloc::<u64>(16).expect("room"));
     let _head = arena.alloc::<u8>(1000).expect("room");
+    if free {
+        for _ in 0..pairs {
+            let array = arena.alloc::<u8>(bytes).expect("room");
+            arena.free(std::hint::black_box(array)).expect("ours");
+        }
+        return;
+    }
     for _ in 0..pairs {
         drop(std::hint::black_box(
             arena.alloc::<u8>(bytes).expect("room"),
@@ -185,8 +194,9 @@ where
     }
 }
 
-/// `ARENA_PAIRS=<host|device>,<bytes>,<pairs>`: runs that many allocate +
-/// drop pairs untimed and exits, for instruction counts under `valgrind
+/// `ARENA_PAIRS=<host|device>[-free],<bytes>,<pairs>`: runs that many
+/// allocate + drop (or, with `-free`, allocate + free) pairs untimed and
+/// exits, for instruction counts under `valgrind
 /// --tool=callgrind` (two runs with different pair counts; the difference
 /// divided by the difference in pairs is one pair's cost, without the
 /// set-up). `device` is an arena over a stand-in for a device (see
@@ -203,14 +213,19 @@ fn pairs_only(spec: &str) {
     let (bytes, pairs) = (number(), number());
     // As the device benchmark's arenas: room for a batch of dropped 16 MiB arrays.
     const LEN: usize = 1 << 30;
+    let (side, free) = match side.strip_suffix("-free") {
+        Some(side) => (side, true),
+        None => (side, false),
+    };
     match side {
-        "host" => drop_pairs(Arena::host(LEN).expect("host arena"), bytes, pairs),
+        "host" => drop_pairs(Arena::host(LEN).expect("host arena"), bytes, pairs, free),
         "device" => drop_pairs(
             ArenaOptions::new()
                 .over(StandIn { len: LEN })
                 .expect("arena"),
             bytes,
             pairs,
+            free,
         ),
         other => panic!("`{other}`: host or device"),
     }
