@@ -73,6 +73,13 @@ impl<B: Backend> Arena<B> {
     /// device benchmark's arena did; the host one, of one type, did not).
     #[inline(always)]
     pub(super) fn reserve(&mut self, request: Request) -> ArenaResult<Place<B>, B> {
+        let allocation = self.reserve_block(request)?;
+        Ok(Place::new(allocation, request.bytes, self.returns.lend()))
+    }
+
+    /// [`reserve`](Self::reserve)'s block, before it becomes a place.
+    #[inline(always)]
+    fn reserve_block(&mut self, request: Request) -> ArenaResult<Allocation, B> {
         let Request {
             bytes,
             align,
@@ -103,7 +110,7 @@ impl<B: Backend> Arena<B> {
                 None => self.allocate(bytes, align)?,
             }
         };
-        Ok(Place::new(allocation, bytes, self.returns.lend()))
+        Ok(allocation)
     }
 
     /// The allocator's block for `bytes` at `align`, growing the arena or
@@ -415,7 +422,9 @@ impl<B: Backend> Arena<B> {
             }
         }
         let request = Request::array::<T>(len, align)?;
-        Ok(ArenaSlice::new(self.reserve_slowly(request)?, len))
+        let allocation = self.reserve_slowly(request)?;
+        let place = Place::new(allocation, request.bytes, self.returns.lend());
+        Ok(ArenaSlice::new(place, len))
     }
 
     /// What [`reserve`](Self::reserve) does when it would do no more than
@@ -441,12 +450,14 @@ impl<B: Backend> Arena<B> {
         Some(Place::new(kept, bytes, self.returns.lend()))
     }
 
-    /// [`reserve`](Self::reserve), out of line: for a flat array that
-    /// [`reserve_kept`](Self::reserve_kept) could not serve, one copy per
-    /// backend rather than one inlined per element type.
+    /// [`reserve`](Self::reserve)'s block, out of line: for a flat array
+    /// that [`reserve_kept`](Self::reserve_kept) could not serve, one copy
+    /// per backend rather than one inlined per element type. The block
+    /// alone comes back through memory, and becomes a place where it is
+    /// used (a place is twice its size).
     #[inline(never)]
-    fn reserve_slowly(&mut self, request: Request) -> ArenaResult<Place<B>, B> {
-        self.reserve(request)
+    fn reserve_slowly(&mut self, request: Request) -> ArenaResult<Allocation, B> {
+        self.reserve_block(request)
     }
 
     /// Allocates an array of `len` elements of `T`, every byte zero (on a
