@@ -68,10 +68,11 @@ impl<B: Backend> Drop for Place<B> {
         if let Some(returns) = self.returns.take() {
             returns.give_back(&self.allocation, &mut self.tracking);
         }
-        // The list took the tracking of an array the backend's work used;
-        // what else holds any (a handle whose free by hand failed) goes
-        // out of line. An empty tracking holds nothing (`Backend::
-        // Tracking`), so the one left in the field need not be dropped.
+        // The list, or the backend's `retire` on a free by hand, took the
+        // tracking of an array the backend's work used, and left it empty;
+        // one that may not be (a backend whose `never_used` cannot tell)
+        // is dropped out of line. An empty tracking holds nothing
+        // (`Backend::Tracking`), so the one left in the field is forgotten.
         if !B::never_used(&self.tracking) {
             drop_tracking::<B>(&mut self.tracking);
         }
