@@ -2,9 +2,14 @@
 //! an allocate+free pair, and an allocate+drop pair (the dropped array's
 //! bytes come back at the next allocation). `docs/RESULTS.md` has the
 //! figures, beside the allocate+free pair before dropping freed.
+//!
+//! `ARENA_PAIRS=<host|device>[-free],<bytes>,<pairs>` runs pairs untimed
+//! instead,
+//! for instruction counts (see `pairs_only`).
 
-use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion};
-use gpu_aligned::arena::Arena;
+use criterion::{criterion_group, BenchmarkId, Criterion};
+use gpu_aligned::arena::{Arena, ArenaOptions};
+use gpu_aligned::backend::{Backend, Rows, Span};
 
 fn pairs(c: &mut Criterion) {
     let mut group = c.benchmark_group("host arena, one array per step");
@@ -29,4 +34,208 @@ fn pairs(c: &mut Criterion) {
 }
 
 criterion_group!(benches, pairs);
-criterion_main!(benches);
+
+/// A device as the arena sees it, for counting instructions without one:
+/// a made-up address whose bytes nothing reads, and the device backend's
+/// kind of tracking (a box made on an array's first use, so an array
+/// never used has none). Its allocate + drop takes the device arena's
+/// path: the arena core is the same, only the backend's answers differ.
+struct StandIn {
+    len: usize,
+}
+
+/// The stand-in moves no bytes.
+#[derive(Debug)]
+struct NoBytes;
+
+impl std::fmt::Display for NoBytes {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("the stand-in device has no bytes")
+    }
+}
+
+/// What the device backend keeps per array: empty until first use.
+type Events = std::sync::OnceLock<Box<[u64; 8]>>;
+
+// SAFETY: nothing dereferences the made-up addresses: every byte-moving
+// method refuses, and the pairs below only allocate and drop.
+unsafe impl Backend for StandIn {
+    type Error = NoBytes;
+    type Tracking = Events;
+    type Stream = ();
+    type Fence = std::convert::Infallible;
+
+    fn len(&self) -> usize {
+        self.len
+    }
+
+    fn base_address(&self) -> u64 {
+        1 << 40
+    }
+
+    fn stream(&self) -> &() {
+        &()
+    }
+
+    unsafe fn write(
+        &self,
+        _: &(),
+        _: &mut Events,
+        _: Span,
+        _: Span,
+        _: &[u8],
+    ) -> Result<(), NoBytes> {
+        Err(NoBytes)
+    }
+
+    unsafe fn read(
+        &self,
+        _: &(),
+        _: &Events,
+        _: Span,
+        _: Span,
+        _: &mut [u8],
+    ) -> Result<(), NoBytes> {
+        Err(NoBytes)
+    }
+
+    unsafe fn zero(&self, _: &(), _: &mut Events, _: Span, _: Span) -> Result<(), NoBytes> {
+        Err(NoBytes)
+    }
+
+    unsafe fn copy(
+        &self,
+        _: &(),
+        _: &Events,
+        _: Span,
+        _: &mut Events,
+        _: Span,
+    ) -> Result<(), NoBytes> {
+        Err(NoBytes)
+    }
+
+    unsafe fn write_rows(
+        &self,
+        _: &(),
+        _: &mut Events,
+        _: Span,
+        _: Rows,
+        _: &[u8],
+    ) -> Result<(), NoBytes> {
+        Err(NoBytes)
+    }
+
+    unsafe fn read_rows(
+        &self,
+        _: &(),
+        _: &Events,
+        _: Span,
+        _: Rows,
+        _: &mut [u8],
+    ) -> Result<(), NoBytes> {
+        Err(NoBytes)
+    }
+
+    #[inline]
+    fn needs_retire(&self, tracking: &Events) -> bool {
+        tracking.get().is_some()
+    }
+
+    #[inline]
+    fn never_used(tracking: &Events) -> bool {
+        tracking.get().is_none()
+    }
+
+    fn retire(
+        &mut self,
+        tracking: &mut Events,
+    ) -> Result<Option<std::convert::Infallible>, NoBytes> {
+        tracking.take();
+        Ok(None)
+    }
+
+    fn fence_passed(&self, fence: &std::convert::Infallible) -> Result<bool, NoBytes> {
+        match *fence {}
+    }
+
+    fn wait_fence(&self, fence: &std::convert::Infallible) -> Result<(), NoBytes> {
+        match *fence {}
+    }
+
+    fn quiesce(&mut self) -> Result<(), NoBytes> {
+        Ok(())
+    }
+}
+
+/// Allocates and drops `pairs` arrays of `bytes` one-byte elements, with
+/// one array live in front (the device benchmark's shape), after one
+/// array of each of a few other element types, as a program allocating
+/// several types would (LLVM inlines differently then).
+/// With `free`, each array is freed by hand instead.
+fn drop_pairs<B: Backend>(mut arena: Arena<B>, bytes: usize, pairs: usize, free: bool)
+where
+    B::Error: std::fmt::Debug,
+{
+    drop(arena.alloc::<f32>(16).expect("room"));
+    drop(arena.alloc::<u32>(16).expect("room"));
+    drop(arena.alloc::<u64>(16).expect("room"));
+    let _head = arena.alloc::<u8>(1000).expect("room");
+    if free {
+        for _ in 0..pairs {
+            let array = arena.alloc::<u8>(bytes).expect("room");
+            arena.free(std::hint::black_box(array)).expect("ours");
+        }
+        return;
+    }
+    for _ in 0..pairs {
+        drop(std::hint::black_box(
+            arena.alloc::<u8>(bytes).expect("room"),
+        ));
+    }
+}
+
+/// `ARENA_PAIRS=<host|device>[-free],<bytes>,<pairs>`: runs that many
+/// allocate + drop (or, with `-free`, allocate + free) pairs untimed and
+/// exits, for instruction counts under `valgrind
+/// --tool=callgrind` (two runs with different pair counts; the difference
+/// divided by the difference in pairs is one pair's cost, without the
+/// set-up). `device` is an arena over a stand-in for a device (see
+/// [`StandIn`]).
+fn pairs_only(spec: &str) {
+    let mut parts = spec.split(',');
+    let side = parts.next().expect("host or device");
+    let mut number = || {
+        parts
+            .next()
+            .and_then(|p| p.parse::<usize>().ok())
+            .expect("bytes, then pairs")
+    };
+    let (bytes, pairs) = (number(), number());
+    // As the device benchmark's arenas: room for a batch of dropped 16 MiB arrays.
+    const LEN: usize = 1 << 30;
+    let (side, free) = match side.strip_suffix("-free") {
+        Some(side) => (side, true),
+        None => (side, false),
+    };
+    match side {
+        "host" => drop_pairs(Arena::host(LEN).expect("host arena"), bytes, pairs, free),
+        "device" => drop_pairs(
+            ArenaOptions::new()
+                .over(StandIn { len: LEN })
+                .expect("arena"),
+            bytes,
+            pairs,
+            free,
+        ),
+        other => panic!("`{other}`: host or device"),
+    }
+}
+
+fn main() {
+    if let Ok(spec) = std::env::var("ARENA_PAIRS") {
+        pairs_only(&spec);
+        return;
+    }
+    benches();
+    Criterion::default().configure_from_args().final_summary();
+}

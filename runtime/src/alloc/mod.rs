@@ -298,6 +298,17 @@ pub struct Allocation {
 }
 
 impl Allocation {
+    /// A name no allocator ever gives out (stamps start at 1), to fill
+    /// arrays of allocations ahead of use: [`Allocator::free`] and
+    /// [`Allocator::check_handle`] refuse it.
+    pub(crate) const NONE: Allocation = Allocation {
+        offset: 0,
+        size: 0,
+        stamp: 0,
+        allocator: u32::MAX,
+        slot: u32::MAX,
+    };
+
     /// Byte offset of the first byte, from the start of the buffer.
     ///
     /// ```

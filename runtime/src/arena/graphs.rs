@@ -128,7 +128,7 @@ impl<B: Backend> Default for Graphs<B> {
 impl<B: Backend> Graphs<B> {
     /// No capture under way and no graph alive: nothing is held.
     #[inline]
-    fn idle(&self) -> bool {
+    pub(super) fn idle(&self) -> bool {
         !self.capturing && self.held.is_empty()
     }
 

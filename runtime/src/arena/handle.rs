@@ -8,6 +8,7 @@
 
 use core::fmt;
 use core::marker::PhantomData;
+use core::mem::ManuallyDrop;
 
 use super::returns::ReturnsRef;
 use crate::alloc::Allocation;
@@ -20,7 +21,9 @@ pub struct Place<B: Backend> {
     /// The array's own bytes: the allocation's, less a red zone after them
     /// when the arena keeps them (see `crate::sanitizer`).
     pub(super) bytes: usize,
-    pub(super) tracking: B::Tracking,
+    /// Dropped by hand (see `Drop`), so that a place's drop, inlined
+    /// wherever a handle goes, holds no backend's drop code.
+    pub(super) tracking: ManuallyDrop<B::Tracking>,
     /// `None` once the bytes were given back by hand: dropping then does
     /// nothing.
     returns: Option<ReturnsRef<B>>,
@@ -31,7 +34,7 @@ impl<B: Backend> Place<B> {
         Place {
             allocation,
             bytes,
-            tracking: B::Tracking::default(),
+            tracking: ManuallyDrop::new(B::Tracking::default()),
             returns: Some(returns),
         }
     }
@@ -63,9 +66,23 @@ impl<B: Backend> Drop for Place<B> {
     #[inline(always)]
     fn drop(&mut self) {
         if let Some(returns) = self.returns.take() {
-            returns.give_back(self.allocation, &mut self.tracking);
+            returns.give_back(&self.allocation, &mut self.tracking);
+        }
+        // The list, or the backend's `retire` on a free by hand, took the
+        // tracking of an array the backend's work used, and left it empty;
+        // one that may not be (a backend whose `never_used` cannot tell)
+        // is dropped out of line. An empty tracking holds nothing
+        // (`Backend::Tracking`), so the one left in the field is forgotten.
+        if !B::never_used(&self.tracking) {
+            drop_tracking::<B>(&mut self.tracking);
         }
     }
+}
+
+/// Drops what `tracking` holds, leaving it empty.
+#[inline(never)]
+fn drop_tracking<B: Backend>(tracking: &mut B::Tracking) {
+    drop(core::mem::take(tracking));
 }
 
 impl<B: Backend> fmt::Debug for Place<B> {

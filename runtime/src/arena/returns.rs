@@ -132,8 +132,31 @@ impl<B: Backend> ReturnsRef<B> {
     /// when the backend's work never used it), or, once the arena is gone,
     /// dropped here (freeing the list if this was the last handle out).
     /// Never blocks on the device, never panics.
-    #[inline]
-    pub(super) fn give_back(self, allocation: Allocation, tracking: &mut B::Tracking) {
+    #[inline(always)]
+    pub(super) fn give_back(self, allocation: &Allocation, tracking: &mut B::Tracking) {
+        if B::never_used(tracking) {
+            // SAFETY: as in `give_back_slowly`.
+            let returns = unsafe { self.0.as_ref() };
+            let mut locked = returns.lock();
+            let shared = &mut *locked;
+            let list = &mut shared.list;
+            // Room without growing: the list keeps its capacity between
+            // batches, so this is every drop but the first few.
+            if !shared.closed && list.unused.len() < list.unused.capacity() {
+                list.unused.push(*allocation);
+                returns.queued.store(list.len(), Ordering::Relaxed);
+                return;
+            }
+        }
+        self.give_back_slowly(*allocation, tracking);
+    }
+
+    /// [`give_back`](Self::give_back) for an array the backend's work used,
+    /// one whose list must grow, or one outlived by its arena. Out of line:
+    /// a handle's drop, inlined wherever a handle goes, holds only the
+    /// common case.
+    #[inline(never)]
+    fn give_back_slowly(self, allocation: Allocation, tracking: &mut B::Tracking) {
         // SAFETY: the list is freed only once the arena is gone and every
         // handle lent has come back; this one has not yet (it is used up
         // here, by value), so the list is alive.

@@ -23,7 +23,7 @@
 //! holds another size evicts that size's blocks (freed), so the cache
 //! follows the sizes in use now, as a direct-mapped processor cache does.
 
-use alloc_crate::vec::Vec;
+use alloc_crate::boxed::Box;
 
 use crate::align::offset_of;
 use crate::alloc::Allocation;
@@ -37,19 +37,51 @@ pub(super) const CLASSES: usize = 16;
 pub(super) const DEPTH: usize = 16;
 
 /// The blocks kept for reuse. See the [module docs](self).
-#[derive(Default)]
 pub(super) struct Reuse {
-    classes: [Class; CLASSES],
+    /// Boxed: the stacks are some 8 KiB, which a value moved around (an
+    /// arena returned by its constructor) should not copy.
+    classes: Box<[Class; CLASSES]>,
     /// Blocks kept, over all classes.
     count: usize,
 }
 
+impl Default for Reuse {
+    fn default() -> Self {
+        Reuse {
+            classes: Box::new([Class::EMPTY; CLASSES]),
+            count: 0,
+        }
+    }
+}
+
 /// The kept blocks of one size (the size of the last one pushed onto an
-/// empty stack), most recently kept last.
-#[derive(Default)]
+/// empty stack), most recently kept last: a stack of fixed depth in place,
+/// so that a push and a pop check one bound, not a vector's capacity too.
 struct Class {
     bytes: usize,
-    blocks: Vec<Allocation>,
+    /// How many of `blocks` are kept (the rest are stale copies or
+    /// [`Allocation::NONE`]).
+    len: usize,
+    blocks: [Allocation; DEPTH],
+}
+
+impl Class {
+    const EMPTY: Class = Class {
+        bytes: 0,
+        len: 0,
+        blocks: [Allocation::NONE; DEPTH],
+    };
+
+    /// The kept blocks.
+    fn kept(&self) -> &[Allocation] {
+        &self.blocks[..self.len]
+    }
+
+    /// Gives every kept block to `each` and keeps none.
+    fn empty(&mut self, each: impl FnMut(Allocation)) {
+        self.kept().iter().copied().for_each(each);
+        self.len = 0;
+    }
 }
 
 /// The class a size is kept in, in a few instructions (it is computed on
@@ -74,7 +106,7 @@ impl Reuse {
     /// Keeps `block` (live in the allocator, under a stamp no handle holds)
     /// for an array of its size, giving `free` the blocks of another size it
     /// evicts; hands `block` back when its class is full.
-    #[inline]
+    #[inline(always)]
     pub(super) fn keep(
         &mut self,
         block: Allocation,
@@ -82,17 +114,15 @@ impl Reuse {
     ) -> Result<(), Allocation> {
         let class = &mut self.classes[class_of(block.size())];
         if class.bytes != block.size() {
-            self.count -= class.blocks.len();
-            class.blocks.drain(..).for_each(free);
-            class.bytes = block.size();
+            self.count -= class.len;
+            evict(class, block.size(), free);
         }
-        if class.blocks.len() >= DEPTH {
+        let len = class.len;
+        if len >= DEPTH {
             return Err(block);
         }
-        if class.blocks.capacity() == 0 {
-            class.blocks.reserve_exact(DEPTH);
-        }
-        class.blocks.push(block);
+        class.blocks[len] = block;
+        class.len = len + 1;
         self.count += 1;
         Ok(())
     }
@@ -100,24 +130,24 @@ impl Reuse {
     /// A kept block of exactly `bytes` whose offset is a multiple of
     /// `align`, the most recently kept first (none for an alignment that is
     /// not a power of two: the allocator says why).
-    #[inline]
+    #[inline(always)]
     pub(super) fn take(&mut self, bytes: usize, align: usize) -> Option<Allocation> {
         // An arena whose arrays are freed by hand keeps nothing: no hash.
         if self.count == 0 {
             return None;
         }
         let class = &mut self.classes[class_of(bytes)];
-        match class.blocks.last() {
-            Some(top)
-                if class.bytes == bytes
-                    && align.is_power_of_two()
-                    && top.offset() & (offset_of(align) - 1) == 0 =>
-            {
-                self.count -= 1;
-                class.blocks.pop()
-            }
-            _ => None,
+        let top = class.len.checked_sub(1)?;
+        let block = class.blocks[top];
+        if class.bytes != bytes
+            || !align.is_power_of_two()
+            || block.offset() & (offset_of(align) - 1) != 0
+        {
+            return None;
         }
+        class.len = top;
+        self.count -= 1;
+        Some(block)
     }
 
     /// How many blocks are kept.
@@ -131,8 +161,8 @@ impl Reuse {
         if self.count == 0 {
             return;
         }
-        for class in &mut self.classes {
-            class.blocks.drain(..).for_each(&mut each);
+        for class in self.classes.iter_mut() {
+            class.empty(&mut each);
         }
         self.count = 0;
     }
@@ -140,8 +170,8 @@ impl Reuse {
     /// Forgets every kept block (their bytes were freed with everything
     /// else, by a reset).
     pub(super) fn clear(&mut self) {
-        for class in &mut self.classes {
-            class.blocks.clear();
+        for class in self.classes.iter_mut() {
+            class.len = 0;
         }
         self.count = 0;
     }
@@ -152,8 +182,18 @@ impl Reuse {
             && self
                 .classes
                 .iter()
-                .any(|class| class.blocks.iter().any(|block| block.offset() == offset))
+                .any(|class| class.kept().iter().any(|block| block.offset() == offset))
     }
+}
+
+/// Gives `class`'s blocks to `free` and makes it the class of `bytes`: a
+/// size took over the class of another. Out of line: while the sizes in
+/// use stay the same, it never runs.
+#[cold]
+#[inline(never)]
+fn evict(class: &mut Class, bytes: usize, free: impl FnMut(Allocation)) {
+    class.empty(free);
+    class.bytes = bytes;
 }
 
 #[cfg(test)]

@@ -146,7 +146,9 @@ pub unsafe trait Backend {
 
     /// What the backend keeps for each array (its read and write events on
     /// a device). Made empty when the array is allocated; the backend fills
-    /// it on first use.
+    /// it on first use. A tracking [`never_used`](Backend::never_used)
+    /// calls unused holds nothing that needs dropping: the arena forgets
+    /// such trackings instead of dropping them.
     type Tracking: Default;
 
     /// Where work is ordered: a CUDA stream on a device, nothing on the host.
