@@ -57,12 +57,15 @@
 //!
 //! The checks are one `const` per type, not a trait bound per rule and field:
 //! with 1,000 types, bounds make a rebuild over twice as slow as
-//! `bytemuck`'s derive, while this stays within 1.2x of it
-//! (`benches/compile-time/run.sh` measures it). A legal
-//! type costs one `is_legal` call over `size_of`s; only when it fails is
-//! `LAYOUT` evaluated and the message formatted by `const fn`s (`LAYOUT` is
-//! named only inside the generic `blame_*` functions: a constant named in the
-//! `const` body would be evaluated even on the branch not taken).
+//! `bytemuck`'s derive (`benches/compile-time/run.sh` measures it). What a
+//! legal type costs is mostly the compiler's per-constant and per-pattern
+//! work, so the macro writes each `offset_of!` once (one `const` of field
+//! facts, read by the check and borrowed by `FACTS`), proves the field list
+//! with struct expressions rather than patterns (which the compiler checks
+//! for exhaustiveness), and evaluates `LAYOUT` and formats a message only
+//! when the check fails (`LAYOUT` is named only inside the generic `blame_*`
+//! functions: a constant named in the `const` body would be evaluated even
+//! on the branch not taken).
 //!
 //! # Errors
 //!
@@ -191,12 +194,20 @@ fn impls(input: &Input, krate: &TokenStream, repr: &Repr) -> TokenStream {
     let count = input.fields.len();
     let fields = field_list(input);
     let blame = blame(input, krate, repr.align_tokens(), Target::Type);
+    // The size is checked from `size_of` alone (in a constant of its own,
+    // so that it is reported next to a field that is not GPU data), spanned
+    // at the struct's name.
+    let size = {
+        let krate = respan(krate, ident.span());
+        quote_spanned!(ident.span()=> #krate::__private::blame_size::<#ident>(#name);)
+    };
     quote! {
         #krate::__private::derive_impls! {
             type: #ident;
             name: #name;
             count: #count;
             fields: [#(#fields)*];
+            size: { #size };
             blame: { #blame };
         }
     }
@@ -309,16 +320,13 @@ fn blame(
         let krate = respan(krate, ident.span());
         quote_spanned!(ident.span()=> #krate::__private::#blame_type #generics(#shape);)
     };
-    // The checks on the type itself come first: its size (read without
-    // `LAYOUT`, so that it is reported next to a field that is not GPU
-    // data), then whether the compiler laid it out as C would (before any
-    // hole is named by a rule that assumes it did).
+    // The check on the type itself comes first: whether the compiler laid
+    // it out as C would (before any hole is named by a rule that assumes it
+    // did).
     let first = match target {
         Target::Type => {
             let krate = respan(krate, ident.span());
-            let name = ident.unraw_string();
             quote_spanned! {ident.span()=>
-                #krate::__private::blame_size::<#ident>(#name);
                 #krate::__private::not_repr_c::<#ident>();
             }
         }

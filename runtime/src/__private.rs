@@ -7,6 +7,15 @@
 pub use crate::layout::{AlignMarker, Fields, Width};
 pub use bytemuck;
 pub use core;
+// Shorter paths for the derive's code: a path's every segment is resolved
+// again for each of a thousand structs.
+pub use core::mem::{align_of, offset_of, size_of};
+
+/// A value of any type, for the derive's proof that a field list is the
+/// struct's own, which type-checks expressions built from it and never runs.
+pub const fn never<T>() -> T {
+    loop {}
+}
 #[cfg(feature = "cuda")]
 pub use cudarc;
 
@@ -491,86 +500,70 @@ pub use crate::__gpu_aligned_derive as derive_impls;
 #[doc(hidden)]
 #[macro_export]
 macro_rules! __gpu_aligned_derive {
-    // The layout of `Self`, in an impl of `Derived`: every field's offset,
-    // size and alignment from the compiler, its type's `TYPE`.
-    (@facts $name:literal; $count:literal;
-        [$({ $member:tt: $fty:ty, $fname:literal, $padding:literal })*]
-    ) => {
-        $crate::__private::facts(
-            $name,
-            $crate::__private::core::mem::size_of::<Self>(),
-            $crate::__private::core::mem::align_of::<Self>(),
-            &$crate::__private::Fields::new([$(
-                $crate::__private::field_of::<$fty>(
-                    $fname,
-                    $crate::__private::core::mem::offset_of!(Self, $member),
-                    $padding,
-                )
-            ),*]),
-        )
-    };
     (
         type: $ty:ident;
         name: $name:literal;
         count: $count:literal;
         fields: [$({ $member:tt: $fty:ty, $fname:literal, $padding:literal })*];
+        size: { $($size:tt)* };
         blame: { $($blame:tt)* };
     ) => {
         #[doc(hidden)]
         #[allow(unused_qualifications, clippy::all)]
         const _: () = {
+            // The layout of `$ty` as the compiler computed it: every field's
+            // offset (`offset_of!`), size and alignment, and its type's
+            // `TYPE`, in declaration order. One constant serves the check
+            // below and `FACTS`: each `offset_of!` is a constant the
+            // compiler evaluates on its own, and most of what a legal type
+            // costs to compile.
+            const __GPU_ALIGNED_FIELDS: $crate::__private::Fields<$count> =
+                $crate::__private::Fields::new([$(
+                    $crate::__private::field_of::<$fty>(
+                        $fname,
+                        $crate::__private::offset_of!($ty, $member),
+                        $padding,
+                    )
+                ),*]);
+
             // The fast path, all a legal type costs: the fields follow each
-            // other in declaration order from offset 0 (`offset_of!`, as the
-            // compiler laid them out), with no hole, and the rule holds. For
-            // a layout without holes that is exactly C's: each field's
-            // offset is aligned (the compiler put it there) and where the
-            // previous one ends.
-            let size = $crate::__private::core::mem::size_of::<$ty>();
-            let align = $crate::__private::core::mem::align_of::<$ty>();
-            let mut end = 0;
-            let mut contiguous = true;
-            $(
-                contiguous &= $crate::__private::core::mem::offset_of!($ty, $member) == end;
-                end += $crate::__private::core::mem::size_of::<$fty>();
-            )*
-            if !(contiguous & $crate::rules::is_legal(size, align, end)) {
-                // The slow path says what is wrong, at the spans the
-                // derive chose: the size (from `size_of` alone, so it is
-                // reported even when `LAYOUT` cannot be evaluated), not C's
-                // layout, or which rule. `LAYOUT` is named only inside these
-                // generic functions: a constant named here would be
-                // evaluated on the fast path too.
+            // other in declaration order from offset 0, with no hole, and
+            // the rule holds. For a layout without holes that is exactly
+            // C's: each field's offset is aligned (the compiler put it
+            // there) and where the previous one ends.
+            if !__GPU_ALIGNED_FIELDS.follow_rule(
+                $crate::__private::size_of::<$ty>(),
+                $crate::__private::align_of::<$ty>(),
+            ) {
+                // The slow path says what is wrong, at the spans the derive
+                // chose: not C's layout, or which rule. The blame functions
+                // read `FACTS`, which is evaluated only here.
                 $($blame)*
                 $crate::__private::reject::<$ty>();
             }
 
-            // The field list above is the struct's own: the pattern names
-            // every field exactly once (a missing or repeated field does not
-            // compile), and each raw pointer has the field's exact type (raw
-            // pointers never coerce through `Deref`). The binding's name is
-            // one no user item has: a constant or unit struct in scope with
-            // the same name would turn the parameter into a pattern. A union
-            // matches a pattern naming one field, but never one with `..`:
-            // its fields overlap, so one of them may leave bytes
-            // uninitialised that the others cover.
-            #[allow(dead_code, clippy::no_effect_underscore_binding)]
-            fn __fields(__gpu_aligned_value: &$ty) {
-                let $ty { $($member: _),* } = __gpu_aligned_value;
-                let $ty { .. } = __gpu_aligned_value;
-                $(
-                    let _: *const $fty =
-                        $crate::__private::core::ptr::addr_of!(__gpu_aligned_value.$member);
-                )*
+            // The field list above is the struct's own: a struct expression
+            // without `..` names every field exactly once (a missing or
+            // repeated field does not compile), and each value has the
+            // field's exact type (a value of a GPU type never coerces to
+            // another). A union expression names one field, whichever; the
+            // second expression, a functional update, no union may have:
+            // a union's fields overlap, so one of them may leave bytes
+            // uninitialised that another covers. Never called.
+            #[allow(dead_code)]
+            fn __fields() -> ($ty, $ty) {
+                (
+                    $ty { $($member: $crate::__private::never::<$fty>()),* },
+                    $ty { ..$crate::__private::never::<$ty>() },
+                )
             }
 
             // Why the impls below are sound: the checks above hold, so
             // `$ty` is laid out as C lays out its fields, is 1, 2, 4, 8 or
             // 16 bytes, aligned to its size, and its fields cover every
-            // byte; each field is `GpuData` (required by `TYPE` in
-            // `LAYOUT`), hence `Pod`: any bit pattern, all zeroes included,
-            // is a valid value of every field and so of `$ty`. `LAYOUT` is
-            // built from `size_of`, `align_of` and `offset_of!` of `$ty`
-            // itself.
+            // byte; each field is `GpuData` (required by `field_of`), hence
+            // `Pod`: any bit pattern, all zeroes included, is a valid value
+            // of every field and so of `$ty`.
 
             // SAFETY: `FACTS` is built from `size_of`, `align_of` and
             // `offset_of!` of `$ty` itself, every field is `GpuData`, and the
@@ -578,8 +571,11 @@ macro_rules! __gpu_aligned_derive {
             // `GpuData` and `GpuAligned` follow from the blanket impls.
             #[automatically_derived]
             unsafe impl $crate::__private::Derived for $ty {
-                const FACTS: $crate::GpuLayout = $crate::__private::derive_impls!(
-                    @facts $name; $count; [$({ $member: $fty, $fname, $padding })*]
+                const FACTS: $crate::GpuLayout = $crate::__private::facts(
+                    $name,
+                    $crate::__private::size_of::<Self>(),
+                    $crate::__private::align_of::<Self>(),
+                    &__GPU_ALIGNED_FIELDS,
                 );
             }
 
@@ -602,6 +598,12 @@ macro_rules! __gpu_aligned_derive {
             $crate::__private::cuda_traits!($ty);
             $crate::__private::derives_copy::<$ty>();
         };
+
+        // The size, from `size_of` alone, in a constant of its own: a field
+        // that is not GPU data leaves `__GPU_ALIGNED_FIELDS` in error, and
+        // with it the constant above, and this still reports.
+        #[doc(hidden)]
+        const _: () = { $($size)* };
     };
     (
         generic;
@@ -627,26 +629,23 @@ macro_rules! __gpu_aligned_derive {
                     as $crate::__private::Derived>::CONTIGUOUS,
             );
 
-            // The field list is the struct's own (as in the first arm), and
-            // each field not listed as a `PhantomData` is `$elem` or an
-            // array of it. No bounds here: a `where` clause could make
-            // `Element` hold for other types.
-            #[allow(dead_code, clippy::no_effect_underscore_binding)]
-            fn __fields<$($param),+>(__gpu_aligned_value: &$ty<$($param),+>) {
-                let $ty { $($member: _,)* $($phantom: _,)* } = __gpu_aligned_value;
-                let $ty { .. } = __gpu_aligned_value;
-                $(
-                    let _: *const $fty =
-                        $crate::__private::core::ptr::addr_of!(__gpu_aligned_value.$member);
-                    $crate::__private::is_element::<$elem, $fty>();
-                )*
-                $(
-                    let _: *const $crate::__private::core::marker::PhantomData<_> =
-                        $crate::__private::core::ptr::addr_of!(__gpu_aligned_value.$phantom);
-                )*
+            // The field list is the struct's own (as in the first arm, with
+            // each `PhantomData` written as one), and each field not listed
+            // as a `PhantomData` is `$elem` or an array of it. No bounds
+            // here: a `where` clause could make `Element` hold for other
+            // types.
+            #[allow(dead_code)]
+            fn __fields<$($param),+>() -> ($ty<$($param),+>, $ty<$($param),+>) {
+                $($crate::__private::is_element::<$elem, $fty>();)*
+                (
+                    $ty {
+                        $($member: $crate::__private::never::<$fty>(),)*
+                        $($phantom: $crate::__private::core::marker::PhantomData,)*
+                    },
+                    $ty { ..$crate::__private::never::<$ty<$($param),+>>() },
+                )
             }
 
-            #[automatically_derived]
             // SAFETY: `FACTS` is built from `size_of`, `align_of` and
             // `offset_of!` of each instantiation, every field is `$elem:
             // GpuData` (or a `PhantomData`), no instantiation has padding
@@ -663,13 +662,22 @@ macro_rules! __gpu_aligned_derive {
                     let mut end = 0;
                     let mut contiguous = true;
                     $(
-                        contiguous &= $crate::__private::core::mem::offset_of!(Self, $member) == end;
-                        end += $crate::__private::core::mem::size_of::<$fty>();
+                        contiguous &= $crate::__private::offset_of!(Self, $member) == end;
+                        end += $crate::__private::size_of::<$fty>();
                     )*
-                    contiguous & (end == $crate::__private::core::mem::size_of::<Self>())
+                    contiguous & (end == $crate::__private::size_of::<Self>())
                 };
-                const FACTS: $crate::GpuLayout = $crate::__private::derive_impls!(
-                    @facts $name; $count; [$({ $member: $fty, $fname, $padding })*]
+                const FACTS: $crate::GpuLayout = $crate::__private::facts(
+                    $name,
+                    $crate::__private::size_of::<Self>(),
+                    $crate::__private::align_of::<Self>(),
+                    &$crate::__private::Fields::new([$(
+                        $crate::__private::field_of::<$fty>(
+                            $fname,
+                            $crate::__private::offset_of!(Self, $member),
+                            $padding,
+                        )
+                    ),*]),
                 );
             }
 
@@ -717,8 +725,8 @@ macro_rules! __gpu_aligned_derive {
             // `align(N)` written, if any): what the struct will be once its
             // `#[repr]` is fixed. Only evaluated next to another error.
             let shapes = [$((
-                $crate::__private::core::mem::size_of::<$fty>(),
-                $crate::__private::core::mem::align_of::<$fty>(),
+                $crate::__private::size_of::<$fty>(),
+                $crate::__private::align_of::<$fty>(),
             )),*];
             let (size, align) = $crate::rules::repr_c_size(&shapes, $align);
             let fields = $crate::__private::c_fields(&shapes, [$(($fname, $padding)),*]);

@@ -701,16 +701,17 @@ unsafe impl<T: GpuData, const N: usize> GpuData for [T; N] {
 /// the padding counted as [`GpuLayout::padding`] defines it: explicit pad
 /// fields whole, and the padding nested inside every other field's type.
 ///
-/// The derive builds it inside `LAYOUT` with `&Fields::new([..])` (a
-/// constant the compiler promotes to `'static`), not in a `const` item of
-/// its own: the compiler evaluates every `const` item eagerly, but `LAYOUT`
-/// (and so this) only when something uses it, which keeps the derive cheap
-/// to compile.
+/// The derive builds it once per struct, in a `const` item that its layout
+/// check reads ([`Fields::follow_rule`]) and its `FACTS` borrow: every
+/// `offset_of!` in it is a constant of its own, the largest part of what a
+/// derived type costs to compile, so none is written twice.
 #[doc(hidden)]
 pub struct Fields<const N: usize> {
     fields: [GpuField; N],
     sized: usize,
     padding: usize,
+    contiguous: bool,
+    covered: usize,
 }
 
 impl<const N: usize> Fields<N> {
@@ -720,8 +721,12 @@ impl<const N: usize> Fields<N> {
         let mut fields = [UNUSED; N];
         let mut sized = 0;
         let mut padding = 0usize;
+        let mut contiguous = true;
+        let mut covered = 0usize;
         let mut i = 0;
         while i < N {
+            contiguous &= all[i].offset == covered;
+            covered = covered.saturating_add(all[i].size);
             if all[i].size != 0 {
                 fields[sized] = all[i];
                 sized += 1;
@@ -747,7 +752,16 @@ impl<const N: usize> Fields<N> {
             fields,
             sized,
             padding,
+            contiguous,
+            covered,
         }
+    }
+
+    /// Whether the fields follow each other from offset 0 in declaration
+    /// order, with no hole, and a struct of `size` and `align` made of them
+    /// obeys the rule.
+    pub const fn follow_rule(&self, size: usize, align: usize) -> bool {
+        self.contiguous && crate::rules::is_legal(size, align, self.covered)
     }
 
     /// The fields of nonzero size, in declaration order.

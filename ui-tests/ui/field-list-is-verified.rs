@@ -13,6 +13,7 @@ gpu_aligned::__private::derive_impls! {
     name: "Holey";
     count: 2;
     fields: [{ value: u32, "value", false } { value: u32, "value", false }];
+    size: {};
     blame: {};
 }
 

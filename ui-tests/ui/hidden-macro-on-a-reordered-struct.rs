@@ -24,6 +24,7 @@ gpu_aligned::__private::derive_impls! {
         { c: u16, "c", false }
         { d: u32, "d", false }
     ];
+    size: {};
     blame: {};
 }
 

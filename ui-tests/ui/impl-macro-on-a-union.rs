@@ -1,8 +1,8 @@
 // The runtime macro behind the derive, invoked by hand on a union whose
-// first field covers every byte: a pattern naming that one field matches a
-// union, but the macro also matches `..`, which no union pattern may use,
-// so the union gets no `Pod` (writing its shorter field leaves bytes
-// uninitialised).
+// first field covers every byte: a union expression naming that one field
+// type-checks, but the macro also writes a functional update (`..`), which
+// no union expression may use, so the union gets no `Pod` (writing its
+// shorter field leaves bytes uninitialised).
 #[derive(Clone, Copy)]
 #[repr(C)]
 pub union Overlap {
@@ -15,6 +15,7 @@ gpu_aligned::__gpu_aligned_derive! {
     name: "Overlap";
     count: 1;
     fields: [{ word: u32, "word", false }];
+    size: {};
     blame: {};
 }
 
