@@ -385,6 +385,52 @@ fn the_header_reproduces_the_reordered_struct_and_gpp_checks_it() {
     assert!(ran.success(), "sizes differ between Rust and C++");
 }
 
+/// A struct the header declares under another name (`CudaHeader::name`)
+/// has its views under that name too, and the names its views take are the
+/// ones checked against the other declarations.
+#[test]
+fn views_take_the_name_the_header_gives_the_struct() {
+    /// A GPU element that is also stored as columns.
+    #[derive(Clone, Copy, gpu_aligned::GpuAligned, gpu_aligned::GpuSoa)]
+    #[repr(C, align(8))]
+    struct Sample {
+        value: f32,
+        count: u32,
+    }
+    /// Another struct, to be declared under one of `Sample`'s view names.
+    #[derive(Clone, Copy, gpu_aligned::GpuAligned)]
+    #[repr(C)]
+    struct Other {
+        value: u32,
+    }
+    let mut header = CudaHeader::new();
+    header
+        .name::<Sample>("Reading")
+        .unwrap()
+        .add_soa::<Sample>()
+        .unwrap();
+    let text = header.render();
+    for view in ["Reading_soa", "Reading_aos", "Reading_aos16"] {
+        assert!(text.contains(&format!("struct {view} {{")), "{text}");
+    }
+    assert!(!text.contains("Sample"), "{text}");
+
+    let mut header = CudaHeader::new();
+    header
+        .name::<Other>("Reading_aos")
+        .unwrap()
+        .add::<Other>()
+        .unwrap();
+    header.name::<Sample>("Reading").unwrap();
+    assert_eq!(
+        header.add_soa::<Sample>().unwrap_err(),
+        gpu_aligned::header::HeaderError::ViewNameTaken {
+            ty: "Reading",
+            taken_by: "Reading_aos"
+        }
+    );
+}
+
 mod renamed {
     //! The derive reaches the runtime through a renamed path, and the user's
     //! crate needs no `unsafe` (the impl is the runtime's).

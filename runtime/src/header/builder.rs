@@ -406,11 +406,11 @@ fn check_column_order(layout: &'static GpuLayout, columns: &[GpuField]) -> Resul
 fn check_view_names(entries: &[Entry]) -> Result<(), HeaderError> {
     for with_views in entries.iter().filter(|entry| entry.views.is_some()) {
         for suffix in VIEW_SUFFIXES {
-            let view = ViewName(with_views.layout.name, suffix);
-            if let Some(taken) = entries.iter().find(|entry| view.is(entry.layout.name)) {
+            let view = ViewName(with_views.name, suffix);
+            if let Some(taken) = entries.iter().find(|entry| view.is(entry.name)) {
                 return Err(HeaderError::ViewNameTaken {
-                    ty: with_views.layout.name,
-                    taken_by: taken.layout.name,
+                    ty: with_views.name,
+                    taken_by: taken.name,
                 });
             }
         }
@@ -427,7 +427,7 @@ impl fmt::Display for CudaHeader {
                 accessors_text(f, entry.name, entry.layout.size)?;
             }
             if let Some(columns) = entry.views {
-                views_text(f, entry.layout, columns)?;
+                views_text(f, entry.name, entry.layout, columns)?;
             }
         }
         Ok(())

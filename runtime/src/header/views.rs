@@ -71,7 +71,7 @@ pub fn write_views(out: &mut impl Write, layout: &'static GpuLayout) -> Result<(
     check_type_name(layout.name)?;
     check_layout(layout)?;
     check_columns(layout)?;
-    Ok(views_text(out, layout, layout.fields)?)
+    Ok(views_text(out, layout.name, layout, layout.fields)?)
 }
 
 const SUPPORT: &str = r#"
@@ -128,19 +128,22 @@ fn data(columns: &[GpuField]) -> impl Iterator<Item = &GpuField> + Clone {
     columns.iter().filter(|field| !field.is_padding)
 }
 
-/// The views of a checked layout, members in the order of `columns` (the
-/// layout's fields, or the same fields in another order).
+/// The views of a checked layout declared as `name` (its own name, or the
+/// one a header gave it), members in the order of `columns` (the layout's
+/// fields, or the same fields in another order).
 pub(crate) fn views_text(
     f: &mut impl Write,
+    name: &str,
     layout: &GpuLayout,
     columns: &[GpuField],
 ) -> fmt::Result {
     f.write_str(SUPPORT)?;
-    soa_text(f, layout, columns)?;
+    soa_text(f, name, columns)?;
     let word = layout.align.min(MAX_WORD);
-    aos_text(f, layout, columns, "_aos", layout.size, word)?;
+    aos_text(f, name, layout, columns, "_aos", layout.size, word)?;
     aos_text(
         f,
+        name,
         layout,
         columns,
         "_aos16",
@@ -187,8 +190,7 @@ fn view_asserts(f: &mut impl Write, columns: &[GpuField], view: ViewName<'_>) ->
     )
 }
 
-fn soa_text(f: &mut impl Write, layout: &GpuLayout, columns: &[GpuField]) -> fmt::Result {
-    let name = layout.name;
+fn soa_text(f: &mut impl Write, name: &str, columns: &[GpuField]) -> fmt::Result {
     let view = ViewName(name, "_soa");
     write!(
         f,
@@ -254,13 +256,13 @@ fn soa_text(f: &mut impl Write, layout: &GpuLayout, columns: &[GpuField]) -> fmt
 
 fn aos_text(
     f: &mut impl Write,
+    name: &str,
     layout: &GpuLayout,
     columns: &[GpuField],
     suffix: &str,
     stride: usize,
     word_bytes: usize,
 ) -> fmt::Result {
-    let name = layout.name;
     let view = ViewName(name, suffix);
     let words = stride / word_bytes;
     let word = WordType(word_bytes);
