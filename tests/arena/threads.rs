@@ -243,6 +243,39 @@ fn a_growing_arena_takes_back_what_threads_keep_before_it_grows() {
 }
 
 #[test]
+fn trim_takes_back_what_every_thread_keeps_and_leaves_held_arrays() {
+    let (chunk, max) = (1 << 16, 1 << 20);
+    let growing = ArenaOptions::new().growth(GrowthPolicy::up_to(max).with_chunk(chunk));
+    let arena = ThreadArena::new(growing.host(chunk).unwrap());
+    let capacity = || arena.lock().capacity();
+    thread::scope(|scope| {
+        let (kept, done) = (channel(), channel::<()>());
+        let arena = &arena;
+        // Another thread fills three chunks and drops two arrays: its slot
+        // keeps their blocks; the third array it holds on to.
+        scope.spawn(move || {
+            let mut arrays: Vec<_> = (0..3).map(|_| arena.alloc::<u8>(chunk).unwrap()).collect();
+            let held = arrays.remove(0);
+            drop(arrays);
+            kept.0.send(arena.lock().offset(&held).unwrap()).unwrap();
+            let _ = done.1.recv();
+            drop(held);
+        });
+        let held_at = kept.1.recv().unwrap();
+        assert_eq!(capacity(), 3 * chunk);
+        // The blocks the other thread keeps come back; its held array, in
+        // the first chunk, stays, and so does that chunk.
+        assert_eq!(held_at, 0);
+        assert_eq!(arena.trim().unwrap(), 2 * chunk);
+        assert_eq!((capacity(), arena.live()), (chunk, 1));
+        drop(done.0);
+    });
+    assert_eq!(arena.trim().unwrap(), 0);
+    arena.flush().unwrap();
+    assert_eq!((arena.live(), arena.stats().allocations), (0, 0));
+}
+
+#[test]
 fn bad_requests_are_the_arenas_errors() {
     let arena = ThreadArena::new(Arena::host(4096).unwrap());
     assert!(matches!(

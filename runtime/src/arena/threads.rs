@@ -381,6 +381,34 @@ where
         self.shared.drain_slots(&mut core);
         core.drain_pending()
     }
+
+    /// Gives every block the threads keep back to the shared arena, then
+    /// what a growing arena can return to the system, as [`Arena::trim`]
+    /// does: the bytes given back. Arrays other threads hold stay where
+    /// they are.
+    ///
+    /// ```
+    /// use gpu_aligned::arena::{ArenaOptions, GrowthPolicy, ThreadArena};
+    ///
+    /// let chunk = 1 << 16;
+    /// let growing = ArenaOptions::new().growth(GrowthPolicy::up_to(1 << 20).with_chunk(chunk));
+    /// let arena = ThreadArena::new(growing.host(chunk)?);
+    /// let arrays = [arena.alloc::<u8>(chunk)?, arena.alloc::<u8>(chunk)?, arena.alloc::<u8>(chunk)?];
+    /// assert_eq!(arena.lock().capacity(), 3 * chunk);
+    /// drop(arrays); // kept by this thread for reuse
+    /// assert_eq!(arena.trim()?, 2 * chunk);
+    /// assert_eq!(arena.lock().capacity(), chunk);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// As [`Arena::trim`].
+    pub fn trim(&self) -> ArenaResult<usize, B> {
+        let mut core = lock(&self.shared.core);
+        self.shared.drain_slots(&mut core);
+        core.trim()
+    }
 }
 
 /// Runs `each` on this thread's slot of `shared`, claiming one first if
