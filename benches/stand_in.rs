@@ -157,4 +157,3 @@ unsafe impl Backend for StandIn {
         Ok(self.len)
     }
 }
-
