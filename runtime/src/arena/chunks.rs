@@ -325,6 +325,20 @@ mod tests {
         assert_eq!(chunks.next(60..200, true), Some(66));
         chunks.truncate(100 * 4096);
         assert_eq!((chunks.next(0..200, true), chunks.count), (Some(3), 57 + 4));
+        // Runs of whole and partial words, set and cleared at once.
+        let mut runs = Chunks::new(&policy, true);
+        runs.set_range(5..200, true);
+        assert_eq!((runs.count, runs.released.len()), (195, 4));
+        runs.set_range(0..10, true);
+        assert_eq!(runs.count, 200);
+        runs.set_range(64..128, false);
+        runs.set_range(150..300, false);
+        assert_eq!(runs.count, 64 + 22);
+        assert_eq!(runs.next(0..300, false), Some(64));
+        assert_eq!(runs.next(64..300, true), Some(128));
+        assert_eq!(runs.next(128..300, false), Some(150));
+        runs.set_range(7..7, true);
+        assert_eq!(runs.count, 86);
         assert!(!Chunks::new(&policy, false).is_on());
         assert!(!Chunks::new(&GrowthPolicy::fixed(), true).is_on());
     }
