@@ -9,7 +9,10 @@
 
 use criterion::{criterion_group, BenchmarkId, Criterion};
 use gpu_aligned::arena::{Arena, ArenaOptions};
-use gpu_aligned::backend::{Backend, Rows, Span};
+use gpu_aligned::backend::Backend;
+
+mod stand_in;
+use stand_in::StandIn;
 
 fn pairs(c: &mut Criterion) {
     let mut group = c.benchmark_group("host arena, one array per step");
@@ -34,138 +37,6 @@ fn pairs(c: &mut Criterion) {
 }
 
 criterion_group!(benches, pairs);
-
-/// A device as the arena sees it, for counting instructions without one:
-/// a made-up address whose bytes nothing reads, and the device backend's
-/// kind of tracking (a box made on an array's first use, so an array
-/// never used has none). Its allocate + drop takes the device arena's
-/// path: the arena core is the same, only the backend's answers differ.
-struct StandIn {
-    len: usize,
-}
-
-/// The stand-in moves no bytes.
-#[derive(Debug)]
-struct NoBytes;
-
-impl std::fmt::Display for NoBytes {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("the stand-in device has no bytes")
-    }
-}
-
-/// What the device backend keeps per array: empty until first use.
-type Events = std::sync::OnceLock<Box<[u64; 8]>>;
-
-// SAFETY: nothing dereferences the made-up addresses: every byte-moving
-// method refuses, and the pairs below only allocate and drop.
-unsafe impl Backend for StandIn {
-    type Error = NoBytes;
-    type Tracking = Events;
-    type Stream = ();
-    type Fence = std::convert::Infallible;
-
-    fn len(&self) -> usize {
-        self.len
-    }
-
-    fn base_address(&self) -> u64 {
-        1 << 40
-    }
-
-    fn stream(&self) -> &() {
-        &()
-    }
-
-    unsafe fn write(
-        &self,
-        _: &(),
-        _: &mut Events,
-        _: Span,
-        _: Span,
-        _: &[u8],
-    ) -> Result<(), NoBytes> {
-        Err(NoBytes)
-    }
-
-    unsafe fn read(
-        &self,
-        _: &(),
-        _: &Events,
-        _: Span,
-        _: Span,
-        _: &mut [u8],
-    ) -> Result<(), NoBytes> {
-        Err(NoBytes)
-    }
-
-    unsafe fn zero(&self, _: &(), _: &mut Events, _: Span, _: Span) -> Result<(), NoBytes> {
-        Err(NoBytes)
-    }
-
-    unsafe fn copy(
-        &self,
-        _: &(),
-        _: &Events,
-        _: Span,
-        _: &mut Events,
-        _: Span,
-    ) -> Result<(), NoBytes> {
-        Err(NoBytes)
-    }
-
-    unsafe fn write_rows(
-        &self,
-        _: &(),
-        _: &mut Events,
-        _: Span,
-        _: Rows,
-        _: &[u8],
-    ) -> Result<(), NoBytes> {
-        Err(NoBytes)
-    }
-
-    unsafe fn read_rows(
-        &self,
-        _: &(),
-        _: &Events,
-        _: Span,
-        _: Rows,
-        _: &mut [u8],
-    ) -> Result<(), NoBytes> {
-        Err(NoBytes)
-    }
-
-    #[inline]
-    fn needs_retire(&self, tracking: &Events) -> bool {
-        tracking.get().is_some()
-    }
-
-    #[inline]
-    fn never_used(tracking: &Events) -> bool {
-        tracking.get().is_none()
-    }
-
-    fn retire(
-        &mut self,
-        tracking: &mut Events,
-    ) -> Result<Option<std::convert::Infallible>, NoBytes> {
-        tracking.take();
-        Ok(None)
-    }
-
-    fn fence_passed(&self, fence: &std::convert::Infallible) -> Result<bool, NoBytes> {
-        match *fence {}
-    }
-
-    fn wait_fence(&self, fence: &std::convert::Infallible) -> Result<(), NoBytes> {
-        match *fence {}
-    }
-
-    fn quiesce(&mut self) -> Result<(), NoBytes> {
-        Ok(())
-    }
-}
 
 /// Allocates and drops `pairs` arrays of `bytes` one-byte elements, with
 /// one array live in front (the device benchmark's shape), after one
@@ -200,7 +71,7 @@ where
 /// --tool=callgrind` (two runs with different pair counts; the difference
 /// divided by the difference in pairs is one pair's cost, without the
 /// set-up). `device` is an arena over a stand-in for a device (see
-/// [`StandIn`]).
+/// `stand_in::StandIn`).
 fn pairs_only(spec: &str) {
     let mut parts = spec.split(',');
     let side = parts.next().expect("host or device");
@@ -221,7 +92,7 @@ fn pairs_only(spec: &str) {
         "host" => drop_pairs(Arena::host(LEN).expect("host arena"), bytes, pairs, free),
         "device" => drop_pairs(
             ArenaOptions::new()
-                .over(StandIn { len: LEN })
+                .over(StandIn::new(LEN, LEN))
                 .expect("arena"),
             bytes,
             pairs,

@@ -77,23 +77,44 @@ impl Chunks {
         self.is_on() && bytes as u64 >= self.chunk.saturating_mul(LARGE)
     }
 
+    #[cfg(test)]
     fn set(&mut self, index: u64, released: bool) {
-        let (word, bit) = ((index / 64) as usize, index % 64);
-        if word >= self.released.len() {
-            if !released {
-                return;
-            }
-            self.released.resize(word + 1, 0);
+        self.set_range(index..index + 1, released);
+    }
+
+    /// Marks the chunks of `range` released or not, a word of 64 chunks at
+    /// a time: an array of a gigabyte covers 512 chunks of 2 MiB, and a
+    /// bit at a time cost every allocation and free of it that many loop
+    /// turns (most of a trace replay's instructions on the host).
+    fn set_range(&mut self, range: core::ops::Range<u64>, released: bool) {
+        if range.is_empty() {
+            return;
         }
-        let mask = 1u64 << bit;
-        let was = self.released[word] & mask != 0;
-        if was != released {
-            self.released[word] ^= mask;
+        let last = ((range.end - 1) / 64) as usize;
+        if released && last >= self.released.len() {
+            self.released.resize(last + 1, 0);
+        }
+        let mut index = range.start;
+        while index < range.end {
+            let word = index / 64;
+            // Past the map only when clearing: nothing is set there.
+            let Some(bits) = self.released.get_mut(word as usize) else {
+                break;
+            };
+            let (low, high) = (index % 64, (range.end - word * 64).min(64));
+            let mask = match high - low {
+                64 => u64::MAX,
+                width => ((1u64 << width) - 1) << low,
+            };
+            let changed = mask & if released { !*bits } else { *bits };
+            *bits ^= changed;
+            let changed = changed.count_ones() as usize;
             if released {
-                self.count += 1;
+                self.count += changed;
             } else {
-                self.count -= 1;
+                self.count -= changed;
             }
+            index = (word + 1) * 64;
         }
     }
 
@@ -129,9 +150,7 @@ impl Chunks {
         if self.count == 0 {
             return;
         }
-        for index in start / self.chunk..end.div_ceil(self.chunk) {
-            self.set(index, false);
-        }
+        self.set_range(start / self.chunk..end.div_ceil(self.chunk), false);
     }
 
     /// The span is `len` bytes now (trimmed): chunks past it are gone.
@@ -140,9 +159,7 @@ impl Chunks {
             return;
         }
         let chunks = len.div_ceil(self.chunk);
-        for index in chunks..self.released.len() as u64 * 64 {
-            self.set(index, false);
-        }
+        self.set_range(chunks..self.released.len() as u64 * 64, false);
     }
 }
 
@@ -184,25 +201,56 @@ impl<B: Backend> Arena<B> {
         self.place_at(bytes, align, high)
     }
 
-    #[inline]
+    ///
+    /// Inline, with the allocator's lookup inlined once: a high placement
+    /// (a large array of a host arena that gives chunks back) is out of
+    /// line, so the device's path, which never places high, pays no call.
+    #[inline(always)]
     fn place_at(
         &mut self,
         bytes: usize,
         align: usize,
         high: bool,
     ) -> Result<Allocation, AllocError> {
-        let allocation = match high {
-            true => self.allocator.alloc_high(bytes, align)?,
-            false => self.allocator.alloc(bytes, align)?,
-        };
+        if high {
+            return self.place_high(bytes, align);
+        }
+        let allocation = self.allocator.alloc(bytes, align)?;
+        self.chunks.taken(allocation.offset(), allocation.end());
+        Ok(allocation)
+    }
+
+    /// [`place`](Self::place) after a refusal (see `Arena::allocate`): one
+    /// copy of the lookup out of line, for the tries that follow.
+    #[inline(never)]
+    pub(super) fn place_again(
+        &mut self,
+        bytes: usize,
+        align: usize,
+    ) -> Result<Allocation, AllocError> {
+        self.place(bytes, align)
+    }
+
+    /// [`place_at`](Self::place_at) at the top of the free block.
+    #[inline(never)]
+    fn place_high(&mut self, bytes: usize, align: usize) -> Result<Allocation, AllocError> {
+        let allocation = self.allocator.alloc_high(bytes, align)?;
         self.chunks.taken(allocation.offset(), allocation.end());
         Ok(allocation)
     }
 
     /// Gives a block back to the allocator, then the memory of the whole
     /// chunks of the free block it became part of.
-    #[inline]
+    #[inline(never)]
     pub(super) fn free_offsets(&mut self, allocation: Allocation) -> Result<(), FreeError> {
+        self.free_offsets_inline(allocation)
+    }
+
+    /// [`free_offsets`](Self::free_offsets) inlined, for the one caller
+    /// every array freed by hand goes through (`Arena::give_back`): a call
+    /// less per free.
+    #[inline(always)]
+    pub(super) fn free_offsets_inline(&mut self, allocation: Allocation) -> Result<(), FreeError> {
         let (start, end) = self.allocator.free_merged(allocation)?;
         if self.chunks.is_on() && end - start >= self.chunks.chunk {
             self.release_between(start, end);
@@ -242,7 +290,7 @@ impl<B: Backend> Arena<B> {
             };
             // Refused: the memory stays held, and a later sweep tries again.
             if let Ok(true) = self.backend.release(span) {
-                (first..=last).for_each(|index| self.chunks.set(index, true));
+                self.chunks.set_range(first..last + 1, true);
             }
         }
     }
@@ -277,6 +325,20 @@ mod tests {
         assert_eq!(chunks.next(60..200, true), Some(66));
         chunks.truncate(100 * 4096);
         assert_eq!((chunks.next(0..200, true), chunks.count), (Some(3), 57 + 4));
+        // Runs of whole and partial words, set and cleared at once.
+        let mut runs = Chunks::new(&policy, true);
+        runs.set_range(5..200, true);
+        assert_eq!((runs.count, runs.released.len()), (195, 4));
+        runs.set_range(0..10, true);
+        assert_eq!(runs.count, 200);
+        runs.set_range(64..128, false);
+        runs.set_range(150..300, false);
+        assert_eq!(runs.count, 64 + 22);
+        assert_eq!(runs.next(0..300, false), Some(64));
+        assert_eq!(runs.next(64..300, true), Some(128));
+        assert_eq!(runs.next(128..300, false), Some(150));
+        runs.set_range(7..7, true);
+        assert_eq!(runs.count, 86);
         assert!(!Chunks::new(&policy, false).is_on());
         assert!(!Chunks::new(&GrowthPolicy::fixed(), true).is_on());
     }

@@ -115,25 +115,41 @@ impl<B: Backend> Arena<B> {
 
     /// The allocator's block for `bytes` at `align`, growing the arena or
     /// waiting for pending frees when nothing fits.
+    ///
+    /// The first try inlines the allocator's lookup; what follows a refusal
+    /// is out of line.
+    #[inline]
     pub(super) fn allocate(&mut self, bytes: usize, align: usize) -> ArenaResult<Allocation, B> {
-        let refused = match self.place(bytes, align) {
+        match self.place(bytes, align) {
             Err(
                 error @ (AllocError::OutOfMemory { .. } | AllocError::SizeExceedsCapacity { .. }),
-            ) => ArenaError::Alloc(error),
-            other => return Ok(other?),
-        };
+            ) => self.allocate_refused(bytes, align, ArenaError::Alloc(error)),
+            other => Ok(other?),
+        }
+    }
+
+    /// [`allocate`](Self::allocate) once the allocator refused: takes back
+    /// dropped arrays and kept blocks, grows, or waits for pending frees,
+    /// trying again after each.
+    #[inline(never)]
+    fn allocate_refused(
+        &mut self,
+        bytes: usize,
+        align: usize,
+        refused: ArenaError<B::Error>,
+    ) -> ArenaResult<Allocation, B> {
         // The dropped arrays not taken back yet (on any thread), and the
         // blocks kept for other sizes.
         let taken = self.take_returns();
         if self.free_kept() | taken {
-            if let Ok(allocation) = self.place(bytes, align) {
+            if let Ok(allocation) = self.place_again(bytes, align) {
                 return Ok(allocation);
             }
         }
         // Nothing fits. Growing waits for no stream, waiting for the pending
         // frees may, so a growing arena grows first.
         let refused = match self.grow_for(bytes, align) {
-            Ok(true) => return Ok(self.place(bytes, align)?),
+            Ok(true) => return Ok(self.place_again(bytes, align)?),
             Ok(false) => refused,
             Err(error) => error,
         };
@@ -142,7 +158,7 @@ impl<B: Backend> Arena<B> {
             return Err(refused);
         }
         self.drain_pending()?;
-        match self.place(bytes, align) {
+        match self.place_again(bytes, align) {
             Err(AllocError::OutOfMemory { .. }) => Err(refused),
             other => Ok(other?),
         }
@@ -164,7 +180,12 @@ impl<B: Backend> Arena<B> {
             return Ok(());
         }
         if !self.backend.needs_retire(tracking) {
-            // The allocator checks the handle itself.
+            // The allocator checks the handle itself. Its free inlines
+            // here but for watched arrays (the sanitizer hook in
+            // `free_block`).
+            if !self.regions.is_active() {
+                return Ok(self.free_offsets_inline(allocation)?);
+            }
             return Ok(self.free_block(allocation)?);
         }
         self.allocator.check_handle(&allocation)?;

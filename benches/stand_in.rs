@@ -1,0 +1,159 @@
+//! A device as the arena sees it, for counting instructions without one
+//! (shared by the `arena` and `trace` benches).
+
+use gpu_aligned::backend::{Backend, Rows, Span};
+
+/// A device as the arena sees it, for counting instructions without one:
+/// a made-up address whose bytes nothing reads, and the device backend's
+/// kind of tracking (a box made on an array's first use, so an array
+/// never used has none). Its allocate + drop takes the device arena's
+/// path: the arena core is the same, only the backend's answers differ.
+pub struct StandIn {
+    len: usize,
+    /// What it may grow to (as a growing device arena maps chunks).
+    max: usize,
+}
+
+impl StandIn {
+    /// A stand-in of `len` bytes that grows up to `max`.
+    pub fn new(len: usize, max: usize) -> StandIn {
+        StandIn {
+            len,
+            max: max.max(len),
+        }
+    }
+}
+
+/// The stand-in moves no bytes.
+#[derive(Debug)]
+pub struct NoBytes;
+
+impl std::fmt::Display for NoBytes {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("the stand-in device has no bytes")
+    }
+}
+
+/// What the device backend keeps per array: empty until first use.
+pub type Events = std::sync::OnceLock<Box<[u64; 8]>>;
+
+// SAFETY: nothing dereferences the made-up addresses: every byte-moving
+// method refuses, and the pairs below only allocate and drop.
+unsafe impl Backend for StandIn {
+    type Error = NoBytes;
+    type Tracking = Events;
+    type Stream = ();
+    type Fence = std::convert::Infallible;
+
+    fn len(&self) -> usize {
+        self.len
+    }
+
+    fn base_address(&self) -> u64 {
+        1 << 40
+    }
+
+    fn stream(&self) -> &() {
+        &()
+    }
+
+    unsafe fn write(
+        &self,
+        _: &(),
+        _: &mut Events,
+        _: Span,
+        _: Span,
+        _: &[u8],
+    ) -> Result<(), NoBytes> {
+        Err(NoBytes)
+    }
+
+    unsafe fn read(
+        &self,
+        _: &(),
+        _: &Events,
+        _: Span,
+        _: Span,
+        _: &mut [u8],
+    ) -> Result<(), NoBytes> {
+        Err(NoBytes)
+    }
+
+    unsafe fn zero(&self, _: &(), _: &mut Events, _: Span, _: Span) -> Result<(), NoBytes> {
+        Err(NoBytes)
+    }
+
+    unsafe fn copy(
+        &self,
+        _: &(),
+        _: &Events,
+        _: Span,
+        _: &mut Events,
+        _: Span,
+    ) -> Result<(), NoBytes> {
+        Err(NoBytes)
+    }
+
+    unsafe fn write_rows(
+        &self,
+        _: &(),
+        _: &mut Events,
+        _: Span,
+        _: Rows,
+        _: &[u8],
+    ) -> Result<(), NoBytes> {
+        Err(NoBytes)
+    }
+
+    unsafe fn read_rows(
+        &self,
+        _: &(),
+        _: &Events,
+        _: Span,
+        _: Rows,
+        _: &mut [u8],
+    ) -> Result<(), NoBytes> {
+        Err(NoBytes)
+    }
+
+    #[inline]
+    fn needs_retire(&self, tracking: &Events) -> bool {
+        tracking.get().is_some()
+    }
+
+    #[inline]
+    fn never_used(tracking: &Events) -> bool {
+        tracking.get().is_none()
+    }
+
+    fn retire(
+        &mut self,
+        tracking: &mut Events,
+    ) -> Result<Option<std::convert::Infallible>, NoBytes> {
+        tracking.take();
+        Ok(None)
+    }
+
+    fn fence_passed(&self, fence: &std::convert::Infallible) -> Result<bool, NoBytes> {
+        match *fence {}
+    }
+
+    fn wait_fence(&self, fence: &std::convert::Infallible) -> Result<(), NoBytes> {
+        match *fence {}
+    }
+
+    fn quiesce(&mut self) -> Result<(), NoBytes> {
+        Ok(())
+    }
+
+    fn max_len(&self) -> usize {
+        self.max
+    }
+
+    /// Grows at once: no bytes to map. Like a device buffer, it never
+    /// gives memory back (no `release`).
+    fn grow(&mut self, len: usize) -> Result<usize, NoBytes> {
+        self.len = len.clamp(self.len, self.max);
+        Ok(self.len)
+    }
+}
