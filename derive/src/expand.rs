@@ -320,19 +320,10 @@ fn blame(
         let krate = respan(krate, ident.span());
         quote_spanned!(ident.span()=> #krate::__private::#blame_type #generics(#shape);)
     };
-    // The check on the type itself comes first: whether the compiler laid
-    // it out as C would (before any hole is named by a rule that assumes it
-    // did).
-    let first = match target {
-        Target::Type => {
-            let krate = respan(krate, ident.span());
-            quote_spanned! {ident.span()=>
-                #krate::__private::not_repr_c::<#ident>();
-            }
-        }
-        Target::Shape(_) => TokenStream::new(),
-    };
-    quote!(#first #(#blame_fields)* #blame_alignment #blame_type)
+    // Whether the compiler laid the type out as C would is said by the last
+    // call, at the struct's name: the field and alignment calls skip such a
+    // layout, so that no hole is named by a rule that assumes C's.
+    quote!(#(#blame_fields)* #blame_alignment #blame_type)
 }
 
 /// `tokens` with every span set to `span`. A call's location (what

@@ -164,9 +164,13 @@ pub const fn not_repr_c<T: Derived>() {
     not_repr_c_in(&Shape::of::<T>())
 }
 
-/// Stops compilation with the rules' message if they blame field `name`.
+/// Stops compilation with the rules' message if they blame field `name`
+/// (and the layout is C's: else [`blame_type_in`], after it, says so).
 #[track_caller]
 pub const fn blame_field_in(shape: &Shape<'_>, name: &str) {
+    if layout::repr_c_mismatch(shape.size, shape.align, shape.fields).is_some() {
+        return;
+    }
     if let Blame::Field(field) = layout::blame_parts(shape.size, shape.align, shape.fields) {
         if str_eq(field, name) {
             fail(shape, shape.name)
@@ -175,17 +179,24 @@ pub const fn blame_field_in(shape: &Shape<'_>, name: &str) {
 }
 
 /// Stops compilation with the rules' message if they blame the alignment
-/// (its `align(N)`, where the derive spans the call).
+/// (its `align(N)`, where the derive spans the call), if the layout is C's.
 #[track_caller]
 pub const fn blame_alignment_in(shape: &Shape<'_>) {
+    if layout::repr_c_mismatch(shape.size, shape.align, shape.fields).is_some() {
+        return;
+    }
     if let Blame::Alignment = layout::blame_parts(shape.size, shape.align, shape.fields) {
         fail(shape, shape.name)
     }
 }
 
-/// Stops compilation with the rules' message if the layout breaks any rule.
+/// Stops compilation if the layout is not C's, or with the rules' message
+/// if it breaks any rule: one call for both, spanned at the struct's name,
+/// after [`blame_field_in`] and [`blame_alignment_in`], which skip a layout
+/// that is not C's (so that no hole is named by a rule that assumes C's).
 #[track_caller]
 pub const fn blame_type_in(shape: &Shape<'_>) {
+    not_repr_c_in(shape);
     if !matches!(
         layout::blame_parts(shape.size, shape.align, shape.fields),
         Blame::Nothing
