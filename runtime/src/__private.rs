@@ -16,6 +16,12 @@ pub use core::mem::{align_of, offset_of, size_of};
 pub const fn never<T>() -> T {
     panic!("the derive's field-list proof is never run")
 }
+/// [`never`] for the derived type itself, which must be `Copy`: the
+/// field-list proof asks for it here, at no cost of its own, with
+/// [`DerivesCopy`]'s message (see [`derives_copy`]).
+pub const fn never_copy<T: DerivesCopy>() -> T {
+    panic!("the derive's field-list proof is never run")
+}
 #[cfg(feature = "cuda")]
 pub use cudarc;
 
@@ -286,7 +292,8 @@ pub const fn c_fields<const N: usize>(
 }
 
 /// `T: Copy`, with a message that names the fix. Every arm of the derive's
-/// macro asks for it with this trait, once: the impls that need `Copy` are
+/// macro asks for it with this trait, once (through [`derives_copy`] or
+/// [`never_copy`]): the impls that need `Copy` are
 /// left unusable rather than in error when it is missing (`GpuData` and
 /// `GpuAligned` are blanket impls bounded by it, `Pod`'s bound is under
 /// `for<'__a>`), so a struct without `Copy` gets this one error instead of
@@ -365,7 +372,7 @@ pub const fn is_element<T, F: Element<T>>() {}
 /// out of rustc's "the following other types implement `GpuData`" list when
 /// a field is refused; the compiler checks one trait per struct instead of
 /// two, and a struct that is not `Copy` gets neither impl (no error of
-/// theirs), so `derives_copy` reports it once.
+/// theirs), so `DerivesCopy` reports it once.
 ///
 /// # Safety
 ///
@@ -567,12 +574,14 @@ macro_rules! __gpu_aligned_derive {
             // another). A union expression names one field, whichever; the
             // second expression, a functional update, no union may have:
             // a union's fields overlap, so one of them may leave bytes
-            // uninitialised that another covers. Never called.
+            // uninitialised that another covers. The second expression also
+            // asks for `$ty: Copy`, once, with the fix (`never_copy`). Never
+            // called.
             #[allow(dead_code)]
             fn __fields() -> ($ty, $ty) {
                 (
                     $ty { $($member: $crate::__private::never::<$fty>()),* },
-                    $ty { ..$crate::__private::never::<$ty>() },
+                    $ty { ..$crate::__private::never_copy::<$ty>() },
                 )
             }
 
@@ -604,8 +613,8 @@ macro_rules! __gpu_aligned_derive {
             // SAFETY: no padding, every field `Pod`, laid out as C lays out
             // its fields; `Copy + 'static` the compiler checks. The bound is
             // under `for<'__a>` so that a struct without `Copy` leaves the
-            // impl unusable rather than in error: `derives_copy` below says
-            // it once, with the fix.
+            // impl unusable rather than in error: `never_copy` in the
+            // field-list proof says it once, with the fix.
             #[automatically_derived]
             unsafe impl $crate::__private::bytemuck::Pod for $ty
             where
@@ -614,7 +623,6 @@ macro_rules! __gpu_aligned_derive {
             }
 
             $crate::__private::cuda_traits!($ty);
-            $crate::__private::derives_copy::<$ty>();
         };
     };
     (
