@@ -16,12 +16,6 @@ pub use core::mem::{align_of, offset_of, size_of};
 pub const fn never<T>() -> T {
     panic!("the derive's field-list proof is never run")
 }
-/// [`never`] for the derived type itself, which must be `Copy`: the
-/// field-list proof asks for it here, at no cost of its own, with
-/// [`DerivesCopy`]'s message (see [`derives_copy`]).
-pub const fn never_copy<T: DerivesCopy>() -> T {
-    panic!("the derive's field-list proof is never run")
-}
 #[cfg(feature = "cuda")]
 pub use cudarc;
 
@@ -292,8 +286,9 @@ pub const fn c_fields<const N: usize>(
 }
 
 /// `T: Copy`, with a message that names the fix. Every arm of the derive's
-/// macro asks for it with this trait, once (through [`derives_copy`] or
-/// [`never_copy`]): the impls that need `Copy` are
+/// macro asks for it with this trait, once (a supertrait of [`Derived`],
+/// and through [`derives_copy`] where there is no `Derived` impl): the
+/// impls that need `Copy` are
 /// left unusable rather than in error when it is missing (`GpuData` and
 /// `GpuAligned` are blanket impls bounded by it, `Pod`'s bound is under
 /// `for<'__a>`), so a struct without `Copy` gets this one error instead of
@@ -380,7 +375,10 @@ pub const fn is_element<T, F: Element<T>>() {}
 /// `offset_of!` of `Self`), every field of `Self` is [`GpuData`], `Self`
 /// has no padding, and `ELEMENT` compiles only if `Self` obeys the GPU
 /// layout rule (the derive's checks, per type or per instantiation).
-pub unsafe trait Derived: 'static {
+///
+/// `DerivesCopy` is a supertrait so that the impl itself asks for `Copy`,
+/// once, with the fix: cheaper to compile than a call that asks for it.
+pub unsafe trait Derived: DerivesCopy + 'static {
     /// The layout, as the compiler laid the struct out.
     const FACTS: GpuLayout;
     /// [`GpuAligned::LAYOUT`]: `FACTS`, checked where the checks are per
@@ -522,7 +520,10 @@ macro_rules! __gpu_aligned_derive {
         type: $ty:ident;
         name: $name:literal;
         count: $count:literal;
-        fields: [$({ $member:tt: $fty:ty, $fname:literal, $padding:literal })*];
+        fields: [
+            { $member0:tt: $fty0:ty, $fname0:literal, $padding0:literal }
+            $({ $member:tt: $fty:ty, $fname:literal, $padding:literal })*
+        ];
         size: { $($size:tt)* };
         blame: { $($blame:tt)* };
     ) => {
@@ -543,13 +544,18 @@ macro_rules! __gpu_aligned_derive {
             // are reported in one compile. A constant of its own would cost
             // more to compile than this array length.
             const __GPU_ALIGNED_FIELDS: $crate::__private::Fields<{ $($size)* $count }> =
-                $crate::__private::Fields::new([$(
-                    $crate::__private::field_of::<$fty>(
+                $crate::__private::Fields::new([
+                    $crate::__private::field_of::<$fty0>(
+                        $fname0,
+                        $crate::__private::offset_of!($ty, $member0),
+                        $padding0,
+                    ),
+                    $($crate::__private::field_of::<$fty>(
                         $fname,
                         $crate::__private::offset_of!($ty, $member),
                         $padding,
-                    )
-                ),*]);
+                    )),*
+                ]);
 
             // The fast path, all a legal type costs: the fields follow each
             // other in declaration order from offset 0, with no hole, and
@@ -571,18 +577,19 @@ macro_rules! __gpu_aligned_derive {
             // without `..` names every field exactly once (a missing or
             // repeated field does not compile), and each value has the
             // field's exact type (a value of a GPU type never coerces to
-            // another). A union expression names one field, whichever; the
-            // second expression, a functional update, no union may have:
-            // a union's fields overlap, so one of them may leave bytes
-            // uninitialised that another covers. The second expression also
-            // asks for `$ty: Copy`, once, with the fix (`never_copy`). Never
-            // called.
+            // another). A union expression names one field, whichever, so
+            // `$ty` must not be a union, whose fields overlap (one of them
+            // may leave bytes uninitialised that another covers): reading a
+            // union's field is `unsafe`, and this function is not (its body
+            // is not in any `unsafe` block the macro is called from). Never
+            // called; the parameter is the cheapest way to a value to read.
             #[allow(dead_code)]
-            fn __fields() -> ($ty, $ty) {
-                (
-                    $ty { $($member: $crate::__private::never::<$fty>()),* },
-                    $ty { ..$crate::__private::never_copy::<$ty>() },
-                )
+            fn __fields(__gpu_aligned_value: $ty) -> $ty {
+                let _ = __gpu_aligned_value.$member0;
+                $ty {
+                    $member0: $crate::__private::never::<$fty0>(),
+                    $($member: $crate::__private::never::<$fty>()),*
+                }
             }
 
             // Why the impls below are sound: the checks above hold, so
@@ -613,8 +620,8 @@ macro_rules! __gpu_aligned_derive {
             // SAFETY: no padding, every field `Pod`, laid out as C lays out
             // its fields; `Copy + 'static` the compiler checks. The bound is
             // under `for<'__a>` so that a struct without `Copy` leaves the
-            // impl unusable rather than in error: `never_copy` in the
-            // field-list proof says it once, with the fix.
+            // impl unusable rather than in error: the `Derived` impl
+            // (`DerivesCopy` is its supertrait) says it once, with the fix.
             #[automatically_derived]
             unsafe impl $crate::__private::bytemuck::Pod for $ty
             where
@@ -674,6 +681,7 @@ macro_rules! __gpu_aligned_derive {
             unsafe impl<$($param: 'static),+> $crate::__private::Derived for $ty<$($param),+>
             where
                 $elem: $crate::GpuData,
+                Self: $crate::__private::DerivesCopy,
             {
                 const ELEMENT: $crate::GpuLayout = $crate::__private::checked_layout(
                     <Self as $crate::__private::Derived>::FACTS,
@@ -723,7 +731,6 @@ macro_rules! __gpu_aligned_derive {
             }
 
             $crate::__private::cuda_traits!(generic [$($param),+] $elem $ty);
-            $crate::__private::derives_copy::<$ty<$($crate::__gpu_aligned_u8!($param)),+>>();
         };
     };
     (
