@@ -309,13 +309,16 @@ fn blame(
         let krate = respan(krate, span);
         quote_spanned!(span=> #krate::__private::#blame_field #generics(#shape #name);)
     });
-    let alignment_span = align
+    // Without an `align(N)` to point at, the alignment is blamed at the
+    // struct's name, by the last call, which reports every rule: a call of
+    // its own would only cost compile time.
+    let blame_alignment = align
         .and_then(|tokens| tokens.clone().into_iter().next())
-        .map_or_else(|| ident.span(), |token| token.span());
-    let blame_alignment = {
-        let krate = respan(krate, alignment_span);
-        quote_spanned!(alignment_span=> #krate::__private::#blame_alignment #generics(#shape);)
-    };
+        .map(|token| {
+            let span = token.span();
+            let krate = respan(krate, span);
+            quote_spanned!(span=> #krate::__private::#blame_alignment #generics(#shape);)
+        });
     let blame_type = {
         let krate = respan(krate, ident.span());
         quote_spanned!(ident.span()=> #krate::__private::#blame_type #generics(#shape);)
