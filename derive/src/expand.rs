@@ -194,9 +194,9 @@ fn impls(input: &Input, krate: &TokenStream, repr: &Repr) -> TokenStream {
     let count = input.fields.len();
     let fields = field_list(input);
     let blame = blame(input, krate, repr.align_tokens(), Target::Type);
-    // The size is checked from `size_of` alone (in a constant of its own,
-    // so that it is reported next to a field that is not GPU data), spanned
-    // at the struct's name.
+    // The size is checked from `size_of` alone (in the length of the field
+    // facts' type, so that it is reported next to a field that is not GPU
+    // data), spanned at the struct's name.
     let size = {
         let krate = respan(krate, ident.span());
         quote_spanned!(ident.span()=> #krate::__private::blame_size::<#ident>(#name);)
@@ -309,30 +309,24 @@ fn blame(
         let krate = respan(krate, span);
         quote_spanned!(span=> #krate::__private::#blame_field #generics(#shape #name);)
     });
-    let alignment_span = align
+    // Without an `align(N)` to point at, the alignment is blamed at the
+    // struct's name, by the last call, which reports every rule: a call of
+    // its own would only cost compile time.
+    let blame_alignment = align
         .and_then(|tokens| tokens.clone().into_iter().next())
-        .map_or_else(|| ident.span(), |token| token.span());
-    let blame_alignment = {
-        let krate = respan(krate, alignment_span);
-        quote_spanned!(alignment_span=> #krate::__private::#blame_alignment #generics(#shape);)
-    };
+        .map(|token| {
+            let span = token.span();
+            let krate = respan(krate, span);
+            quote_spanned!(span=> #krate::__private::#blame_alignment #generics(#shape);)
+        });
     let blame_type = {
         let krate = respan(krate, ident.span());
         quote_spanned!(ident.span()=> #krate::__private::#blame_type #generics(#shape);)
     };
-    // The check on the type itself comes first: whether the compiler laid
-    // it out as C would (before any hole is named by a rule that assumes it
-    // did).
-    let first = match target {
-        Target::Type => {
-            let krate = respan(krate, ident.span());
-            quote_spanned! {ident.span()=>
-                #krate::__private::not_repr_c::<#ident>();
-            }
-        }
-        Target::Shape(_) => TokenStream::new(),
-    };
-    quote!(#first #(#blame_fields)* #blame_alignment #blame_type)
+    // Whether the compiler laid the type out as C would is said by the last
+    // call, at the struct's name: the field and alignment calls skip such a
+    // layout, so that no hole is named by a rule that assumes C's.
+    quote!(#(#blame_fields)* #blame_alignment #blame_type)
 }
 
 /// `tokens` with every span set to `span`. A call's location (what

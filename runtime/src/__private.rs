@@ -164,9 +164,13 @@ pub const fn not_repr_c<T: Derived>() {
     not_repr_c_in(&Shape::of::<T>())
 }
 
-/// Stops compilation with the rules' message if they blame field `name`.
+/// Stops compilation with the rules' message if they blame field `name`
+/// (and the layout is C's: else [`blame_type_in`], after it, says so).
 #[track_caller]
 pub const fn blame_field_in(shape: &Shape<'_>, name: &str) {
+    if layout::repr_c_mismatch(shape.size, shape.align, shape.fields).is_some() {
+        return;
+    }
     if let Blame::Field(field) = layout::blame_parts(shape.size, shape.align, shape.fields) {
         if str_eq(field, name) {
             fail(shape, shape.name)
@@ -175,17 +179,24 @@ pub const fn blame_field_in(shape: &Shape<'_>, name: &str) {
 }
 
 /// Stops compilation with the rules' message if they blame the alignment
-/// (its `align(N)`, where the derive spans the call).
+/// (its `align(N)`, where the derive spans the call), if the layout is C's.
 #[track_caller]
 pub const fn blame_alignment_in(shape: &Shape<'_>) {
+    if layout::repr_c_mismatch(shape.size, shape.align, shape.fields).is_some() {
+        return;
+    }
     if let Blame::Alignment = layout::blame_parts(shape.size, shape.align, shape.fields) {
         fail(shape, shape.name)
     }
 }
 
-/// Stops compilation with the rules' message if the layout breaks any rule.
+/// Stops compilation if the layout is not C's, or with the rules' message
+/// if it breaks any rule: one call for both, spanned at the struct's name,
+/// after [`blame_field_in`] and [`blame_alignment_in`], which skip a layout
+/// that is not C's (so that no hole is named by a rule that assumes C's).
 #[track_caller]
 pub const fn blame_type_in(shape: &Shape<'_>) {
+    not_repr_c_in(shape);
     if !matches!(
         layout::blame_parts(shape.size, shape.align, shape.fields),
         Blame::Nothing
@@ -275,7 +286,9 @@ pub const fn c_fields<const N: usize>(
 }
 
 /// `T: Copy`, with a message that names the fix. Every arm of the derive's
-/// macro asks for it with this trait, once: the impls that need `Copy` are
+/// macro asks for it with this trait, once (a supertrait of [`Derived`],
+/// and through [`derives_copy`] where there is no `Derived` impl): the
+/// impls that need `Copy` are
 /// left unusable rather than in error when it is missing (`GpuData` and
 /// `GpuAligned` are blanket impls bounded by it, `Pod`'s bound is under
 /// `for<'__a>`), so a struct without `Copy` gets this one error instead of
@@ -354,7 +367,7 @@ pub const fn is_element<T, F: Element<T>>() {}
 /// out of rustc's "the following other types implement `GpuData`" list when
 /// a field is refused; the compiler checks one trait per struct instead of
 /// two, and a struct that is not `Copy` gets neither impl (no error of
-/// theirs), so `derives_copy` reports it once.
+/// theirs), so `DerivesCopy` reports it once.
 ///
 /// # Safety
 ///
@@ -362,7 +375,10 @@ pub const fn is_element<T, F: Element<T>>() {}
 /// `offset_of!` of `Self`), every field of `Self` is [`GpuData`], `Self`
 /// has no padding, and `ELEMENT` compiles only if `Self` obeys the GPU
 /// layout rule (the derive's checks, per type or per instantiation).
-pub unsafe trait Derived: 'static {
+///
+/// `DerivesCopy` is a supertrait so that the impl itself asks for `Copy`,
+/// once, with the fix: cheaper to compile than a call that asks for it.
+pub unsafe trait Derived: DerivesCopy + 'static {
     /// The layout, as the compiler laid the struct out.
     const FACTS: GpuLayout;
     /// [`GpuAligned::LAYOUT`]: `FACTS`, checked where the checks are per
@@ -504,7 +520,10 @@ macro_rules! __gpu_aligned_derive {
         type: $ty:ident;
         name: $name:literal;
         count: $count:literal;
-        fields: [$({ $member:tt: $fty:ty, $fname:literal, $padding:literal })*];
+        fields: [
+            { $member0:tt: $fty0:ty, $fname0:literal, $padding0:literal }
+            $({ $member:tt: $fty:ty, $fname:literal, $padding:literal })*
+        ];
         size: { $($size:tt)* };
         blame: { $($blame:tt)* };
     ) => {
@@ -517,14 +536,26 @@ macro_rules! __gpu_aligned_derive {
             // below and `FACTS`: each `offset_of!` is a constant the
             // compiler evaluates on its own, and most of what a legal type
             // costs to compile.
-            const __GPU_ALIGNED_FIELDS: $crate::__private::Fields<$count> =
-                $crate::__private::Fields::new([$(
-                    $crate::__private::field_of::<$fty>(
+            //
+            // Its type's length also checks the size, from `size_of` alone
+            // (the derive's `$size` call): the type is evaluated even when
+            // the value is in error because a field is not GPU data, which
+            // leaves every constant reading it unevaluated, so both faults
+            // are reported in one compile. A constant of its own would cost
+            // more to compile than this array length.
+            const __GPU_ALIGNED_FIELDS: $crate::__private::Fields<{ $($size)* $count }> =
+                $crate::__private::Fields::new([
+                    $crate::__private::field_of::<$fty0>(
+                        $fname0,
+                        $crate::__private::offset_of!($ty, $member0),
+                        $padding0,
+                    ),
+                    $($crate::__private::field_of::<$fty>(
                         $fname,
                         $crate::__private::offset_of!($ty, $member),
                         $padding,
-                    )
-                ),*]);
+                    )),*
+                ]);
 
             // The fast path, all a legal type costs: the fields follow each
             // other in declaration order from offset 0, with no hole, and
@@ -546,16 +577,19 @@ macro_rules! __gpu_aligned_derive {
             // without `..` names every field exactly once (a missing or
             // repeated field does not compile), and each value has the
             // field's exact type (a value of a GPU type never coerces to
-            // another). A union expression names one field, whichever; the
-            // second expression, a functional update, no union may have:
-            // a union's fields overlap, so one of them may leave bytes
-            // uninitialised that another covers. Never called.
+            // another). A union expression names one field, whichever, so
+            // `$ty` must not be a union, whose fields overlap (one of them
+            // may leave bytes uninitialised that another covers): reading a
+            // union's field is `unsafe`, and this function is not (its body
+            // is not in any `unsafe` block the macro is called from). Never
+            // called; the parameter is the cheapest way to a value to read.
             #[allow(dead_code)]
-            fn __fields() -> ($ty, $ty) {
-                (
-                    $ty { $($member: $crate::__private::never::<$fty>()),* },
-                    $ty { ..$crate::__private::never::<$ty>() },
-                )
+            fn __fields(__gpu_aligned_value: $ty) -> $ty {
+                let _ = __gpu_aligned_value.$member0;
+                $ty {
+                    $member0: $crate::__private::never::<$fty0>(),
+                    $($member: $crate::__private::never::<$fty>()),*
+                }
             }
 
             // Why the impls below are sound: the checks above hold, so
@@ -586,8 +620,8 @@ macro_rules! __gpu_aligned_derive {
             // SAFETY: no padding, every field `Pod`, laid out as C lays out
             // its fields; `Copy + 'static` the compiler checks. The bound is
             // under `for<'__a>` so that a struct without `Copy` leaves the
-            // impl unusable rather than in error: `derives_copy` below says
-            // it once, with the fix.
+            // impl unusable rather than in error: the `Derived` impl
+            // (`DerivesCopy` is its supertrait) says it once, with the fix.
             #[automatically_derived]
             unsafe impl $crate::__private::bytemuck::Pod for $ty
             where
@@ -596,14 +630,7 @@ macro_rules! __gpu_aligned_derive {
             }
 
             $crate::__private::cuda_traits!($ty);
-            $crate::__private::derives_copy::<$ty>();
         };
-
-        // The size, from `size_of` alone, in a constant of its own: a field
-        // that is not GPU data leaves `__GPU_ALIGNED_FIELDS` in error, and
-        // with it the constant above, and this still reports.
-        #[doc(hidden)]
-        const _: () = { $($size)* };
     };
     (
         generic;
@@ -654,6 +681,7 @@ macro_rules! __gpu_aligned_derive {
             unsafe impl<$($param: 'static),+> $crate::__private::Derived for $ty<$($param),+>
             where
                 $elem: $crate::GpuData,
+                Self: $crate::__private::DerivesCopy,
             {
                 const ELEMENT: $crate::GpuLayout = $crate::__private::checked_layout(
                     <Self as $crate::__private::Derived>::FACTS,
@@ -703,7 +731,6 @@ macro_rules! __gpu_aligned_derive {
             }
 
             $crate::__private::cuda_traits!(generic [$($param),+] $elem $ty);
-            $crate::__private::derives_copy::<$ty<$($crate::__gpu_aligned_u8!($param)),+>>();
         };
     };
     (

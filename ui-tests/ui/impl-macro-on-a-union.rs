@@ -1,8 +1,8 @@
 // The runtime macro behind the derive, invoked by hand on a union whose
 // first field covers every byte: a union expression naming that one field
-// type-checks, but the macro also writes a functional update (`..`), which
-// no union expression may use, so the union gets no `Pod` (writing its
-// shorter field leaves bytes uninitialised).
+// type-checks, but the macro also reads a field in safe code, which no
+// union allows, so the union gets no `Pod` (writing its shorter field
+// leaves bytes uninitialised).
 #[derive(Clone, Copy)]
 #[repr(C)]
 pub union Overlap {
