@@ -194,9 +194,9 @@ fn impls(input: &Input, krate: &TokenStream, repr: &Repr) -> TokenStream {
     let count = input.fields.len();
     let fields = field_list(input);
     let blame = blame(input, krate, repr.align_tokens(), Target::Type);
-    // The size is checked from `size_of` alone (in the length of the field
-    // facts' type, so that it is reported next to a field that is not GPU
-    // data), spanned at the struct's name.
+    // The size is checked from `size_of` alone (in a constant of its own,
+    // so that it is reported next to a field that is not GPU data), spanned
+    // at the struct's name.
     let size = {
         let krate = respan(krate, ident.span());
         quote_spanned!(ident.span()=> #krate::__private::blame_size::<#ident>(#name);)

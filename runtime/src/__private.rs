@@ -536,14 +536,7 @@ macro_rules! __gpu_aligned_derive {
             // below and `FACTS`: each `offset_of!` is a constant the
             // compiler evaluates on its own, and most of what a legal type
             // costs to compile.
-            //
-            // Its type's length also checks the size, from `size_of` alone
-            // (the derive's `$size` call): the type is evaluated even when
-            // the value is in error because a field is not GPU data, which
-            // leaves every constant reading it unevaluated, so both faults
-            // are reported in one compile. A constant of its own would cost
-            // more to compile than this array length.
-            const __GPU_ALIGNED_FIELDS: $crate::__private::Fields<{ $($size)* $count }> =
+            const __GPU_ALIGNED_FIELDS: $crate::__private::Fields<$count> =
                 $crate::__private::Fields::new([
                     $crate::__private::field_of::<$fty0>(
                         $fname0,
@@ -631,6 +624,12 @@ macro_rules! __gpu_aligned_derive {
 
             $crate::__private::cuda_traits!($ty);
         };
+
+        // The size, from `size_of` alone, in a constant of its own: a field
+        // that is not GPU data leaves `__GPU_ALIGNED_FIELDS` in error, and
+        // with it the constant above, and this still reports.
+        #[doc(hidden)]
+        const _: () = { $($size)* };
     };
     (
         generic;
