@@ -154,16 +154,6 @@ pub const fn reject<T: Derived>() {
     reject_in(&Shape::of::<T>())
 }
 
-/// [`not_repr_c_in`] over `T`'s shape. A zero-sized field is not in
-/// `LAYOUT`: one aligned above 1 where C would leave a hole before the next
-/// field makes this say "not `repr(C)`" rather than name the hole (the
-/// struct is refused either way; the derive's fast path, which sees every
-/// field, decides what is legal).
-#[track_caller]
-pub const fn not_repr_c<T: Derived>() {
-    not_repr_c_in(&Shape::of::<T>())
-}
-
 /// Stops compilation with the rules' message if they blame field `name`
 /// (and the layout is C's: else [`blame_type_in`], after it, says so).
 #[track_caller]
