@@ -73,18 +73,22 @@ impl<B: Backend> Arena<B> {
     /// device benchmark's arena did; the host one, of one type, did not).
     #[inline(always)]
     pub(super) fn reserve(&mut self, request: Request) -> ArenaResult<Place<B>, B> {
-        let allocation = self.reserve_block(request)?;
+        let allocation = self.reserve_block(request.bytes, request.align, || request.array)?;
         Ok(Place::new(allocation, request.bytes, self.returns.lend()))
     }
 
     /// [`reserve`](Self::reserve)'s block, before it becomes a place.
+    /// `array` is asked only while regions are watched: a flat array's
+    /// allocation passes what makes it (see [`alloc`](Arena::alloc))
+    /// rather than the description itself, nine words it would copy on
+    /// every allocation.
     #[inline(always)]
-    fn reserve_block(&mut self, request: Request) -> ArenaResult<Allocation, B> {
-        let Request {
-            bytes,
-            align,
-            array,
-        } = request;
+    fn reserve_block(
+        &mut self,
+        bytes: usize,
+        align: usize,
+        array: impl FnOnce() -> ArrayInfo,
+    ) -> ArenaResult<Allocation, B> {
         // `align` is a power of two (the allocator refuses others), so a
         // compare replaces a division.
         if offset_of(align) > self.base_align && align.is_power_of_two() {
@@ -103,7 +107,7 @@ impl<B: Backend> Arena<B> {
         // are kept, the array also gets its red zone and is registered and
         // named, out of line, and no block is reused without that.
         let allocation = if self.regions.is_active() {
-            self.allocate_watched(bytes, align, array)?
+            self.allocate_watched(bytes, align, array())?
         } else {
             match self.reuse.take(bytes, align) {
                 Some(kept) => kept,
@@ -117,8 +121,11 @@ impl<B: Backend> Arena<B> {
     /// waiting for pending frees when nothing fits.
     ///
     /// The first try inlines the allocator's lookup; what follows a refusal
-    /// is out of line.
-    #[inline]
+    /// is out of line. Always inline: left to LLVM it stayed a call of its
+    /// own from every reservation, its registers saved and its result
+    /// copied through memory (some 25 instructions of a trace replay's
+    /// allocation, callgrind).
+    #[inline(always)]
     pub(super) fn allocate(&mut self, bytes: usize, align: usize) -> ArenaResult<Allocation, B> {
         match self.place(bytes, align) {
             Err(
@@ -170,7 +177,26 @@ impl<B: Backend> Arena<B> {
     ///
     /// On an error `tracking` is as it was (the backend's promise) and the
     /// bytes are still the array's.
+    ///
+    /// Inline, for an array no graph holds, no region watches and no stream
+    /// used: the allocator's free, which checks the handle itself, inlines
+    /// here (a free by hand's whole path); the rest is out of line.
+    #[inline(always)]
     pub(super) fn give_back(
+        &mut self,
+        allocation: Allocation,
+        tracking: &mut B::Tracking,
+    ) -> ArenaResult<(), B> {
+        if self.graphs.idle() && !self.regions.is_active() && !self.backend.needs_retire(tracking) {
+            return Ok(self.free_offsets_inline(allocation)?);
+        }
+        self.give_back_slowly(allocation, tracking)
+    }
+
+    /// [`give_back`](Self::give_back) for an array a graph may hold, a
+    /// region watches or a stream used.
+    #[inline(never)]
+    fn give_back_slowly(
         &mut self,
         allocation: Allocation,
         tracking: &mut B::Tracking,
@@ -180,12 +206,7 @@ impl<B: Backend> Arena<B> {
             return Ok(());
         }
         if !self.backend.needs_retire(tracking) {
-            // The allocator checks the handle itself. Its free inlines
-            // here but for watched arrays (the sanitizer hook in
-            // `free_block`).
-            if !self.regions.is_active() {
-                return Ok(self.free_offsets_inline(allocation)?);
-            }
+            // The sanitizer hook is in `free_block`.
             return Ok(self.free_block(allocation)?);
         }
         self.allocator.check_handle(&allocation)?;
@@ -437,14 +458,14 @@ impl<B: Backend> Arena<B> {
         // registers and its result written through memory (a quarter of
         // an allocate + drop pair's instructions, callgrind).
         let align = self.align_for::<T>();
-        if let Some(bytes) = len.checked_mul(size_of::<T>()) {
-            if let Some(place) = self.reserve_kept(bytes, align) {
-                return Ok(ArenaSlice::new(place, len));
-            }
+        let Some(bytes) = len.checked_mul(size_of::<T>()) else {
+            return Err(AllocError::SizeOverflow.into());
+        };
+        if let Some(place) = self.reserve_kept(bytes, align) {
+            return Ok(ArenaSlice::new(place, len));
         }
-        let request = Request::array::<T>(len, align)?;
-        let allocation = self.reserve_slowly(request)?;
-        let place = Place::new(allocation, request.bytes, self.returns.lend());
+        let allocation = self.reserve_slowly(bytes, align, len, ArrayInfo::of::<T>)?;
+        let place = Place::new(allocation, bytes, self.returns.lend());
         Ok(ArenaSlice::new(place, len))
     }
 
@@ -472,13 +493,20 @@ impl<B: Backend> Arena<B> {
     }
 
     /// [`reserve`](Self::reserve)'s block, out of line: for a flat array
-    /// that [`reserve_kept`](Self::reserve_kept) could not serve, one copy
-    /// per backend rather than one inlined per element type. The block
-    /// alone comes back through memory, and becomes a place where it is
-    /// used (a place is twice its size).
+    /// of `len` elements that [`reserve_kept`](Self::reserve_kept) could
+    /// not serve, one copy per backend rather than one inlined per element
+    /// type (so the element type comes as the function that describes it).
+    /// The block alone comes back through memory, and becomes a place where
+    /// it is used (a place is twice its size).
     #[inline(never)]
-    fn reserve_slowly(&mut self, request: Request) -> ArenaResult<Allocation, B> {
-        self.reserve_block(request)
+    fn reserve_slowly(
+        &mut self,
+        bytes: usize,
+        align: usize,
+        len: usize,
+        describe: fn(RegionShape) -> ArrayInfo,
+    ) -> ArenaResult<Allocation, B> {
+        self.reserve_block(bytes, align, || describe(RegionShape::Array { len }))
     }
 
     /// Allocates an array of `len` elements of `T`, every byte zero (on a
