@@ -576,12 +576,15 @@ impl<B: Backend> Arena<B> {
     /// stale ([`ArenaError::Handle`]: nothing was given back), or when the
     /// backend failed ([`ArenaError::Backend`]): the arrays given back
     /// before the failure are gone from the handle, the others still live.
+    #[inline]
     pub fn free<H: ArenaHandle<B>>(
         &mut self,
         mut handle: H,
     ) -> Result<(), FreeFailed<H, B::Error>> {
+        // Inline for one array (`give_back` checks it before anything
+        // changes), which a loop freeing arrays by hand then pays no call
+        // for; a handle of several arrays is out of line.
         if let Some(place) = handle.only_place(SEALED) {
-            // One array: `give_back` checks it before anything changes.
             if place.is_held() {
                 match self.give_back(place.allocation, &mut place.tracking) {
                     Ok(()) => self.returns.ended_by_hand(place),
@@ -590,6 +593,16 @@ impl<B: Backend> Arena<B> {
             }
             return Ok(());
         }
+        self.free_each(handle)
+    }
+
+    /// [`free`](Self::free) for a handle of several arrays: every array is
+    /// checked before any is given back.
+    #[inline(never)]
+    fn free_each<H: ArenaHandle<B>>(
+        &mut self,
+        mut handle: H,
+    ) -> Result<(), FreeFailed<H, B::Error>> {
         let mut checked = Ok(());
         handle.places(SEALED, &mut |place| {
             if place.is_held() && checked.is_ok() {
