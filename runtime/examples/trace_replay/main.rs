@@ -27,7 +27,9 @@
 //! figure) for the median and the 99th percentile, over `--repeat` passes
 //! of the trace (3 by default), each pass freeing what the trace left live;
 //! then as many more passes are timed whole, one clock read per pass, for
-//! the mean time per operation with no clock read in it.
+//! the mean time per operation with no clock read in it. The median of an
+//! empty operation timed the same way is printed too, and the medians'
+//! ratio net of it.
 
 mod trace;
 
@@ -323,6 +325,21 @@ fn pass_untimed<R: Replayed>(
     ops
 }
 
+/// The median time of an empty operation timed as [`replay`] times one
+/// (a clock read before, the elapsed time after): what every per-operation
+/// figure includes besides the operation.
+fn clock_cost() -> f64 {
+    let mut times: Vec<u64> = (0..10_001)
+        .map(|_| {
+            let began = Instant::now();
+            std::hint::black_box(());
+            began.elapsed().as_nanos() as u64
+        })
+        .collect();
+    times.sort_unstable();
+    percentile(&times, 0.5)
+}
+
 fn main() -> Result<(), Error> {
     let mut args = std::env::args().skip(1);
     let (mut path, mut repeat) = (None, 3usize);
@@ -428,12 +445,19 @@ fn main() -> Result<(), Error> {
             report.failed
         );
     }
+    let clock = clock_cost();
+    println!("an empty operation timed the same way: {clock:.0} ns (median)");
     let arena = &reports[0];
     for other in &reports[1..] {
         println!(
-            "arena vs {}: {:.1}x faster per op (median), {:.1}x at p99, {:.1}x in the mean of passes timed whole",
+            "arena vs {}: {:.1}x faster per op (median), {} net of the clock, {:.1}x at p99, {:.1}x in the mean of passes timed whole",
             other.name,
             percentile(&other.times, 0.5) / percentile(&arena.times, 0.5),
+            match percentile(&arena.times, 0.5) - clock {
+                // A clock slower than the arena's whole operation says nothing.
+                net if net > 0.0 => format!("{:.1}x", (percentile(&other.times, 0.5) - clock) / net),
+                _ => "n/a".to_string(),
+            },
             percentile(&other.times, 0.99) / percentile(&arena.times, 0.99),
             other.mean_untimed / arena.mean_untimed,
         );
