@@ -27,9 +27,9 @@
 //! figure) for the median and the 99th percentile, over `--repeat` passes
 //! of the trace (3 by default), each pass freeing what the trace left live;
 //! then as many more passes are timed whole, one clock read per pass, for
-//! the mean time per operation with no clock read in it. The median of an
-//! empty operation timed the same way is printed too, and the medians'
-//! ratio net of it.
+//! the mean time per operation with no clock read in it. An allocator that
+//! does nothing is replayed the same way first: its median is the timing's
+//! own floor, and the medians' ratio net of it is printed too.
 
 mod trace;
 
@@ -194,6 +194,27 @@ impl Replayed for CudarcReplay {
     }
 }
 
+/// An allocator that does nothing: replayed like the others, its times
+/// are what the timing itself costs per operation (two clock reads, and
+/// the loop around them), the floor under every other row.
+struct NoAllocator;
+
+impl Replayed for NoAllocator {
+    type Handle = ();
+
+    fn alloc(&mut self, _bytes: u64, _align: u64) -> Option<()> {
+        Some(())
+    }
+
+    fn free(&mut self, handle: ()) {
+        std::hint::black_box(handle);
+    }
+
+    fn peak_reserved(&mut self) -> Result<u64, Error> {
+        Ok(0)
+    }
+}
+
 /// What replaying a trace against one allocator gave.
 struct Report {
     name: &'static str,
@@ -325,21 +346,6 @@ fn pass_untimed<R: Replayed>(
     ops
 }
 
-/// The median time of an empty operation timed as [`replay`] times one
-/// (a clock read before, the elapsed time after): what every per-operation
-/// figure includes besides the operation.
-fn clock_cost() -> f64 {
-    let mut times: Vec<u64> = (0..10_001)
-        .map(|_| {
-            let began = Instant::now();
-            std::hint::black_box(());
-            began.elapsed().as_nanos() as u64
-        })
-        .collect();
-    times.sort_unstable();
-    percentile(&times, 0.5)
-}
-
 fn main() -> Result<(), Error> {
     let mut args = std::env::args().skip(1);
     let (mut path, mut repeat) = (None, 3usize);
@@ -377,6 +383,12 @@ fn main() -> Result<(), Error> {
     let pool = unsafe { result::device::get_default_mem_pool(context.cu_device()) }?;
     pool_peak(pool)?;
 
+    let floor = replay(
+        "nothing (the timing's floor)",
+        &mut NoAllocator,
+        &trace,
+        repeat,
+    )?;
     let mut reports = Vec::new();
     {
         // A trace's alignments are small powers of two.
@@ -429,7 +441,7 @@ fn main() -> Result<(), Error> {
         "fragmentation",
         "failed"
     );
-    for report in &reports {
+    for report in reports.iter().chain([&floor]) {
         println!(
             "{:<32} {:>12.0} {:>10.0} {:>12.0} {:>10.1} {:>18} {:>18} {:>14} {:>7}",
             report.name,
@@ -445,16 +457,15 @@ fn main() -> Result<(), Error> {
             report.failed
         );
     }
-    let clock = clock_cost();
-    println!("an empty operation timed the same way: {clock:.0} ns (median)");
+    let clock = percentile(&floor.times, 0.5);
     let arena = &reports[0];
     for other in &reports[1..] {
         println!(
-            "arena vs {}: {:.1}x faster per op (median), {} net of the clock, {:.1}x at p99, {:.1}x in the mean of passes timed whole",
+            "arena vs {}: {:.1}x faster per op (median), {} net of the floor, {:.1}x at p99, {:.1}x in the mean of passes timed whole",
             other.name,
             percentile(&other.times, 0.5) / percentile(&arena.times, 0.5),
             match percentile(&arena.times, 0.5) - clock {
-                // A clock slower than the arena's whole operation says nothing.
+                // A floor as slow as the arena's whole operation says nothing.
                 net if net > 0.0 => format!("{:.1}x", (percentile(&other.times, 0.5) - clock) / net),
                 _ => "n/a".to_string(),
             },
