@@ -19,7 +19,7 @@
 //!   count and drain takes the same locks, so either order gives the same
 //!   result.
 
-use core::mem::align_of;
+use core::mem::{align_of, size_of};
 use core::ops::Deref;
 use std::any::Any;
 use std::cell::RefCell;
@@ -36,6 +36,7 @@ use super::{Arena, ArenaError, ArenaResult, ArenaSlice, GrowthPolicy};
 use crate::align::offset_of;
 use crate::alloc::{AllocError, Stats};
 use crate::backend::Backend;
+use crate::sanitizer::{ArrayInfo, RegionShape};
 use crate::GpuAligned;
 
 /// How many blocks a slot collects for the shared arena (arrays used on a
@@ -262,13 +263,20 @@ where
     /// blocks went back to the shared arena and the array still does not
     /// fit.
     pub fn alloc<T: GpuAligned>(&self, len: usize) -> ArenaResult<ArenaSlice<T, B>, B> {
-        let request = Request::array::<T>(len, self.shared.min_align.max(align_of::<T>()))?;
         let shared = &self.shared;
-        let place = match with_slot(shared, |slot| slot.reserve(shared, request)) {
+        let align = shared.min_align.max(align_of::<T>());
+        let Some(bytes) = len.checked_mul(size_of::<T>()) else {
+            return Err(AllocError::SizeOverflow.into());
+        };
+        // The array's description (nine words) is made only on a miss.
+        let describe = ArrayInfo::of::<T>;
+        let place = match with_slot(shared, |slot| {
+            slot.reserve(shared, bytes, align, len, describe)
+        }) {
             Some(place) => place?,
             // No thread-local (this thread is exiting): the shared arena's
             // own array.
-            None => shared.reserve(&mut lock(&shared.core), request)?,
+            None => shared.reserve(&mut lock(&shared.core), Request::array::<T>(len, align)?)?,
         };
         Ok(ArenaSlice::new(place, len))
     }
@@ -527,20 +535,29 @@ where
         self.cache().restore_spill(spill);
     }
 
-    /// An array for `request`: a kept block when this slot has one, else
-    /// the shared arena's.
-    fn reserve(&self, shared: &Shared<B>, request: Request) -> ArenaResult<Place<B>, B> {
+    /// An array of `len` elements, `bytes` at `align`: a kept block when
+    /// this slot has one, else the shared arena's (`describe` names the
+    /// element type for a region, if one is watched).
+    #[inline]
+    fn reserve(
+        &self,
+        shared: &Shared<B>,
+        bytes: usize,
+        align: usize,
+        len: usize,
+        describe: fn(RegionShape) -> ArrayInfo,
+    ) -> ArenaResult<Place<B>, B> {
         // An alignment past the buffer's is refused by the shared arena.
-        let cacheable = offset_of(request.align) <= shared.base_align;
+        let cacheable = offset_of(align) <= shared.base_align;
         let mut cache = self.cache();
         if cacheable {
             if cache.returns.queued() >= RETURN_BATCH {
                 cache.take_returns();
             }
-            let mut hit = cache.lend(request);
+            let mut hit = cache.lend(bytes, align);
             if hit.is_none() && cache.returns.queued() != 0 {
                 cache.take_returns();
-                hit = cache.lend(request);
+                hit = cache.lend(bytes, align);
             }
             if let Some(place) = hit {
                 if cache.spill.len() >= SPILL_BATCH {
@@ -552,7 +569,24 @@ where
                 return Ok(place);
             }
         }
-        // A miss: the shared arena, with this slot's spill, and never while
+        let request = Request {
+            bytes,
+            align,
+            array: describe(RegionShape::Array { len }),
+        };
+        self.reserve_missed(shared, cache, request)
+    }
+
+    /// [`reserve`](Self::reserve) when the slot keeps no block for
+    /// `request`: the shared arena's array, out of line.
+    #[inline(never)]
+    fn reserve_missed(
+        &self,
+        shared: &Shared<B>,
+        mut cache: SpinGuard<'_, Cache<B>>,
+        request: Request,
+    ) -> ArenaResult<Place<B>, B> {
+        // The shared arena, with this slot's spill, and never while
         // holding the slot (see the lock order).
         let mut spill = core::mem::take(&mut cache.spill);
         drop(cache);
@@ -609,9 +643,9 @@ where
 impl<B: Backend> Cache<B> {
     /// A kept block for `request`, lent under this slot's list.
     #[inline]
-    fn lend(&mut self, request: Request) -> Option<Place<B>> {
-        let allocation = self.kept.take(request.bytes, request.align)?;
-        Some(Place::new(allocation, request.bytes, self.returns.lend()))
+    fn lend(&mut self, bytes: usize, align: usize) -> Option<Place<B>> {
+        let allocation = self.kept.take(bytes, align)?;
+        Some(Place::new(allocation, bytes, self.returns.lend()))
     }
 
     /// Takes the dropped arrays off this slot's list: the blocks nothing
