@@ -7,7 +7,12 @@
 //! where the allocator lets us see it) and how many allocations failed:
 //!
 //! - a growing device [`Arena`] (`ArenaOptions::growth`, up to the
-//!   device's memory, array starts at the trace's largest alignment);
+//!   device's memory, array starts at the trace's largest alignment),
+//!   twice: each array freed by hand ([`Arena::free`], its block back in
+//!   the allocator at once), and each array dropped (what Rust code does:
+//!   the arena takes dropped blocks back, or keeps them for the next array
+//!   of their size, when it next allocates, which places later arrays
+//!   differently);
 //! - `cuMemAllocAsync` / `cuMemFreeAsync` on the device's default memory
 //!   pool (peak reserved: the pool's `CU_MEMPOOL_ATTR_RESERVED_MEM_HIGH`);
 //! - cudarc's `stream.alloc` and drop (which use the same pool).
@@ -61,8 +66,8 @@ trait Replayed {
     fn peak_reserved(&mut self) -> Result<u64, Error>;
 }
 
-/// The only calls the replay makes into the arena: allocate, and free.
-/// (When arrays are freed by dropping them, `arena_free` becomes `drop`.)
+/// The only calls the replay makes into the arena: allocate, and free by
+/// hand (the other replay drops the array instead).
 mod arena_calls {
     use super::*;
 
@@ -79,6 +84,11 @@ mod arena_calls {
 
 struct ArenaReplay {
     arena: Arena<CudaBackend>,
+    /// Frees each array with `Arena::free`, which gives its block to the
+    /// allocator at once; otherwise drops it, as Rust code does, and the
+    /// arena takes the block back (or keeps it for the next array of its
+    /// size) when it next allocates.
+    by_hand: bool,
 }
 
 impl Replayed for ArenaReplay {
@@ -91,7 +101,11 @@ impl Replayed for ArenaReplay {
     }
 
     fn free(&mut self, handle: Self::Handle) {
-        arena_calls::arena_free(&mut self.arena, handle);
+        if self.by_hand {
+            arena_calls::arena_free(&mut self.arena, handle);
+        } else {
+            drop(handle);
+        }
     }
 
     fn reserved(&self) -> u64 {
@@ -390,7 +404,10 @@ fn main() -> Result<(), Error> {
         repeat,
     )?;
     let mut reports = Vec::new();
-    {
+    for (name, by_hand) in [
+        ("gpu-aligned arena (free)", true),
+        ("gpu-aligned arena (drop)", false),
+    ] {
         // A trace's alignments are small powers of two.
         let align = trace.max_align.max(256) as usize;
         let policy = GrowthPolicy::up_to(context.total_mem()?);
@@ -399,9 +416,10 @@ fn main() -> Result<(), Error> {
             .pitch_align(DRIVER_PITCH_ALIGN.max(align))
             .growth(policy);
         let arena = options.device(&stream, policy.initial())?;
-        let mut replayed = ArenaReplay { arena };
-        reports.push(replay("gpu-aligned arena", &mut replayed, &trace, repeat)?);
+        let mut replayed = ArenaReplay { arena, by_hand };
+        reports.push(replay(name, &mut replayed, &trace, repeat)?);
     }
+    let arenas = 2;
     // SAFETY: the pool is the device's default; nothing of it is in use.
     unsafe { result::mem_pool::trim_to(pool, 0) }?;
     pool_peak(pool)?;
@@ -458,10 +476,14 @@ fn main() -> Result<(), Error> {
         );
     }
     let clock = percentile(&floor.times, 0.5);
-    let arena = &reports[0];
-    for other in &reports[1..] {
+    let (arenas, others) = reports.split_at(arenas);
+    for (arena, other) in arenas
+        .iter()
+        .flat_map(|arena| others.iter().map(move |other| (arena, other)))
+    {
         println!(
-            "arena vs {}: {:.1}x faster per op (median), {} net of the floor, {:.1}x at p99, {:.1}x in the mean of passes timed whole",
+            "{} vs {}: {:.1}x faster per op (median), {} net of the floor, {:.1}x at p99, {:.1}x in the mean of passes timed whole",
+            arena.name,
             other.name,
             percentile(&other.times, 0.5) / percentile(&arena.times, 0.5),
             match percentile(&arena.times, 0.5) - clock {
@@ -474,12 +496,15 @@ fn main() -> Result<(), Error> {
         );
     }
     if let Some(pytorch) = trace.pytorch_max_reserved {
-        println!(
-            "arena peak reserved (first pass) {} B vs PyTorch's own {} B: {:.3}x",
-            arena.first_peak_reserved,
-            pytorch,
-            arena.first_peak_reserved as f64 / pytorch as f64
-        );
+        for arena in arenas {
+            println!(
+                "{} peak reserved (first pass) {} B vs PyTorch's own {} B: {:.3}x",
+                arena.name,
+                arena.first_peak_reserved,
+                pytorch,
+                arena.first_peak_reserved as f64 / pytorch as f64
+            );
+        }
     }
     Ok(())
 }
