@@ -1,16 +1,17 @@
 //! Replays the two recorded PyTorch allocation traces (`docs/traces`) as
 //! `trace_replay` does (each array allocated with `alloc::<u8>` and freed
-//! by hand, growth, array starts at the trace's alignment, 512-byte
-//! pitch), on two growing arenas: a host one, which gives the memory of
+//! by hand, or dropped with `-drop`; growth, array starts at the trace's
+//! alignment, 512-byte pitch), on two growing arenas: a host one, which gives the memory of
 //! free chunks back (the chunk map), and one over a stand-in for a device
 //! (`stand_in::StandIn`), which keeps it as a device arena does, so its
 //! path is the device arena's. `docs/RESULTS.md` has the figures.
 //!
 //! Without arguments: each trace `PASSES` times (5) on each arena, every
 //! operation timed on its own with `Instant` (as the example does): the
-//! median ns per operation, per allocation and per free.
+//! median ns per operation, per allocation and per free, and the most
+//! bytes the arena spanned.
 //!
-//! `TRACE_REPLAY=<host|device>,<file>,<passes>` replays a gunzipped trace
+//! `TRACE_REPLAY=<host|device>[-drop],<file>,<passes>` replays a gunzipped trace
 //! that many times untimed and exits, for instruction counts under
 //! `valgrind --tool=callgrind` (two runs with different pass counts: the
 //! difference divided by the difference in operations is one operation's
@@ -52,11 +53,14 @@ fn replay<B: Backend>(
     mut arena: Arena<B>,
     trace: &trace::Trace,
     passes: usize,
+    by_hand: bool,
     timed: bool,
     mut time: impl FnMut(bool, Instant),
-) where
+) -> usize
+where
     B::Error: std::fmt::Debug,
 {
+    let mut peak = 0;
     let mut live: Vec<Option<ArenaSlice<u8, B>>> = (0..trace.ids).map(|_| None).collect();
     for _ in 0..passes {
         for op in &trace.ops {
@@ -67,11 +71,16 @@ fn replay<B: Backend>(
                     if let Some(began) = began {
                         time(true, began);
                     }
+                    peak = peak.max(arena.capacity());
                 }
                 trace::Op::Free { id } => {
                     if let Some(array) = live[id].take() {
                         let began = timed.then(Instant::now);
-                        arena.free(std::hint::black_box(array)).expect("ours");
+                        if by_hand {
+                            arena.free(std::hint::black_box(array)).expect("ours");
+                        } else {
+                            drop(std::hint::black_box(array));
+                        }
                         if let Some(began) = began {
                             time(false, began);
                         }
@@ -83,6 +92,7 @@ fn replay<B: Backend>(
             arena.free(array).expect("ours");
         }
     }
+    peak
 }
 
 /// Replays `trace` on `side`'s arena: `host` (a growing host arena, which
@@ -94,13 +104,18 @@ fn replay_on(
     passes: usize,
     timed: bool,
     time: impl FnMut(bool, Instant),
-) {
+) -> usize {
     let (options, policy) = options(trace);
+    let (side, by_hand) = match side.strip_suffix("-drop") {
+        Some(side) => (side, false),
+        None => (side, true),
+    };
     match side {
         "host" => replay(
             options.host(policy.initial()).expect("host arena"),
             trace,
             passes,
+            by_hand,
             timed,
             time,
         ),
@@ -110,6 +125,7 @@ fn replay_on(
                 .expect("arena"),
             trace,
             passes,
+            by_hand,
             timed,
             time,
         ),
@@ -140,10 +156,11 @@ fn main() {
     if let Ok(spec) = std::env::var("TRACE_REPLAY") {
         let parts: Vec<&str> = spec.split(',').collect();
         let [side, path, passes] = parts[..] else {
-            panic!("TRACE_REPLAY=<host|device>,<file>,<passes>");
+            panic!("TRACE_REPLAY=<host|device>[-drop],<file>,<passes>");
         };
         let passes = passes.parse().expect("a pass count");
-        replay_on(side, &read(path), passes, false, |_, _| {});
+        let peak = replay_on(side, &read(path), passes, false, |_, _| {});
+        eprintln!("peak span {peak}");
         return;
     }
     let passes: usize = std::env::var("PASSES").map_or(5, |p| p.parse().expect("a count"));
@@ -152,17 +169,17 @@ fn main() {
             "{}/../docs/traces/{name}.trace.gz",
             env!("CARGO_MANIFEST_DIR")
         ));
-        for side in ["host", "device"] {
+        for side in ["host", "device", "host-drop", "device-drop"] {
             let (mut allocs, mut frees) = (Vec::new(), Vec::new());
             let began = Instant::now();
-            replay_on(side, &trace, passes, true, |alloc, at| {
+            let peak = replay_on(side, &trace, passes, true, |alloc, at| {
                 let took = at.elapsed().as_nanos() as u64;
                 if alloc { &mut allocs } else { &mut frees }.push(took);
             });
             let total = began.elapsed().as_nanos() as f64 / (passes * trace.ops.len()) as f64;
             let mut all: Vec<u64> = allocs.iter().chain(&frees).copied().collect();
             println!(
-                "{name} on {side:<6}: {} ops x {passes} passes: median ns/op {}, alloc {}, free {}; mean with Instant {total:.0}",
+                "{name} on {side:<6}: {} ops x {passes} passes: median ns/op {}, alloc {}, free {}; mean with Instant {total:.0}; peak span {peak}",
                 trace.ops.len(),
                 median(&mut all),
                 median(&mut allocs),
