@@ -137,6 +137,43 @@ fn dropped_arrays_come_back_in_batches_and_are_kept_for_their_size() {
 }
 
 #[test]
+fn a_large_array_takes_back_what_was_dropped_before_it_is_placed() {
+    const MIB: usize = 1 << 20;
+    let mut arena = Arena::host(64 * MIB).unwrap();
+    // Allocating and dropping a large array (1 MiB or more) in a loop
+    // reuses the block dropped just before: one block, not a batch of them.
+    let first = arena.alloc::<u8>(MIB).unwrap();
+    let offset = arena.offset(&first).unwrap();
+    drop(first);
+    for _ in 0..20 {
+        let again = arena.alloc::<u8>(MIB).unwrap();
+        assert_eq!(arena.offset(&again).unwrap(), offset);
+        assert_eq!((arena.stats().allocations, arena.pending_frees()), (1, 0));
+        drop(again);
+    }
+    drop(arena.alloc::<u8>(100).unwrap());
+    arena.reset().unwrap();
+
+    // Four large and four small arrays dropped, taken back as a batch by
+    // the next allocation and kept for their sizes.
+    let large: Vec<_> = (0..4)
+        .map(|_| arena.alloc::<u8>(2 * MIB).unwrap())
+        .collect();
+    let small: Vec<_> = (0..4).map(|_| arena.alloc::<u8>(256).unwrap()).collect();
+    drop((large, small));
+    let probe = arena.alloc::<u8>(256).unwrap();
+    assert_eq!(arena.pending_frees(), 7);
+    // A large array of another size: the large kept blocks go back to the
+    // allocator first, merged into the hole it is placed in; the small
+    // ones stay kept.
+    let big = arena.alloc::<u8>(8 * MIB).unwrap();
+    assert_eq!(arena.offset(&big).unwrap(), 0);
+    assert_eq!(arena.pending_frees(), 3);
+    drop((probe, big));
+    assert_consistent(arena.allocator());
+}
+
+#[test]
 fn a_kept_block_is_never_reached_through_an_old_handle() {
     let mut arena = Arena::host(1 << 16).unwrap();
     let mut arrays: Vec<ArenaSlice<u32>> = (0..8)

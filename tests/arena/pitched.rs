@@ -2,102 +2,9 @@
 
 use gpu_aligned::arena::ArenaOptions;
 use gpu_aligned::arena::{Arena, Copy2d, PITCH_ALIGN};
-use gpu_aligned::backend::{Backend, Rows, Span};
+use gpu_aligned::backend::Backend;
 
-use crate::support::{align_up, assert_consistent};
-
-/// A "device" buffer at a fixed made-up address, for checking the numbers
-/// the arena computes for a buffer it cannot read.
-struct FakeDevice {
-    base: u64,
-    len: usize,
-}
-
-/// The fake device moves no bytes.
-#[derive(Debug, PartialEq)]
-struct NoBytes;
-
-impl std::fmt::Display for NoBytes {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("the fake device has no bytes")
-    }
-}
-
-// SAFETY: nothing dereferences these addresses: the tests below only ask the
-// arena for offsets, addresses and copy parameters, and every byte-moving
-// method refuses.
-unsafe impl Backend for FakeDevice {
-    type Error = NoBytes;
-    type Tracking = ();
-    type Stream = ();
-    type Fence = std::convert::Infallible;
-
-    fn len(&self) -> usize {
-        self.len
-    }
-
-    fn base_address(&self) -> u64 {
-        self.base
-    }
-
-    fn stream(&self) -> &() {
-        &()
-    }
-
-    unsafe fn write(&self, _: &(), _: &mut (), _: Span, _: Span, _: &[u8]) -> Result<(), NoBytes> {
-        Err(NoBytes)
-    }
-
-    unsafe fn read(&self, _: &(), _: &(), _: Span, _: Span, _: &mut [u8]) -> Result<(), NoBytes> {
-        Err(NoBytes)
-    }
-
-    unsafe fn zero(&self, _: &(), _: &mut (), _: Span, _: Span) -> Result<(), NoBytes> {
-        Err(NoBytes)
-    }
-
-    unsafe fn copy(&self, _: &(), _: &(), _: Span, _: &mut (), _: Span) -> Result<(), NoBytes> {
-        Err(NoBytes)
-    }
-
-    unsafe fn write_rows(
-        &self,
-        _: &(),
-        _: &mut (),
-        _: Span,
-        _: Rows,
-        _: &[u8],
-    ) -> Result<(), NoBytes> {
-        Err(NoBytes)
-    }
-
-    unsafe fn read_rows(
-        &self,
-        _: &(),
-        _: &(),
-        _: Span,
-        _: Rows,
-        _: &mut [u8],
-    ) -> Result<(), NoBytes> {
-        Err(NoBytes)
-    }
-
-    fn retire(&mut self, _: &mut ()) -> Result<Option<std::convert::Infallible>, NoBytes> {
-        Ok(None)
-    }
-
-    fn fence_passed(&self, fence: &std::convert::Infallible) -> Result<bool, NoBytes> {
-        match *fence {}
-    }
-
-    fn wait_fence(&self, fence: &std::convert::Infallible) -> Result<(), NoBytes> {
-        match *fence {}
-    }
-
-    fn quiesce(&mut self) -> Result<(), NoBytes> {
-        Ok(())
-    }
-}
+use crate::support::{align_up, assert_consistent, FakeDevice};
 
 #[test]
 fn row_padding_is_rows_times_the_shortfall_to_the_pitch() {
@@ -169,10 +76,7 @@ fn rows_round_trip_and_padding_stays_untouched() {
 
 #[test]
 fn copy_parameters_match_cuda_memcpy_2d() {
-    let device = FakeDevice {
-        base: 0x7f00_0000_0000,
-        len: 1 << 22,
-    };
+    let device = FakeDevice::new(0x7f00_0000_0000, 1 << 22);
     let mut arena = ArenaOptions::new().over(device).unwrap();
     let _first = arena.alloc::<u8>(10).unwrap();
     let image = arena.alloc_pitched::<f32>(760, 760).unwrap();
@@ -207,10 +111,7 @@ fn copy_parameters_match_cuda_memcpy_2d() {
 #[test]
 fn misaligned_base_is_an_error() {
     use gpu_aligned::arena::ArenaError;
-    let odd = FakeDevice {
-        base: 0x1000 + 128,
-        len: 4096,
-    };
+    let odd = FakeDevice::new(0x1000 + 128, 4096);
     assert_eq!(
         ArenaOptions::new().over(odd).unwrap_err(),
         ArenaError::MisalignedBase {
@@ -219,10 +120,7 @@ fn misaligned_base_is_an_error() {
         }
     );
     // Aligned for array starts but not for the pitch alignment.
-    let device = FakeDevice {
-        base: 0x1000 + 256,
-        len: 1 << 16,
-    };
+    let device = FakeDevice::new(0x1000 + 256, 1 << 16);
     let mut arena = ArenaOptions::new().over(device).unwrap();
     assert!(arena.alloc::<f32>(4).is_ok());
     assert_eq!(
@@ -239,7 +137,7 @@ fn misaligned_base_is_an_error() {
 #[test]
 fn a_backend_that_retires_arrays_hands_back_foreign_handles() {
     use gpu_aligned::arena::ArenaError;
-    let device = |base| FakeDevice { base, len: 1 << 16 };
+    let device = |base| FakeDevice::new(base, 1 << 16);
     let mut mine = ArenaOptions::new().over(device(0x10_0000)).unwrap();
     let mut theirs = ArenaOptions::new().over(device(0x20_0000)).unwrap();
     let a = mine.alloc::<u32>(4).unwrap();

@@ -21,7 +21,7 @@
 use core::mem::size_of;
 
 use super::handle::{ArenaHandle, Place, SEALED};
-use super::{Arena, ArenaError, ArenaResult, ArenaSlice, FreeFailed};
+use super::{reuse, Arena, ArenaError, ArenaResult, ArenaSlice, FreeFailed};
 use crate::align::offset_of;
 use crate::alloc::{AllocError, Allocation, Allocator};
 use crate::backend::Backend;
@@ -44,16 +44,21 @@ pub(super) struct Request {
 }
 
 impl Request {
-    /// A flat array of `len` elements of `T` at `align`.
-    pub(super) fn array<T>(len: usize, align: usize) -> Result<Request, AllocError> {
-        let bytes = len
-            .checked_mul(size_of::<T>())
-            .ok_or(AllocError::SizeOverflow)?;
-        Ok(Request {
+    /// A flat array of `len` elements, `bytes` at `align`, whose element
+    /// type `describe` names. (`Arena`'s own flat arrays pass `describe`
+    /// down instead, so only `ThreadArena`, which needs `std`, builds one.)
+    #[cfg(feature = "std")]
+    pub(super) fn flat(
+        bytes: usize,
+        align: usize,
+        len: usize,
+        describe: fn(RegionShape) -> ArrayInfo,
+    ) -> Request {
+        Request {
             bytes,
             align,
-            array: ArrayInfo::of::<T>(RegionShape::Array { len }),
-        })
+            array: describe(RegionShape::Array { len }),
+        }
     }
 }
 
@@ -111,10 +116,43 @@ impl<B: Backend> Arena<B> {
         } else {
             match self.reuse.take(bytes, align) {
                 Some(kept) => kept,
-                None => self.allocate(bytes, align)?,
+                None => {
+                    // See `take_back_large`.
+                    let taken = match bytes >= reuse::LARGE
+                        && (self.returns.queued() != 0 || self.reuse.may_hold_large())
+                    {
+                        true => self.take_back_large(bytes, align),
+                        false => None,
+                    };
+                    match taken {
+                        Some(kept) => kept,
+                        None => self.allocate(bytes, align)?,
+                    }
+                }
             }
         };
         Ok(allocation)
+    }
+
+    /// For a large array (see the `reuse` module) that no kept block
+    /// served: a dropped array of its size not taken back yet, if one
+    /// waits; otherwise `None`, once the large kept blocks went back to the
+    /// allocator, so that the holes they sat in merge before the array is
+    /// placed. An allocate-and-drop loop of one large size takes the first
+    /// branch, and holds one block where a batch would hold eight. Out of
+    /// line: a large array freed by hand (nothing waits, nothing large is
+    /// kept) pays two compares for it.
+    #[inline(never)]
+    fn take_back_large(&mut self, bytes: usize, align: usize) -> Option<Allocation> {
+        if self.returns.queued() != 0 && self.take_returns() {
+            if let Some(kept) = self.reuse.take(bytes, align) {
+                return Some(kept);
+            }
+        }
+        let allocator = &mut self.allocator;
+        self.reuse
+            .drain_large(|block| free_kept_block(allocator, block));
+        None
     }
 
     /// The allocator's block for `bytes` at `align`, growing the arena or

@@ -276,7 +276,10 @@ where
             Some(place) => place?,
             // No thread-local (this thread is exiting): the shared arena's
             // own array.
-            None => shared.reserve(&mut lock(&shared.core), Request::array::<T>(len, align)?)?,
+            None => shared.reserve(
+                &mut lock(&shared.core),
+                Request::flat(bytes, align, len, describe),
+            )?,
         };
         Ok(ArenaSlice::new(place, len))
     }
@@ -569,12 +572,7 @@ where
                 return Ok(place);
             }
         }
-        let request = Request {
-            bytes,
-            align,
-            array: describe(RegionShape::Array { len }),
-        };
-        self.reserve_missed(shared, cache, request)
+        self.reserve_missed(shared, cache, Request::flat(bytes, align, len, describe))
     }
 
     /// [`reserve`](Self::reserve) when the slot keeps no block for
