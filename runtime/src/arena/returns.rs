@@ -85,12 +85,17 @@ struct Returns<B: Backend> {
     /// How many arrays are queued: read without the lock, so an arena with
     /// nothing queued never takes it.
     queued: AtomicUsize,
+    /// How many bytes the queued arrays' blocks span, read the same way
+    /// (see `reserve` for who asks).
+    queued_bytes: AtomicUsize,
     shared: SpinLock<Shared<B>>,
 }
 
 /// What the lock guards.
 struct Shared<B: Backend> {
     list: Taken<B>,
+    /// The bytes of `list`'s blocks.
+    bytes: usize,
     /// Set when the arena is gone: drops then count down `outstanding`.
     closed: bool,
     /// Handles still out once the arena is gone.
@@ -106,9 +111,17 @@ impl<B: Backend> Returns<B> {
     /// Queues `returned` while the arena lives.
     fn push(&self, returned: Returned<B>) {
         let mut locked = self.lock();
-        let list = &mut locked.list;
-        list.used.push(returned);
-        self.queued.store(list.len(), Ordering::Relaxed);
+        let bytes = returned.0.size();
+        locked.list.used.push(returned);
+        self.queued_one(&mut locked, bytes);
+    }
+
+    /// Publishes the counts once an array of `bytes` joined the list.
+    #[inline(always)]
+    fn queued_one(&self, shared: &mut Shared<B>, bytes: usize) {
+        shared.bytes += bytes;
+        self.queued.store(shared.list.len(), Ordering::Relaxed);
+        self.queued_bytes.store(shared.bytes, Ordering::Relaxed);
     }
 }
 
@@ -144,7 +157,7 @@ impl<B: Backend> ReturnsRef<B> {
             // batches, so this is every drop but the first few.
             if !shared.closed && list.unused.len() < list.unused.capacity() {
                 list.unused.push(*allocation);
-                returns.queued.store(list.len(), Ordering::Relaxed);
+                returns.queued_one(shared, allocation.size());
                 return;
             }
         }
@@ -171,7 +184,7 @@ impl<B: Backend> ReturnsRef<B> {
             } else {
                 list.used.push((allocation, core::mem::take(tracking)));
             }
-            returns.queued.store(list.len(), Ordering::Relaxed);
+            returns.queued_one(shared, allocation.size());
             return;
         }
         drop(locked);
@@ -219,8 +232,10 @@ impl<B: Backend> ReturnsOwner<B> {
     pub(super) fn new() -> Self {
         let returns = Box::new(Returns {
             queued: AtomicUsize::new(0),
+            queued_bytes: AtomicUsize::new(0),
             shared: SpinLock::new(Shared {
                 list: Taken::default(),
+                bytes: 0,
                 closed: false,
                 outstanding: 0,
             }),
@@ -264,6 +279,13 @@ impl<B: Backend> ReturnsOwner<B> {
         self.get().queued.load(Ordering::Relaxed)
     }
 
+    /// How many bytes the queued arrays span (as fresh as
+    /// [`queued`](Self::queued)).
+    #[inline]
+    pub(super) fn queued_bytes(&self) -> usize {
+        self.get().queued_bytes.load(Ordering::Relaxed)
+    }
+
     /// Moves every queued array into `into` (empty), which then holds them;
     /// the list keeps `into`'s old allocations, so neither side allocates
     /// in the steady state.
@@ -271,7 +293,9 @@ impl<B: Backend> ReturnsOwner<B> {
         let returns = self.get();
         let mut locked = returns.lock();
         core::mem::swap(&mut locked.list, into);
+        locked.bytes = 0;
         returns.queued.store(0, Ordering::Relaxed);
+        returns.queued_bytes.store(0, Ordering::Relaxed);
         drop(locked);
         self.ended += into.len();
     }
@@ -307,7 +331,9 @@ impl<B: Backend> Drop for ReturnsOwner<B> {
         let mut locked = returns.lock();
         let shared = &mut *locked;
         let dropped = core::mem::take(&mut shared.list);
+        shared.bytes = 0;
         returns.queued.store(0, Ordering::Relaxed);
+        returns.queued_bytes.store(0, Ordering::Relaxed);
         let ended = self.ended + dropped.len();
         // More handles back than lent would be a counting bug: then keep
         // the list for good rather than free it under a handle.
