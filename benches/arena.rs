@@ -11,6 +11,9 @@ use criterion::{criterion_group, BenchmarkId, Criterion};
 use gpu_aligned::arena::{Arena, ArenaOptions};
 use gpu_aligned::backend::Backend;
 
+// The tests' stand-in (its fixed-size constructor is theirs).
+#[path = "../tests/support/stand_in.rs"]
+#[allow(dead_code)]
 mod stand_in;
 use stand_in::StandIn;
 
@@ -92,7 +95,7 @@ fn pairs_only(spec: &str) {
         "host" => drop_pairs(Arena::host(LEN).expect("host arena"), bytes, pairs, free),
         "device" => drop_pairs(
             ArenaOptions::new()
-                .over(StandIn::new(LEN, LEN))
+                .over(StandIn::growing(LEN, LEN))
                 .expect("arena"),
             bytes,
             pairs,

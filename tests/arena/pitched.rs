@@ -4,7 +4,7 @@ use gpu_aligned::arena::ArenaOptions;
 use gpu_aligned::arena::{Arena, Copy2d, PITCH_ALIGN};
 use gpu_aligned::backend::Backend;
 
-use crate::support::{align_up, assert_consistent, FakeDevice};
+use crate::support::{align_up, assert_consistent, StandIn};
 
 #[test]
 fn row_padding_is_rows_times_the_shortfall_to_the_pitch() {
@@ -76,7 +76,7 @@ fn rows_round_trip_and_padding_stays_untouched() {
 
 #[test]
 fn copy_parameters_match_cuda_memcpy_2d() {
-    let device = FakeDevice::new(0x7f00_0000_0000, 1 << 22);
+    let device = StandIn::at(0x7f00_0000_0000, 1 << 22);
     let mut arena = ArenaOptions::new().over(device).unwrap();
     let _first = arena.alloc::<u8>(10).unwrap();
     let image = arena.alloc_pitched::<f32>(760, 760).unwrap();
@@ -111,7 +111,7 @@ fn copy_parameters_match_cuda_memcpy_2d() {
 #[test]
 fn misaligned_base_is_an_error() {
     use gpu_aligned::arena::ArenaError;
-    let odd = FakeDevice::new(0x1000 + 128, 4096);
+    let odd = StandIn::at(0x1000 + 128, 4096);
     assert_eq!(
         ArenaOptions::new().over(odd).unwrap_err(),
         ArenaError::MisalignedBase {
@@ -120,7 +120,7 @@ fn misaligned_base_is_an_error() {
         }
     );
     // Aligned for array starts but not for the pitch alignment.
-    let device = FakeDevice::new(0x1000 + 256, 1 << 16);
+    let device = StandIn::at(0x1000 + 256, 1 << 16);
     let mut arena = ArenaOptions::new().over(device).unwrap();
     assert!(arena.alloc::<f32>(4).is_ok());
     assert_eq!(
@@ -137,7 +137,7 @@ fn misaligned_base_is_an_error() {
 #[test]
 fn a_backend_that_retires_arrays_hands_back_foreign_handles() {
     use gpu_aligned::arena::ArenaError;
-    let device = |base| FakeDevice::new(base, 1 << 16);
+    let device = |base| StandIn::at(base, 1 << 16);
     let mut mine = ArenaOptions::new().over(device(0x10_0000)).unwrap();
     let mut theirs = ArenaOptions::new().over(device(0x20_0000)).unwrap();
     let a = mine.alloc::<u32>(4).unwrap();

@@ -17,7 +17,7 @@ mod trace;
 use gpu_aligned::arena::{Arena, ArenaOptions, GrowthPolicy};
 use gpu_aligned::backend::Backend;
 
-use crate::support::FakeDevice;
+use crate::support::StandIn;
 
 fn read_trace(name: &str) -> trace::Trace {
     let path = format!(
@@ -103,7 +103,7 @@ fn recorded_programs_need_no_more_than_pytorch_reserved() {
         let host = || arena_for(&trace, |options, len| options.host(len).unwrap());
         let device = || {
             arena_for(&trace, |options, len| {
-                options.over(FakeDevice::growing(len, 1 << 40)).unwrap()
+                options.over(StandIn::growing(len, 1 << 40)).unwrap()
             })
         };
         for (arena, ending, peak) in [

@@ -1,11 +1,16 @@
 //! What several test binaries share: one seeded random generator, the
 //! allocator's invariant checks, a `ThreadArena`'s final check and a
-//! made-up device buffer. Each binary uses part of it.
+//! made-up device buffer (`stand_in`, which the benches share). Each binary
+//! uses part of it.
 #![allow(dead_code)]
+
+mod stand_in;
+#[allow(unused_imports)] // each binary uses part of this module
+pub use stand_in::StandIn;
 
 use gpu_aligned::alloc::Allocator;
 use gpu_aligned::arena::ThreadArena;
-use gpu_aligned::backend::{Backend, Rows, Span};
+use gpu_aligned::backend::Backend;
 
 /// SplitMix64: seeded, so every run sees the same inputs, and good enough
 /// that no test depends on the pattern of its numbers.
@@ -116,139 +121,4 @@ where
     assert_consistent(arena.lock().allocator());
     let whole = arena.alloc::<u8>(capacity).unwrap();
     assert_eq!(arena.lock().offset(&whole).unwrap(), 0);
-}
-
-/// A "device" buffer at a fixed made-up address, for checking the numbers
-/// the arena computes for a buffer it cannot read; it may grow up to a
-/// maximum and, like a device buffer, never gives memory back.
-pub struct FakeDevice {
-    base: u64,
-    len: usize,
-    max: usize,
-}
-
-impl FakeDevice {
-    /// A buffer of `len` bytes at `base`.
-    pub fn new(base: u64, len: usize) -> FakeDevice {
-        FakeDevice {
-            base,
-            len,
-            max: len,
-        }
-    }
-
-    /// A buffer of `len` bytes that grows up to `max`.
-    pub fn growing(len: usize, max: usize) -> FakeDevice {
-        FakeDevice {
-            base: 1 << 40,
-            len,
-            max: max.max(len),
-        }
-    }
-}
-
-/// The fake device moves no bytes.
-#[derive(Debug, PartialEq)]
-pub struct NoBytes;
-
-impl std::fmt::Display for NoBytes {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("the fake device has no bytes")
-    }
-}
-
-// SAFETY: nothing dereferences these addresses: the tests ask the arena
-// only for offsets, addresses and copy parameters, and every byte-moving
-// method refuses.
-unsafe impl Backend for FakeDevice {
-    type Error = NoBytes;
-    type Tracking = ();
-    type Stream = ();
-    type Fence = std::convert::Infallible;
-
-    fn len(&self) -> usize {
-        self.len
-    }
-
-    fn base_address(&self) -> u64 {
-        self.base
-    }
-
-    fn stream(&self) -> &() {
-        &()
-    }
-
-    unsafe fn write(&self, _: &(), _: &mut (), _: Span, _: Span, _: &[u8]) -> Result<(), NoBytes> {
-        Err(NoBytes)
-    }
-
-    unsafe fn read(&self, _: &(), _: &(), _: Span, _: Span, _: &mut [u8]) -> Result<(), NoBytes> {
-        Err(NoBytes)
-    }
-
-    unsafe fn zero(&self, _: &(), _: &mut (), _: Span, _: Span) -> Result<(), NoBytes> {
-        Err(NoBytes)
-    }
-
-    unsafe fn copy(&self, _: &(), _: &(), _: Span, _: &mut (), _: Span) -> Result<(), NoBytes> {
-        Err(NoBytes)
-    }
-
-    unsafe fn write_rows(
-        &self,
-        _: &(),
-        _: &mut (),
-        _: Span,
-        _: Rows,
-        _: &[u8],
-    ) -> Result<(), NoBytes> {
-        Err(NoBytes)
-    }
-
-    unsafe fn read_rows(
-        &self,
-        _: &(),
-        _: &(),
-        _: Span,
-        _: Rows,
-        _: &mut [u8],
-    ) -> Result<(), NoBytes> {
-        Err(NoBytes)
-    }
-
-    /// No work ever uses its arrays (it moves no bytes), so a dropped
-    /// array takes the path of a device array never used on a stream.
-    fn needs_retire(&self, _: &()) -> bool {
-        false
-    }
-
-    fn never_used(_: &()) -> bool {
-        true
-    }
-
-    fn retire(&mut self, _: &mut ()) -> Result<Option<std::convert::Infallible>, NoBytes> {
-        Ok(None)
-    }
-
-    fn fence_passed(&self, fence: &std::convert::Infallible) -> Result<bool, NoBytes> {
-        match *fence {}
-    }
-
-    fn wait_fence(&self, fence: &std::convert::Infallible) -> Result<(), NoBytes> {
-        match *fence {}
-    }
-
-    fn quiesce(&mut self) -> Result<(), NoBytes> {
-        Ok(())
-    }
-
-    fn max_len(&self) -> usize {
-        self.max
-    }
-
-    /// Grows at once: no bytes to map.
-    fn grow(&mut self, len: usize) -> Result<usize, NoBytes> {
-        self.len = len.clamp(self.len, self.max);
-        Ok(self.len)
-    }
 }

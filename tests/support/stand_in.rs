@@ -1,23 +1,38 @@
-//! A device as the arena sees it, for counting instructions without one
-//! (shared by the `arena` and `trace` benches).
+//! A device as the arena sees it, without one: a made-up address whose
+//! bytes nothing reads. The tests check the numbers the arena computes for
+//! a buffer it cannot read (a growing device arena's peaks, pitches over an
+//! odd base); the benches count the instructions of the device arena's
+//! path. One file for both: the benches include it by path.
 
 use gpu_aligned::backend::{Backend, Rows, Span};
 
-/// A device as the arena sees it, for counting instructions without one:
-/// a made-up address whose bytes nothing reads, and the device backend's
-/// kind of tracking (a box made on an array's first use, so an array
-/// never used has none). Its allocate + drop takes the device arena's
-/// path: the arena core is the same, only the backend's answers differ.
+/// A device as the arena sees it: a made-up address whose bytes nothing
+/// reads, and the device backend's kind of tracking (a box made on an
+/// array's first use, so an array never used has none). Its arrays take
+/// the device arena's path: the arena core is the same, only the backend's
+/// answers differ. Like a device buffer, it may grow up to a maximum and
+/// never gives memory back.
 pub struct StandIn {
+    base: u64,
     len: usize,
     /// What it may grow to (as a growing device arena maps chunks).
     max: usize,
 }
 
 impl StandIn {
-    /// A stand-in of `len` bytes that grows up to `max`.
-    pub fn new(len: usize, max: usize) -> StandIn {
+    /// A buffer of `len` bytes at `base`, which never grows.
+    pub fn at(base: u64, len: usize) -> StandIn {
         StandIn {
+            base,
+            len,
+            max: len,
+        }
+    }
+
+    /// A buffer of `len` bytes that grows up to `max`.
+    pub fn growing(len: usize, max: usize) -> StandIn {
+        StandIn {
+            base: 1 << 40,
             len,
             max: max.max(len),
         }
@@ -25,7 +40,7 @@ impl StandIn {
 }
 
 /// The stand-in moves no bytes.
-#[derive(Debug)]
+#[derive(Debug, PartialEq)]
 pub struct NoBytes;
 
 impl std::fmt::Display for NoBytes {
@@ -38,7 +53,8 @@ impl std::fmt::Display for NoBytes {
 pub type Events = std::sync::OnceLock<Box<[u64; 8]>>;
 
 // SAFETY: nothing dereferences the made-up addresses: every byte-moving
-// method refuses, and the pairs below only allocate and drop.
+// method refuses, and its users ask the arena only for offsets, addresses,
+// copy parameters and the blocks' comings and goings.
 unsafe impl Backend for StandIn {
     type Error = NoBytes;
     type Tracking = Events;
@@ -50,7 +66,7 @@ unsafe impl Backend for StandIn {
     }
 
     fn base_address(&self) -> u64 {
-        1 << 40
+        self.base
     }
 
     fn stream(&self) -> &() {
