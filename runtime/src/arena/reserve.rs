@@ -129,11 +129,12 @@ impl<B: Backend> Arena<B> {
                 Some(kept) => kept,
                 None => {
                     // See `take_back_large`.
-                    let taken = match bytes >= reuse::LARGE
-                        && (self.large_returns_wait(bytes) || self.reuse.may_hold_large())
-                    {
-                        true => self.take_back_large(bytes, align),
-                        false => None,
+                    let large = bytes >= reuse::LARGE
+                        && (self.large_returns_wait(bytes) || self.reuse.may_hold_large());
+                    let taken = if large {
+                        self.take_back_large(bytes, align)
+                    } else {
+                        None
                     };
                     match taken {
                         Some(kept) => kept,

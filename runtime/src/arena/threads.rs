@@ -639,7 +639,7 @@ where
 }
 
 impl<B: Backend> Cache<B> {
-    /// A kept block for `request`, lent under this slot's list.
+    /// A kept block of `bytes` at `align`, lent under this slot's list.
     #[inline]
     fn lend(&mut self, bytes: usize, align: usize) -> Option<Place<B>> {
         let allocation = self.kept.take(bytes, align)?;
