@@ -152,6 +152,29 @@ fn a_thread_reuses_the_blocks_it_dropped() {
 }
 
 #[test]
+fn a_large_array_is_placed_where_the_large_blocks_a_thread_kept_were() {
+    const MIB: usize = 1 << 20;
+    let arena = ThreadArena::new(Arena::host(64 * MIB).unwrap());
+    // Four large and four small arrays, dropped: the thread keeps them all
+    // for their sizes once it takes them back.
+    let large: Vec<_> = (0..4)
+        .map(|_| arena.alloc::<u8>(2 * MIB).unwrap())
+        .collect();
+    let small: Vec<_> = (0..4).map(|_| arena.alloc::<u8>(256).unwrap()).collect();
+    assert_eq!(arena.lock().offset(&large[0]).unwrap(), 0);
+    drop((large, small));
+    let probe = arena.alloc::<u8>(256).unwrap();
+    // A large array of another size: the large blocks the thread kept go
+    // back to the shared arena first, and merge into the hole it takes.
+    let big = arena.alloc::<u8>(8 * MIB).unwrap();
+    assert_eq!(arena.lock().offset(&big).unwrap(), 0);
+    // The small blocks are still kept: three of them, besides the probe's.
+    assert_eq!(arena.stats().allocations, 1 + 1 + 3);
+    drop((probe, big));
+    assert_nothing_lost(&arena, 64 * MIB);
+}
+
+#[test]
 fn arrays_of_an_exited_thread_come_back_and_its_slot_is_taken_over() {
     let capacity = 1 << 14;
     let arena = ThreadArena::new(Arena::host(capacity).unwrap());

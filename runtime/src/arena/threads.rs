@@ -30,7 +30,7 @@ use std::vec::Vec;
 use super::handle::Place;
 use super::reserve::{Request, RETURN_BATCH};
 use super::returns::{Returned, ReturnsOwner, Taken};
-use super::reuse::Reuse;
+use super::reuse::{self, Reuse};
 use super::spin::{SpinGuard, SpinLock};
 use super::{Arena, ArenaError, ArenaResult, ArenaSlice, GrowthPolicy};
 use crate::align::offset_of;
@@ -584,6 +584,13 @@ where
         mut cache: SpinGuard<'_, Cache<B>>,
         request: Request,
     ) -> ArenaResult<Place<B>, B> {
+        // A large array goes where the large blocks this slot keeps would
+        // have merged had they been freed, so they go back with the spill,
+        // as the shared arena's own kept blocks do (see `reuse`).
+        if request.bytes >= reuse::LARGE {
+            let Cache { kept, spill, .. } = &mut *cache;
+            kept.drain_large(|block| spill.push((block, B::Tracking::default())));
+        }
         // The shared arena, with this slot's spill, and never while
         // holding the slot (see the lock order).
         let mut spill = core::mem::take(&mut cache.spill);
