@@ -119,7 +119,8 @@ impl<B: Backend> Returns<B> {
     /// Publishes the counts once an array of `bytes` joined the list.
     #[inline(always)]
     fn queued_one(&self, shared: &mut Shared<B>, bytes: usize) {
-        shared.bytes += bytes;
+        // Saturating: handles outliving a reset may name the same bytes twice.
+        shared.bytes = shared.bytes.saturating_add(bytes);
         self.queued.store(shared.list.len(), Ordering::Relaxed);
         self.queued_bytes.store(shared.bytes, Ordering::Relaxed);
     }
