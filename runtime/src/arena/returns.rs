@@ -86,7 +86,8 @@ struct Returns<B: Backend> {
     /// nothing queued never takes it.
     queued: AtomicUsize,
     /// How many bytes the queued arrays' blocks span, read the same way
-    /// (see `reserve` for who asks).
+    /// (see `reserve` for who asks); written only under the lock, so a
+    /// load there is exact.
     queued_bytes: AtomicUsize,
     shared: SpinLock<Shared<B>>,
 }
@@ -94,8 +95,6 @@ struct Returns<B: Backend> {
 /// What the lock guards.
 struct Shared<B: Backend> {
     list: Taken<B>,
-    /// The bytes of `list`'s blocks.
-    bytes: usize,
     /// Set when the arena is gone: drops then count down `outstanding`.
     closed: bool,
     /// Handles still out once the arena is gone.
@@ -113,16 +112,19 @@ impl<B: Backend> Returns<B> {
         let mut locked = self.lock();
         let bytes = returned.0.size();
         locked.list.used.push(returned);
-        self.queued_one(&mut locked, bytes);
+        self.queued_one(&locked, bytes);
     }
 
     /// Publishes the counts once an array of `bytes` joined the list.
     #[inline(always)]
-    fn queued_one(&self, shared: &mut Shared<B>, bytes: usize) {
-        // Saturating: handles outliving a reset may name the same bytes twice.
-        shared.bytes = shared.bytes.saturating_add(bytes);
+    fn queued_one(&self, shared: &Shared<B>, bytes: usize) {
         self.queued.store(shared.list.len(), Ordering::Relaxed);
-        self.queued_bytes.store(shared.bytes, Ordering::Relaxed);
+        // Saturating: handles outliving a reset may name the same bytes twice.
+        let total = self
+            .queued_bytes
+            .load(Ordering::Relaxed)
+            .saturating_add(bytes);
+        self.queued_bytes.store(total, Ordering::Relaxed);
     }
 }
 
@@ -236,7 +238,6 @@ impl<B: Backend> ReturnsOwner<B> {
             queued_bytes: AtomicUsize::new(0),
             shared: SpinLock::new(Shared {
                 list: Taken::default(),
-                bytes: 0,
                 closed: false,
                 outstanding: 0,
             }),
@@ -294,7 +295,6 @@ impl<B: Backend> ReturnsOwner<B> {
         let returns = self.get();
         let mut locked = returns.lock();
         core::mem::swap(&mut locked.list, into);
-        locked.bytes = 0;
         returns.queued.store(0, Ordering::Relaxed);
         returns.queued_bytes.store(0, Ordering::Relaxed);
         drop(locked);
@@ -332,7 +332,6 @@ impl<B: Backend> Drop for ReturnsOwner<B> {
         let mut locked = returns.lock();
         let shared = &mut *locked;
         let dropped = core::mem::take(&mut shared.list);
-        shared.bytes = 0;
         returns.queued.store(0, Ordering::Relaxed);
         returns.queued_bytes.store(0, Ordering::Relaxed);
         let ended = self.ended + dropped.len();
