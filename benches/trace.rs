@@ -1,18 +1,19 @@
 //! Replays the two recorded PyTorch allocation traces (`docs/traces`) as
 //! `trace_replay` does (each array allocated with `alloc::<u8>` and freed
 //! by hand, or dropped with `-drop`; growth, array starts at the trace's
-//! alignment, 512-byte pitch), on two growing arenas: a host one, which gives the memory of
-//! free chunks back (the chunk map), and one over a stand-in for a device
-//! (`stand_in::StandIn`), which keeps it as a device arena does, so its
-//! path is the device arena's. `docs/RESULTS.md` has the figures.
+//! alignment, 512-byte pitch), on two growing arenas: a host one, which
+//! gives the memory of free chunks back (the chunk map), and one over a
+//! stand-in for a device (`stand_in::StandIn`), which keeps it as a device
+//! arena does, so its path is the device arena's. `docs/RESULTS.md` has
+//! the figures.
 //!
 //! Without arguments: each trace `PASSES` times (5) on each arena, every
 //! operation timed on its own with `Instant` (as the example does): the
 //! median ns per operation, per allocation and per free, and the most
 //! bytes the arena spanned.
 //!
-//! `TRACE_REPLAY=<host|device>[-drop],<file>,<passes>` replays a gunzipped trace
-//! that many times untimed and exits, for instruction counts under
+//! `TRACE_REPLAY=<host|device>[-drop],<file>,<passes>` replays a gunzipped
+//! trace that many times untimed and exits, for instruction counts under
 //! `valgrind --tool=callgrind` (two runs with different pass counts: the
 //! difference divided by the difference in operations is one operation's
 //! cost, without reading the trace).
