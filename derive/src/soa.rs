@@ -63,11 +63,6 @@ fn expand(ast: &Input, input: &DeriveInput) -> TokenStream {
     let ident = ast.ident;
     let vis = &input.vis;
     let columns = format_ident!("{}Columns", ident.unraw());
-    let predicates = ast
-        .generics
-        .where_clause
-        .iter()
-        .flat_map(|clause| &clause.predicates);
     let fields = ast.fields.iter().map(|field| {
         let member = &field.member;
         let ty = &field.original.ty;
@@ -78,30 +73,37 @@ fn expand(ast: &Input, input: &DeriveInput) -> TokenStream {
             vis: #vis,
             type: #ident,
             columns: #columns,
-            where: [#(#predicates,)*],
             fields: [#(#fields),*],
         }
     }
 }
 
 /// An impl with no columns, for a struct the derive refused for its shape
-/// (generic, tuple or no fields): the refusal is the only error.
+/// (generic, tuple or no fields): the refusal is the only error. The macro
+/// takes identifiers only, so a struct whose parameters it cannot name that
+/// way (a lifetime, a constant, a bound or a `where` clause) gets no impl,
+/// and its uses may add errors of their own.
 fn fallback(ast: &Input) -> TokenStream {
     let krate = crate::expand::krate(ast);
     let ident = ast.ident;
-    let (impl_generics, ty_generics, _) = ast.generics.split_for_impl();
-    let predicates = ast
-        .generics
-        .where_clause
-        .iter()
-        .flat_map(|clause| &clause.predicates);
-    // A generic struct is `Copy` only where its parameters are: the bound
-    // keeps the fallback from adding an error of its own.
-    let copy = (!ast.generics.params.is_empty())
-        .then(|| quote!(#ident #ty_generics: ::core::marker::Copy + 'static,));
+    let generics = &ast.generics;
+    let mut params = Vec::new();
+    for param in &generics.params {
+        match param {
+            syn::GenericParam::Type(param)
+                if param.bounds.is_empty() && param.default.is_none() =>
+            {
+                params.push(&param.ident);
+            }
+            _ => return TokenStream::new(),
+        }
+    }
+    if generics.where_clause.is_some() {
+        return TokenStream::new();
+    }
     quote! {
         #krate::__gpu_soa_derive! {
-            fallback: impl [#impl_generics] [#ident #ty_generics] where [#(#predicates,)* #copy]
+            fallback: type: #ident, params: [#(#params),*]
         }
     }
 }

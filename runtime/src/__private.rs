@@ -2,6 +2,20 @@
 //! names, and nothing else: re-exports, and shims that turn
 //! [`rules`](crate::rules) into compile errors. Not public API, no semver
 //! guarantees. The rule itself and its message live in [`crate::rules`].
+//!
+//! **The rule for the exported macros that write an `unsafe impl`** (here:
+//! `__gpu_aligned_derive!` and `__gpu_aligned_cuda_traits!`; in
+//! [`soa::derive`](crate::soa::derive): `__gpu_soa_derive!`). Safe code
+//! can call them by hand, and `#![forbid(unsafe_code)]` does not see their
+//! `unsafe`, which is theirs. So each takes identifiers, literals and
+//! types only, never token trees or a `where` list pasted between its
+//! `unsafe impl` and the trait (a `{}` or `#[cfg(any())]` in them would
+//! hand the macro's `unsafe` to the caller's own impl), and proves every
+//! claim its impls make with code the compiler checks (`offset_of!`,
+//! `size_of`, a struct literal that names every field) or bounds them on a
+//! trait the caller cannot forge (`GpuData`). Each has ui-tests that call
+//! it by hand with forged input (`ui-tests/ui/*hidden-macro*`,
+//! `ui-tests/ui-cuda/`).
 #![allow(missing_docs)]
 
 pub use crate::layout::{AlignMarker, Fields, Width};
@@ -404,6 +418,22 @@ mod blanket {
     }
 }
 
+/// `layout` if it is C's layout of its fields; else a compile error that
+/// says where it is not, raised where the instantiation's layout is first
+/// read: a generic struct's `#[repr]` cannot be seen per instantiation (an
+/// attribute after the derive may strip it, the hidden macro can be called
+/// by hand), so its `FACTS` are checked here, for each one.
+#[track_caller]
+pub const fn c_layout(layout: GpuLayout) -> GpuLayout {
+    not_repr_c_in(&Shape {
+        name: layout.name,
+        size: layout.size,
+        align: layout.align,
+        fields: layout.fields,
+    });
+    layout
+}
+
 /// `layout` if it obeys the GPU layout rule as laid out in C order; else a
 /// compile error with the rules' message, raised where the instantiation's
 /// `LAYOUT` is first needed (an arena allocation, a header, a view).
@@ -413,12 +443,7 @@ mod blanket {
 /// since a generic struct may not take `align(N)`.
 #[track_caller]
 pub const fn checked_layout(layout: GpuLayout) -> GpuLayout {
-    not_repr_c_in(&Shape {
-        name: layout.name,
-        size: layout.size,
-        align: layout.align,
-        fields: layout.fields,
-    });
+    let layout = c_layout(layout);
     let (size, align) = (layout.size, layout.align);
     if rules::is_legal(size, align, size) {
         return layout;
@@ -684,7 +709,7 @@ macro_rules! __gpu_aligned_derive {
                     )*
                     contiguous & (end == $crate::__private::size_of::<Self>())
                 };
-                const FACTS: $crate::GpuLayout = $crate::__private::facts(
+                const FACTS: $crate::GpuLayout = $crate::__private::c_layout($crate::__private::facts(
                     $name,
                     $crate::__private::size_of::<Self>(),
                     $crate::__private::align_of::<Self>(),
@@ -695,7 +720,7 @@ macro_rules! __gpu_aligned_derive {
                             $padding,
                         )
                     ),*]),
-                );
+                ));
             }
 
             // SAFETY: every field is `Pod` (`$elem: GpuData`) or a
@@ -766,24 +791,35 @@ macro_rules! __gpu_aligned_derive {
 #[doc(hidden)]
 #[macro_export]
 macro_rules! __gpu_aligned_cuda_traits {
-    ($ty:ty) => {
-        // SAFETY: `$ty` is `GpuData`, so `Pod`: `Copy`, no padding, every
-        // bit pattern (all zeroes included) valid, so its bytes can be copied
-        // to the device or passed as a kernel argument as they are, and a
-        // zeroed allocation holds valid values. Its layout is `repr(C)` (or
-        // transparent over such) and matches CUDA's, by the layout rules.
-        unsafe impl $crate::__private::cudarc::driver::DeviceRepr for $ty {}
+    ($ty:ident) => {
+        // SAFETY: the impl holds only where `$ty` is `GpuData` (the bound,
+        // which the caller cannot forge: `GpuData` is an `unsafe trait`,
+        // implemented by this crate for its own types and by the blanket
+        // impl for a checked `Derived`), so `Pod`: `Copy`, no padding,
+        // every bit pattern (all zeroes included) valid, so its bytes can be
+        // copied to the device or passed as a kernel argument as they are,
+        // and a zeroed allocation holds valid values. Its layout is C's and
+        // matches CUDA's, by the layout rules. The bound is under
+        // `for<'__a>` so that a type that is not `GpuData` leaves the impl
+        // unusable rather than in error: the derive reports why, once.
+        unsafe impl $crate::__private::cudarc::driver::DeviceRepr for $ty where
+            for<'__a> $ty: $crate::GpuData
+        {
+        }
         // SAFETY: as above: all zeroes is a valid `$ty` (`Zeroable`).
-        unsafe impl $crate::__private::cudarc::driver::ValidAsZeroBits for $ty {}
+        unsafe impl $crate::__private::cudarc::driver::ValidAsZeroBits for $ty where
+            for<'__a> $ty: $crate::GpuData
+        {
+        }
     };
     (generic [$($param:ident),+] $elem:ident $ty:ident) => {
-        // SAFETY: as above, for every instantiation: `Pod` with no padding
-        // (see the generic arm of `__gpu_aligned_derive`).
+        // SAFETY: as above, for every instantiation that is `GpuData`
+        // (the bound; see the generic arm of `__gpu_aligned_derive`).
         unsafe impl<$($param: 'static),+> $crate::__private::cudarc::driver::DeviceRepr
             for $ty<$($param),+>
         where
             $elem: $crate::GpuData,
-            Self: $crate::__private::core::marker::Copy,
+            Self: $crate::GpuData,
         {
         }
         // SAFETY: as above: all zeroes is a valid value (`Zeroable`).
@@ -791,6 +827,7 @@ macro_rules! __gpu_aligned_cuda_traits {
             for $ty<$($param),+>
         where
             $elem: $crate::GpuData,
+            Self: $crate::GpuData,
         {
         }
     };
@@ -801,6 +838,6 @@ macro_rules! __gpu_aligned_cuda_traits {
 #[doc(hidden)]
 #[macro_export]
 macro_rules! __gpu_aligned_cuda_traits {
-    ($ty:ty) => {};
+    ($ty:ident) => {};
     (generic [$($param:ident),+] $elem:ident $ty:ident) => {};
 }

@@ -231,7 +231,6 @@ gpu_aligned::__gpu_soa_derive! {
     vis: pub,
     type: ByHand,
     columns: ByHandColumns,
-    where: [],
     fields: [id: u32, r#type: u8],
 }
 

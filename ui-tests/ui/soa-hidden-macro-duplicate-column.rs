@@ -12,7 +12,6 @@ gpu_aligned::__gpu_soa_derive! {
     vis: pub,
     type: Body,
     columns: BodyColumns,
-    where: [],
     fields: [mass: f32, r#mass: f32, id: u32],
 }
 

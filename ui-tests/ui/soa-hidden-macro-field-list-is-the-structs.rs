@@ -10,7 +10,6 @@ gpu_aligned::__gpu_soa_derive! {
     vis: pub,
     type: Body,
     columns: BodyColumns,
-    where: [],
     fields: [mass: f32],
 }
 
@@ -23,7 +22,6 @@ gpu_aligned::__gpu_soa_derive! {
     vis: pub,
     type: Other,
     columns: OtherColumns,
-    where: [],
     fields: [mass: u32],
 }
 

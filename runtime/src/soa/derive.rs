@@ -1,7 +1,9 @@
 //! What `#[derive(GpuSoa)]` expands to: one invocation of
 //! [`__gpu_soa_derive!`](crate::__gpu_soa_derive), which emits the
 //! `<Name>Columns` struct and the [`GpuSoa`](super::GpuSoa) primitives from
-//! one list of the struct's fields. Not public API.
+//! one list of the struct's fields. Not public API. The macro follows the
+//! rule for macros that write an `unsafe impl` ([`crate::__private`]):
+//! identifiers and types only, every claim proven.
 
 pub use alloc_crate::vec::Vec;
 
@@ -89,7 +91,6 @@ macro_rules! __gpu_soa_derive {
         vis: $vis:vis,
         type: $ty:ident,
         columns: $columns:ident,
-        where: [$($where:tt)*],
         fields: [$($member:ident: $fty:ty),* $(,)?],
     ) => {
         /// The columns of a structure of arrays (`#[derive(GpuSoa)]`): one
@@ -126,7 +127,6 @@ macro_rules! __gpu_soa_derive {
             #[automatically_derived]
             unsafe impl $crate::soa::GpuSoa for $ty
             where
-                $($where)*
                 $( for<'__column> $fty: $crate::soa::derive::Column<'__column>, )*
             {
                 const LAYOUT: $crate::GpuLayout = $crate::__private::layout(
@@ -189,13 +189,21 @@ macro_rules! __gpu_soa_derive {
         };
     };
     // Next to the derive's errors: an impl of no columns (the primitives'
-    // defaults), so that code using the type adds no errors of its own.
-    (fallback: impl [$($impl:tt)*] [$($ty:tt)*] where [$($where:tt)*]) => {
-        // SAFETY: never compiled into a program: the derive's
-        // `compile_error!` stands next to it.
+    // defaults), so that code using the type adds no errors of its own. It
+    // takes identifiers only (the type and its type parameters), so no
+    // caller token stands between its `unsafe impl` and the trait.
+    (fallback: type: $ty:ident, params: [$($param:ident),*]) => {
+        // SAFETY: an impl of no columns claims nothing about `$ty`: no
+        // primitive reads or writes a byte of it (`from_field_bytes` is
+        // `None`, every column list empty), and `LAYOUT` is that of no
+        // fields, which nothing takes as `$ty`'s size. Written next to the
+        // derive's `compile_error!`, and harmless where called by hand.
         #[automatically_derived]
         #[allow(unused_qualifications, clippy::all)]
-        unsafe impl $($impl)* $crate::soa::GpuSoa for $($ty)* where $($where)* {
+        unsafe impl<$($param: 'static),*> $crate::soa::GpuSoa for $ty<$($param),*>
+        where
+            $ty<$($param),*>: ::core::marker::Copy + 'static,
+        {
             const LAYOUT: $crate::GpuLayout = $crate::__private::layout("", 0, 1, 0, &[]);
             const COLUMNS: &'static [$crate::GpuField] = &[];
             type Columns<__Backend: $crate::backend::Backend> = ();
