@@ -359,3 +359,114 @@ fn a_graph_outlived_by_its_arena_refuses_to_launch() {
     drop(arena);
     assert_eq!(graph.launch(), Err(CudaError::GraphOrphaned));
 }
+
+/// A graph launched from another thread while `reset` waits for the device
+/// must not run after it, over bytes the arena hands out again: `reset`
+/// stops the arena's graphs before it waits (the order its drop follows).
+/// The other thread launches a graph that writes its temporary's bytes
+/// every millisecond while `reset` waits for a 50 ms kernel; the array
+/// made from those bytes after the reset, written on another stream, must
+/// keep what was written once the arena's stream is idle.
+#[test]
+#[ignore = "needs an NVIDIA GPU"]
+fn reset_stops_graphs_launched_from_other_threads_before_it_waits() {
+    let (stream, other) = streams();
+    let module = module(&stream, STEP);
+    let fill = module.load_function("slow_fill").unwrap();
+    let n = N as u32;
+    for round in 0..5 {
+        let mut arena = Arena::device(&stream, 1 << 20).unwrap();
+        let (graph, temporary) = arena
+            .capture(|arena| {
+                let mut t = arena.alloc::<u32>(N)?;
+                let offset = arena.offset(&t)?;
+                let mut tv = arena.view_mut(&mut t)?;
+                let mut launch = stream.launch_builder(&fill);
+                launch
+                    .arg(&mut tv)
+                    .arg(&n)
+                    .arg(&7u32)
+                    .arg(&(SPIN_CYCLES / 50));
+                // SAFETY: `slow_fill` writes [0, n) of an array of n elements.
+                unsafe { launch.launch(config()) }?;
+                Ok(offset)
+            })
+            .expect("a valid capture");
+        // Something for `reset` to wait for: about 50 ms on the arena's stream.
+        let mut busy = arena.alloc::<u32>(N).unwrap();
+        {
+            let mut bv = arena.view_mut(&mut busy).unwrap();
+            let mut launch = stream.launch_builder(&fill);
+            launch.arg(&mut bv).arg(&n).arg(&1u32).arg(&SPIN_CYCLES);
+            // SAFETY: `slow_fill` writes [0, n) of an array of n elements.
+            unsafe { launch.launch(config()) }.unwrap();
+        }
+        let launcher = std::thread::spawn(move || {
+            let mut launched = 0usize;
+            loop {
+                match graph.launch() {
+                    Ok(()) => launched += 1,
+                    Err(CudaError::GraphOrphaned) => return launched,
+                    Err(e) => panic!("launch: {e:?}"),
+                }
+                std::thread::sleep(std::time::Duration::from_millis(1));
+            }
+        });
+        std::thread::sleep(std::time::Duration::from_millis(5));
+        arena.reset().unwrap();
+        let mut fresh = arena.alloc::<u32>(N).unwrap();
+        assert_eq!(arena.offset(&fresh).unwrap(), temporary, "round {round}");
+        arena
+            .on(&other)
+            .write(&mut fresh, &vec![u32::MAX; N])
+            .unwrap();
+        other.synchronize().unwrap();
+        let launched = launcher.join().unwrap();
+        stream.synchronize().unwrap();
+        let values = arena.on(&other).to_vec(&fresh).unwrap();
+        let overwritten = values.iter().filter(|&&v| v != u32::MAX).count();
+        assert_eq!(
+            overwritten, 0,
+            "round {round}: a graph ran after the reset ({launched} launches before it)"
+        );
+    }
+    stream.context().check_err().unwrap();
+}
+
+/// A capture step that swaps the arena for another (`std::mem::swap`)
+/// leaves the capturing arena out of the capture's reach. The capture ends
+/// at once anyway: the stream is not left in global capture mode, where
+/// every unrelated CUDA allocation of the process would fail.
+#[test]
+#[ignore = "needs an NVIDIA GPU"]
+fn a_capture_step_that_swaps_the_arena_out_ends_the_capture() {
+    let (stream, _other) = streams();
+    let mut arena = Arena::device(&stream, 1 << 20).unwrap();
+    let mut swapped = Arena::device(&stream, 1 << 20).unwrap();
+    let captured = arena.capture(|arena| {
+        let _a = arena.alloc_zeros::<u32>(N)?;
+        std::mem::swap(arena, &mut swapped);
+        Ok(())
+    });
+    assert!(
+        matches!(
+            captured,
+            Err(ArenaError::Backend(CudaError::Capturing { .. }))
+        ),
+        "{captured:?}"
+    );
+    assert_eq!(
+        status(&stream),
+        CUstreamCaptureStatus::CU_STREAM_CAPTURE_STATUS_NONE
+    );
+    // An allocation outside the arenas, on a stream of its own, works.
+    let unrelated = stream.context().new_stream().unwrap();
+    let zeros = unrelated.alloc_zeros::<u32>(1024).unwrap();
+    assert_eq!(unrelated.clone_dtoh(&zeros).unwrap(), vec![0u32; 1024]);
+    // The arena swapped out drops cleanly; the one the step swapped in
+    // works.
+    drop(swapped);
+    let a = arena.alloc_from(&[1u32, 2, 3]).unwrap();
+    assert_eq!(arena.to_vec(&a).unwrap(), [1, 2, 3]);
+    stream.context().check_err().unwrap();
+}

@@ -132,6 +132,19 @@ impl<B: Backend> Graphs<B> {
         !self.capturing && self.held.is_empty()
     }
 
+    /// Whether a capture is under way.
+    pub(super) fn capturing(&self) -> bool {
+        self.capturing
+    }
+
+    /// Every graph becomes unlaunchable: a launch under way on another
+    /// thread finishes its call first, and none starts after this returns.
+    pub(super) fn stop_launches(&self) {
+        for held in &self.held {
+            held.life.orphan();
+        }
+    }
+
     /// Every graph becomes unlaunchable and its arrays are forgotten (the
     /// arena is being reset: everything was freed at once).
     pub(super) fn orphan_all(&mut self) {
@@ -144,9 +157,7 @@ impl<B: Backend> Graphs<B> {
 
 impl<B: Backend> Drop for Graphs<B> {
     fn drop(&mut self) {
-        for held in &self.held {
-            held.life.orphan();
-        }
+        self.stop_launches();
     }
 }
 
@@ -258,6 +269,7 @@ mod device {
     use crate::arena::{Arena, ArenaError, ArenaResult};
     use crate::backend::cuda::Graph;
     use crate::backend::cuda::{CudaBackend, CudaError};
+    use crate::backend::Backend as _;
 
     /// A CUDA graph captured from the work of a device arena
     /// ([`Arena::capture`]). While it lives, the bytes of every array its
@@ -382,7 +394,10 @@ mod device {
         /// (the legacy default stream), was invalidated by a call outside
         /// the arena, or its graph cannot be instantiated; then no graph is
         /// made and the arrays held for it are given back.
-        /// [`CudaError::Capturing`] for a capture inside a capture.
+        /// [`CudaError::Capturing`] for a capture inside a capture, and for a
+        /// step that swaps the arena for another (`std::mem::swap`): the
+        /// capture then ends at once and no graph is made; the arena swapped
+        /// out holds the arrays dropped in it until it is dropped.
         pub fn capture<R>(
             &mut self,
             step: impl FnOnce(&mut Self) -> ArenaResult<R, CudaBackend>,
@@ -397,7 +412,24 @@ mod device {
             self.take_returns();
             self.backend.begin_capture().map_err(ArenaError::Backend)?;
             self.graphs.capturing = true;
+            let (began, stream) = (
+                self.backend.base_address(),
+                Arc::clone(self.backend.stream()),
+            );
             let stepped = step(self);
+            if self.backend.base_address() != began {
+                // The step swapped this arena for another (`mem::swap`): the
+                // capturing one is the caller's now, out of reach. Its
+                // stream's capture ends here, so that nothing else in the
+                // process stays blocked by it; that arena keeps the state a
+                // capture left it in (arrays dropped since are held) until
+                // it is dropped.
+                drop(stepped);
+                crate::backend::cuda::abandon_capture(&stream);
+                return Err(ArenaError::Backend(CudaError::Capturing {
+                    op: "swapping the arena out of its capture",
+                }));
+            }
             let ended = self.backend.end_capture();
             self.graphs.capturing = false;
             let during = core::mem::take(&mut self.graphs.during);

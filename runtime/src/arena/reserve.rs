@@ -460,9 +460,10 @@ impl<B: Backend> Arena<B> {
     }
 
     /// Frees every array at once; every handle made before becomes stale
-    /// (and drops harmlessly). On a device it first waits until no work
-    /// that may use the buffer is pending, since arrays still in use on a
-    /// stream cannot be told apart from the others.
+    /// (and drops harmlessly). Every captured graph
+    /// of the arena stops launching first; on a device it then waits until
+    /// no work that may use the buffer is pending, since arrays still in use
+    /// on a stream cannot be told apart from the others.
     ///
     /// ```
     /// # let mut arena = gpu_aligned::arena::Arena::host(4096)?;
@@ -476,8 +477,16 @@ impl<B: Backend> Arena<B> {
     /// # Errors
     ///
     /// [`ArenaError::Backend`] if the backend cannot wait; the arena is then
-    /// left as it was.
+    /// left as it was, but for its graphs, which launch no more.
     pub fn reset(&mut self) -> ArenaResult<(), B> {
+        // Forbid new work, then wait, then free (the order the arena's drop
+        // follows): a graph launched from another thread while the device
+        // is waited on would run after the wait, over bytes handed out again.
+        // Not during a capture, which the wait refuses: the arena stays as it
+        // was.
+        if !self.graphs.capturing() {
+            self.graphs.stop_launches();
+        }
         self.backend.quiesce().map_err(ArenaError::Backend)?;
         // Nothing can use the queued arrays any more: their trackings go.
         self.returns.take(&mut self.returned);

@@ -248,6 +248,28 @@ pub(crate) struct Graph {
 // call on it takes `&self` of its single owner.
 unsafe impl Send for Graph {}
 
+/// Ends the capture under way on `stream` and destroys what it recorded,
+/// for a capture whose backend is out of reach (an arena swapped out of
+/// its capture step): a stream capturing in global mode makes unrelated
+/// CUDA calls of the whole process fail, so it must not outlive the step.
+/// That backend keeps its log until it is dropped, when its own end of the
+/// capture fails harmlessly.
+pub(crate) fn abandon_capture(stream: &CudaStream) {
+    let context = stream.context();
+    if context.bind_to_thread().is_err() {
+        return;
+    }
+    // SAFETY: `stream` is live (borrowed); ending a capture that is not
+    // under way is an error the driver returns, not undefined behaviour.
+    if let Ok(graph) = unsafe { result::stream::end_capture(stream.cu_stream()) } {
+        if !graph.is_null() {
+            // SAFETY: the graph the capture made, ours alone, destroyed
+            // once, here.
+            context.record_err(unsafe { result::graph::destroy(graph) });
+        }
+    }
+}
+
 impl Graph {
     /// Launches the executable on the stream it was captured on.
     pub(crate) fn launch(&self) -> Result<(), DriverError> {

@@ -98,7 +98,7 @@ mod probe;
 mod tracking;
 
 pub use buffer::{check_base, CudaBackend, DRIVER_BASE_ALIGN, DRIVER_PITCH_ALIGN};
-pub(crate) use capture::Graph;
+pub(crate) use capture::{abandon_capture, Graph};
 pub use cudarc;
 pub use error::CudaError;
 pub use probe::{probe, ProbeError};
