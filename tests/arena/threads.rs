@@ -265,6 +265,28 @@ fn a_growing_arena_takes_back_what_threads_keep_before_it_grows() {
     assert_eq!(arena.stats().allocations, 0);
 }
 
+/// An array larger than a growing arena's current span grows it, as
+/// `Arena::alloc` does, through every maker: it was refused with
+/// `SizeExceedsCapacity` by the first, fixed-size try.
+#[test]
+fn an_array_larger_than_the_span_grows_the_arena() {
+    let (chunk, max) = (1 << 16, 1 << 20);
+    let growing = ArenaOptions::new().growth(GrowthPolicy::up_to(max).with_chunk(chunk));
+    let arena = ThreadArena::new(growing.host(chunk).unwrap());
+    let big = arena.alloc::<u8>(3 * chunk).unwrap();
+    let zeros = arena.alloc_zeros::<u32>(chunk / 2).unwrap();
+    let copy = arena.alloc_from(&vec![7u8; 2 * chunk]).unwrap();
+    assert_eq!(big.len(), 3 * chunk);
+    assert!(arena.lock().to_vec(&zeros).unwrap().iter().all(|&v| v == 0));
+    assert!(arena.lock().to_vec(&copy).unwrap().iter().all(|&v| v == 7));
+    assert!(arena.lock().capacity() >= 7 * chunk);
+    // Past the growth limit it is still refused, with the arena's error.
+    assert!(arena.alloc::<u8>(2 * max).is_err());
+    drop((big, zeros, copy));
+    arena.flush().unwrap();
+    assert_eq!(arena.stats().allocations, 0);
+}
+
 #[test]
 fn trim_takes_back_what_every_thread_keeps_and_leaves_held_arrays() {
     let (chunk, max) = (1 << 16, 1 << 20);

@@ -333,6 +333,18 @@ where
     /// assert_eq!(shared.get(&a)?, &[7, 8]);
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
+    ///
+    /// # Deadlocks
+    ///
+    /// While a thread holds the lock, that thread must not call this
+    /// `ThreadArena`'s other verbs: [`alloc`](Self::alloc) (when its cache
+    /// misses), [`alloc_zeros`](Self::alloc_zeros),
+    /// [`alloc_from`](Self::alloc_from), [`live`](Self::live),
+    /// [`stats`](Self::stats), [`flush`](Self::flush) and
+    /// [`trim`](Self::trim) lock the shared arena too, and would wait
+    /// forever, as a second [`Mutex::lock`](std::sync::Mutex::lock) on one
+    /// thread does. Drop the lock first; dropping arrays while holding it
+    /// is fine.
     pub fn lock(&self) -> ArenaLock<'_, B> {
         ArenaLock(lock(&self.shared.core))
     }
@@ -496,7 +508,13 @@ where
         let first = core.reserve(request);
         core.growth = growth;
         match first {
-            Err(ArenaError::Alloc(AllocError::OutOfMemory { .. }) | ArenaError::Growth(_)) => {
+            // Larger than the span it has now: a growing arena grows for it.
+            Err(
+                ArenaError::Alloc(
+                    AllocError::OutOfMemory { .. } | AllocError::SizeExceedsCapacity { .. },
+                )
+                | ArenaError::Growth(_),
+            ) => {
                 self.drain_slots(core);
                 core.reserve(request)
             }
