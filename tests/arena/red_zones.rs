@@ -41,6 +41,32 @@ fn on_an_array_that_fills_whole_granules_is_followed_by_a_gap() {
     assert!(arena.regions().regions().is_empty());
 }
 
+/// A dropped array leaves the map at once, not when the arena next takes
+/// back what was dropped (a batch later): a read after it is dropped is a
+/// read after free. A kept array stays.
+#[test]
+fn a_dropped_array_leaves_the_map_at_once() {
+    let mut arena = Arena::host(1 << 16).unwrap();
+    arena.set_red_zones(true);
+    let kept = arena.alloc::<u32>(64).unwrap();
+    let dropped = arena.alloc::<u32>(64).unwrap();
+    let (kept_at, dropped_at) = (
+        arena.address(&kept).unwrap(),
+        arena.address(&dropped).unwrap(),
+    );
+    drop(dropped);
+    let map = arena.regions();
+    assert!(map.starting_at(dropped_at).is_none(), "{map}");
+    assert!(map.starting_at(kept_at).is_some(), "{map}");
+    // Taken back, it stays gone; the kept one stays.
+    let again = arena.alloc::<u8>(1).unwrap();
+    let map = arena.regions();
+    assert_eq!(map.regions().len(), 2, "{map}");
+    assert!(map.starting_at(kept_at).is_some(), "{map}");
+    drop((kept, again));
+    assert!(arena.regions().regions().is_empty());
+}
+
 #[test]
 fn a_pitched_array_is_followed_by_a_whole_row() {
     let mut arena = Arena::host(1 << 20).unwrap();

@@ -211,6 +211,28 @@ fn run_case(name: &str) -> Planted {
             drop((keep, out));
             planted
         }
+        "read_after_drop" => {
+            // As `read_after_free`, with the array dropped: it is no region
+            // from the drop on, before the arena takes it back.
+            let mut arena = arena(&device);
+            let keep = arena.alloc::<u32>(64).unwrap();
+            let dropped = arena.alloc::<u32>(64).unwrap();
+            let out = arena.alloc::<u32>(1).unwrap();
+            arena.label(&dropped, "dropped").unwrap();
+            let address = arena.address(&dropped).unwrap();
+            let planted = planted(&arena, address);
+            drop(dropped);
+            assert!(arena.regions().starting_at(address).is_none());
+            let kernel = device.kernel("load4");
+            let out_address = arena.address(&out).unwrap();
+            let mut launch = device.stream.launch_builder(&kernel);
+            launch.arg(&address).arg(&0i64).arg(&out_address);
+            // SAFETY: deliberately not: the kernel reads a dropped array.
+            let _launched = unsafe { launch.launch(ONE) };
+            let _synced = device.stream.synchronize();
+            drop((keep, out));
+            planted
+        }
         "grown_chunk" => {
             let mut arena = ArenaOptions::new()
                 .growing_device(&device.stream, GrowthPolicy::up_to(64 << 20))
@@ -327,6 +349,7 @@ const CASES: &[&str] = &[
     "pitched_row",
     "soa_column",
     "read_after_free",
+    "read_after_drop",
     "write_through_read_only_view",
     "write_after_read_only_view",
     "grown_chunk",
@@ -462,7 +485,7 @@ fn planted_bugs_are_reported() {
                     .lines()
                     .any(|line| line.contains(&format!("gpu-aligned: released {address:#x} ")));
                 let kind_expected = match *case {
-                    "read_after_free" => "Invalid __global__ read",
+                    "read_after_free" | "read_after_drop" => "Invalid __global__ read",
                     _ => "Invalid __global__ write",
                 };
                 match report.allocation {
@@ -474,7 +497,7 @@ fn planted_bugs_are_reported() {
                     }
                     // A freed array is no region: memcheck blames the nearest
                     // live one, and the arena's log says whose bytes these were.
-                    _ if *case == "read_after_free" => {
+                    _ if matches!(*case, "read_after_free" | "read_after_drop") => {
                         if !(*address..address + bytes).contains(&report.address) {
                             Err(format!("the report's address {:#x} is not the freed array's", report.address))
                         } else if !(logged && released) {

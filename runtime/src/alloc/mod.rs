@@ -336,6 +336,12 @@ impl Allocation {
         bytes(self.size)
     }
 
+    /// The stamp that names this handle: higher for handles made later.
+    #[inline]
+    pub(crate) fn stamp(&self) -> u64 {
+        self.stamp
+    }
+
     /// Byte offset one past the last byte.
     ///
     /// ```
@@ -564,6 +570,12 @@ impl Allocator {
     #[doc(hidden)]
     pub fn skip_stamps(&mut self, count: u64) {
         self.next_stamp = self.next_stamp.saturating_add(count);
+    }
+
+    /// The lowest stamp a live handle can have: every handle made before
+    /// the last [`reset`](Allocator::reset) has a lower one.
+    pub(crate) fn reset_stamp(&self) -> u64 {
+        self.reset_stamp
     }
 
     fn rebuild_empty(&mut self) {

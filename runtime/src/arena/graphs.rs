@@ -245,6 +245,9 @@ impl<B: Backend> Arena<B> {
                 self.return_one(allocation, tracking);
             }
         }
+        if self.graphs.idle() {
+            self.rewatch();
+        }
     }
 
     /// Gives back, the usual way, arrays that were held for a capture that
@@ -254,6 +257,7 @@ impl<B: Backend> Arena<B> {
         for (allocation, tracking) in arrays {
             self.return_one(allocation, tracking);
         }
+        self.rewatch();
     }
 }
 
@@ -412,6 +416,7 @@ mod device {
             self.take_returns();
             self.backend.begin_capture().map_err(ArenaError::Backend)?;
             self.graphs.capturing = true;
+            self.rewatch(); // arrays dropped in the step stay the graph's regions
             let (began, stream) = (
                 self.backend.base_address(),
                 Arc::clone(self.backend.stream()),

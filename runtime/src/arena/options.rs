@@ -173,7 +173,7 @@ impl ArenaOptions {
         };
         let regions = crate::sanitizer::Regions::new(backend.watched_by_tools());
         let chunks = super::chunks::Chunks::new(&growth, backend.can_release());
-        Ok(Arena {
+        let mut arena = Arena {
             returns: ReturnsOwner::new(),
             graphs: Default::default(),
             allocator,
@@ -187,7 +187,9 @@ impl ArenaOptions {
             reuse: Default::default(),
             chunks,
             growth,
-        })
+        };
+        arena.rewatch();
+        Ok(arena)
     }
 
     /// An arena over a fresh, zeroed host buffer of `bytes` bytes (the

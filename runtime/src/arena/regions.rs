@@ -60,7 +60,12 @@ impl<B: Backend> Arena<B> {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn regions(&self) -> RegionMap {
-        self.regions.map(self.backend.base_address())
+        // Arrays dropped but not yet taken back are no regions (their drop
+        // told the tool, if one watches).
+        let dropped = self
+            .returns
+            .held(|allocation| self.allocator.check_handle(allocation).is_ok());
+        self.regions.map(self.backend.base_address(), &dropped)
     }
 
     /// Labels an array (flat or pitched), for [`regions`](Arena::regions)
@@ -137,6 +142,35 @@ impl<B: Backend> Arena<B> {
         let base = self.backend.base_address();
         self.regions.released(base, offset);
         Ok(())
+    }
+
+    /// Arms a handle's drop to tell the tool at once that its array is no
+    /// region (see [`DropWatch`](crate::sanitizer::DropWatch)) while a tool
+    /// watches and no captured graph may replay a dropped array (a graph's
+    /// arrays stay regions until its last replay is done); disarms it
+    /// otherwise. Called where either changes: the arena is made or reset,
+    /// a capture begins or ends, a graph's arrays come back.
+    pub(super) fn rewatch(&mut self) {
+        if !self.regions.is_active() {
+            return;
+        }
+        let watch = match self.graphs.idle() {
+            true => self
+                .regions
+                .drop_watch(self.backend.base_address(), self.allocator.reset_stamp()),
+            false => None,
+        };
+        self.returns.watch(watch);
+    }
+
+    /// The regions of the arrays taken back whose drops told the tool
+    /// already are forgotten without telling it again.
+    #[cold]
+    #[inline(never)]
+    pub(super) fn forget_dropped_regions(&mut self) {
+        for offset in self.returned.unregistered.drain(..) {
+            self.regions.forget(offset);
+        }
     }
 
     /// Every region goes (a reset).

@@ -291,6 +291,9 @@ impl<B: Backend> Arena<B> {
     pub(super) fn take_returns(&mut self) -> bool {
         self.returns.take(&mut self.returned);
         let any = !self.returned.is_empty();
+        if !self.returned.unregistered.is_empty() {
+            self.forget_dropped_regions();
+        }
         // Moved out (three words) while `self` keeps them.
         let mut unused = core::mem::take(&mut self.returned.unused);
         self.return_unused(&unused);
@@ -490,12 +493,14 @@ impl<B: Backend> Arena<B> {
         self.backend.quiesce().map_err(ArenaError::Backend)?;
         // Nothing can use the queued arrays any more: their trackings go.
         self.returns.take(&mut self.returned);
+        self.forget_dropped_regions();
         self.returned.clear();
         self.pending.clear();
         self.reuse.clear();
         self.graphs.orphan_all(); // graph hook: no graph launches again
         self.allocator.reset();
         self.regions_cleared(); // sanitizer hook: every region goes
+        self.rewatch(); // a handle dropped from now on is stale if older
         Ok(())
     }
 

@@ -23,7 +23,8 @@
 //!
 //! The lock is a spin lock (see the `spin` module) because the arena builds
 //! without `std`: it is held for a push or a swap of two vectors, never
-//! across a call out.
+//! across a call out but one: while a tool watches the arena's arrays, a
+//! drop tells it under the lock (see `give_back_slowly`).
 
 use alloc_crate::boxed::Box;
 use alloc_crate::vec::Vec;
@@ -34,6 +35,7 @@ use super::handle::Place;
 use super::spin::{SpinGuard, SpinLock};
 use crate::alloc::Allocation;
 use crate::backend::Backend;
+use crate::sanitizer::DropWatch;
 
 /// A dropped array: its block, and what the backend tracked for it.
 pub(super) type Returned<B> = (Allocation, <B as Backend>::Tracking);
@@ -46,6 +48,9 @@ pub(super) type Returned<B> = (Allocation, <B as Backend>::Tracking);
 pub(super) struct Taken<B: Backend> {
     pub(super) unused: Vec<Allocation>,
     pub(super) used: Vec<Returned<B>>,
+    /// Offsets of the arrays in the two lists whose drop told the tool
+    /// (see [`DropWatch`]): no region any more.
+    pub(super) unregistered: Vec<u64>,
 }
 
 impl<B: Backend> Default for Taken<B> {
@@ -53,6 +58,7 @@ impl<B: Backend> Default for Taken<B> {
         Taken {
             unused: Vec::new(),
             used: Vec::new(),
+            unregistered: Vec::new(),
         }
     }
 }
@@ -74,6 +80,7 @@ impl<B: Backend> Taken<B> {
     pub(super) fn clear(&mut self) {
         self.unused.clear();
         self.used.clear();
+        self.unregistered.clear();
     }
 }
 
@@ -99,6 +106,8 @@ struct Shared<B: Backend> {
     closed: bool,
     /// Handles still out once the arena is gone.
     outstanding: usize,
+    /// Set while a tool watches the arena's arrays: a drop then tells it.
+    watch: Option<DropWatch>,
 }
 
 impl<B: Backend> Returns<B> {
@@ -158,7 +167,10 @@ impl<B: Backend> ReturnsRef<B> {
             let list = &mut shared.list;
             // Room without growing: the list keeps its capacity between
             // batches, so this is every drop but the first few.
-            if !shared.closed && list.unused.len() < list.unused.capacity() {
+            if !shared.closed
+                && shared.watch.is_none()
+                && list.unused.len() < list.unused.capacity()
+            {
                 list.unused.push(*allocation);
                 returns.queued_one(shared, allocation.size());
                 return;
@@ -186,6 +198,13 @@ impl<B: Backend> ReturnsRef<B> {
                 list.unused.push(allocation);
             } else {
                 list.used.push((allocation, core::mem::take(tracking)));
+            }
+            if let Some(watch) = shared.watch.filter(|watch| watch.covers(&allocation)) {
+                // Told under the lock: until the arena takes the list, the
+                // block is not freed, so no newer array can be at this
+                // address and lose its region to this call.
+                watch.dropped(allocation.offset());
+                list.unregistered.push(allocation.offset());
             }
             returns.queued_one(shared, allocation.size());
             return;
@@ -240,6 +259,7 @@ impl<B: Backend> ReturnsOwner<B> {
                 list: Taken::default(),
                 closed: false,
                 outstanding: 0,
+                watch: None,
             }),
         });
         ReturnsOwner {
@@ -299,6 +319,12 @@ impl<B: Backend> ReturnsOwner<B> {
         returns.queued_bytes.store(0, Ordering::Relaxed);
         drop(locked);
         self.ended += into.len();
+    }
+
+    /// Whether (and how) a drop tells the tool watching the arena's arrays
+    /// from now on.
+    pub(super) fn watch(&self, watch: Option<DropWatch>) {
+        self.get().lock().watch = watch;
     }
 
     /// Puts a taken array back on the list, for the next call (its handle

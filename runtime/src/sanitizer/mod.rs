@@ -312,6 +312,50 @@ struct HeapRange {
     handle: nvtx::HeapHandle,
 }
 
+/// What a handle's drop needs to take its array off the tool's regions at
+/// once, rather than when the arena takes the dropped array back: a kernel
+/// launched after the drop that reads the array is then reported as a read
+/// after free. A kernel launched before it is not (memcheck checks a
+/// kernel against the regions registered when it was launched: see
+/// docs/SANITIZER.md), so a drop may come before the array's last use on a
+/// stream has finished. Copied into the arena's list
+/// of dropped arrays while a tool watches and no captured graph may replay
+/// a dropped array; `floor` is the lowest stamp of a live handle, so a
+/// handle dropped after a reset, whose bytes may be a newer array's, tells
+/// nothing.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct DropWatch {
+    #[cfg(all(feature = "std", unix))]
+    tool: &'static nvtx::Tool,
+    #[cfg(all(feature = "std", unix))]
+    log: bool,
+    base: u64,
+    floor: u64,
+}
+
+impl DropWatch {
+    /// Whether the drop of `allocation` is told: it is a live array's.
+    #[inline]
+    pub(crate) fn covers(&self, allocation: &crate::alloc::Allocation) -> bool {
+        allocation.stamp() >= self.floor
+    }
+
+    /// The array at buffer `offset` was dropped: it is no region from now
+    /// on.
+    pub(crate) fn dropped(&self, offset: u64) {
+        let address = self.base.wrapping_add(offset);
+        #[cfg(all(feature = "std", unix))]
+        {
+            self.tool.region_unregister(address);
+            if self.log {
+                std::eprintln!("gpu-aligned: released {address:#x} (dropped)");
+            }
+        }
+        #[cfg(not(all(feature = "std", unix)))]
+        let _ = address;
+    }
+}
+
 /// The arena's side of it: whether red zones are on, the tool to tell, the
 /// heaps registered and the live arrays. One per arena.
 #[derive(Debug)]
@@ -499,6 +543,31 @@ impl Regions {
         let _ = (base, offset);
     }
 
+    /// What a handle's drop needs to tell the tool at once (see
+    /// [`DropWatch`]): `None` when no tool watches.
+    pub(crate) fn drop_watch(&self, base: u64, floor: u64) -> Option<DropWatch> {
+        #[cfg(all(feature = "std", unix))]
+        {
+            self.tool.map(|tool| DropWatch {
+                tool,
+                log: self.log,
+                base,
+                floor,
+            })
+        }
+        #[cfg(not(all(feature = "std", unix)))]
+        {
+            let _ = (base, floor);
+            None
+        }
+    }
+
+    /// Forgets the array at `offset` without telling the tool, which its
+    /// drop told already ([`DropWatch::dropped`]).
+    pub(crate) fn forget(&mut self, offset: u64) {
+        self.entries.remove(&offset);
+    }
+
     /// Forgets the array at `offset`: its bytes went back to the allocator.
     pub(crate) fn released(&mut self, base: u64, offset: u64) {
         let Some(entry) = self.entries.remove(&offset) else {
@@ -653,12 +722,15 @@ impl Regions {
         })
     }
 
-    /// The live arrays, by address.
-    pub(crate) fn map(&self, base: u64) -> RegionMap {
+    /// The live arrays, by address: those recorded, but for the ones at
+    /// `dropped` (offsets of arrays dropped that the arena has not taken
+    /// back yet).
+    pub(crate) fn map(&self, base: u64, dropped: &[u64]) -> RegionMap {
         RegionMap {
             regions: self
                 .entries
                 .keys()
+                .filter(|offset| !dropped.contains(offset))
                 .filter_map(|&offset| self.region(base, offset))
                 .collect(),
         }
@@ -721,7 +793,7 @@ mod tests {
             RegionShape::Array { len: 2 },
         );
         assert!(regions.labelled(base, 1280, "points"));
-        let map = regions.map(base);
+        let map = regions.map(base, &[]);
         assert_eq!(map.regions().len(), 2);
         let (a, at) = map.nearest(base + 1024).unwrap();
         assert_eq!((a.address, at), (base, Nearest::After(0)));
@@ -735,9 +807,9 @@ mod tests {
             "0x70000000 of size 1,024 bytes (+256 red zone): f32[256]"
         );
         regions.released(base, 0);
-        assert_eq!(regions.map(base).regions().len(), 1);
+        assert_eq!(regions.map(base, &[]).regions().len(), 1);
         regions.cleared();
-        assert!(regions.map(base).regions().is_empty());
+        assert!(regions.map(base, &[]).regions().is_empty());
     }
 
     #[test]
