@@ -165,7 +165,11 @@ impl Chunks {
 
 impl<B: Backend> Arena<B> {
     /// Bytes of memory the arena holds: its [`capacity`](Arena::capacity)
-    /// less the whole chunks of free space it gave back. Equal to the
+    /// less the whole chunks it gave back and holds no memory for. Those
+    /// are chunks of free space, and, where the minimum alignment is larger
+    /// than a chunk, the chunks past an array's last byte inside its block
+    /// (a block is a whole number of minimum alignments; only the chunks
+    /// the array's bytes cover get memory back). Equal to the
     /// capacity but for a growing arena over a backend that gives memory
     /// back while keeping the addresses (a host arena), which gives back the
     /// whole chunks of every hole as it becomes free: a long-lived array
