@@ -576,8 +576,11 @@ macro_rules! __gpu_aligned_derive {
             ) {
                 // The slow path says what is wrong, at the spans the derive
                 // chose: not C's layout, or which rule. The blame functions
-                // read `FACTS`, which is evaluated only here.
-                $($blame)*
+                // read `FACTS`, which is evaluated only here. In a block of
+                // their own, so that nothing in them reaches the rejection
+                // after it (an attribute left dangling, a local item named
+                // like `$ty`): it runs whatever they are.
+                { $($blame)* }
                 $crate::__private::reject::<$ty>();
             }
 
