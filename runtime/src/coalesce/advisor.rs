@@ -639,7 +639,8 @@ impl Direction {
 
 /// The distance between elements of a whole-struct layout and the word an
 /// element moves in when every field is used: its alignment (at most 16
-/// bytes) packed, 16 bytes in padded slots.
+/// bytes) packed, 16 bytes in padded slots. Columns have no slot: they get
+/// the packed answer, which no caller reads for them.
 fn slot(layout: &GpuLayout, storage: Storage) -> (u64, u64) {
     let (stride, word) = match storage {
         Storage::PaddedAos => (
