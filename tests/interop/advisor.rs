@@ -197,3 +197,134 @@ fn the_report_prints_the_recommendation_with_the_numbers() {
         "recommended: padded array of structs (array of structs predicted 1.75x slower, structure of arrays predicted 13.00x slower)"
     ), "{text}");
 }
+
+/// `Eight` as a path tracer's sphere table: every thread of a warp tests
+/// the same sphere, so each load serves all 32 lanes from one element.
+const UNIFORM_ALL: Access<'static> = Access::uniform(ALL, NONE);
+
+#[test]
+fn a_uniform_read_of_eight_floats_is_cheapest_as_16_byte_words() {
+    let advice = advise(&EIGHT, &UNIFORM_ALL).unwrap();
+    // Padded slots of 32 bytes from a 256-aligned base: element e is bytes
+    // [32e, 32e + 32), one sector; two LDG.128 at +0 and +16 each request
+    // it: 2 instructions, 2 sectors (64 bytes).
+    let padded = advice.cost(Storage::PaddedAos);
+    assert_eq!((padded.instructions, padded.read_bytes), (2, 2.0 * 32.0));
+    // Packed, align 4: moved as eight 4-byte words, each inside that one
+    // sector: 8 instructions, 8 sectors (256 bytes), one array.
+    let packed = advice.cost(Storage::Aos);
+    assert_eq!((packed.instructions, packed.read_bytes), (8, 8.0 * 32.0));
+    assert_eq!(packed.arrays, 1);
+    // Columns: eight 4-byte loads from eight arrays, one sector each: 8
+    // instructions, 8 sectors, and eight addresses to keep.
+    let columns = advice.cost(Storage::Soa);
+    assert_eq!((columns.instructions, columns.read_bytes), (8, 8.0 * 32.0));
+    assert_eq!(columns.arrays, 8);
+    assert_eq!(advice.best, Storage::PaddedAos);
+    // 256 sector bytes against 64.
+    assert_eq!(advice.ratio(Storage::Soa), 4.0);
+    assert_eq!(advice.ratio(Storage::Aos), 4.0);
+    // Nothing is written.
+    assert_eq!(padded.write_bytes, 0.0);
+    assert_eq!(padded.store_requests, 0.0);
+}
+
+#[test]
+fn columns_buy_nothing_for_a_uniform_read_of_a_few_fields() {
+    // Centre and radius, the first 16 bytes of each 32. Walked in order,
+    // the columns move 16 bytes an element, the structs all 32.
+    let centre: &[&str] = &["a", "b", "c", "d"];
+    let streaming = advise(&EIGHT, &Access::streaming(Fields::Only(centre), NONE)).unwrap();
+    assert_eq!(streaming.best, Storage::Soa);
+    assert_eq!(streaming.ratio(Storage::Aos), 2.0);
+    // Read by a whole warp, the same four fields are four 4-byte loads, one
+    // sector each, in every layout (partial reads go field by field): a tie
+    // on time and instructions, broken by arrays, so one array of structs.
+    let uniform = advise(&EIGHT, &Access::uniform(Fields::Only(centre), NONE)).unwrap();
+    for storage in Storage::ALL {
+        let cost = uniform.cost(storage);
+        assert_eq!((cost.instructions, cost.read_bytes), (4, 4.0 * 32.0));
+    }
+    assert_eq!(uniform.best, Storage::Aos);
+    assert_eq!(uniform.cost(Storage::Soa).arrays, 4);
+}
+
+#[test]
+fn a_uniform_read_of_body_picks_padded_slots_where_updating_it_picks_columns() {
+    // Streaming read + write of every field: columns (measured fastest).
+    let streaming = advise(&BODY, &Access::streaming(ALL, ALL)).unwrap();
+    assert_eq!(streaming.best, Storage::Soa);
+    let uniform = advise(&BODY, &UNIFORM_ALL).unwrap();
+    assert_eq!(uniform.best, Storage::PaddedAos);
+    // 52 bytes in 64-byte slots: four LDG.128 at +0, +16, +32, +48, each
+    // inside one sector: 4 instructions, 4 sectors.
+    let padded = uniform.cost(Storage::PaddedAos);
+    assert_eq!((padded.instructions, padded.read_bytes), (4, 4.0 * 32.0));
+    // Packed, align 4: thirteen 4-byte words at 52e + 4k; a 4-aligned word
+    // never crosses a 32-byte boundary, so 13 sectors. Columns: the same
+    // 13 loads and sectors from 13 arrays.
+    for storage in [Storage::Aos, Storage::Soa] {
+        let cost = uniform.cost(storage);
+        assert_eq!((cost.instructions, cost.read_bytes), (13, 13.0 * 32.0));
+    }
+    assert_eq!(uniform.ratio(Storage::Soa), 13.0 / 4.0);
+}
+
+#[test]
+fn a_uniform_read_of_a_packed_float3_takes_three_loads_or_one_padded() {
+    let advice = advise(&FLOAT3, &UNIFORM_ALL).unwrap();
+    // Packed (12 bytes, align 4): three 4-byte words. Padded: one 16-byte
+    // word. Columns: three loads. One sector per instruction in each.
+    let counts = Storage::ALL.map(|storage| {
+        let cost = advice.cost(storage);
+        (cost.instructions, cost.read_bytes / 32.0)
+    });
+    assert_eq!(counts, [(3, 3.0), (1, 1.0), (3, 3.0)]);
+    assert_eq!(advice.best, Storage::PaddedAos);
+    assert_eq!(advice.ratio(Storage::Aos), 3.0);
+}
+
+#[test]
+fn a_16_aligned_struct_read_uniformly_is_already_its_best_layout() {
+    // Eight floats declared `align(16)`: the packed layout is the padded
+    // one (two 16-byte words), so the one array is kept as it is.
+    let aligned = GpuLayout::new("Eight16", 32, 16, 0, EIGHT.fields);
+    let advice = advise(&aligned, &UNIFORM_ALL).unwrap();
+    assert_eq!(advice.cost(Storage::Aos).instructions, 2);
+    assert_eq!(advice.cost(Storage::Aos).read_bytes, 64.0);
+    assert_eq!(advice.best, Storage::Aos);
+}
+
+#[test]
+fn a_uniform_write_costs_a_request_per_store_and_line() {
+    // One lane per warp writing a whole Eight in padded slots: two 16-byte
+    // stores, each inside one 128-byte line, so 2 requests (164 DRAM-byte
+    // units), more than the 64 + 64 sector bytes moved.
+    let cost = predict(&EIGHT, &Access::uniform(ALL, ALL), Storage::PaddedAos).unwrap();
+    assert_eq!(cost.store_requests, 2.0);
+    assert_eq!(cost.instructions, 4);
+    assert_eq!(cost.time(), 2.0 * 82.0);
+}
+
+#[test]
+fn the_report_prints_sectors_for_a_uniform_read() {
+    let text = advise(&EIGHT, &UNIFORM_ALL).unwrap().to_string();
+    assert!(
+        text.starts_with(
+            "Eight (32 bytes, align 4), each element taken by a whole warp at once; \
+             reads every field, writes nothing:\n  layout                       sectors"
+        ),
+        "{text}"
+    );
+    assert!(
+        text.contains("* padded array of structs          2.0       0.00             2"),
+        "{text}"
+    );
+    assert!(
+        text.contains(
+            "recommended: padded array of structs (array of structs predicted 4.00x slower, \
+             structure of arrays predicted 4.00x slower)"
+        ),
+        "{text}"
+    );
+}

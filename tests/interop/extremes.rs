@@ -80,6 +80,8 @@ fn the_advisor_answers_or_refuses_layouts_of_any_size() {
         Access::streaming(Fields::All, Fields::All),
         Access::gather(Fields::All, Fields::All),
         Access::streaming(Fields::Only(&["a"]), Fields::Only(&["a"])),
+        Access::uniform(Fields::All, Fields::All),
+        Access::uniform(Fields::Only(&["a"]), Fields::None),
     ];
     for _ in 0..if cfg!(debug_assertions) { 60 } else { 300 } {
         let size = rng.extreme() as usize;
@@ -122,6 +124,18 @@ fn a_slot_of_a_billion_words_is_priced_without_walking_it() {
     // Each 16-byte store of a warp, elements 16 GiB apart: 32 lines for 32
     // elements, one request each.
     assert_eq!(cost.store_requests, (1u64 << 30) as f64);
+    // Read and written by a whole warp, the slot is 2^30 16-byte words,
+    // each one sector and one line: counted a period at a time, not word by
+    // word.
+    let uniform = predict(
+        &BIG,
+        &Access::uniform(Fields::All, Fields::All),
+        Storage::Aos,
+    )
+    .unwrap();
+    assert_eq!(uniform.instructions, 2 << 30);
+    assert_eq!(uniform.store_requests, (1u64 << 30) as f64);
+    assert_eq!(uniform.read_bytes, (1u64 << 30) as f64 * 32.0);
     let huge = GpuLayout::new("Huge", usize::MAX - 7, 8, 0, &FIELDS);
     assert_eq!(
         predict(&huge, &access, Storage::PaddedAos),

@@ -1,7 +1,8 @@
 //! The layout advisor: given a struct and what a kernel does with it (which
-//! fields it reads and writes, walking the array in order or gathering
-//! elements at random), it predicts the memory traffic and instructions per
-//! element of three layouts and picks one:
+//! fields it reads and writes, walking the array in order, gathering
+//! elements at random, or reading one element with every lane of a warp),
+//! it predicts the memory traffic and instructions per element of three
+//! layouts and picks one:
 //!
 //! - **array of structs** ([`Storage::Aos`]): the struct stored whole, moved
 //!   as words of its alignment (at most 16 bytes) when every field is used,
@@ -32,6 +33,15 @@
 //! layouts), it picked the fastest layout or one within 5% of it; it
 //! overstates the cost of random gathers of wide elements.
 //!
+//! A uniform read ([`Order::Uniform`]: every lane of a warp reads the same
+//! element, as a path tracer's loop over its spheres or a walk down a BVH
+//! does) is priced differently: such a table is read by every warp, so it
+//! stays in cache, and one sector serves all 32 lanes whatever the layout.
+//! What a layout changes is the number of instructions and of the sectors
+//! they request, each instruction its own: columns cost one instruction and
+//! one sector per field, a struct in 16-aligned slots one per 16-byte word.
+//! Bytes are then those sectors' bytes, per warp and element read.
+//!
 //! ```
 //! use gpu_aligned::coalesce::{advise, Access, Fields, Storage};
 //! use gpu_aligned::vector::float4;
@@ -44,7 +54,7 @@
 //! # Ok::<(), gpu_aligned::coalesce::AdviceError<'static>>(())
 //! ```
 
-use super::{distinct_units, WARP_LANES};
+use super::{distinct_units, SECTOR_BYTES, WARP_LANES};
 use crate::align::const_round_up;
 use crate::layout::{GpuField, GpuLayout, GpuType};
 use crate::rules::MAX_WORD;
@@ -74,6 +84,11 @@ pub enum Order {
     Streaming,
     /// Each element is taken at a random index.
     Gather,
+    /// Every lane of a warp takes the same element, and the warp goes
+    /// through the array one element at a time (a scene table, a BVH node,
+    /// a lookup table read in a loop): each instruction serves the whole
+    /// warp from one element's bytes.
+    Uniform,
 }
 
 /// One of the layouts the advisor compares.
@@ -165,6 +180,38 @@ impl<'a> Access<'a> {
             order: Order::Gather,
         }
     }
+
+    /// A kernel whose warps read one element with every lane at once (see
+    /// [`Order::Uniform`]).
+    ///
+    /// ```
+    /// use gpu_aligned::coalesce::{advise, Access, Fields, Storage};
+    /// use gpu_aligned::{GpuField, GpuLayout, GpuType, Scalar};
+    ///
+    /// const F32: GpuType = GpuType::Scalar(Scalar::F32);
+    /// // A sphere: centre, radius, colour, roughness; 32 bytes, align 4.
+    /// static SPHERE: GpuLayout = GpuLayout::new("Sphere", 32, 4, 0, &[
+    ///     GpuField::new("x", 0, 4, 4, false, F32), GpuField::new("y", 4, 4, 4, false, F32),
+    ///     GpuField::new("z", 8, 4, 4, false, F32), GpuField::new("radius", 12, 4, 4, false, F32),
+    ///     GpuField::new("r", 16, 4, 4, false, F32), GpuField::new("g", 20, 4, 4, false, F32),
+    ///     GpuField::new("b", 24, 4, 4, false, F32), GpuField::new("rough", 28, 4, 4, false, F32),
+    /// ]);
+    /// // Every thread tests every sphere: two 16-byte words a sphere, one
+    /// // sector each, where columns take eight loads and eight sectors.
+    /// let advice = advise(&SPHERE, &Access::uniform(Fields::All, Fields::None))?;
+    /// assert_eq!(advice.best, Storage::PaddedAos);
+    /// assert_eq!(advice.cost(Storage::PaddedAos).instructions, 2);
+    /// assert_eq!(advice.cost(Storage::Soa).instructions, 8);
+    /// assert_eq!(advice.ratio(Storage::Soa), 4.0);
+    /// # Ok::<(), gpu_aligned::coalesce::AdviceError<'static>>(())
+    /// ```
+    pub const fn uniform(reads: Fields<'a>, writes: Fields<'a>) -> Self {
+        Self {
+            reads,
+            writes,
+            order: Order::Uniform,
+        }
+    }
 }
 
 /// Why an access pattern cannot be priced.
@@ -207,18 +254,42 @@ impl fmt::Display for AdviceError<'_> {
 impl core::error::Error for AdviceError<'_> {}
 
 /// The predicted cost of one layout, per element.
+///
+/// For a uniform read ([`Order::Uniform`]) an element is read by a whole
+/// warp, and the costs are per warp and element: the bytes are those of the
+/// 32-byte sectors the warp's instructions request from cache, each
+/// instruction counted on its own (what ncu reports as
+/// `l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum`), not DRAM traffic.
+///
+/// ```
+/// use gpu_aligned::coalesce::{predict, Access, Fields, Storage, SECTOR_BYTES};
+/// use gpu_aligned::vector::float4;
+/// use gpu_aligned::GpuAligned;
+///
+/// // A warp reads two lanes of one float4, field by field: two loads, each
+/// // of one sector (the same one, requested twice).
+/// let access = Access::uniform(Fields::Only(&["x", "y"]), Fields::None);
+/// let cost = predict(&float4::LAYOUT, &access, Storage::Aos)?;
+/// assert_eq!(cost.instructions, 2);
+/// assert_eq!(cost.read_bytes, 2.0 * SECTOR_BYTES as f64);
+/// # Ok::<(), gpu_aligned::coalesce::AdviceError<'static>>(())
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Cost {
     /// The layout.
     pub storage: Storage,
-    /// Bytes fetched from DRAM per element.
+    /// Bytes fetched from DRAM per element; for a uniform read, the bytes
+    /// of the sectors the warp's loads request.
     pub read_bytes: f64,
-    /// Bytes written back to DRAM per element.
+    /// Bytes written back to DRAM per element; for a uniform access, the
+    /// bytes of the sectors the warp's stores request.
     pub write_bytes: f64,
     /// Store requests per element: 128-byte lines touched by each warp-wide
-    /// store instruction, summed, over the warp's 32 elements.
+    /// store instruction, summed, over the warp's 32 elements (over its one
+    /// element for a uniform access).
     pub store_requests: f64,
-    /// Global-memory load and store instructions per element.
+    /// Global-memory load and store instructions per element (per warp and
+    /// element for a uniform access).
     pub instructions: u64,
     /// Arrays the kernel touches: 1 for either array of structs, one per
     /// field used for the structure of arrays.
@@ -498,6 +569,16 @@ impl Direction {
         }
         let order = access.order;
         let every = data_fields(layout).all(|field| selects(fields, field.name));
+        if order == Order::Uniform {
+            for moves in Moves::of(layout, fields, storage, every) {
+                total.bytes += moves.units(SECTOR_BYTES) * SECTOR_BYTES as f64;
+                if writes {
+                    total.requests += moves.units(LINE_BYTES);
+                }
+                total.instructions = total.instructions.saturating_add(moves.count);
+            }
+            return total;
+        }
         match storage {
             Storage::Soa => {
                 for field in used() {
@@ -510,14 +591,7 @@ impl Direction {
                 }
             }
             Storage::Aos | Storage::PaddedAos => {
-                let (stride, word) = match storage {
-                    Storage::Aos => (layout.size as u64, layout.align.min(MAX_WORD) as u64),
-                    _ => (
-                        const_round_up(layout.size, MAX_WORD) as u64,
-                        MAX_WORD as u64,
-                    ),
-                };
-                let word = word.max(1);
+                let (stride, word) = slot(layout, storage);
                 if every {
                     // Moved whole, as words: every byte of the slot goes.
                     total.bytes += Span::new(stride, &[(0, stride)]).dram_bytes(order);
@@ -563,6 +637,96 @@ impl Direction {
     }
 }
 
+/// The distance between elements of a whole-struct layout and the word an
+/// element moves in when every field is used: its alignment (at most 16
+/// bytes) packed, 16 bytes in padded slots. Columns have no slot: they get
+/// the packed answer, which no caller reads for them.
+fn slot(layout: &GpuLayout, storage: Storage) -> (u64, u64) {
+    let (stride, word) = match storage {
+        Storage::PaddedAos => (
+            const_round_up(layout.size, MAX_WORD) as u64,
+            MAX_WORD as u64,
+        ),
+        Storage::Aos | Storage::Soa => (layout.size as u64, layout.align.min(MAX_WORD) as u64),
+    };
+    (stride, word.max(1))
+}
+
+/// `count` instructions of one element, each moving `width` bytes, the
+/// `k`-th at `offset + k * width`, in elements `stride` bytes apart: a
+/// field's loads, or an element's words. Only the uniform pricing uses
+/// them: there every instruction counts on its own.
+#[derive(Clone, Copy, Debug)]
+struct Moves {
+    stride: u64,
+    offset: u64,
+    width: u64,
+    count: u64,
+}
+
+impl Moves {
+    /// The instructions that move `fields` of one element stored as
+    /// `storage` (`every`: they are all the data fields), as the streaming
+    /// and gather pricing counts them: whole elements in words, partial
+    /// ones field by field, columns one field each.
+    fn of<'l>(
+        layout: &'l GpuLayout,
+        fields: Fields<'l>,
+        storage: Storage,
+        every: bool,
+    ) -> impl Iterator<Item = Moves> + 'l {
+        let (stride, word) = slot(layout, storage);
+        let words = (every && storage != Storage::Soa).then_some(Moves {
+            stride,
+            offset: 0,
+            width: word,
+            count: stride / word,
+        });
+        let by_field = !every || storage == Storage::Soa;
+        data_fields(layout)
+            .filter(move |field| by_field && selects(fields, field.name))
+            .map(move |field| {
+                let size = field.size as u64;
+                let count = field.instructions.max(1);
+                // A field that takes several loads (a float3's lanes, an
+                // array's elements) is split into equal parts: exact for
+                // those, an approximation for a nested struct of mixed
+                // widths.
+                let (stride, offset) = match storage {
+                    Storage::Soa => (size, 0),
+                    Storage::Aos | Storage::PaddedAos => (stride, field.offset as u64),
+                };
+                Moves {
+                    stride,
+                    offset,
+                    width: size / count,
+                    count,
+                }
+            })
+            .chain(words)
+    }
+
+    /// `unit`-sized blocks the instructions touch per element, each
+    /// instruction counting its own (two loads of one sector request it
+    /// twice), one element at a time.
+    fn units(&self, unit: u64) -> f64 {
+        // Moving an instruction by `unit` bytes moves every block it touches
+        // by one: the count repeats every `period` instructions, so one
+        // period is summed (an array field of a billion words is not walked).
+        let period = unit / gcd(self.width % unit, unit);
+        let sum = |count: u64| -> f64 {
+            (0..count)
+                .map(|k| {
+                    let start = self.offset.saturating_add(k.saturating_mul(self.width));
+                    Span::new(self.stride, &[(start, start.saturating_add(self.width))])
+                        .units(unit, true)
+                })
+                .sum()
+        };
+        (self.count / period) as f64 * sum(period.min(self.count)) + sum(self.count % period)
+    }
+}
+
 /// Store requests per element of one warp-wide instruction that moves
 /// `width` bytes at `offset` in elements `stride` bytes apart: the 128-byte
 /// lines the warp's lanes touch, over its 32 elements, averaged over where
@@ -585,8 +749,11 @@ fn requests(stride: u64, offset: u64, width: u64, order: Order) -> f64 {
             }
             lines as f64 / (positions * lanes) as f64
         }
-        // Lanes take unrelated elements: each touches its own lines.
-        Order::Gather => Span::new(stride, &[(offset, offset + width)]).units(LINE_BYTES, true),
+        // Lanes take unrelated elements, or all one: each element touches
+        // its own lines.
+        Order::Gather | Order::Uniform => {
+            Span::new(stride, &[(offset, offset + width)]).units(LINE_BYTES, true)
+        }
     }
 }
 
@@ -657,6 +824,13 @@ impl fmt::Display for Advice<'_> {
         let order = match self.access.order {
             Order::Streaming => "walked in order",
             Order::Gather => "gathered at random indices",
+            Order::Uniform => "each element taken by a whole warp at once",
+        };
+        // A uniform read is priced in the sectors it requests from cache,
+        // per warp and element: print those rather than bytes.
+        let (traffic, scale) = match self.access.order {
+            Order::Uniform => ("sectors", 1.0 / SECTOR_BYTES as f64),
+            Order::Streaming | Order::Gather => ("DRAM bytes", 1.0),
         };
         write!(
             f,
@@ -670,7 +844,7 @@ impl fmt::Display for Advice<'_> {
         writeln!(
             f,
             "  {:<25}{:>11}{:>11}{:>14}{:>8}{:>7}",
-            "layout", "DRAM bytes", "store req", "instructions", "arrays", "time"
+            "layout", traffic, "store req", "instructions", "arrays", "time"
         )?;
         for cost in &self.costs {
             let mark = if cost.storage == self.best { '*' } else { ' ' };
@@ -678,7 +852,7 @@ impl fmt::Display for Advice<'_> {
                 f,
                 "{mark} {:<25}{:>11.1}{:>11.2}{:>14}{:>8}{:>6.2}x",
                 cost.storage.name(),
-                cost.bytes(),
+                cost.bytes() * scale,
                 cost.store_requests,
                 cost.instructions,
                 cost.arrays,
@@ -717,5 +891,63 @@ fn write_fields(f: &mut fmt::Formatter<'_>, fields: Fields<'_>) -> fmt::Result {
             }
             Ok(())
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{Moves, Span};
+
+    /// The blocks `moves` touches, walked instruction by instruction.
+    fn walked(moves: Moves, unit: u64) -> f64 {
+        (0..moves.count)
+            .map(|k| {
+                let start = moves.offset + k * moves.width;
+                Span::new(moves.stride, &[(start, start + moves.width)]).units(unit, true)
+            })
+            .sum()
+    }
+
+    #[test]
+    fn counting_a_period_of_instructions_is_walking_them_all() {
+        // Widths that divide a sector, straddle one, or span several; odd
+        // strides and offsets, so many instructions cross a boundary.
+        for unit in [32, 128] {
+            for width in [1, 3, 4, 12, 16, 40] {
+                for stride in [4, 12, 52, 60, 100] {
+                    for offset in [0, 2, 30] {
+                        for count in [1, 3, 7, 33, 70] {
+                            let moves = Moves {
+                                stride,
+                                offset,
+                                width,
+                                count,
+                            };
+                            let fast = moves.units(unit);
+                            let slow = walked(moves, unit);
+                            assert!(
+                                (fast - slow).abs() < 1e-9 * slow.max(1.0),
+                                "{moves:?} in {unit}-byte blocks: {fast} counted, {slow} walked"
+                            );
+                        }
+                    }
+                }
+            }
+        }
+        // A 16-byte word inside one sector is one sector; a 4-byte field at
+        // offset 30 straddles two in every element.
+        let word = Moves {
+            stride: 32,
+            offset: 16,
+            width: 16,
+            count: 1,
+        };
+        assert_eq!(word.units(32), 1.0);
+        let straddling = Moves {
+            offset: 30,
+            width: 4,
+            ..word
+        };
+        assert_eq!(straddling.units(32), 2.0);
     }
 }
