@@ -306,23 +306,6 @@ fn stale_arena_handle_is_an_error() {
 }
 
 #[test]
-fn zero_length_array_is_an_error() {
-    let mut arena = Arena::host(4096).unwrap();
-    assert_eq!(
-        arena.alloc::<f32>(0).unwrap_err(),
-        ArenaError::Alloc(AllocError::ZeroSize)
-    );
-    assert_eq!(
-        arena.alloc_pitched::<f32>(0, 4).unwrap_err(),
-        ArenaError::Alloc(AllocError::ZeroSize)
-    );
-    assert_eq!(
-        arena.alloc_pitched::<f32>(4, 0).unwrap_err(),
-        ArenaError::Alloc(AllocError::ZeroSize)
-    );
-}
-
-#[test]
 fn non_power_of_two_min_align_is_an_error() {
     assert_eq!(
         ArenaOptions::new()

@@ -6,6 +6,7 @@ mod support;
 
 mod arena;
 mod drop;
+mod empty;
 pub mod generic;
 mod handles;
 mod holes;

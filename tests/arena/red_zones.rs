@@ -193,3 +193,63 @@ fn random_programs_keep_every_red_zone_clear_and_the_map_exact() {
         assert_eq!(map.nearest(end).unwrap().1, Nearest::After(0));
     }
 }
+
+/// What [`an_arena_sized_for_a_plan_carves_it_with_red_zones_on`] runs in
+/// a process of its own with `GPU_ALIGNED_RED_ZONES=1` (an environment
+/// variable is the whole process's, and would give every other test's
+/// arenas red zones): the arena `host_for` makes starts with red zones on,
+/// and the plan it was sized for still fits. Without the variable it does
+/// nothing.
+#[test]
+#[ignore = "a child of an_arena_sized_for_a_plan_carves_it_with_red_zones_on"]
+fn plan_under_red_zones_case() {
+    if std::env::var("GPU_ALIGNED_RED_ZONES").as_deref() != Ok("1") {
+        return;
+    }
+    let mut plan = Plan::new();
+    let points = plan.array::<float4>(1000);
+    let image = plan.pitched::<f32>(700, 3);
+    let bytes = plan.array::<u8>(13);
+    let mut arena = ArenaOptions::new().host_for(&plan).unwrap();
+    assert!(arena.red_zones());
+    let mut carving = arena.carve(&plan).unwrap();
+    let (points, image, bytes) = (
+        carving.take(points).unwrap(),
+        carving.take_pitched(image).unwrap(),
+        carving.take(bytes).unwrap(),
+    );
+    // Every array holding bytes is a region with its red zone.
+    let map = arena.regions();
+    assert_eq!(map.regions().len(), 3);
+    for region in map.regions() {
+        assert!(region.red_zone >= 256, "{region}");
+    }
+    drop((points, image, bytes));
+    println!("CARVED");
+}
+
+/// An arena sized for a plan by `host_for` holds the plan's red zones when
+/// red zones are on from the start (as compute-sanitizer turns them on for
+/// a device arena): the child above carves the plan in it.
+#[test]
+#[cfg_attr(miri, ignore = "Miri cannot start a process")]
+fn an_arena_sized_for_a_plan_carves_it_with_red_zones_on() {
+    let output = std::process::Command::new(std::env::current_exe().unwrap())
+        .args([
+            "--exact",
+            "red_zones::plan_under_red_zones_case",
+            "--include-ignored",
+            "--nocapture",
+            "--test-threads=1",
+        ])
+        .env("GPU_ALIGNED_RED_ZONES", "1")
+        .output()
+        .unwrap();
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    );
+    assert!(output.status.success(), "{text}");
+    assert!(text.contains("CARVED"), "{text}");
+}

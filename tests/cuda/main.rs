@@ -9,6 +9,7 @@
 mod support;
 
 mod device;
+mod empty;
 #[path = "../arena/generic.rs"]
 mod generic;
 mod graphs;

@@ -79,7 +79,7 @@ fn a_cudarc_error_converts_for_question_mark_and_is_the_source() {
 #[test]
 fn a_host_arena_error_is_send_and_sync() -> Result<(), Box<dyn Error + Send + Sync>> {
     let mut arena = Arena::host(4096)?;
-    let refused: Box<dyn Error + Send + Sync> = arena.alloc::<u32>(0).unwrap_err().into();
+    let refused: Box<dyn Error + Send + Sync> = arena.alloc::<u32>(usize::MAX).unwrap_err().into();
     assert!(refused.source().is_none());
     assert!(!refused.to_string().is_empty());
     Ok(())

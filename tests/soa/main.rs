@@ -185,10 +185,6 @@ fn all_or_nothing_when_the_columns_do_not_fit() {
     let refused = arena.alloc_soa::<Particle>(100).unwrap_err();
     assert!(matches!(refused, ArenaError::Alloc(_)), "{refused:?}");
     assert_eq!(arena.stats().allocations, 0);
-    assert!(matches!(
-        arena.alloc_soa::<Scalar>(0),
-        Err(ArenaError::Alloc(_))
-    ));
     let fits = arena.alloc_soa::<Bytes>(100).unwrap();
     arena.free(fits).unwrap();
 }
@@ -655,4 +651,38 @@ fn a_packed_struct_round_trips_through_aligned_columns() {
     assert_eq!(arena.get(&soa.columns().value).unwrap()[2], 3.0);
     assert_eq!(arena.offset(&soa.columns().value).unwrap() % 256, 0);
     arena.free(soa).unwrap();
+}
+
+#[test]
+fn an_empty_structure_of_arrays_takes_no_bytes_and_reads_back_empty() {
+    let mut arena = Arena::host(4096).unwrap();
+    let kept = arena.alloc_soa::<Bytes>(3).unwrap();
+    let before = arena.stats();
+    let mut soa = arena.alloc_soa::<Particle>(0).unwrap();
+    assert!(soa.is_empty());
+    assert_eq!(arena.stats(), before);
+    arena.write_soa(&mut soa, &[]).unwrap();
+    assert!(arena.read_soa(&soa).unwrap().is_empty());
+    assert!(arena.write_soa(&mut soa, &[particle(&mut Rng(7))]).is_err());
+    // The kernel's view: no elements, every column at the buffer's base.
+    let view = arena.soa_view(&soa).unwrap();
+    let base = gpu_aligned::backend::Backend::base_address(arena.backend());
+    assert_eq!(view.len, 0);
+    assert!(
+        view.columns.iter().all(|&address| address == base),
+        "{view:?}"
+    );
+    // Planned among other arrays.
+    let mut plan = Plan::new();
+    let weights = plan.array::<f32>(4);
+    let none = plan.soa::<Scalar>(0);
+    let mut carving = arena.carve(&plan).unwrap();
+    let none = carving.take_soa(none).unwrap();
+    let weights = carving.take(weights).unwrap();
+    assert_eq!((none.len(), weights.len()), (0, 4));
+    arena.free(none).unwrap();
+    arena.free(soa).unwrap();
+    drop(weights);
+    assert_eq!(arena.live(), Bytes::COLUMNS.len());
+    arena.free(kept).unwrap();
 }

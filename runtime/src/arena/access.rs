@@ -42,7 +42,7 @@ impl<B: Backend> Arena<B> {
         count: usize,
     ) -> ArenaResult<Span, B> {
         let allocation = &place.allocation;
-        self.allocator.check_handle(allocation)?;
+        self.check_place(place)?;
         let out_of_range = ArenaError::OutOfRange {
             start,
             len: count,
@@ -51,6 +51,16 @@ impl<B: Backend> Arena<B> {
         match start.checked_add(count) {
             Some(end) if end <= len => {}
             _ => return Err(out_of_range),
+        }
+        if place.is_empty() {
+            // No bytes, none to reach: the span of nothing at offset 0.
+            // (A range inside an empty array is empty; a non-empty one was
+            // refused just above unless the handle's length is forged, and
+            // then it holds more elements than bytes.)
+            if len.checked_mul(size) != Some(0) {
+                return Err(ArenaError::OutsideBuffer);
+            }
+            return Ok(Span { offset: 0, len: 0 });
         }
         match len.checked_mul(size) {
             Some(bytes) if bytes <= allocation.size() => {}
@@ -97,7 +107,7 @@ impl<B: Backend> Arena<B> {
         field: &GpuField,
     ) -> ArenaResult<u64, B> {
         let place = column.place(SEALED);
-        self.allocator.check_handle(&place.allocation)?;
+        self.check_place(place)?;
         if len.checked_mul(field.size) != Some(place.bytes) {
             let found = place.bytes.checked_div(field.size).unwrap_or(0);
             return Err(ArenaError::LengthMismatch {
@@ -479,6 +489,9 @@ impl<'a, B: Backend> OnStream<'a, B> {
     /// As [`Arena::zero`].
     pub fn zero<T: GpuAligned>(self, slice: &mut ArenaSlice<T, B>) -> ArenaResult<(), B> {
         let dst = self.arena.element_span(slice, 0, slice.len)?;
+        if slice.place.is_empty() {
+            return Ok(());
+        }
         let array = slice.span();
         // SAFETY: as in `write_range`.
         unsafe {
@@ -514,6 +527,11 @@ impl<'a, B: Backend> OnStream<'a, B> {
         if from != src.span() || to != dst.span() {
             return Err(ArenaError::OutsideBuffer);
         }
+        // Two empty arrays (one length): nothing to copy, and no bytes for
+        // the backend to track.
+        if src.place.is_empty() {
+            return Ok(());
+        }
         // SAFETY: `from` and `to` are the whole bytes of two live arrays
         // inside the buffer (checked by `element_span`), distinct because
         // `&mut dst` cannot alias `&src`, of one length (same `T`, same
@@ -545,6 +563,10 @@ impl<'a, B: Backend> OnStream<'a, B> {
         let count = src.len() / element.0.max(1);
         let dst = self.arena.place_span(place, len, element, start, count)?;
         check_len(dst.len, src.len())?;
+        // An empty array has no bytes for the backend to write or track.
+        if place.is_empty() {
+            return Ok(());
+        }
         let array = place.span();
         // SAFETY: `dst` lies inside the buffer and inside the live array at
         // `place` (checked by `place_span`), which `&mut` gives us alone;
@@ -570,6 +592,9 @@ impl<'a, B: Backend> OnStream<'a, B> {
         let count = dst.len() / element.0.max(1);
         let src = self.arena.place_span(place, len, element, start, count)?;
         check_len(src.len, dst.len())?;
+        if place.is_empty() {
+            return Ok(());
+        }
         // SAFETY: `src` lies inside the buffer and inside the live array at
         // `place`, which `&` keeps from being written meanwhile; `dst` holds
         // exactly `src.len` bytes.

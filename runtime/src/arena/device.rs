@@ -208,6 +208,10 @@ impl Arena<CudaBackend> {
         &self,
         array: &Pitched<T, CudaBackend>,
     ) -> ArenaResult<(Span, usize), CudaBackend> {
+        // No rows, or rows of nothing: the view of no elements.
+        if array.place.is_empty() {
+            return Ok((Span { offset: 0, len: 0 }, 0));
+        }
         let rows = self.rows_span(array, 0, array.height)?;
         let bytes = rows
             .pitch

@@ -17,14 +17,13 @@ use crate::backend::HostBufferError;
 /// use gpu_aligned::arena::{Arena, ArenaError};
 ///
 /// let mut arena = Arena::host(4096)?;
-/// assert_eq!(arena.alloc::<u32>(0).unwrap_err(), ArenaError::Alloc(AllocError::ZeroSize));
+/// assert_eq!(arena.alloc::<u32>(usize::MAX).unwrap_err(), ArenaError::Alloc(AllocError::SizeOverflow));
 /// # Ok::<(), ArenaError>(())
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum ArenaError<E = HostBufferError> {
-    /// The allocator refused the request (zero size, overflow, out of
-    /// memory, ...).
+    /// The allocator refused the request (overflow, out of memory, ...).
     Alloc(AllocError),
     /// The handle is not live in this arena (another arena's, freed, or from
     /// before a reset).

@@ -39,6 +39,25 @@ impl<B: Backend> Place<B> {
         }
     }
 
+    /// The place of an array with no elements: it holds no bytes of any
+    /// arena (no allocator call, no region), sits at offset 0, and has
+    /// nothing to give back, so dropping or freeing it does nothing.
+    pub(super) fn empty() -> Self {
+        Place {
+            allocation: Allocation::NONE,
+            bytes: 0,
+            tracking: ManuallyDrop::new(B::Tracking::default()),
+            returns: None,
+        }
+    }
+
+    /// Whether the array holds no bytes (see [`empty`](Self::empty)): every
+    /// array that holds some was reserved with at least one byte.
+    #[inline(always)]
+    pub(super) fn is_empty(&self) -> bool {
+        self.bytes == 0
+    }
+
     /// The array's bytes.
     pub(super) fn span(&self) -> Span {
         Span {
@@ -148,13 +167,14 @@ impl<T, B: Backend> ArenaSlice<T, B> {
         self.len
     }
 
-    /// Whether the array has no elements (never true: zero-length arrays are
-    /// refused).
+    /// Whether the array has no elements. An empty array takes no bytes
+    /// (see [`Arena::alloc`](super::Arena::alloc)).
     ///
     /// ```
     /// # let mut arena = gpu_aligned::arena::Arena::host(4096)?;
     /// let a = arena.alloc::<u8>(3)?;
-    /// assert!(!a.is_empty());
+    /// let none = arena.alloc::<u8>(0)?;
+    /// assert!(!a.is_empty() && none.is_empty());
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn is_empty(&self) -> bool {

@@ -45,7 +45,8 @@ impl<T> KernelArray<T> {
         self.len
     }
 
-    /// Whether the array has no elements (never, for one an arena made).
+    /// Whether the array has no elements (an empty array's address is
+    /// its arena's base, never to be dereferenced).
     pub fn is_empty(&self) -> bool {
         self.len == 0
     }

@@ -18,6 +18,8 @@
 //! otherwise a few at a time. No lock is taken on the arena's calls, and a
 //! drop costs an uncontended lock of that list and a push. A handle outlived by its
 //! arena, or made stale by a [`reset`](Arena::reset), drops harmlessly.
+//! An array of no elements is made like any other, flat, pitched, planned
+//! or a column, and takes no bytes (see [`alloc`](Arena::alloc)).
 //!
 //! ```
 //! use gpu_aligned::arena::Arena;
@@ -125,7 +127,7 @@ use core::fmt;
 use core::mem::align_of;
 
 pub use crate::align::{ARRAY_ALIGN, PITCH_ALIGN};
-use crate::alloc::{Allocation, Allocator, Stats};
+use crate::alloc::{Allocation, Allocator, HandleError, Stats};
 use crate::backend::{Backend, HostAccess, HostBuffer};
 use crate::GpuAligned;
 use returns::{ReturnsOwner, Taken};
@@ -256,7 +258,8 @@ impl<B: Backend> Arena<B> {
     }
 
     /// How many arrays are live: allocated (or taken out of a carving, or
-    /// still inside one) and neither dropped nor freed.
+    /// still inside one) and neither dropped nor freed. Empty arrays hold
+    /// no bytes and are not counted.
     ///
     /// ```
     /// # let mut arena = gpu_aligned::arena::Arena::host(4096)?;
@@ -351,7 +354,8 @@ impl<B: Backend> Arena<B> {
     }
 
     /// The array's byte offset from the start of the buffer (flat or
-    /// pitched).
+    /// pitched). An empty array's is 0: it holds no bytes, and its
+    /// [`address`](Arena::address) is the buffer's base.
     ///
     /// ```
     /// # let mut arena = gpu_aligned::arena::Arena::host(1 << 16)?;
@@ -367,14 +371,32 @@ impl<B: Backend> Arena<B> {
     ///
     /// [`ArenaError::Handle`] for a handle this arena does not hold.
     pub fn offset(&self, array: &impl ArenaArray<B>) -> ArenaResult<u64, B> {
-        let allocation = &array.place(SEALED).allocation;
-        self.allocator.check_handle(allocation)?;
-        Ok(allocation.offset())
+        let place = array.place(SEALED);
+        self.check_place(place)?;
+        Ok(place.allocation.offset())
+    }
+
+    /// Checks that `place` is live in this arena, as the allocator checks
+    /// a handle. An empty array holds no bytes of any arena, so every arena
+    /// takes it (as every `Vec` would take an empty slice).
+    #[inline(always)]
+    pub(super) fn check_place(&self, place: &Place<B>) -> Result<(), HandleError> {
+        if place.is_empty() {
+            return Ok(());
+        }
+        self.allocator.check_handle(&place.allocation)
     }
 
     /// The array's address in the buffer's address space (a device pointer
     /// for a device backend): what a kernel is handed. Row `r` of a pitched
     /// array starts `r * pitch` bytes after it.
+    ///
+    /// An empty array's address is the buffer's base address: never null,
+    /// aligned to [`min_align`](Arena::min_align), and never to be read or
+    /// written, since its length is 0. (A `Vec`'s empty pointer is likewise
+    /// dangling but aligned; cudarc's empty `CudaSlice` holds whatever the
+    /// driver's zero-byte allocation returned. A kernel must look at the
+    /// length before the address in either case.)
     ///
     /// ```
     /// use gpu_aligned::backend::Backend;

@@ -231,7 +231,11 @@ impl ArenaOptions {
 
     /// A fixed host arena of exactly the bytes `plan` needs with these
     /// alignments ([`Plan::bytes_needed`]): it [carves](Arena::carve) the
-    /// plan once, with nothing to spare.
+    /// plan once, with nothing to spare. When red zones will be on for the
+    /// arena (`GPU_ALIGNED_RED_ZONES=1`; see [`Arena::set_red_zones`]), it
+    /// also holds each array's red zone, so the plan still fits. A plan
+    /// that needs no bytes (nothing planned, or only empty arrays) gets an
+    /// arena of one byte: a buffer needs an address.
     ///
     /// ```
     /// use gpu_aligned::arena::{ArenaOptions, Plan};
@@ -248,15 +252,22 @@ impl ArenaOptions {
     ///
     /// # Errors
     ///
-    /// [`ArenaError::Alloc`] for a plan whose size cannot be computed (an
-    /// empty array, an overflow), or as [`host`](ArenaOptions::host).
+    /// [`ArenaError::Alloc`] for a plan whose size overflows, or as
+    /// [`host`](ArenaOptions::host).
     pub fn host_for(self, plan: &Plan) -> Result<Arena<HostBuffer>, ArenaError> {
-        let bytes = self.plan_bytes(plan)?;
+        // A host buffer is not watched by the tools, so only the
+        // environment turns its red zones on.
+        let bytes = self.plan_bytes(plan, false)?;
         self.growth(GrowthPolicy::fixed()).host(bytes)
     }
 
-    fn plan_bytes<E>(&self, plan: &Plan) -> Result<usize, ArenaError<E>> {
-        Ok(plan.bytes_needed(self.min_align, self.pitch_align)?)
+    /// The bytes of an arena made for `plan` over memory the tools watch
+    /// (`device_memory`) or not: with room for red zones when the arena
+    /// will start with them on, and at least one byte.
+    fn plan_bytes<E>(&self, plan: &Plan, device_memory: bool) -> Result<usize, ArenaError<E>> {
+        let red_zones = crate::sanitizer::red_zones_by_default(device_memory);
+        let bytes = plan.bytes_with(self.min_align, self.pitch_align, red_zones)?;
+        Ok(bytes.max(1))
     }
 
     /// An arena over a fresh, zeroed device buffer of `bytes` bytes on
@@ -326,7 +337,10 @@ impl ArenaOptions {
     }
 
     /// A fixed device arena of exactly the bytes `plan` needs (feature
-    /// `cuda`); see [`host_for`](ArenaOptions::host_for).
+    /// `cuda`); see [`host_for`](ArenaOptions::host_for). Under
+    /// compute-sanitizer red zones turn on by themselves (see
+    /// [`crate::sanitizer`]), and the arena then holds each array's red
+    /// zone too.
     ///
     /// ```no_run
     /// use gpu_aligned::arena::{ArenaOptions, Plan};
@@ -350,7 +364,8 @@ impl ArenaOptions {
         stream: &Arc<CudaStream>,
         plan: &Plan,
     ) -> ArenaResult<Arena<CudaBackend>, CudaBackend> {
-        let bytes = self.plan_bytes(plan)?;
+        // A fixed device buffer is one the tools are told about.
+        let bytes = self.plan_bytes(plan, true)?;
         self.growth(GrowthPolicy::fixed()).device(stream, bytes)
     }
 }

@@ -234,9 +234,8 @@ pub(super) fn pitched_layout<T: GpuAligned>(
     min_align: usize,
     pitch_align: usize,
 ) -> Result<Footprint, AllocError> {
-    if width == 0 || height == 0 {
-        return Err(AllocError::ZeroSize);
-    }
+    // No rows, or rows of no elements: an empty array of no bytes (the
+    // pitch is still the one its rows would have).
     let row_bytes = width
         .checked_mul(size_of::<T>())
         .ok_or(AllocError::SizeOverflow)?;
@@ -265,9 +264,11 @@ impl<B: Backend> Arena<B> {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     ///
+    /// A `width` or `height` of 0 makes an empty array: no bytes, as
+    /// [`alloc`](Arena::alloc) of no elements.
+    ///
     /// # Errors
     ///
-    /// [`AllocError::ZeroSize`] if `width` or `height` is 0,
     /// [`AllocError::SizeOverflow`] when the byte size overflows, or the
     /// allocator's other errors; [`ArenaError::MisalignedBase`] when the
     /// buffer's address is not aligned to the pitch alignment.
@@ -348,7 +349,7 @@ impl<B: Backend> Arena<B> {
         count: usize,
     ) -> ArenaResult<Rows, B> {
         let allocation = &array.place.allocation;
-        self.allocator.check_handle(allocation)?;
+        self.check_place(&array.place)?;
         match first.checked_add(count) {
             Some(end) if end <= array.height && count > 0 => {}
             _ => {
@@ -457,6 +458,11 @@ impl<B: Backend> OnStream<'_, B> {
         packed: &[T],
     ) -> ArenaResult<(), B> {
         check_len(array.width.saturating_mul(array.height), packed.len())?;
+        // No bytes to write (and no rows to check when there are none);
+        // a forged size is refused by the length check above.
+        if array.place.is_empty() {
+            return Ok(());
+        }
         let rows = self.arena.rows_span(array, 0, array.height)?;
         let whole = array.span();
         // SAFETY: every row lies inside the live array `array` names and
@@ -493,6 +499,9 @@ impl<B: Backend> OnStream<'_, B> {
         packed: &mut [T],
     ) -> ArenaResult<(), B> {
         check_len(array.width.saturating_mul(array.height), packed.len())?;
+        if array.place.is_empty() {
+            return Ok(());
+        }
         let rows = self.arena.rows_span(array, 0, array.height)?;
         // SAFETY: as in `write_rows`, with `&` keeping writers away.
         unsafe {

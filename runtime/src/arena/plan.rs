@@ -15,7 +15,7 @@ use super::{Arena, ArenaError, ArenaResult, ArenaSlice};
 use crate::align::{bytes_of, offset_of, round_up};
 use crate::alloc::{AllocError, Allocator};
 use crate::backend::{Backend, HostBuffer};
-use crate::sanitizer::{ArrayInfo, RegionShape};
+use crate::sanitizer::{red_zone_bytes, ArrayInfo, RegionShape};
 use crate::GpuAligned;
 
 fn next_plan_id() -> u64 {
@@ -59,16 +59,35 @@ struct Entry {
     layout: fn(Shape, usize, usize) -> Result<Footprint, AllocError>,
 }
 
+impl Entry {
+    /// What the arena is told of the array when it is reserved with rows
+    /// `pitch` bytes apart: its name for the tools, and its red zone's
+    /// size.
+    fn info(&self, pitch: usize) -> ArrayInfo {
+        let shape = match self.shape {
+            Shape::Array { len } => RegionShape::Array { len },
+            Shape::Pitched { width, height } => RegionShape::Rows {
+                width,
+                height,
+                pitch,
+            },
+        };
+        ArrayInfo {
+            element: self.element.name,
+            element_size: self.element.size,
+            shape,
+        }
+    }
+}
+
 fn array_layout<T: GpuAligned>(
     shape: Shape,
     min_align: usize,
     pitch_align: usize,
 ) -> Result<Footprint, AllocError> {
     match shape {
+        // An empty array's footprint is no bytes: it is never reserved.
         Shape::Array { len } => {
-            if len == 0 {
-                return Err(AllocError::ZeroSize);
-            }
             let bytes = len
                 .checked_mul(size_of::<T>())
                 .ok_or(AllocError::SizeOverflow)?;
@@ -274,7 +293,12 @@ impl Plan {
     /// arena of just that length would place them otherwise, the first
     /// length above it that holds them. An arena of exactly this length
     /// holds the plan; where no alignment gap is left to fill, one byte less
-    /// does not.
+    /// does not. Empty arrays take no bytes.
+    ///
+    /// This is the length without red zones (see
+    /// [`Arena::set_red_zones`]); [`ArenaOptions::host_for`](super::ArenaOptions::host_for)
+    /// and `device_for` add room for each array's red zone when red zones
+    /// will be on for the arena they make.
     ///
     /// ```
     /// use gpu_aligned::arena::{Arena, Plan, ARRAY_ALIGN, PITCH_ALIGN};
@@ -294,9 +318,20 @@ impl Plan {
     /// # Errors
     ///
     /// [`AllocError::AlignNotPowerOfTwo`] for a bad alignment,
-    /// [`AllocError::ZeroSize`] for an empty array in the plan,
     /// [`AllocError::SizeOverflow`] when the sizes overflow `usize`.
     pub fn bytes_needed(&self, min_align: usize, pitch_align: usize) -> Result<usize, AllocError> {
+        self.bytes_with(min_align, pitch_align, false)
+    }
+
+    /// [`bytes_needed`](Plan::bytes_needed), each array followed by the red
+    /// zone an arena with red zones on gives it (see
+    /// `Arena::allocate_watched`) when `red_zones` is true.
+    pub(crate) fn bytes_with(
+        &self,
+        min_align: usize,
+        pitch_align: usize,
+        red_zones: bool,
+    ) -> Result<usize, AllocError> {
         for align in [min_align, pitch_align] {
             if !align.is_power_of_two() {
                 return Err(AllocError::AlignNotPowerOfTwo { align });
@@ -307,7 +342,17 @@ impl Plan {
         // alignment.
         let mut room = 0usize;
         for entry in &self.entries {
-            let footprint = (entry.layout)(entry.shape, min_align, pitch_align)?;
+            let mut footprint = (entry.layout)(entry.shape, min_align, pitch_align)?;
+            if footprint.bytes == 0 {
+                continue;
+            }
+            if red_zones {
+                let stride = entry.info(footprint.pitch).stride();
+                footprint.bytes = footprint
+                    .bytes
+                    .checked_add(red_zone_bytes(stride, min_align))
+                    .ok_or(AllocError::SizeOverflow)?;
+            }
             room = footprint
                 .bytes
                 .checked_add(min_align - 1)
@@ -636,22 +681,10 @@ impl<B: Backend> Arena<B> {
                 pitch,
                 align,
             } = *footprint;
-            let shape = match entry.shape {
-                Shape::Array { len } => RegionShape::Array { len },
-                Shape::Pitched { width, height } => RegionShape::Rows {
-                    width,
-                    height,
-                    pitch,
-                },
-            };
             let request = super::reserve::Request {
                 bytes,
                 align,
-                array: ArrayInfo {
-                    element: entry.element.name,
-                    element_size: entry.element.size,
-                    shape,
-                },
+                array: entry.info(pitch),
             };
             let place = match self.reserve(request) {
                 Ok(place) => place,

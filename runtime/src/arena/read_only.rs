@@ -79,7 +79,9 @@ impl Arena<CudaBackend> {
         array: &'a ArenaSlice<T, CudaBackend>,
     ) -> ArenaResult<ReadOnlyView<'a, T>, CudaBackend> {
         let view = self.view(array)?;
-        let marked = if self.regions.is_active() {
+        // An empty array has no region (its address is the buffer's base,
+        // where another array may live): nothing to mark.
+        let marked = if self.regions.is_active() && !array.is_empty() {
             let address = self.address(array)?;
             crate::backend::Backend::enter_for_tools(&self.backend);
             self.regions.read_only_begin(address).then_some(address)

@@ -70,14 +70,18 @@ impl<B: Backend> Arena<B> {
 
     /// Labels an array (flat or pitched), for [`regions`](Arena::regions)
     /// and for the tools that print region names. Does nothing while no
-    /// regions are kept.
+    /// regions are kept, nor for an empty array (it has no region).
     ///
     /// # Errors
     ///
     /// [`ArenaError::Handle`](super::ArenaError::Handle) for a handle this
     /// arena does not hold.
     pub fn label(&mut self, array: &impl ArenaArray<B>, label: &str) -> ArenaResult<(), B> {
-        self.label_allocation(&array.place(SEALED).allocation, label)
+        let place = array.place(SEALED);
+        if place.is_empty() {
+            return Ok(());
+        }
+        self.label_allocation(&place.allocation, label)
     }
 
     fn label_allocation(&mut self, allocation: &Allocation, label: &str) -> ArenaResult<(), B> {

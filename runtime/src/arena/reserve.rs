@@ -87,8 +87,14 @@ impl<B: Backend> Arena<B> {
     /// keep it out of line, one copy called from each `alloc::<T>`, which
     /// cost every allocation a call and a copy of the place it returns (the
     /// device benchmark's arena did; the host one, of one type, did not).
+    ///
+    /// A request for no bytes (an empty array) gets an empty place: no
+    /// allocator call, no red zone, no region.
     #[inline(always)]
     pub(super) fn reserve(&mut self, request: Request) -> ArenaResult<Place<B>, B> {
+        if request.bytes == 0 {
+            return Ok(Place::empty());
+        }
         let allocation = self.reserve_block(request.bytes, request.align, || request.array)?;
         Ok(Place::new(allocation, request.bytes, self.returns.lend()))
     }
@@ -517,11 +523,26 @@ impl<B: Backend> Arena<B> {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     ///
+    /// An array of no elements (`len == 0`) is accepted, as `Vec` and
+    /// cudarc accept one: it takes no bytes (the allocator is not asked,
+    /// no red zone or sanitizer region is made, [`live`](Arena::live) does
+    /// not count it), reads back empty, its views are empty, its
+    /// [`address`](Arena::address) is the buffer's base, and dropping or
+    /// [freeing](Arena::free) it does nothing.
+    ///
+    /// ```
+    /// # let mut arena = gpu_aligned::arena::Arena::host(4096)?;
+    /// let none = arena.alloc::<f32>(0)?;
+    /// assert_eq!((none.len(), none.size_bytes(), arena.live()), (0, 0, 0));
+    /// assert_eq!(arena.to_vec(&none)?, []);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    ///
     /// # Errors
     ///
-    /// [`ArenaError::Alloc`] with [`AllocError::ZeroSize`] for `len == 0`,
-    /// [`AllocError::SizeOverflow`] when `len * size_of::<T>()` overflows,
-    /// or the allocator's other errors (out of memory among them).
+    /// [`ArenaError::Alloc`] with [`AllocError::SizeOverflow`] when
+    /// `len * size_of::<T>()` overflows, or the allocator's other errors
+    /// (out of memory among them).
     #[inline(always)]
     pub fn alloc<T: GpuAligned>(&mut self, len: usize) -> ArenaResult<ArenaSlice<T, B>, B> {
         // Always inline, a kept block's path and a call for the rest: out
@@ -534,6 +555,11 @@ impl<B: Backend> Arena<B> {
         };
         if let Some(place) = self.reserve_kept(bytes, align) {
             return Ok(ArenaSlice::new(place, len));
+        }
+        // After the kept blocks, which never hold an empty array: the
+        // allocate-and-drop loop pays nothing for this test.
+        if bytes == 0 {
+            return Ok(ArenaSlice::new(Place::empty(), len));
         }
         let allocation = self.reserve_slowly(bytes, align, len, ArrayInfo::of::<T>)?;
         let place = Place::new(allocation, bytes, self.returns.lend());
@@ -616,9 +642,9 @@ impl<B: Backend> Arena<B> {
     ///
     /// # Errors
     ///
-    /// As [`alloc`](Arena::alloc) (an empty `src` is
-    /// [`AllocError::ZeroSize`]), and [`ArenaError::Backend`] if the copy
-    /// fails (the array is given back then).
+    /// As [`alloc`](Arena::alloc) (an empty `src` makes an empty array),
+    /// and [`ArenaError::Backend`] if the copy fails (the array is given
+    /// back then).
     pub fn alloc_from<T: GpuAligned>(&mut self, src: &[T]) -> ArenaResult<ArenaSlice<T, B>, B> {
         let mut array = self.alloc::<T>(src.len())?;
         self.write(&mut array, src)?;

@@ -268,6 +268,10 @@ where
         let Some(bytes) = len.checked_mul(size_of::<T>()) else {
             return Err(AllocError::SizeOverflow.into());
         };
+        // An empty array takes no bytes of any slot (see `Arena::alloc`).
+        if bytes == 0 {
+            return Ok(ArenaSlice::new(Place::empty(), len));
+        }
         // The array's description (nine words) is made only on a miss.
         let describe = ArrayInfo::of::<T>;
         let place = match with_slot(shared, |slot| {

@@ -154,7 +154,7 @@ impl CudaHeader {
 
     /// Declares the struct described by `layout` (any size), the structs it
     /// contains, and its structure-of-arrays and array-of-structs views
-    /// (see [`write_views`](super::write_views)).
+    /// (their members and functions: [`header`](super#structure-of-arrays-and-array-of-structs-views-the-kernel-side)).
     ///
     /// ```
     /// use gpu_aligned::header::CudaHeader;

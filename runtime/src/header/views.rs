@@ -1,22 +1,8 @@
-//! The kernel side of structure of arrays: for a struct `P`, three views
-//! with the same members, so one kernel source runs over any of them:
-//!
-//! - `P_soa`: one column per data field, each a device pointer, plus `len`.
-//!   Every column element is one GPU word, moved by one instruction.
-//! - `P_aos`: the struct stored whole, `sizeof(P)` bytes apart, moved as
-//!   words of its alignment (at most 16 bytes).
-//! - `P_aos16`: the struct stored whole in slots rounded up to 16 bytes and
-//!   16-aligned, moved as 16-byte words.
-//!
-//! Every view lists its members in one column order: the order of the
-//! layout's data fields, or for a `#[derive(GpuSoa)]` type the fields'
-//! declaration order, in which the arena carves the columns
-//! ([`CudaHeader::add_soa_columns`](super::CudaHeader::add_soa_columns)).
-//!
-//! Each view has a member per data field that indexes like an array
-//! (`v.mass[i]`, a reference into that field of element `i`), and
-//! `load(i)`/`store(i, value)` for whole elements. A kernel templated on the
-//! view (or written against a typedef) compiles unchanged for every layout.
+//! The kernel side of structure of arrays: for a struct `P`, the views
+//! `P_soa`, `P_aos` and `P_aos16`, with the same members, so one kernel
+//! source runs over any of them. What they are and what a kernel calls on
+//! them (`v.field[i]`, `load(i)`, `store(i, v)`, `len`) is documented where
+//! users read it, in the public [module docs of `header`](super).
 //!
 //! Tiles of 32 elements (array of structures of arrays) are not emitted: in
 //! the sector model they cost what columns cost for every access here (a
@@ -42,8 +28,9 @@ use crate::align::ARRAY_ALIGN as COLUMN_ALIGN;
 pub(crate) const VIEW_SUFFIXES: [&str; 3] = ["_soa", "_aos", "_aos16"];
 
 /// Writes the structure-of-arrays and array-of-structs views of the struct
-/// `layout` describes (the module docs say what they are), and, the first
-/// time, the templates they use. The struct itself must be declared first
+/// `layout` describes (their members and functions, with a kernel that
+/// calls `load(i)`, are in the [`header` module docs](super#structure-of-arrays-and-array-of-structs-views-the-kernel-side)),
+/// and, the first time, the templates they use. The struct itself must be declared first
 /// ([`write_struct`](super::write_struct)).
 ///
 /// ```

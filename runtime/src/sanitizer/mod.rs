@@ -390,6 +390,35 @@ fn forced(name: &str) -> Option<bool> {
     }
 }
 
+/// Whether an arena made now starts with red zones on: under
+/// compute-sanitizer for a buffer the tools can be told about
+/// (`device_memory`), unless `GPU_ALIGNED_RED_ZONES` says otherwise. What
+/// [`Regions::new`] decides, asked before the arena exists by one sized
+/// for a plan, so that it makes room for the red zones.
+pub(crate) fn red_zones_by_default(device_memory: bool) -> bool {
+    #[cfg(all(feature = "std", unix))]
+    return forced("GPU_ALIGNED_RED_ZONES").unwrap_or(device_memory && nvtx::sanitizer_named());
+    #[cfg(all(feature = "std", not(unix)))]
+    return {
+        let _ = device_memory;
+        forced("GPU_ALIGNED_RED_ZONES").unwrap_or(false)
+    };
+    #[cfg(not(feature = "std"))]
+    return {
+        let _ = device_memory;
+        false
+    };
+}
+
+/// The red zone after an array of `stride`-byte steps (an element, or a
+/// pitched array's row) in an arena whose arrays start on multiples of
+/// `granule`: `stride` rounded up to `granule`, at least one granule.
+#[inline(always)]
+pub(crate) fn red_zone_bytes(stride: usize, granule: usize) -> usize {
+    let granule = granule.max(1);
+    round_up(stride.max(1), granule).unwrap_or(usize::MAX)
+}
+
 impl Regions {
     /// The state of a new arena whose buffer the tools can be told about
     /// or not: red zones on under compute-sanitizer for such a buffer,
@@ -399,7 +428,7 @@ impl Regions {
         {
             let tool = if device_memory { nvtx::tool() } else { None };
             let sanitizer = device_memory && nvtx::sanitizer_named();
-            let red_zones = forced("GPU_ALIGNED_RED_ZONES").unwrap_or(sanitizer);
+            let red_zones = red_zones_by_default(device_memory);
             let log = sanitizer && forced("GPU_ALIGNED_REGION_LOG") != Some(false);
             Regions {
                 red_zones,
@@ -414,11 +443,7 @@ impl Regions {
         }
         #[cfg(not(all(feature = "std", unix)))]
         {
-            let _ = device_memory;
-            #[cfg(feature = "std")]
-            let red_zones = forced("GPU_ALIGNED_RED_ZONES").unwrap_or(false);
-            #[cfg(not(feature = "std"))]
-            let red_zones = false;
+            let red_zones = red_zones_by_default(device_memory);
             Regions {
                 red_zones,
                 active: red_zones,
@@ -459,8 +484,7 @@ impl Regions {
         if !self.red_zones {
             return 0;
         }
-        let granule = granule.max(1);
-        round_up(stride.max(1), granule).unwrap_or(usize::MAX)
+        red_zone_bytes(stride, granule)
     }
 
     /// Records an array reserved at buffer `offset`: `bytes` of it, then

@@ -141,7 +141,8 @@ impl<T: GpuSoa, B: Backend> Soa<T, B> {
         self.len
     }
 
-    /// Whether it has no elements (never: zero lengths are refused).
+    /// Whether it has no elements: its columns are empty arrays, which take
+    /// no bytes.
     pub fn is_empty(&self) -> bool {
         self.len == 0
     }

@@ -33,7 +33,7 @@ impl<T: GpuSoa> fmt::Debug for SoaKey<T> {
 
 impl Plan {
     /// Adds a structure of arrays of `len` elements of `T`: one array per
-    /// column (a zero `len` is refused when the plan is carved).
+    /// column (a zero `len` plans empty columns, which take no bytes).
     ///
     /// ```
     /// use gpu_aligned::arena::{Arena, Plan};
@@ -96,8 +96,9 @@ impl<B: Backend> Arena<B> {
     ///
     /// # Errors
     ///
-    /// As [`Arena::carve`]: a zero `len`, a size that overflows, or no room
-    /// for every column; nothing is reserved then.
+    /// As [`Arena::carve`]: a size that overflows, or no room for every
+    /// column; nothing is reserved then. (A `len` of 0 makes empty
+    /// columns, which take no bytes.)
     pub fn alloc_soa<T: GpuSoa>(&mut self, len: usize) -> ArenaResult<Soa<T, B>, B> {
         let mut plan = Plan::new();
         let key = plan.soa::<T>(len);

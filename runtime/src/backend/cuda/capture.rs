@@ -40,6 +40,9 @@ pub(super) struct CaptureLog {
     /// valid while the list grows; freed only through `&mut` of the
     /// backend (see [`CudaBackend::end_capture`]).
     slices: Mutex<HashMap<Span, NonNull<CudaSlice<u8>>>>,
+    /// Slices over empty arrays, one per use: every empty array has an
+    /// empty span, so a span does not name one (see `capture_slice_ptr`).
+    empties: Mutex<Vec<NonNull<CudaSlice<u8>>>>,
     /// Host bytes uploaded inside the capture.
     staged: Mutex<Vec<Box<[u8]>>>,
 }
@@ -89,6 +92,7 @@ impl CudaBackend {
         self.capture = Some(CaptureLog {
             stream: Arc::clone(&self.stream),
             slices: Mutex::new(HashMap::new()),
+            empties: Mutex::new(Vec::new()),
             staged: Mutex::new(Vec::new()),
         });
         Ok(())
@@ -117,6 +121,16 @@ impl CudaBackend {
             let _interior = slice.leak();
             touched.push(span);
         }
+        let empties = log
+            .empties
+            .into_inner()
+            .unwrap_or_else(PoisonError::into_inner);
+        for slice in empties {
+            // SAFETY: as above; an empty array's slice holds no bytes, so
+            // no graph holds an array for it.
+            let slice = unsafe { Box::from_raw(slice.as_ptr()) };
+            let _interior = slice.leak();
+        }
         let staged = log
             .staged
             .into_inner()
@@ -137,17 +151,22 @@ impl CudaBackend {
     /// `array` is the whole span of one live array, and the caller holds
     /// that array's tracking shared; for the slice as `&mut`
     /// ([`capture_slice_mut`](Self::capture_slice_mut)), exclusively. No
-    /// two live arrays share a span, and inside one capture no span is
+    /// two live arrays holding bytes share a span, and inside one capture no span is
     /// handed to a second array (the arena holds every array given back
     /// during a capture until the graph is gone), so the slices handed out
-    /// follow the borrows of the arrays' trackings.
+    /// follow the borrows of the arrays' trackings. (Empty arrays, whose
+    /// spans are all empty, get a fresh slice at every call.)
     unsafe fn capture_slice_ptr(
         &self,
         array: Span,
     ) -> Option<Result<NonNull<CudaSlice<u8>>, CudaError>> {
         let log = self.capture.as_ref()?;
         let mut slices = log.slices.lock().unwrap_or_else(PoisonError::into_inner);
-        if let Some(slice) = slices.get(&array) {
+        // Empty arrays all have empty spans, so each use of one gets a
+        // slice of its own: one shared by two arrays could be lent `&mut`
+        // for one while lent for the other.
+        let empty = array.len == 0;
+        if let (false, Some(slice)) = (empty, slices.get(&array)) {
             return Some(Ok(*slice));
         }
         if !array.within(self.buffer_len()) {
@@ -169,7 +188,13 @@ impl CudaBackend {
         // `end_capture`), so it never frees this interior pointer.
         let slice = unsafe { log.stream.upgrade_device_ptr::<u8>(address, array.len) };
         let slice = NonNull::from(Box::leak(Box::new(slice)));
-        slices.insert(array, slice);
+        if empty {
+            drop(slices);
+            let mut empties = log.empties.lock().unwrap_or_else(PoisonError::into_inner);
+            empties.push(slice);
+        } else {
+            slices.insert(array, slice);
+        }
         Some(Ok(slice))
     }
 
