@@ -64,7 +64,7 @@ fn body(i: usize) -> Body {
         },
         mass: 1.0 + f,
         id: 10 * i as u32,
-        charge: -(i as i16),
+        charge: (i as i16).wrapping_neg(),
         kind: (i % 5) as u8,
         flags: 0xa5,
         spare: 0,
