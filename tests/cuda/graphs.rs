@@ -142,7 +142,9 @@ fn a_step_of_100_kernels_and_200_temporaries_replays_10_000_times() {
     );
     // 1 KiB arrays: room for 1,024.
     let mut arena = Arena::device(&stream, 1 << 20).unwrap();
-    let start: Vec<u32> = (0..N as u32).map(|j| j.wrapping_mul(2_654_435_761)).collect();
+    let start: Vec<u32> = (0..N as u32)
+        .map(|j| j.wrapping_mul(2_654_435_761))
+        .collect();
     let mut x = arena.alloc::<u32>(N).unwrap();
     // Last written on another stream before the capture: joined below, as
     // the capture does not wait on events recorded outside it.
