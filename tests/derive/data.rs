@@ -176,3 +176,20 @@ fn padded_makes_a_near_miss_over_16_bytes_a_whole_struct() {
         })
     );
 }
+
+#[test]
+fn whole_structs_are_arrays_of_an_arena() -> Result<(), Box<dyn std::error::Error>> {
+    let mut arena = gpu_aligned::arena::Arena::host(1 << 16)?;
+    let spheres: Vec<Sphere> = (0..5)
+        .map(|i| Sphere {
+            center_radius: float4::new(i as f32, 0.0, 0.0, 1.0),
+            albedo: float4::new(0.5, 0.5, 0.5, 1.0),
+        })
+        .collect();
+    let stored = arena.alloc_from(&spheres)?;
+    assert_eq!(arena.offset(&stored)? % 256, 0);
+    assert_eq!(arena.get(&stored)?, &spheres[..]);
+    let balls = arena.alloc_zeros::<Ball>(3)?;
+    assert_eq!(arena.to_vec(&balls)?, vec![Ball::default(); 3]);
+    Ok(())
+}
