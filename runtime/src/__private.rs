@@ -402,7 +402,7 @@ pub const fn is_element<T, F: Element<T>>() {}
 /// What `#[derive(GpuAligned)]` and `#[derive(GpuData)]` implement: the
 /// layout facts of the struct, and what kind of GPU data it is, from which
 /// the blanket impls below give it [`GpuData`], and [`GpuAligned`] and
-/// [`GpuWords`] where its kind allows.
+/// [`GpuWords`](crate::GpuWords) where its kind allows.
 ///
 /// Why blanket impls rather than an impl of each trait per struct: they are
 /// written here, where `#[diagnostic::do_not_recommend]` resolves (a
