@@ -15,6 +15,8 @@ use syn::{DeriveInput, Member};
 pub enum Macro {
     /// `#[derive(GpuAligned)]`.
     GpuAligned,
+    /// `#[derive(GpuData)]`: a struct of any size without holes.
+    GpuData,
     /// `#[gpu_aligned::padded]`, which rewrites the struct and derives
     /// `GpuAligned` on the result (which parses its own attributes).
     Padded,
@@ -66,7 +68,7 @@ impl<'a> Input<'a> {
             } else {
                 ContainerAttrs::default()
             },
-            repr: if by == Macro::GpuAligned {
+            repr: if matches!(by, Macro::GpuAligned | Macro::GpuData) {
                 repr::parse(cx, &input.attrs)
             } else {
                 Written::default()
@@ -86,6 +88,11 @@ fn not_an_enum(by: Macro) -> &'static str {
              variant, and CUDA has no matching layout; use a `#[repr(C)]` struct with an \
              integer tag field (e.g. `kind: u32`)"
         }
+        Macro::GpuData => {
+            "`GpuData` cannot be derived for an enum: not every bit pattern is a valid \
+             variant, and CUDA has no matching layout; use a `#[repr(C)]` struct with an \
+             integer tag field (e.g. `kind: u32`)"
+        }
         Macro::Padded => "`#[gpu_aligned::padded]` goes on a struct with named fields, not an enum",
         Macro::GpuSoa => "`GpuSoa` applies to structs with named fields, not enums",
     }
@@ -99,6 +106,11 @@ fn not_a_union(by: Macro) -> &'static str {
             "`GpuAligned` cannot be derived for a union: its fields overlap, so there is no \
              field list whose offsets and padding could be checked; use a `#[repr(C)]` \
              struct, or one word-sized field (e.g. `bits: u32`) that kernels reinterpret"
+        }
+        Macro::GpuData => {
+            "`GpuData` cannot be derived for a union: its fields overlap, so there is no \
+             field list whose offsets and padding could be checked; use a `#[repr(C)]` \
+             struct"
         }
         Macro::Padded => "`#[gpu_aligned::padded]` goes on a struct with named fields, not a union",
         Macro::GpuSoa => "`GpuSoa` applies to structs with named fields, not unions",

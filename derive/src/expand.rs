@@ -91,31 +91,40 @@ use quote::{format_ident, quote, quote_spanned, ToTokens};
 use syn::spanned::Spanned;
 use syn::{DeriveInput, Member};
 
-pub fn derive(input: &DeriveInput) -> TokenStream {
+/// `#[derive(GpuAligned)]` (`by` is [`Macro::GpuAligned`]) or
+/// `#[derive(GpuData)]` ([`Macro::GpuData`]): the same front end, the same
+/// runtime macro, each with its rule.
+pub fn derive(input: &DeriveInput, by: Macro) -> TokenStream {
     let cx = Ctxt::new();
-    let Some(mut ast) = Input::read(&cx, input, Macro::GpuAligned) else {
+    let Some(mut ast) = Input::read(&cx, input, by) else {
         return cx
             .check()
             .err()
             .map_or_else(TokenStream::new, syn::Error::into_compile_error);
     };
-    valid::check(&cx, &ast, Macro::GpuAligned);
+    valid::check(&cx, &ast, by);
+    let rule = Rule::of(by);
     let align = ast.repr.largest_align();
-    let repr = repr::judge(&cx, std::mem::take(&mut ast.repr), ast.ident);
+    let repr = repr::judge(
+        &cx,
+        std::mem::take(&mut ast.repr),
+        ast.ident,
+        rule == Rule::Element,
+    );
     let krate = krate(&ast);
     if !ast.generics.params.is_empty() || ast.generics.where_clause.is_some() {
-        return generic(cx, &ast, &krate, repr);
+        return generic(cx, &ast, &krate, repr, rule);
     }
     let errors = cx.check();
-    let checkable = valid::has_checkable_shape(&ast, Macro::GpuAligned);
+    let checkable = valid::has_checkable_shape(&ast, by);
     match (errors, repr) {
-        (Ok(()), Judged::Accepted(repr)) => impls(&ast, &krate, &repr),
+        (Ok(()), Judged::Accepted(repr)) => impls(&ast, &krate, &repr, rule),
         // The impls, checked as always, next to errors that leave the layout
         // as written (a bad helper attribute), so that code using the type
         // does not add "`GpuAligned` is not implemented" to them.
         (Err(error), Judged::Accepted(repr)) if checkable => {
             let error = error.into_compile_error();
-            let impls = impls(&ast, &krate, &repr);
+            let impls = impls(&ast, &krate, &repr, rule);
             quote!(#error #impls)
         }
         // A repr that is refused (or that rustc refuses, and says so): no
@@ -125,7 +134,7 @@ pub fn derive(input: &DeriveInput) -> TokenStream {
         // the repr is not followed by another round of errors.
         (errors, Judged::Rejected | Judged::LeftToRustc) if checkable => {
             let error = errors.err().map(syn::Error::into_compile_error);
-            let checks = checks_only(&ast, &krate, align);
+            let checks = checks_only(&ast, &krate, align, rule);
             quote!(#error #checks)
         }
         (Err(error), _) => error.into_compile_error(),
@@ -135,7 +144,7 @@ pub fn derive(input: &DeriveInput) -> TokenStream {
 
 /// A generic struct: the runtime macro's `generic` arm, or only the errors
 /// (the checks of the other arms need a concrete type).
-fn generic(cx: Ctxt, input: &Input, krate: &TokenStream, repr: Judged) -> TokenStream {
+fn generic(cx: Ctxt, input: &Input, krate: &TokenStream, repr: Judged, rule: Rule) -> TokenStream {
     // `align(N)` pads the instantiations smaller than N (`Pair<u8>` under
     // `align(4)` is 2 bytes of data in 4), and `Pod` exists for all of them.
     if let Judged::Accepted(Repr::C { align: Some(align) }) = &repr {
@@ -169,6 +178,7 @@ fn generic(cx: Ctxt, input: &Input, krate: &TokenStream, repr: Judged) -> TokenS
     quote! {
         #krate::__private::derive_impls! {
             generic;
+            rule: #rule;
             type: #ident;
             params: [#(#params),*];
             element: #element;
@@ -188,21 +198,25 @@ pub fn krate(input: &Input) -> TokenStream {
 }
 
 /// The one invocation; see the module docs.
-fn impls(input: &Input, krate: &TokenStream, repr: &Repr) -> TokenStream {
+fn impls(input: &Input, krate: &TokenStream, repr: &Repr, rule: Rule) -> TokenStream {
     let ident = input.ident;
     let name = ident.unraw_string();
     let count = input.fields.len();
     let fields = field_list(input);
-    let blame = blame(input, krate, repr.align_tokens(), Target::Type);
-    // The size is checked from `size_of` alone (in a constant of its own,
-    // so that it is reported next to a field that is not GPU data), spanned
-    // at the struct's name.
-    let size = {
-        let krate = respan(krate, ident.span());
-        quote_spanned!(ident.span()=> #krate::__private::blame_size::<#ident>(#name);)
+    let blame = blame(input, krate, repr.align_tokens(), Target::Type, rule);
+    // The size of an element is checked from `size_of` alone (in a
+    // constant of its own, so that it is reported next to a field that is
+    // not GPU data), spanned at the struct's name. GPU data has any size.
+    let size = match rule {
+        Rule::Element => {
+            let krate = respan(krate, ident.span());
+            quote_spanned!(ident.span()=> #krate::__private::blame_size::<#ident>(#name);)
+        }
+        Rule::Data => TokenStream::new(),
     };
     quote! {
         #krate::__private::derive_impls! {
+            rule: #rule;
             type: #ident;
             name: #name;
             count: #count;
@@ -215,17 +229,18 @@ fn impls(input: &Input, krate: &TokenStream, repr: &Repr) -> TokenStream {
 
 /// The runtime macro's `checks_only` arm: the checks of [`impls`] on the
 /// layout C gives the field list, without the impls.
-fn checks_only(input: &Input, krate: &TokenStream, align: u64) -> TokenStream {
+fn checks_only(input: &Input, krate: &TokenStream, align: u64, rule: Rule) -> TokenStream {
     let ident = input.ident;
     let name = ident.unraw_string();
     let count = input.fields.len();
     let align = proc_macro2::Literal::usize_unsuffixed(align as usize);
     let fields = field_list(input);
     let shape = shape();
-    let blame = blame(input, krate, None, Target::Shape(&shape));
+    let blame = blame(input, krate, None, Target::Shape(&shape), rule);
     quote! {
         #krate::__private::derive_impls! {
             checks_only;
+            rule: #rule;
             type: #ident;
             name: #name;
             count: #count;
@@ -247,6 +262,38 @@ fn one_field(field: &Field) -> TokenStream {
     let name = member_name(member);
     let padding = field.attrs.padding;
     quote!({ #member: #ty, #name, #padding })
+}
+
+/// The rule the runtime macro checks: a GPU element's, or GPU data's (no
+/// holes, any size).
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Rule {
+    Element,
+    Data,
+}
+
+impl Rule {
+    fn of(by: Macro) -> Rule {
+        if by == Macro::GpuData {
+            Rule::Data
+        } else {
+            Rule::Element
+        }
+    }
+}
+
+/// The word the runtime macro matches: `element` or `data`.
+impl ToTokens for Rule {
+    fn to_tokens(&self, tokens: &mut TokenStream) {
+        let word = match self {
+            Rule::Element => "element",
+            Rule::Data => "data",
+        };
+        tokens.extend([TokenTree::Ident(proc_macro2::Ident::new(
+            word,
+            Span::call_site(),
+        ))]);
+    }
 }
 
 /// What the blame calls read: the derived type (`__SHAPE` of its impl), or
@@ -289,8 +336,12 @@ fn blame(
     krate: &TokenStream,
     align: Option<&TokenStream>,
     target: Target,
+    rule: Rule,
 ) -> TokenStream {
     let ident = input.ident;
+    if rule == Rule::Data {
+        return blame_holes(input, krate, target);
+    }
     // `::<Type>` for the impls' checks, `_in(&shape, ..)` for the checks
     // without impls.
     let (suffix, generics, shape) = match &target {
@@ -327,6 +378,33 @@ fn blame(
     // call, at the struct's name: the field and alignment calls skip such a
     // layout, so that no hole is named by a rule that assumes C's.
     quote!(#(#blame_fields)* #blame_alignment #blame_type)
+}
+
+/// [`blame`] for GPU data, whose only fault is a hole: a call per field
+/// after the first (the hole before it), and one at the struct's name that
+/// reports a layout that is not C's, or a trailing hole.
+fn blame_holes(input: &Input, krate: &TokenStream, target: Target) -> TokenStream {
+    let ident = input.ident;
+    let (suffix, generics, shape) = match &target {
+        Target::Type => (quote!(), quote!(::<#ident>), None),
+        Target::Shape(shape) => (quote!(_in), quote!(), Some(quote!(&#shape,))),
+    };
+    let blame_hole = format_ident!("blame_hole{}", suffix.to_string());
+    let reject_holes = format_ident!("reject_holes{}", suffix.to_string());
+    let fields = input.fields.iter().skip(1).map(|field: &Field| {
+        let name = member_name(&field.member);
+        let span = match &field.original.ident {
+            Some(ident) => ident.span(),
+            None => field.original.ty.span(),
+        };
+        let krate = respan(krate, span);
+        quote_spanned!(span=> #krate::__private::#blame_hole #generics(#shape #name);)
+    });
+    let whole = {
+        let krate = respan(krate, ident.span());
+        quote_spanned!(ident.span()=> #krate::__private::#reject_holes #generics(#shape);)
+    };
+    quote!(#(#fields)* #whole)
 }
 
 /// `tokens` with every span set to `span`. A call's location (what

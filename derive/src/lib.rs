@@ -46,7 +46,23 @@ use syn::{parse_macro_input, DeriveInput};
 #[proc_macro_derive(GpuAligned, attributes(gpu_aligned))]
 pub fn derive_gpu_aligned(input: TokenStream) -> TokenStream {
     let input = parse_macro_input!(input as DeriveInput);
-    expand::derive(&input).into()
+    expand::derive(&input, ast::Macro::GpuAligned).into()
+}
+
+// Derives `gpu_aligned::GpuData` (and `GpuAligned` or `GpuWords` where the
+// compiler finds the struct is an element or 16-aligned), `bytemuck::Pod`
+// and `Zeroable` (and cudarc's `DeviceRepr` and `ValidAsZeroBits` when
+// `gpu_aligned` has its `cuda` feature) for a struct of any size laid out
+// as C lays out its fields with no hole; see the `gpu_aligned` crate. The
+// same attributes as `GpuAligned`.
+#[cfg_attr(
+    doc,
+    doc = "Checks, at compile time, that a struct of any size is plain GPU data laid out as C lays it out, with no holes, and implements `GpuData`, `bytemuck::Pod` and `Zeroable` for it: a kernel parameter, a field, a whole struct stored in an arena when 16-aligned. Use it as [`gpu_aligned::GpuData`](https://docs.rs/gpu-aligned/latest/gpu_aligned/derive.GpuData.html), which documents it."
+)]
+#[proc_macro_derive(GpuData, attributes(gpu_aligned))]
+pub fn derive_gpu_data(input: TokenStream) -> TokenStream {
+    let input = parse_macro_input!(input as DeriveInput);
+    expand::derive(&input, ast::Macro::GpuData).into()
 }
 
 // Rewrites a struct into a legal GPU element with explicit, zeroed padding;

@@ -192,6 +192,14 @@ fn rewrite(input: &DeriveInput, args: &Args) -> TokenStream {
         pad_names.push(format_ident!("__align"));
     }
 
+    // A forced width asks for an element, and the derive that checks one
+    // says why the fields do not fit it; without one, the width follows
+    // the fields, and what they make is whatever the compiler lays out: an
+    // element up to 16 bytes, a whole struct of 16-byte words above.
+    let derive = match forced {
+        Some(_) => quote!(#[derive(#krate::GpuAligned)]),
+        None => quote!(#[derive(#krate::GpuData)]),
+    };
     let (attrs, replaced) = take_derives(&input.attrs);
     let vis = &input.vis;
     let ident = &input.ident;
@@ -233,7 +241,7 @@ fn rewrite(input: &DeriveInput, args: &Args) -> TokenStream {
     quote! {
         #(#attrs)*
         #repr
-        #[derive(#krate::GpuAligned)]
+        #derive
         #crate_attr
         #vis struct #ident {
             #marker

@@ -160,7 +160,10 @@ pub fn parse(cx: &Ctxt, attrs: &[Attribute]) -> Written {
 
 /// Decides whether the items written make a layout CUDA can share,
 /// reporting every item that does not and then any bad combination.
-pub fn judge(cx: &Ctxt, written: Written, ident: &Ident) -> Judged {
+///
+/// `element`: the struct must be a GPU element (`GpuAligned`), so no
+/// alignment above 16; GPU data of any size takes any `align(N)`.
+pub fn judge(cx: &Ctxt, written: Written, ident: &Ident, element: bool) -> Judged {
     let mut errors = Vec::new();
     let mut left_to_rustc = false;
     let (mut c, mut transparent, mut align, mut any_align) = (None, None, None, None);
@@ -183,7 +186,7 @@ pub fn judge(cx: &Ctxt, written: Written, ident: &Ident) -> Judged {
                     Some(_) if !larger => {}
                     // An element is aligned to its size, and no size is
                     // above 16, so no larger alignment describes an element.
-                    Some(value) if value > 16 => errors.push((
+                    Some(value) if value > 16 && element => errors.push((
                         tokens,
                         format!(
                             "`align({value})` is more than 16: a GPU element is aligned to its \
@@ -310,7 +313,7 @@ mod tests {
     fn parse_repr(input: syn::DeriveInput) -> (Outcome, Vec<String>) {
         let cx = Ctxt::new();
         let written = parse(&cx, &input.attrs);
-        let outcome = match judge(&cx, written, &input.ident) {
+        let outcome = match judge(&cx, written, &input.ident, true) {
             Judged::Accepted(Repr::C { align }) => Outcome::C {
                 aligned: align.is_some(),
             },
@@ -432,7 +435,7 @@ mod tests {
         );
         let written = parse(&cx, &input.attrs);
         assert_eq!(written.largest_align(), 8);
-        let judged = judge(&cx, written, &input.ident);
+        let judged = judge(&cx, written, &input.ident, true);
         assert!(cx.check().is_ok());
         let Judged::Accepted(Repr::C { align: Some(align) }) = judged else {
             panic!("not accepted");

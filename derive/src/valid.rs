@@ -20,8 +20,13 @@ pub fn check(cx: &Ctxt, input: &Input, by: Macro) {
 /// fields, named where `by` needs names.
 pub fn has_checkable_shape(input: &Input, by: Macro) -> bool {
     !input.fields.is_empty()
-        && (!is_generic(input.generics, by) || by == Macro::GpuAligned)
+        && (!is_generic(input.generics, by) || is_layout_derive(by))
         && (!needs_names(by) || is_named(input))
+}
+
+/// The derives that check a layout and implement traits of it.
+pub fn is_layout_derive(by: Macro) -> bool {
+    matches!(by, Macro::GpuAligned | Macro::GpuData)
 }
 
 // `padded` adds named pad fields, and `GpuSoa` names its columns like the
@@ -45,6 +50,10 @@ fn check_has_fields(cx: &Ctxt, input: &Input, by: Macro) {
             "`GpuAligned` cannot be derived for a zero-sized struct: a GPU element is 1, 2, 4, \
              8 or 16 bytes; give it fields"
         }
+        Macro::GpuData => {
+            "`GpuData` cannot be derived for a zero-sized struct: it holds no data, and C++ \
+             gives an empty struct a byte; give it fields"
+        }
         Macro::Padded if is_unit(input) => {
             "`#[gpu_aligned::padded]` needs a struct with named fields"
         }
@@ -66,7 +75,7 @@ fn check_named(cx: &Ctxt, input: &Input, by: Macro) {
         return;
     };
     match by {
-        Macro::GpuAligned => {}
+        Macro::GpuAligned | Macro::GpuData => {}
         Macro::Padded => cx.error_spanned_by(
             fields,
             "`#[gpu_aligned::padded]` needs named fields (it adds named pad fields); use \
@@ -88,7 +97,7 @@ fn check_not_generic(cx: &Ctxt, input: &Input, by: Macro) {
         return;
     }
     let message = match by {
-        Macro::GpuAligned => return check_generic_shape(cx, input),
+        Macro::GpuAligned | Macro::GpuData => return check_generic_shape(cx, input, by),
         Macro::Padded => {
             "`#[gpu_aligned::padded]` cannot pad a generic struct: the padding depends on the \
              type arguments; write a concrete struct for each instantiation"
@@ -153,7 +162,12 @@ pub fn part<'a>(ty: &'a syn::Type, generics: &syn::Generics) -> Option<Part<'a>>
 // `LAYOUT` is needed. Bounds are added by the derive and not taken from the
 // user: a `where` clause in the runtime's proof could make a field of
 // another type pass as `T`.
-fn check_generic_shape(cx: &Ctxt, input: &Input) {
+fn check_generic_shape(cx: &Ctxt, input: &Input, by: Macro) {
+    let derive = if by == Macro::GpuData {
+        "GpuData"
+    } else {
+        "GpuAligned"
+    };
     let generics = input.generics;
     for param in &generics.params {
         match param {
@@ -162,7 +176,7 @@ fn check_generic_shape(cx: &Ctxt, input: &Input) {
                     cx.error_spanned_by(
                         param,
                         format!(
-                            "`GpuAligned` on a generic struct adds the bound itself: write `{}` \
+                            "`{derive}` on a generic struct adds the bound itself: write `{}` \
                              without bounds or default (the derive implements it where `{}: \
                              GpuData`)",
                             param.ident, param.ident
@@ -177,16 +191,20 @@ fn check_generic_shape(cx: &Ctxt, input: &Input) {
             ),
             syn::GenericParam::Const(_) => cx.error_spanned_by(
                 param,
-                "`GpuAligned` does not take const parameters: the padding would depend on the \
-                 constant; write a concrete struct for each instantiation",
+                format!(
+                    "`{derive}` does not take const parameters: the padding would depend on \
+                     the constant; write a concrete struct for each instantiation"
+                ),
             ),
         }
     }
     if let Some(clause) = &generics.where_clause {
         cx.error_spanned_by(
             clause,
-            "`GpuAligned` on a generic struct adds the bounds itself (`T: GpuData`); remove the \
-             `where` clause",
+            format!(
+                "`{derive}` on a generic struct adds the bounds itself (`T: GpuData`); remove \
+                 the `where` clause"
+            ),
         );
     }
     let mut element: Option<&syn::Ident> = None;

@@ -254,6 +254,45 @@ pub const fn reject_in(shape: &Shape<'_>) {
     }
 }
 
+/// [`reject_holes_in`] over `T`'s shape.
+#[track_caller]
+pub const fn reject_holes<T: Derived>() {
+    reject_holes_in(&Shape::of::<T>())
+}
+
+/// [`blame_hole_in`] over `T`'s shape.
+#[track_caller]
+pub const fn blame_hole<T: Derived>(name: &str) {
+    blame_hole_in(&Shape::of::<T>(), name)
+}
+
+/// The slow path of `#[derive(GpuData)]`'s check: stops compilation if the
+/// struct is not laid out as C lays out its fields, or has a hole (spanned
+/// at the struct's name, after [`blame_hole_in`] for each field).
+#[track_caller]
+pub const fn reject_holes_in(shape: &Shape<'_>) {
+    not_repr_c_in(shape);
+    let message = layout::explain_holes(shape.name, shape.size, shape.align, shape.fields);
+    if !message.is_empty() {
+        panic!("{}", message.as_str())
+    }
+}
+
+/// Stops compilation with the message about holes if the first hole is
+/// before field `name` (and the layout is C's: else [`reject_holes_in`],
+/// after it, says so).
+#[track_caller]
+pub const fn blame_hole_in(shape: &Shape<'_>, name: &str) {
+    if layout::repr_c_mismatch(shape.size, shape.align, shape.fields).is_some() {
+        return;
+    }
+    if let Some(field) = layout::first_hole_before(shape.fields) {
+        if str_eq(field, name) {
+            reject_holes_in(shape)
+        }
+    }
+}
+
 /// Stops compilation if the compiler did not lay the struct out as C lays
 /// out its field list.
 #[track_caller]
@@ -360,9 +399,10 @@ impl<T, const N: usize> Element<T> for [T; N] {}
 /// Compiles only if `F` is `T` or an array of `T` (see [`Element`]).
 pub const fn is_element<T, F: Element<T>>() {}
 
-/// What `#[derive(GpuAligned)]` implements: the layout facts of the
-/// struct, from which the blanket impls below give it [`GpuData`] and
-/// [`GpuAligned`].
+/// What `#[derive(GpuAligned)]` and `#[derive(GpuData)]` implement: the
+/// layout facts of the struct, and what kind of GPU data it is, from which
+/// the blanket impls below give it [`GpuData`], and [`GpuAligned`] and
+/// [`GpuWords`](crate::GpuWords) where its kind allows.
 ///
 /// Why blanket impls rather than an impl of each trait per struct: they are
 /// written here, where `#[diagnostic::do_not_recommend]` resolves (a
@@ -370,19 +410,25 @@ pub const fn is_element<T, F: Element<T>>() {}
 /// cannot be emitted into the user's code), which keeps the derived types
 /// out of rustc's "the following other types implement `GpuData`" list when
 /// a field is refused; the compiler checks one trait per struct instead of
-/// two, and a struct that is not `Copy` gets neither impl (no error of
-/// theirs), so `DerivesCopy` reports it once.
+/// three, and a struct that is not `Copy` gets none of them (no error of
+/// theirs), so `DerivesCopy` reports it once. And only a blanket impl can
+/// depend on what the compiler computes: `Kind` is chosen from `size_of`
+/// and `align_of` (see [`kind::of`]), which a proc macro cannot know.
 ///
 /// # Safety
 ///
 /// `FACTS` describes `Self` exactly (from `size_of`, `align_of` and
 /// `offset_of!` of `Self`), every field of `Self` is [`GpuData`], `Self`
-/// has no padding, and `ELEMENT` compiles only if `Self` obeys the GPU
-/// layout rule (the derive's checks, per type or per instantiation).
+/// has no padding, and `Kind` is [`kind::Element`] only if `ELEMENT`
+/// compiles only when `Self` obeys the GPU layout rule (the derive's
+/// checks, per type or per instantiation), [`kind::Whole`] only if `Self`
+/// is aligned to a multiple of 16.
 ///
 /// `DerivesCopy` is a supertrait so that the impl itself asks for `Copy`,
 /// once, with the fix: cheaper to compile than a call that asks for it.
 pub unsafe trait Derived: DerivesCopy + 'static {
+    /// [`kind::Element`], [`kind::Whole`] or [`kind::Data`].
+    type Kind;
     /// The layout, as the compiler laid the struct out.
     const FACTS: GpuLayout;
     /// [`GpuAligned::LAYOUT`]: `FACTS`, checked where the checks are per
@@ -395,13 +441,62 @@ pub unsafe trait Derived: DerivesCopy + 'static {
     const CONTIGUOUS: bool = true;
 }
 
+/// The kinds of derived GPU data, as types, so that a blanket impl can
+/// depend on them: an element (one word), a whole struct aligned to 16
+/// (16-byte words), or any other struct without holes.
+pub mod kind {
+    /// One GPU word: 1, 2, 4, 8 or 16 bytes, aligned to its size.
+    pub struct Element;
+    /// Aligned to a multiple of 16, so a multiple of 16 bytes: 16-byte words.
+    pub struct Whole;
+    /// Any other struct without holes: a field or a kernel parameter.
+    pub struct Data;
+
+    /// The kinds an arena array holds ([`GpuWords`](crate::GpuWords)).
+    pub trait Stored {}
+    impl Stored for Element {}
+    impl Stored for Whole {}
+
+    /// The kind numbered `KIND` by [`of`], as a type ([`Pick::Kind`]).
+    pub struct Of<const KIND: u8>;
+    /// The type of a kind number.
+    pub trait Pick {
+        /// The kind.
+        type Kind;
+    }
+    impl Pick for Of<0> {
+        type Kind = Data;
+    }
+    impl Pick for Of<1> {
+        type Kind = Element;
+    }
+    impl Pick for Of<2> {
+        type Kind = Whole;
+    }
+
+    /// The kind of a struct without holes of `size` bytes aligned to
+    /// `align`: 1 an element, 2 a whole struct of 16-byte words, 0 other
+    /// data. Evaluated by the compiler in the `Kind` of `#[derive(GpuData)]`'s
+    /// impl, where the struct's size is known.
+    pub const fn of(size: usize, align: usize) -> u8 {
+        if crate::rules::is_legal(size, align, size) {
+            1
+        } else if align % 16 == 0 {
+            2
+        } else {
+            0
+        }
+    }
+}
+
 /// The blanket impls, in a module of their own so that compilers before
 /// `do_not_recommend` (Rust 1.85; the crate supports 1.81) skip it without
 /// a warning: their lint is emitted where the attribute's parent item sets
 /// no level.
 #[allow(unknown_or_malformed_diagnostic_attributes)]
 mod blanket {
-    use super::{Derived, GpuAligned, GpuData, GpuLayout, GpuType};
+    use super::{kind, Derived, GpuAligned, GpuData, GpuLayout, GpuType};
+    use crate::GpuWords;
 
     // SAFETY: `Derived` promises that `FACTS` describes `T` and that `T` has
     // no padding; `Pod + Copy + 'static` are bounds.
@@ -410,11 +505,22 @@ mod blanket {
         const TYPE: GpuType = GpuType::Struct(&T::FACTS);
     }
 
-    // SAFETY: `ELEMENT` compiles only if `T` obeys the rule (`Derived`), and
-    // every entry point that relies on the rule reads `LAYOUT` first.
+    // SAFETY: `Kind` is `Element` only if `ELEMENT` compiles only if `T`
+    // obeys the rule (`Derived`), and every entry point that relies on the
+    // rule reads `LAYOUT` first.
     #[diagnostic::do_not_recommend]
-    unsafe impl<T: Derived + Copy + bytemuck::Pod> GpuAligned for T {
+    unsafe impl<T: Derived<Kind = kind::Element> + Copy + bytemuck::Pod> GpuAligned for T {
         const LAYOUT: GpuLayout = T::ELEMENT;
+    }
+
+    // SAFETY: no padding (`Derived`); an element as above, or aligned to a
+    // multiple of 16 (`Kind` is `Whole`); `ELEMENT` is read first, as above.
+    #[diagnostic::do_not_recommend]
+    unsafe impl<T: Derived + Copy + bytemuck::Pod> GpuWords for T
+    where
+        T::Kind: kind::Stored,
+    {
+        const CHECKED: GpuLayout = T::ELEMENT;
     }
 }
 
@@ -532,6 +638,7 @@ pub use crate::__gpu_aligned_derive as derive_impls;
 #[macro_export]
 macro_rules! __gpu_aligned_derive {
     (
+        rule: $rule:ident;
         type: $ty:ident;
         name: $name:literal;
         count: $count:literal;
@@ -570,10 +677,7 @@ macro_rules! __gpu_aligned_derive {
             // the rule holds. For a layout without holes that is exactly
             // C's: each field's offset is aligned (the compiler put it
             // there) and where the previous one ends.
-            if !__GPU_ALIGNED_FIELDS.follow_rule(
-                $crate::__private::size_of::<$ty>(),
-                $crate::__private::align_of::<$ty>(),
-            ) {
+            if !$crate::__gpu_aligned_rule!(holds $rule, __GPU_ALIGNED_FIELDS, $ty) {
                 // The slow path says what is wrong, at the spans the derive
                 // chose: not C's layout, or which rule. The blame functions
                 // read `FACTS`, which is evaluated only here. In a block of
@@ -581,7 +685,7 @@ macro_rules! __gpu_aligned_derive {
                 // after it (an attribute left dangling, a local item named
                 // like `$ty`): it runs whatever they are.
                 { $($blame)* }
-                $crate::__private::reject::<$ty>();
+                $crate::__gpu_aligned_rule!(reject $rule, $ty);
             }
 
             // The field list above is the struct's own: a struct expression
@@ -616,6 +720,7 @@ macro_rules! __gpu_aligned_derive {
             // `GpuData` and `GpuAligned` follow from the blanket impls.
             #[automatically_derived]
             unsafe impl $crate::__private::Derived for $ty {
+                type Kind = $crate::__gpu_aligned_rule!(kind $rule, $ty);
                 const FACTS: $crate::GpuLayout = $crate::__private::facts(
                     $name,
                     $crate::__private::size_of::<Self>(),
@@ -651,6 +756,7 @@ macro_rules! __gpu_aligned_derive {
     };
     (
         generic;
+        rule: $rule:ident;
         type: $ty:ident;
         params: [$($param:ident),+];
         element: $elem:ident;
@@ -700,6 +806,7 @@ macro_rules! __gpu_aligned_derive {
                 $elem: $crate::GpuData,
                 Self: $crate::__private::DerivesCopy,
             {
+                type Kind = $crate::__gpu_aligned_rule!(generic $rule);
                 const ELEMENT: $crate::GpuLayout = $crate::__private::checked_layout(
                     <Self as $crate::__private::Derived>::FACTS,
                 );
@@ -752,6 +859,7 @@ macro_rules! __gpu_aligned_derive {
     };
     (
         checks_only;
+        rule: $rule:ident;
         type: $ty:ident;
         name: $name:literal;
         count: $count:literal;
@@ -776,13 +884,67 @@ macro_rules! __gpu_aligned_derive {
             let fields = $crate::__private::c_fields(&shapes, [$(($fname, $padding)),*]);
             let $shape = $crate::__private::Shape { name: $name, size, align, fields: &fields };
             $($blame)*
-            $crate::__private::reject_in(&$shape);
+            $crate::__gpu_aligned_rule!(reject_in $rule, $shape);
 
             #[allow(dead_code)]
             fn __field_types() {
                 $(let _: $crate::GpuType = $crate::__private::type_of::<$fty>();)*
             }
         };
+    };
+}
+
+/// The rule `__gpu_aligned_derive!` checks, `element` (1, 2, 4, 8 or 16
+/// bytes, aligned to its size, no holes: `#[derive(GpuAligned)]`) or `data`
+/// (no holes, any size: `#[derive(GpuData)]`), and the kind of data it
+/// proves: each check and the kind it allows are chosen by the same word,
+/// here, so no caller can pair a kind with a weaker check. Nothing here is
+/// `unsafe`; any other word does not expand.
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __gpu_aligned_rule {
+    (holds element, $fields:ident, $ty:ident) => {
+        $fields.follow_rule(
+            $crate::__private::size_of::<$ty>(),
+            $crate::__private::align_of::<$ty>(),
+        )
+    };
+    (holds data, $fields:ident, $ty:ident) => {
+        $fields.no_holes($crate::__private::size_of::<$ty>())
+    };
+    (reject element, $ty:ident) => {
+        $crate::__private::reject::<$ty>()
+    };
+    (reject data, $ty:ident) => {
+        $crate::__private::reject_holes::<$ty>()
+    };
+    (reject_in element, $shape:ident) => {
+        $crate::__private::reject_in(&$shape)
+    };
+    (reject_in data, $shape:ident) => {
+        $crate::__private::reject_holes_in(&$shape)
+    };
+    (kind element, $ty:ident) => {
+        $crate::__private::kind::Element
+    };
+    // Chosen by the compiler from the size and alignment it laid out.
+    (kind data, $ty:ident) => {
+        <$crate::__private::kind::Of<
+            {
+                $crate::__private::kind::of(
+                    $crate::__private::size_of::<$ty>(),
+                    $crate::__private::align_of::<$ty>(),
+                )
+            },
+        > as $crate::__private::kind::Pick>::Kind
+    };
+    // A generic struct's kind cannot depend on its type arguments: an
+    // element checked per instantiation (`ELEMENT`), or data.
+    (generic element) => {
+        $crate::__private::kind::Element
+    };
+    (generic data) => {
+        $crate::__private::kind::Data
     };
 }
 

@@ -3,7 +3,10 @@
 //! [`GpuLayout`] records the facts that make it so (size, alignment, every
 //! field's offset and which bytes are explicit padding) in a form usable in
 //! `const` context, by the CUDA header emitter and by the layout report.
-//! [`GpuData`] is the wider set of types allowed as *fields* of such a type.
+//! [`GpuData`] is the wider set of types allowed as *fields* of such a type,
+//! and of structs of any size (kernel parameters, uniforms, scene tables);
+//! [`GpuWords`] is what an arena array holds: an element, or a 16-aligned
+//! struct moved as whole 16-byte words.
 
 use core::mem::{align_of, size_of};
 
@@ -12,7 +15,9 @@ use crate::rules::{Blame, Message, Violation};
 mod check;
 
 pub use check::Violations;
-pub(crate) use check::{blame_parts, explain_parts, not_repr_c, repr_c_mismatch};
+pub(crate) use check::{
+    blame_parts, explain_holes, explain_parts, first_hole_before, not_repr_c, repr_c_mismatch,
+};
 
 /// A type whose values CUDA moves to or from global memory in exactly one
 /// instruction: its size is 1, 2, 4, 8 or 16 bytes, its alignment equals its
@@ -51,9 +56,54 @@ pub(crate) use check::{blame_parts, explain_parts, not_repr_c, repr_c_mismatch};
     label = "not `GpuAligned`",
     note = "a GPU element is a `#[repr(C)]` struct with `#[derive(Clone, Copy, GpuAligned)]` (or `#[gpu_aligned::padded]`), or one of u8..u64, i8..i64, f32, f64 and the word-sized `gpu_aligned::vector` types"
 )]
-pub unsafe trait GpuAligned: GpuData + Copy + bytemuck::Pod + 'static {
+pub unsafe trait GpuAligned: GpuWords + GpuData + Copy + bytemuck::Pod + 'static {
     /// The layout facts of this type.
     const LAYOUT: GpuLayout;
+}
+
+/// A type an arena array holds: values CUDA moves as whole, naturally
+/// aligned words, each one instruction. That is every [`GpuAligned`]
+/// element (one word of 1, 2, 4, 8 or 16 bytes), and every
+/// `#[derive(GpuData)]` struct aligned to 16 (its size is then a multiple of
+/// 16): a whole struct read as 16-byte words, as the header's `P_aos16`
+/// view and a warp-uniform read of a scene table, a BVH node or a lookup
+/// table want it.
+///
+/// Implemented by the derives and this crate only, never by hand.
+///
+/// # Safety
+///
+/// An implementation promises that `Self` has no implicit padding, and that
+/// it is either a [`GpuAligned`] element or aligned to a multiple of 16
+/// (so its size is a multiple of 16); `CHECKED` compiles only if so.
+///
+/// ```
+/// use gpu_aligned::arena::Arena;
+/// use gpu_aligned::vector::float4;
+/// use gpu_aligned::GpuData;
+///
+/// // 32 bytes aligned to 16: two 16-byte words, stored whole.
+/// #[derive(Clone, Copy, GpuData)]
+/// #[repr(C)]
+/// struct Sphere { center_radius: float4, albedo: float4 }
+///
+/// let mut arena = Arena::host(1 << 16)?;
+/// let spheres = arena.alloc_zeros::<Sphere>(485)?;
+/// assert_eq!(spheres.size_bytes(), 485 * 32);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot be stored in an arena array (`GpuWords`)",
+    label = "not `GpuWords`",
+    note = "an arena array holds GPU elements (`GpuAligned`: 1, 2, 4, 8 or 16 bytes, aligned to their size) or whole structs aligned to 16 (`#[derive(GpuData)]` with `#[repr(C, align(16))]`, or `#[gpu_aligned::padded]`), moved as 16-byte words",
+    note = "for a struct whose fields a kernel reads apart, store one column per field instead: `#[derive(GpuSoa)]`"
+)]
+pub unsafe trait GpuWords: GpuData {
+    /// The layout, read before an array of `Self` is made: for a derived
+    /// generic element it fails to compile for an instantiation that breaks
+    /// the rule (see [`GpuAligned`]).
+    #[doc(hidden)]
+    const CHECKED: GpuLayout;
 }
 
 /// A type allowed as a field of a [`GpuAligned`] type: plain old data whose
@@ -61,7 +111,12 @@ pub unsafe trait GpuAligned: GpuData + Copy + bytemuck::Pod + 'static {
 /// counterpart ([`GpuData::TYPE`]).
 ///
 /// Implemented for the fixed-width integers and floats, arrays of `GpuData`,
-/// the CUDA vector types in [`crate::vector`], and every [`GpuAligned`] type.
+/// the CUDA vector types in [`crate::vector`], every [`GpuAligned`] type,
+/// and every struct with [`#[derive(GpuData)]`](derive@crate::GpuData): a
+/// struct of any size, laid out as C lays out its fields with no hole, that
+/// passes to a kernel by value (cudarc's `DeviceRepr`, with the `cuda`
+/// feature) and that the [header](crate::header) declares with
+/// `static_assert`s of its size, alignment and every offset.
 /// `bool`, `char`, `usize`, references and pointers are deliberately absent:
 /// their size, validity or meaning differs between host and device.
 ///
@@ -83,7 +138,7 @@ pub unsafe trait GpuAligned: GpuData + Copy + bytemuck::Pod + 'static {
 #[diagnostic::on_unimplemented(
     message = "`{Self}` is not plain GPU data, so it cannot be a field of a GPU element",
     label = "not GPU data",
-    note = "GPU fields are u8..u64, i8..i64, f32, f64, arrays of them, `gpu_aligned::vector` types, and other `#[derive(GpuAligned)]` or `#[gpu_aligned::padded]` types",
+    note = "GPU fields are u8..u64, i8..i64, f32, f64, arrays of them, `gpu_aligned::vector` types, and other `#[derive(GpuData)]`, `#[derive(GpuAligned)]` or `#[gpu_aligned::padded]` types",
     note = "`bool` and `char` have invalid bit patterns (use `u8` / `u32`); `usize`/`isize` change width between host and device (use `u32` / `u64`); references, pointers, `Vec` and `Box` hold host addresses the GPU cannot follow (store an index or a device offset as `u32` / `u64`)"
 )]
 pub unsafe trait GpuData: Copy + bytemuck::Pod + 'static {
@@ -91,16 +146,16 @@ pub unsafe trait GpuData: Copy + bytemuck::Pod + 'static {
     const TYPE: GpuType;
 }
 
-/// Reads `T::LAYOUT` as a constant of the calling function, so that it is
+/// Reads `T::CHECKED` as a constant of the calling function, so that it is
 /// evaluated whenever the function is compiled for `T`. A derived generic
 /// type checks the rule per instantiation there (its `LAYOUT` fails to
 /// compile for an instantiation that breaks it), so every entry point that
-/// relies on [`GpuAligned`]'s promises calls this: arrays of a refused
+/// relies on [`GpuWords`]' promises calls this: arrays of a refused
 /// instantiation are a compile error, not an array.
 #[cfg(feature = "alloc")]
 #[inline(always)]
-pub(crate) fn require_layout<T: GpuAligned>() {
-    let _: GpuLayout = const { T::LAYOUT };
+pub(crate) fn require_layout<T: GpuWords>() {
+    let _: GpuLayout = const { T::CHECKED };
 }
 
 /// The layout facts of a [`GpuAligned`] or other struct-like [`GpuData`]
@@ -668,6 +723,10 @@ macro_rules! scalars {
                 fields: &[],
             };
         }
+        // SAFETY: an element (above).
+        unsafe impl GpuWords for $ty {
+            const CHECKED: GpuLayout = <$ty as GpuAligned>::LAYOUT;
+        }
         const _: () = assert!(
             size_of::<$ty>() == Scalar::$scalar.size() && align_of::<$ty>() == size_of::<$ty>()
         );
@@ -755,6 +814,14 @@ impl<const N: usize> Fields<N> {
             contiguous,
             covered,
         }
+    }
+
+    /// Whether the fields follow each other from offset 0 in declaration
+    /// order and cover a struct of `size` bytes, with no hole: C's layout
+    /// of the field list (each offset is aligned, the compiler put it there,
+    /// and where the previous field ends).
+    pub const fn no_holes(&self, size: usize) -> bool {
+        self.contiguous && self.covered == size
     }
 
     /// Whether the fields follow each other from offset 0 in declaration

@@ -235,7 +235,7 @@ pub mod sanitizer;
 pub mod soa;
 pub mod vector;
 
-pub use layout::{GpuAligned, GpuData, GpuField, GpuLayout, GpuType, Scalar, Violations};
+pub use layout::{GpuAligned, GpuData, GpuField, GpuLayout, GpuType, GpuWords, Scalar, Violations};
 
 /// The bytemuck this crate's elements implement `Pod` and `Zeroable` of:
 /// `gpu_aligned::bytemuck::cast_slice` turns an array of elements into the
@@ -422,8 +422,76 @@ pub use bytemuck;
 /// ```
 pub use gpu_aligned_derive::GpuAligned;
 
+/// Checks, at compile time, that a struct of **any size** is plain GPU data
+/// laid out as C lays out its fields, with no holes, and implements
+/// [`GpuData`], `bytemuck::Pod` and `bytemuck::Zeroable` for it (with the
+/// `cuda` feature, also cudarc's `DeviceRepr` and `ValidAsZeroBits`): a
+/// kernel parameter passed by value, a uniform block, a scene table's row,
+/// a field of other GPU types. [`CudaHeader::add_data`](header::CudaHeader::add_data)
+/// declares it for the `.cu` side with `static_assert`s of its size,
+/// alignment and every offset.
+///
+/// It is [`derive(GpuAligned)`](derive@GpuAligned) without the element's
+/// size rule: the same attributes, the same checks of the fields, the
+/// `#[repr]`, generics and holes, with the same errors. What the compiler
+/// lays out decides what else the struct is:
+///
+/// | size and alignment | also | stored in an arena |
+/// |---|---|---|
+/// | 1, 2, 4, 8 or 16 bytes, aligned to its size | [`GpuAligned`] (an element) | yes, one instruction each |
+/// | aligned to 16 (so a multiple of 16 bytes) | [`GpuWords`] | yes, whole, as 16-byte words (the header's `P_aos16` view) |
+/// | anything else | | no: a kernel parameter or a field (or columns: [`GpuSoa`](derive@GpuSoa)) |
+///
+/// Derive [`GpuAligned`](derive@GpuAligned) instead where the struct must
+/// be an element: it refuses one that is not, with the reason.
+///
+/// ```
+/// use gpu_aligned::vector::{float3, float4};
+/// use gpu_aligned::{GpuData, GpuWords};
+///
+/// // 144 bytes, aligned to 4: passed to a kernel by value.
+/// #[derive(Clone, Copy, GpuData)]
+/// #[repr(C)]
+/// struct Camera {
+///     origin: float3,
+///     lower_left: float3,
+///     horizontal: float3,
+///     vertical: float3,
+///     basis: [float3; 3],
+///     lens_radius: f32,
+///     time: [f32; 2],
+///     size: [u32; 2],
+///     samples: u32,
+///     depth: u32,
+///     sky: [f32; 8],
+/// }
+/// assert_eq!((core::mem::size_of::<Camera>(), Camera::TYPE.align()), (144, 4));
+///
+/// // 32 bytes aligned to 16: stored whole, two 16-byte words per sphere.
+/// #[derive(Clone, Copy, GpuData)]
+/// #[repr(C)]
+/// struct Sphere { center_radius: float4, albedo: float4 }
+///
+/// fn stored<T: GpuWords>() {}
+/// stored::<Sphere>();
+/// ```
+///
+/// A hole is refused, pointing at the field after it:
+///
+/// ```compile_fail,E0080
+/// #[derive(Clone, Copy, gpu_aligned::GpuData)]
+/// #[repr(C)]
+/// struct Params { scale: f32, offset: f64 } // 4 bytes of padding before `offset`
+/// ```
+///
+/// A generic struct is accepted in the shapes [`derive(GpuAligned)`](derive@GpuAligned#generic-structs)
+/// accepts (no padding for any type argument), and is GPU data, never an
+/// element or an arena array's type, for every instantiation.
+pub use gpu_aligned_derive::GpuData;
+
 /// Rewrites a struct into a legal GPU element: the smallest width of 1, 2,
-/// 4, 8 or 16 bytes that holds its fields, `repr(C)` with that alignment, an
+/// 4, 8 or 16 bytes that holds its fields (above 16 bytes, a whole struct
+/// of 16-byte words, below), `repr(C)` with that alignment, an
 /// explicit zeroed pad field wherever the compiler would leave a hole (inside
 /// and at the end), a `const fn new` taking the real fields in order (named
 /// like them), `Default` (all zero), a plain struct `<Name>Fields` of the
@@ -501,11 +569,32 @@ pub use gpu_aligned_derive::GpuAligned;
 /// named `__pad_before_<field>` and `__pad_tail`, and listed in
 /// [`GpuLayout::fields`] with `is_padding: true`. Since the macro writes
 /// `Default`, do not derive `Default` as well; `<Name>Fields` is a name the
-/// macro takes in the struct's module. More than 16 bytes of fields is
-/// a compile error that suggests a structure of arrays:
+/// macro takes in the struct's module.
+///
+/// More than 16 bytes of fields are padded to a multiple of 16, aligned to
+/// 16: not an element (no one instruction moves it) but a whole struct of
+/// 16-byte words, [`GpuData`](derive@GpuData) and [`GpuWords`], which an
+/// arena stores whole for kernels that read whole elements:
+///
+/// ```
+/// use gpu_aligned::vector::float4;
+///
+/// #[gpu_aligned::padded]
+/// #[derive(Clone, Copy)]
+/// struct Sphere { center_radius: float4, material: u32, roughness: f32 } // 24 bytes of fields
+///
+/// assert_eq!((core::mem::size_of::<Sphere>(), core::mem::align_of::<Sphere>()), (32, 16));
+/// let mut arena = gpu_aligned::arena::Arena::host(1 << 16)?;
+/// let spheres = arena.alloc_zeros::<Sphere>(485)?;
+/// assert_eq!(spheres.size_bytes(), 485 * 32);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+///
+/// A forced width asks for an element of that width, so fields that do not
+/// fit it are refused, with the routes for a larger struct:
 ///
 /// ```compile_fail
-/// #[gpu_aligned::padded]
+/// #[gpu_aligned::padded(align = 16)]
 /// #[derive(Clone, Copy)]
 /// struct Double3 { x: f64, y: f64, z: f64 } // 24 bytes: no single instruction moves it
 /// ```

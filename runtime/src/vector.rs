@@ -10,7 +10,7 @@
 //! fields: an array of `float3` costs three loads per element.
 #![allow(non_camel_case_types)]
 
-use crate::layout::{GpuAligned, GpuData, GpuField, GpuLayout, GpuType, Scalar};
+use crate::layout::{GpuAligned, GpuData, GpuField, GpuLayout, GpuType, GpuWords, Scalar};
 use core::mem::{align_of, offset_of, size_of};
 
 /// The value of a lane in the examples: x = 1, y = 2, z = 3, w = 4.
@@ -194,6 +194,10 @@ macro_rules! vector_word {
                     }
                 ),+],
             };
+        }
+        // SAFETY: an element (above).
+        unsafe impl GpuWords for $name {
+            const CHECKED: GpuLayout = <$name as GpuAligned>::LAYOUT;
         }
     };
 }

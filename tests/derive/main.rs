@@ -1,7 +1,8 @@
-//! `#[derive(GpuAligned)]`, `#[gpu_aligned::padded]`, the layout facts they
+//! `#[derive(GpuAligned)]`, `#[derive(GpuData)]`, `#[gpu_aligned::padded]`, the layout facts they
 //! produce and the CUDA vector types: the legal cases (the rejected ones are
 //! the ui-tests), hygiene and lints of the generated code.
 
+mod data;
 mod derive;
 mod generic;
 mod hygiene;

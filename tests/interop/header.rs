@@ -570,3 +570,120 @@ fn errors_read_as_sentences() {
     );
     assert!(fault.source().is_none());
 }
+
+/// A by-value kernel parameter over 16 bytes (`#[derive(GpuData)]`), and a
+/// whole struct of 16-byte words (`padded` above 16 bytes).
+mod structs {
+    use gpu_aligned::vector::{float3, float4};
+    use gpu_aligned::GpuData;
+
+    #[derive(Clone, Copy, GpuData)]
+    #[repr(C)]
+    pub struct Camera {
+        pub origin: float3,
+        pub lower_left: float3,
+        pub horizontal: float3,
+        pub vertical: float3,
+        pub basis: [float3; 3],
+        pub lens_radius: f32,
+        pub time: [f32; 2],
+        pub size: [u32; 2],
+        pub samples: u32,
+        pub depth: u32,
+        pub seed: u64,
+        pub sky: [f32; 6],
+    }
+
+    #[gpu_aligned::padded]
+    #[derive(Clone, Copy)]
+    pub struct Ball {
+        pub center_radius: float4,
+        pub material: u32,
+        pub roughness: f32,
+    }
+}
+
+#[test]
+#[cfg_attr(
+    not(has_gxx),
+    ignore = "needs g++ (not found when the tests were built)"
+)]
+fn structs_over_16_bytes_compile_with_their_asserts_and_read_where_rust_wrote() {
+    use gpu_aligned::GpuData;
+    use structs::{Ball, Camera};
+    let GpuType::Struct(ball) = Ball::TYPE else {
+        unreachable!()
+    };
+    let mut header = CudaHeader::new();
+    header
+        .add_data::<Camera>()
+        .and_then(|h| h.add_soa_layout(ball))
+        .expect("declared");
+    let text = header.render();
+    assert!(text.contains("struct __align__(8) Camera {"), "{text}");
+    assert!(
+        text.contains("static_assert(sizeof(Camera) == 144,"),
+        "{text}"
+    );
+    assert!(
+        text.contains("static_assert(GPU_ALIGNED_OFFSETOF(Camera, seed) == 112,"),
+        "{text}"
+    );
+    assert!(text.contains("struct __align__(16) Ball {"), "{text}");
+    assert!(text.contains("static_assert(sizeof(Ball) == 32,"), "{text}");
+    assert!(text.contains("struct Ball_aos16 {"), "{text}");
+    assert!(!text.contains("gpu_load(const Camera*"), "{text}");
+
+    // Two balls as Rust lays them out, read back through the whole-struct
+    // view, as a kernel reads a uniform table.
+    let balls = [
+        Ball::new(float4::new(1.0, 2.0, 3.0, 0.5), 7, 0.25),
+        Ball::new(float4::new(-1.0, 0.0, 4.5, 2.0), 9, 0.75),
+    ];
+    let bytes = gpu_aligned::bytemuck::cast_slice::<Ball, u8>(&balls);
+    let list = bytes
+        .iter()
+        .map(u8::to_string)
+        .collect::<Vec<_>>()
+        .join(", ");
+    let camera = Camera {
+        origin: float3::new(0.0, 1.0, 2.0),
+        lower_left: float3::new(0.0, 0.0, 0.0),
+        horizontal: float3::new(0.0, 0.0, 0.0),
+        vertical: float3::new(0.0, 0.0, 0.0),
+        basis: [float3::new(0.0, 0.0, 0.0); 3],
+        lens_radius: 0.0,
+        time: [0.0; 2],
+        size: [640, 480],
+        samples: 8,
+        depth: 3,
+        seed: 1 << 40,
+        sky: [0.0, 0.0, 0.0, 0.0, 0.0, 2.5],
+    };
+    let camera_bytes = gpu_aligned::bytemuck::bytes_of(&camera);
+    let camera_list = camera_bytes
+        .iter()
+        .map(u8::to_string)
+        .collect::<Vec<_>>()
+        .join(", ");
+    let body = format!(
+        "    alignas(16) unsigned char raw[64] = {{ {list} }};\n\
+         \x20   Ball_aos16 v = Ball_aos16::over(raw, 2);\n\
+         \x20   Ball b = v.load(1);\n\
+         \x20   alignas(8) unsigned char cam[144] = {{ {camera_list} }};\n\
+         \x20   Camera c;\n\
+         \x20   std::memcpy(&c, cam, sizeof c);\n\
+         \x20   std::printf(\"%g %g %u %g %u %g %llu %g %g\\n\", (double)b.center_radius.x, (double)b.center_radius.z, b.material, (double)v.roughness[0], c.size[1], (double)c.origin.z, (unsigned long long)c.seed, (double)c.sky[5], (double)v.center_radius[1].w);\n\
+         \x20   return 0;"
+    );
+    let (compiled, ran) = gpp("structs-over-16-bytes", &text, &body);
+    assert!(
+        compiled.status.success(),
+        "g++ rejected the header:\n{}\n{text}",
+        stderr(&compiled)
+    );
+    assert_eq!(
+        String::from_utf8_lossy(&ran.expect("built").stdout),
+        "-1 4.5 9 0.25 480 2 1099511627776 2.5 2\n"
+    );
+}

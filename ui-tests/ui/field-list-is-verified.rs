@@ -9,6 +9,7 @@ struct Holey {
 }
 
 gpu_aligned::__private::derive_impls! {
+    rule: element;
     type: Holey;
     name: "Holey";
     count: 2;

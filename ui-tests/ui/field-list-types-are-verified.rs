@@ -11,6 +11,7 @@ struct Sample {
 }
 
 gpu_aligned::__private::derive_impls! {
+    rule: element;
     type: Sample;
     name: "Sample";
     count: 2;
@@ -27,6 +28,7 @@ struct Marked {
 }
 
 gpu_aligned::__private::derive_impls! {
+    rule: element;
     type: Marked;
     name: "Marked";
     count: 1;

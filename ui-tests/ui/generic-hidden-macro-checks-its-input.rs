@@ -11,6 +11,7 @@ struct Mixed<T> {
 
 gpu_aligned::__private::derive_impls! {
     generic;
+    rule: element;
     type: Mixed;
     params: [T];
     element: T;
@@ -28,6 +29,7 @@ struct Padded<T> {
 
 gpu_aligned::__private::derive_impls! {
     generic;
+    rule: element;
     type: Padded;
     params: [T];
     element: T;

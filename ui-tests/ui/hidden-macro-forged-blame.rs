@@ -13,6 +13,7 @@ struct Dangling {
 }
 
 gpu_aligned::__private::derive_impls! {
+    rule: element;
     type: Dangling;
     name: "Dangling";
     count: 2;
@@ -32,6 +33,7 @@ struct Shadowed {
 }
 
 gpu_aligned::__private::derive_impls! {
+    rule: element;
     type: Shadowed;
     name: "Shadowed";
     count: 2;

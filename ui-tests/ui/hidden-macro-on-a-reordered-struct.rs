@@ -15,6 +15,7 @@ struct Reordered {
 }
 
 gpu_aligned::__private::derive_impls! {
+    rule: element;
     type: Reordered;
     name: "Reordered";
     count: 4;

@@ -11,6 +11,7 @@ pub union Overlap {
 }
 
 gpu_aligned::__gpu_aligned_derive! {
+    rule: element;
     type: Overlap;
     name: "Overlap";
     count: 1;

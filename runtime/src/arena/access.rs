@@ -12,7 +12,7 @@ use core::mem::{align_of, size_of};
 use super::{Arena, ArenaArray, ArenaError, ArenaResult, ArenaSlice, Place, SEALED};
 use crate::align::offset_of;
 use crate::backend::{Backend, Span};
-use crate::{GpuAligned, GpuField};
+use crate::{GpuField, GpuWords};
 
 impl<B: Backend> Arena<B> {
     /// The bytes of elements `start .. start + count` of `slice`, checked:
@@ -158,7 +158,7 @@ impl<B: Backend> Arena<B> {
     ///
     /// [`ArenaError::LengthMismatch`], [`ArenaError::Handle`] for a handle
     /// this arena does not hold, [`ArenaError::Backend`].
-    pub fn write<T: GpuAligned>(
+    pub fn write<T: GpuWords>(
         &self,
         slice: &mut ArenaSlice<T, B>,
         src: &[T],
@@ -179,7 +179,7 @@ impl<B: Backend> Arena<B> {
     /// # Errors
     ///
     /// As [`write`](Arena::write), and [`ArenaError::OutOfRange`].
-    pub fn write_range<T: GpuAligned>(
+    pub fn write_range<T: GpuWords>(
         &self,
         slice: &mut ArenaSlice<T, B>,
         start: usize,
@@ -204,11 +204,7 @@ impl<B: Backend> Arena<B> {
     /// # Errors
     ///
     /// As [`write`](Arena::write).
-    pub fn read<T: GpuAligned>(
-        &self,
-        slice: &ArenaSlice<T, B>,
-        dst: &mut [T],
-    ) -> ArenaResult<(), B> {
+    pub fn read<T: GpuWords>(&self, slice: &ArenaSlice<T, B>, dst: &mut [T]) -> ArenaResult<(), B> {
         self.here().read(slice, dst)
     }
 
@@ -227,7 +223,7 @@ impl<B: Backend> Arena<B> {
     /// # Errors
     ///
     /// As [`write_range`](Arena::write_range).
-    pub fn read_range<T: GpuAligned>(
+    pub fn read_range<T: GpuWords>(
         &self,
         slice: &ArenaSlice<T, B>,
         start: usize,
@@ -248,7 +244,7 @@ impl<B: Backend> Arena<B> {
     /// # Errors
     ///
     /// As [`read`](Arena::read).
-    pub fn to_vec<T: GpuAligned>(&self, slice: &ArenaSlice<T, B>) -> ArenaResult<Vec<T>, B> {
+    pub fn to_vec<T: GpuWords>(&self, slice: &ArenaSlice<T, B>) -> ArenaResult<Vec<T>, B> {
         self.here().to_vec(slice)
     }
 
@@ -267,7 +263,7 @@ impl<B: Backend> Arena<B> {
     ///
     /// [`ArenaError::Handle`] for a handle this arena does not hold,
     /// [`ArenaError::Backend`].
-    pub fn zero<T: GpuAligned>(&self, slice: &mut ArenaSlice<T, B>) -> ArenaResult<(), B> {
+    pub fn zero<T: GpuWords>(&self, slice: &mut ArenaSlice<T, B>) -> ArenaResult<(), B> {
         self.here().zero(slice)
     }
 
@@ -292,7 +288,7 @@ impl<B: Backend> Arena<B> {
     /// [`ArenaError::LengthMismatch`] for arrays of different lengths,
     /// [`ArenaError::Handle`] for a handle this arena does not hold,
     /// [`ArenaError::Backend`].
-    pub fn copy<T: GpuAligned>(
+    pub fn copy<T: GpuWords>(
         &self,
         src: &ArenaSlice<T, B>,
         dst: &mut ArenaSlice<T, B>,
@@ -365,11 +361,7 @@ impl<'a, B: Backend> OnStream<'a, B> {
     /// # Errors
     ///
     /// As [`Arena::write`].
-    pub fn write<T: GpuAligned>(
-        self,
-        slice: &mut ArenaSlice<T, B>,
-        src: &[T],
-    ) -> ArenaResult<(), B> {
+    pub fn write<T: GpuWords>(self, slice: &mut ArenaSlice<T, B>, src: &[T]) -> ArenaResult<(), B> {
         check_len(slice.len, src.len())?;
         self.write_range(slice, 0, src)
     }
@@ -386,7 +378,7 @@ impl<'a, B: Backend> OnStream<'a, B> {
     /// # Errors
     ///
     /// As [`Arena::write_range`].
-    pub fn write_range<T: GpuAligned>(
+    pub fn write_range<T: GpuWords>(
         self,
         slice: &mut ArenaSlice<T, B>,
         start: usize,
@@ -416,11 +408,7 @@ impl<'a, B: Backend> OnStream<'a, B> {
     /// # Errors
     ///
     /// As [`Arena::read`].
-    pub fn read<T: GpuAligned>(
-        self,
-        slice: &ArenaSlice<T, B>,
-        dst: &mut [T],
-    ) -> ArenaResult<(), B> {
+    pub fn read<T: GpuWords>(self, slice: &ArenaSlice<T, B>, dst: &mut [T]) -> ArenaResult<(), B> {
         check_len(slice.len, dst.len())?;
         self.read_range(slice, 0, dst)
     }
@@ -438,7 +426,7 @@ impl<'a, B: Backend> OnStream<'a, B> {
     /// # Errors
     ///
     /// As [`Arena::read_range`].
-    pub fn read_range<T: GpuAligned>(
+    pub fn read_range<T: GpuWords>(
         self,
         slice: &ArenaSlice<T, B>,
         start: usize,
@@ -466,7 +454,7 @@ impl<'a, B: Backend> OnStream<'a, B> {
     /// # Errors
     ///
     /// As [`Arena::to_vec`].
-    pub fn to_vec<T: GpuAligned>(self, slice: &ArenaSlice<T, B>) -> ArenaResult<Vec<T>, B> {
+    pub fn to_vec<T: GpuWords>(self, slice: &ArenaSlice<T, B>) -> ArenaResult<Vec<T>, B> {
         // Checked before the `Vec` is made, so a forged length cannot ask for
         // a huge allocation.
         self.arena.element_span(slice, 0, slice.len)?;
@@ -487,7 +475,7 @@ impl<'a, B: Backend> OnStream<'a, B> {
     /// # Errors
     ///
     /// As [`Arena::zero`].
-    pub fn zero<T: GpuAligned>(self, slice: &mut ArenaSlice<T, B>) -> ArenaResult<(), B> {
+    pub fn zero<T: GpuWords>(self, slice: &mut ArenaSlice<T, B>) -> ArenaResult<(), B> {
         let dst = self.arena.element_span(slice, 0, slice.len)?;
         if slice.place.is_empty() {
             return Ok(());
@@ -515,7 +503,7 @@ impl<'a, B: Backend> OnStream<'a, B> {
     /// # Errors
     ///
     /// As [`Arena::copy`].
-    pub fn copy<T: GpuAligned>(
+    pub fn copy<T: GpuWords>(
         self,
         src: &ArenaSlice<T, B>,
         dst: &mut ArenaSlice<T, B>,

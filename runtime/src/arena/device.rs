@@ -11,7 +11,7 @@ use super::{Arena, ArenaArray, ArenaError, ArenaResult, ArenaSlice, Pitched, SEA
 use crate::align::bytes_of;
 use crate::backend::cuda::{CudaBackend, CudaError};
 use crate::backend::Span;
-use crate::{GpuAligned, GpuField};
+use crate::{GpuField, GpuWords};
 
 impl Arena<CudaBackend> {
     /// Waits for the arena's stream; see [`CudaBackend::synchronize`].
@@ -67,7 +67,7 @@ impl Arena<CudaBackend> {
     /// [`ArenaError::Handle`] for a handle this arena does not hold; the
     /// range check's errors for a handle whose type does not match its
     /// bytes; [`CudaError::Poisoned`] after a sticky fault.
-    pub fn view<'a, T: GpuAligned>(
+    pub fn view<'a, T: GpuWords>(
         &'a self,
         slice: &'a ArenaSlice<T, CudaBackend>,
     ) -> ArenaResult<CudaView<'a, T>, CudaBackend> {
@@ -91,7 +91,7 @@ impl Arena<CudaBackend> {
     /// # Errors
     ///
     /// As [`view`](Arena::view), and [`ArenaError::OutOfRange`].
-    pub fn view_range<'a, T: GpuAligned>(
+    pub fn view_range<'a, T: GpuWords>(
         &'a self,
         slice: &'a ArenaSlice<T, CudaBackend>,
         start: usize,
@@ -128,7 +128,7 @@ impl Arena<CudaBackend> {
     /// # Errors
     ///
     /// As [`view`](Arena::view).
-    pub fn view_mut<'a, T: GpuAligned>(
+    pub fn view_mut<'a, T: GpuWords>(
         &'a self,
         slice: &'a mut ArenaSlice<T, CudaBackend>,
     ) -> ArenaResult<CudaViewMut<'a, T>, CudaBackend> {
@@ -160,7 +160,7 @@ impl Arena<CudaBackend> {
     /// # Errors
     ///
     /// As [`view`](Arena::view).
-    pub fn pitched_view<'a, T: GpuAligned>(
+    pub fn pitched_view<'a, T: GpuWords>(
         &'a self,
         array: &'a Pitched<T, CudaBackend>,
     ) -> ArenaResult<CudaView<'a, T>, CudaBackend> {
@@ -189,7 +189,7 @@ impl Arena<CudaBackend> {
     /// # Errors
     ///
     /// As [`view`](Arena::view).
-    pub fn pitched_view_mut<'a, T: GpuAligned>(
+    pub fn pitched_view_mut<'a, T: GpuWords>(
         &'a self,
         array: &'a mut Pitched<T, CudaBackend>,
     ) -> ArenaResult<CudaViewMut<'a, T>, CudaBackend> {
@@ -204,7 +204,7 @@ impl Arena<CudaBackend> {
     }
 
     /// The bytes and element count of a whole pitched array, checked.
-    fn pitched_span<T: GpuAligned>(
+    fn pitched_span<T: GpuWords>(
         &self,
         array: &Pitched<T, CudaBackend>,
     ) -> ArenaResult<(Span, usize), CudaBackend> {

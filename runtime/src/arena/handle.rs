@@ -145,7 +145,7 @@ pub struct ArenaSlice<T, B: Backend = HostBuffer> {
 impl<T, B: Backend> ArenaSlice<T, B> {
     pub(crate) fn new(place: Place<B>, len: usize) -> Self
     where
-        T: crate::GpuAligned,
+        T: crate::GpuWords,
     {
         crate::layout::require_layout::<T>();
         ArenaSlice {

@@ -4,7 +4,7 @@
 
 use super::{Arena, ArenaResult, ArenaSlice, Pitched};
 use crate::backend::{HostAccess, HostBuffer};
-use crate::GpuAligned;
+use crate::GpuWords;
 
 impl Arena<HostBuffer> {
     /// The whole buffer, for inspection. Takes the arena `&mut`, so no view
@@ -39,10 +39,7 @@ impl<B: HostAccess> Arena<B> {
     /// errors of the range check ([`ArenaError::OutsideBuffer`](super::ArenaError::OutsideBuffer),
     /// [`ArenaError::Misaligned`](super::ArenaError::Misaligned)) for a handle whose type does not match
     /// its bytes.
-    pub fn get<'a, T: GpuAligned>(
-        &'a self,
-        slice: &'a ArenaSlice<T, B>,
-    ) -> ArenaResult<&'a [T], B> {
+    pub fn get<'a, T: GpuWords>(&'a self, slice: &'a ArenaSlice<T, B>) -> ArenaResult<&'a [T], B> {
         let span = self.element_span(slice, 0, slice.len)?;
         let elements = self.host_elements::<T>(span);
         // SAFETY: `span` holds `slice.len` elements of `T` inside the buffer,
@@ -80,7 +77,7 @@ impl<B: HostAccess> Arena<B> {
     /// # Errors
     ///
     /// As [`get`](Arena::get).
-    pub fn get_mut<'a, T: GpuAligned>(
+    pub fn get_mut<'a, T: GpuWords>(
         &'a self,
         slice: &'a mut ArenaSlice<T, B>,
     ) -> ArenaResult<&'a mut [T], B> {
@@ -105,7 +102,7 @@ impl<B: HostAccess> Arena<B> {
     /// # Errors
     ///
     /// [`ArenaError::RowOutOfRange`](super::ArenaError::RowOutOfRange), or as [`Arena::get`].
-    pub fn row<'a, T: GpuAligned>(
+    pub fn row<'a, T: GpuWords>(
         &'a self,
         array: &'a Pitched<T, B>,
         row: usize,
@@ -133,7 +130,7 @@ impl<B: HostAccess> Arena<B> {
     /// # Errors
     ///
     /// As [`row`](Arena::row).
-    pub fn row_mut<'a, T: GpuAligned>(
+    pub fn row_mut<'a, T: GpuWords>(
         &'a self,
         array: &'a mut Pitched<T, B>,
         row: usize,

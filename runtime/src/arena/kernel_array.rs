@@ -17,7 +17,7 @@ use cudarc::driver::{
 use super::read_only::ReadOnlyView;
 use super::{Arena, ArenaError, ArenaResult, ArenaSlice};
 use crate::backend::cuda::CudaBackend;
-use crate::GpuAligned;
+use crate::GpuWords;
 
 /// An array's device address and length, laid out as the header's
 /// `gpu_array<T>` (`T* ptr; unsigned long long len;`, 16 bytes): a kernel
@@ -194,7 +194,7 @@ impl Arena<CudaBackend> {
     ///
     /// As [`view`](Arena::view); [`CudaError::ForeignStream`](crate::backend::cuda::CudaError::ForeignStream)
     /// for a stream of another context.
-    pub fn kernel_array<'a, T: GpuAligned>(
+    pub fn kernel_array<'a, T: GpuWords>(
         &'a self,
         array: &'a ArenaSlice<T, CudaBackend>,
         stream: &'a Arc<CudaStream>,
@@ -223,7 +223,7 @@ impl Arena<CudaBackend> {
     /// # Errors
     ///
     /// As [`kernel_array`](Arena::kernel_array).
-    pub fn kernel_array_mut<'a, T: GpuAligned>(
+    pub fn kernel_array_mut<'a, T: GpuWords>(
         &'a self,
         array: &'a mut ArenaSlice<T, CudaBackend>,
         stream: &'a Arc<CudaStream>,

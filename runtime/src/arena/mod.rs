@@ -129,7 +129,7 @@ use core::mem::align_of;
 pub use crate::align::{ARRAY_ALIGN, PITCH_ALIGN};
 use crate::alloc::{Allocation, Allocator, HandleError, Stats};
 use crate::backend::{Backend, HostAccess, HostBuffer};
-use crate::GpuAligned;
+use crate::GpuWords;
 use returns::{ReturnsOwner, Taken};
 use reuse::Reuse;
 
@@ -349,7 +349,7 @@ impl<B: Backend> Arena<B> {
     /// assert_eq!(arena.align_for::<float4>(), 16);
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
-    pub fn align_for<T: GpuAligned>(&self) -> usize {
+    pub fn align_for<T: GpuWords>(&self) -> usize {
         self.min_align.max(align_of::<T>())
     }
 

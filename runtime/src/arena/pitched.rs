@@ -18,7 +18,7 @@ use super::{Arena, ArenaError, ArenaResult, OnStream};
 use crate::alloc::AllocError;
 use crate::backend::{Backend, Rows, Span};
 use crate::sanitizer::{ArrayInfo, RegionShape};
-use crate::GpuAligned;
+use crate::GpuWords;
 
 /// A 2D array in an [`Arena`]: `height` rows of `width` elements of `T`,
 /// each row starting `pitch` bytes after the previous one. Dropping it gives
@@ -42,7 +42,7 @@ pub struct Pitched<T, B: Backend = crate::backend::HostBuffer> {
 impl<T, B: Backend> Pitched<T, B> {
     pub(super) fn new(place: Place<B>, width: usize, height: usize, pitch: usize) -> Self
     where
-        T: GpuAligned,
+        T: GpuWords,
     {
         crate::layout::require_layout::<T>();
         Pitched {
@@ -228,7 +228,7 @@ impl Footprint {
 }
 
 /// The footprint of a `width x height` pitched array of `T`.
-pub(super) fn pitched_layout<T: GpuAligned>(
+pub(super) fn pitched_layout<T: GpuWords>(
     width: usize,
     height: usize,
     min_align: usize,
@@ -272,7 +272,7 @@ impl<B: Backend> Arena<B> {
     /// [`AllocError::SizeOverflow`] when the byte size overflows, or the
     /// allocator's other errors; [`ArenaError::MisalignedBase`] when the
     /// buffer's address is not aligned to the pitch alignment.
-    pub fn alloc_pitched<T: GpuAligned>(
+    pub fn alloc_pitched<T: GpuWords>(
         &mut self,
         width: usize,
         height: usize,
@@ -407,7 +407,7 @@ impl<B: Backend> Arena<B> {
     /// [`ArenaError::LengthMismatch`] unless `packed.len() == width * height`;
     /// [`ArenaError::Handle`] for a handle this arena does not hold;
     /// [`ArenaError::Backend`].
-    pub fn write_rows<T: GpuAligned>(
+    pub fn write_rows<T: GpuWords>(
         &self,
         array: &mut Pitched<T, B>,
         packed: &[T],
@@ -430,7 +430,7 @@ impl<B: Backend> Arena<B> {
     /// # Errors
     ///
     /// As [`write_rows`](Arena::write_rows).
-    pub fn read_rows<T: GpuAligned>(
+    pub fn read_rows<T: GpuWords>(
         &self,
         array: &Pitched<T, B>,
         packed: &mut [T],
@@ -452,7 +452,7 @@ impl<B: Backend> OnStream<'_, B> {
     /// # Errors
     ///
     /// As [`Arena::write_rows`].
-    pub fn write_rows<T: GpuAligned>(
+    pub fn write_rows<T: GpuWords>(
         self,
         array: &mut Pitched<T, B>,
         packed: &[T],
@@ -493,7 +493,7 @@ impl<B: Backend> OnStream<'_, B> {
     /// # Errors
     ///
     /// As [`Arena::read_rows`].
-    pub fn read_rows<T: GpuAligned>(
+    pub fn read_rows<T: GpuWords>(
         self,
         array: &Pitched<T, B>,
         packed: &mut [T],

@@ -16,7 +16,7 @@ use crate::align::{bytes_of, offset_of, round_up};
 use crate::alloc::{AllocError, Allocator};
 use crate::backend::{Backend, HostBuffer};
 use crate::sanitizer::{red_zone_bytes, ArrayInfo, RegionShape};
-use crate::GpuAligned;
+use crate::GpuWords;
 
 fn next_plan_id() -> u64 {
     static NEXT: AtomicU64 = AtomicU64::new(1);
@@ -40,7 +40,7 @@ struct Element {
 }
 
 impl Element {
-    fn of<T: GpuAligned>() -> Element {
+    fn of<T: GpuWords>() -> Element {
         Element {
             id: TypeId::of::<T>(),
             name: type_name::<T>(),
@@ -80,7 +80,7 @@ impl Entry {
     }
 }
 
-fn array_layout<T: GpuAligned>(
+fn array_layout<T: GpuWords>(
     shape: Shape,
     min_align: usize,
     pitch_align: usize,
@@ -226,7 +226,7 @@ impl Plan {
     /// let _key = plan.array::<f64>(100);
     /// assert_eq!(plan.len(), 1);
     /// ```
-    pub fn array<T: GpuAligned>(&mut self, len: usize) -> ArrayKey<T> {
+    pub fn array<T: GpuWords>(&mut self, len: usize) -> ArrayKey<T> {
         let index = self.push::<T>(Shape::Array { len });
         ArrayKey {
             plan: self.id,
@@ -243,7 +243,7 @@ impl Plan {
     /// let _key = plan.pitched::<u8>(640, 480);
     /// assert_eq!(plan.len(), 1);
     /// ```
-    pub fn pitched<T: GpuAligned>(&mut self, width: usize, height: usize) -> PitchedKey<T> {
+    pub fn pitched<T: GpuWords>(&mut self, width: usize, height: usize) -> PitchedKey<T> {
         let index = self.push::<T>(Shape::Pitched { width, height });
         PitchedKey {
             plan: self.id,
@@ -252,7 +252,7 @@ impl Plan {
         }
     }
 
-    fn push<T: GpuAligned>(&mut self, shape: Shape) -> usize {
+    fn push<T: GpuWords>(&mut self, shape: Shape) -> usize {
         self.entries.push(Entry {
             shape,
             element: Element::of::<T>(),
@@ -550,7 +550,7 @@ impl<B: Backend> Carving<B> {
 
     /// The entry `index` of the plan, taken out, once it is checked to hold
     /// what a key for `T` in `shape` asks for.
-    fn take_entry<T: GpuAligned>(
+    fn take_entry<T: GpuWords>(
         &mut self,
         plan: u64,
         index: usize,
@@ -591,7 +591,7 @@ impl<B: Backend> Carving<B> {
     /// included), [`ArenaError::AlreadyTaken`] the second time,
     /// [`ArenaError::KeyMismatch`] if the entry holds another element type
     /// or a pitched array.
-    pub fn take<T: GpuAligned>(&mut self, key: ArrayKey<T>) -> ArenaResult<ArenaSlice<T, B>, B> {
+    pub fn take<T: GpuWords>(&mut self, key: ArrayKey<T>) -> ArenaResult<ArenaSlice<T, B>, B> {
         match self.take_entry::<T>(key.plan, key.index, false)? {
             (place, Shape::Array { len }) => Ok(ArenaSlice::new(place, len)),
             // `take_entry` checked the shape.
@@ -618,7 +618,7 @@ impl<B: Backend> Carving<B> {
     /// # Errors
     ///
     /// As [`take`](Carving::take).
-    pub fn take_pitched<T: GpuAligned>(
+    pub fn take_pitched<T: GpuWords>(
         &mut self,
         key: PitchedKey<T>,
     ) -> ArenaResult<Pitched<T, B>, B> {

@@ -18,7 +18,7 @@ use cudarc::driver::CudaView;
 
 use super::{Arena, ArenaResult, ArenaSlice};
 use crate::backend::cuda::CudaBackend;
-use crate::GpuAligned;
+use crate::GpuWords;
 
 /// A read-only device view of an array that is also read-only for the
 /// kernels compute-sanitizer watches, until it drops: made by
@@ -74,7 +74,7 @@ impl Arena<CudaBackend> {
     /// # Errors
     ///
     /// As [`view`](Arena::view).
-    pub fn view_read_only<'a, T: GpuAligned>(
+    pub fn view_read_only<'a, T: GpuWords>(
         &'a self,
         array: &'a ArenaSlice<T, CudaBackend>,
     ) -> ArenaResult<ReadOnlyView<'a, T>, CudaBackend> {

@@ -26,7 +26,7 @@ use crate::align::offset_of;
 use crate::alloc::{AllocError, Allocation, Allocator};
 use crate::backend::Backend;
 use crate::sanitizer::{ArrayInfo, RegionShape};
-use crate::GpuAligned;
+use crate::GpuWords;
 
 /// How many dropped arrays wait on the list before an allocation takes
 /// them back although it fits without them.
@@ -544,7 +544,7 @@ impl<B: Backend> Arena<B> {
     /// `len * size_of::<T>()` overflows, or the allocator's other errors
     /// (out of memory among them).
     #[inline(always)]
-    pub fn alloc<T: GpuAligned>(&mut self, len: usize) -> ArenaResult<ArenaSlice<T, B>, B> {
+    pub fn alloc<T: GpuWords>(&mut self, len: usize) -> ArenaResult<ArenaSlice<T, B>, B> {
         // Always inline, a kept block's path and a call for the rest: out
         // of line, every allocation paid a call, the saving of six
         // registers and its result written through memory (a quarter of
@@ -624,7 +624,7 @@ impl<B: Backend> Arena<B> {
     ///
     /// As [`alloc`](Arena::alloc), and [`ArenaError::Backend`] if the
     /// zero-fill fails (the array is given back then).
-    pub fn alloc_zeros<T: GpuAligned>(&mut self, len: usize) -> ArenaResult<ArenaSlice<T, B>, B> {
+    pub fn alloc_zeros<T: GpuWords>(&mut self, len: usize) -> ArenaResult<ArenaSlice<T, B>, B> {
         let mut array = self.alloc::<T>(len)?;
         self.zero(&mut array)?;
         Ok(array)
@@ -645,7 +645,7 @@ impl<B: Backend> Arena<B> {
     /// As [`alloc`](Arena::alloc) (an empty `src` makes an empty array),
     /// and [`ArenaError::Backend`] if the copy fails (the array is given
     /// back then).
-    pub fn alloc_from<T: GpuAligned>(&mut self, src: &[T]) -> ArenaResult<ArenaSlice<T, B>, B> {
+    pub fn alloc_from<T: GpuWords>(&mut self, src: &[T]) -> ArenaResult<ArenaSlice<T, B>, B> {
         let mut array = self.alloc::<T>(src.len())?;
         self.write(&mut array, src)?;
         Ok(array)

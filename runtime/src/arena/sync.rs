@@ -6,7 +6,7 @@ use std::sync::{Mutex, MutexGuard, PoisonError};
 use super::{Arena, ArenaHandle, ArenaResult, ArenaSlice, FreeFailed};
 use crate::alloc::Stats;
 use crate::backend::Backend;
-use crate::GpuAligned;
+use crate::GpuWords;
 
 /// An [`Arena`] that can be shared between threads (`Sync` when the backend
 /// is `Send`). Allocation and freeing take the lock for one operation;
@@ -44,7 +44,7 @@ impl<B: Backend> SyncArena<B> {
     /// # Errors
     ///
     /// As [`Arena::alloc`].
-    pub fn alloc<T: GpuAligned>(&self, len: usize) -> ArenaResult<ArenaSlice<T, B>, B> {
+    pub fn alloc<T: GpuWords>(&self, len: usize) -> ArenaResult<ArenaSlice<T, B>, B> {
         self.lock().alloc(len)
     }
 

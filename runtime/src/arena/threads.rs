@@ -37,7 +37,7 @@ use crate::align::offset_of;
 use crate::alloc::{AllocError, Stats};
 use crate::backend::Backend;
 use crate::sanitizer::{ArrayInfo, RegionShape};
-use crate::GpuAligned;
+use crate::GpuWords;
 
 /// How many blocks a slot collects for the shared arena (arrays used on a
 /// device, blocks its cache has no room for) before it hands them over at
@@ -262,7 +262,7 @@ where
     /// As [`Arena::alloc`]; out of memory only once every thread's kept
     /// blocks went back to the shared arena and the array still does not
     /// fit.
-    pub fn alloc<T: GpuAligned>(&self, len: usize) -> ArenaResult<ArenaSlice<T, B>, B> {
+    pub fn alloc<T: GpuWords>(&self, len: usize) -> ArenaResult<ArenaSlice<T, B>, B> {
         let shared = &self.shared;
         let align = shared.min_align.max(align_of::<T>());
         let Some(bytes) = len.checked_mul(size_of::<T>()) else {
@@ -301,7 +301,7 @@ where
     /// # Errors
     ///
     /// As [`Arena::alloc_zeros`].
-    pub fn alloc_zeros<T: GpuAligned>(&self, len: usize) -> ArenaResult<ArenaSlice<T, B>, B> {
+    pub fn alloc_zeros<T: GpuWords>(&self, len: usize) -> ArenaResult<ArenaSlice<T, B>, B> {
         let mut array = self.alloc::<T>(len)?;
         self.lock().zero(&mut array)?;
         Ok(array)
@@ -320,7 +320,7 @@ where
     /// # Errors
     ///
     /// As [`Arena::alloc_from`].
-    pub fn alloc_from<T: GpuAligned>(&self, src: &[T]) -> ArenaResult<ArenaSlice<T, B>, B> {
+    pub fn alloc_from<T: GpuWords>(&self, src: &[T]) -> ArenaResult<ArenaSlice<T, B>, B> {
         let mut array = self.alloc::<T>(src.len())?;
         self.lock().write(&mut array, src)?;
         Ok(array)

@@ -65,6 +65,36 @@ pub(crate) const fn explain_parts(
     text
 }
 
+/// The message of `#[derive(GpuData)]`'s check: every hole, each
+/// described (the size and alignment are free), or an empty message.
+pub(crate) const fn explain_holes(
+    name: &str,
+    size: usize,
+    align: usize,
+    fields: &[GpuField],
+) -> Message {
+    let mut text = Message::new();
+    // Stage 2 is the first hole; the size and the alignment are stages 0 and 1.
+    let mut stage = 2;
+    while let Some((violation, next)) = next_violation(size, align, fields, stage) {
+        if !text.is_empty() {
+            text = text.text("\n");
+        }
+        text = crate::rules::describe_as(text, name, &violation, "GPU data");
+        stage = next;
+    }
+    text
+}
+
+/// The field the first hole of `fields` is before, if any hole is before
+/// a field.
+pub(crate) const fn first_hole_before(fields: &[GpuField]) -> Option<&'static str> {
+    match next_violation(usize::MAX, 1, fields, 2) {
+        Some((Violation::InteriorHole { field, .. }, _)) => Some(field),
+        _ => None,
+    }
+}
+
 pub(crate) const fn blame(layout: &GpuLayout) -> Blame {
     blame_parts(layout.size, layout.align, layout.fields)
 }

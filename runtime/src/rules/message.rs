@@ -120,6 +120,17 @@ impl fmt::Debug for Message {
 /// Appends the message of `violation` about type `name`: the fact with its
 /// numbers, the rule, and the fix.
 pub(crate) const fn describe(m: Message, name: &str, violation: &Violation) -> Message {
+    describe_as(m, name, violation, "a GPU element")
+}
+
+/// [`describe`], the holes said of `subject` (`"a GPU element"`, or what
+/// `#[derive(GpuData)]` checks: `"GPU data"`).
+pub(crate) const fn describe_as(
+    m: Message,
+    name: &str,
+    violation: &Violation,
+    subject: &str,
+) -> Message {
     match *violation {
         Violation::TooLarge { size, .. } => m
             .named(name)
@@ -127,7 +138,10 @@ pub(crate) const fn describe(m: Message, name: &str, violation: &Violation) -> M
             .bytes(size)
             .text(", more than the 16 bytes one GPU load or store can move")
             .text("\n  = rule: a GPU element is 1, 2, 4, 8 or 16 bytes, aligned to its size, with no holes")
-            .text("\n  = fix: store it as a structure of arrays: `#[derive(GpuSoa)]` on the struct (instead of `GpuAligned`) keeps one array per field, each field a GPU element (a 12-byte `float3` field becomes `float3_16_t`, a struct field `#[gpu_aligned::padded]`); or split it into structs of at most 16 bytes"),
+            .text("\n  = fix, by how kernels use it:")
+            .text("\n    - kernels that read or write some fields of many elements: store one array per field, `#[derive(GpuSoa)]` instead of `GpuAligned` (a 12-byte `float3` field becomes `float3_16_t`)")
+            .text("\n    - kernels that read whole elements (every thread the same one, as a scene table or a BVH node, or gathered): `#[derive(GpuData)]` instead of `GpuAligned`, aligned to 16 (`#[repr(C, align(16))]`, or `#[gpu_aligned::padded]` to pad it) so the arena stores it whole as 16-byte words")
+            .text("\n    - a kernel parameter passed by value, or a field of other GPU data: `#[derive(GpuData)]` instead of `GpuAligned`, any size"),
         Violation::NotWordSized { size, align } => {
             let word = match super::word_for(size) {
                 Some(word) => word,
@@ -170,7 +184,9 @@ pub(crate) const fn describe(m: Message, name: &str, violation: &Violation) -> M
             .text(field)
             .text("` (offset ")
             .number(offset)
-            .text("): a GPU element must have no holes")
+            .text("): ")
+            .text(subject)
+            .text(" must have no holes")
             .text("\n  = fix: add a field `_pad: [u8; ")
             .number(bytes)
             .text("]` marked `#[gpu_aligned(padding)]` before `")
@@ -184,7 +200,9 @@ pub(crate) const fn describe(m: Message, name: &str, violation: &Violation) -> M
             .bytes(size)
             .text(", align ")
             .number(align)
-            .text("): a GPU element must have no holes")
+            .text("): ")
+            .text(subject)
+            .text(" must have no holes")
             .text("\n  = fix: add a last field `_pad: [u8; ")
             .number(bytes)
             .text("]` marked `#[gpu_aligned(padding)]`, or put `#[gpu_aligned::padded]` on the struct"),
