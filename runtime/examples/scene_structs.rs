@@ -21,7 +21,7 @@ use gpu_aligned::backend::cuda::cudarc::driver::{
 use gpu_aligned::backend::cuda::cudarc::nvrtc::compile_ptx;
 use gpu_aligned::header::CudaHeader;
 use gpu_aligned::vector::{float3, float4};
-use gpu_aligned::{GpuData, GpuLayout, GpuType};
+use gpu_aligned::GpuData;
 use std::sync::Arc;
 
 /// The kernel's parameter block, passed by value: 144 bytes, aligned to 8.
@@ -122,21 +122,13 @@ extern "C" __global__ void render(Camera cam, const Sphere* spheres, unsigned co
 /// words.
 fn aligned_source() -> Result<String, Box<dyn std::error::Error>> {
     let mut header = CudaHeader::new();
-    header
-        .add_data::<Camera>()?
-        .add_soa_layout(struct_layout::<Sphere>())?;
+    // The camera as a struct with its `static_assert`s; the sphere, which an
+    // arena array holds whole, with its views (`Sphere_aos16`).
+    header.add_data::<Camera>()?.add::<Sphere>()?;
     Ok(format!(
         "{}\n#define LOAD_SPHERE(k) Sphere_aos16::over(const_cast<Sphere*>(spheres), count).load(k)\n{RENDER}",
         header.render()
     ))
-}
-
-/// The layout of a derived struct, as the header takes it.
-fn struct_layout<T: GpuData>() -> &'static GpuLayout {
-    match T::TYPE {
-        GpuType::Struct(layout) => layout,
-        _ => unreachable!("a derived type is a struct"),
-    }
 }
 
 /// The baseline's C++ twins of the Rust structs, kept in step by hand.

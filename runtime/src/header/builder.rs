@@ -5,7 +5,8 @@ use super::emit::{accessors_text, struct_text, Names, PREAMBLE};
 use super::names::check_type_name;
 use super::views::{views_text, ViewName, VIEW_SUFFIXES};
 use super::{HeaderError, MAX_DEPTH};
-use crate::layout::{GpuAligned, GpuData, GpuField, GpuLayout, GpuType};
+use crate::layout::{GpuData, GpuField, GpuLayout, GpuType, GpuWords};
+use crate::rules;
 use alloc_crate::{string::String, vec::Vec};
 use core::fmt::{self, Write};
 
@@ -67,18 +68,30 @@ impl CudaHeader {
         Self::default()
     }
 
-    /// Declares the element type `T`, with the structs it contains and its
-    /// `gpu_load`/`gpu_store` accessors. Adding a type twice, or a type
-    /// already declared as part of another, is harmless. Scalars and CUDA
-    /// vector types are built into CUDA and add nothing.
+    /// Declares `T`, a type an arena array holds ([`GpuWords`]), with the
+    /// structs it contains and the kernel's way to read and write it: for an
+    /// element, its `gpu_load`/`gpu_store` accessors; for a whole struct
+    /// (aligned to 16, moved as 16-byte words), its views, whose
+    /// `T_aos16::over(pointer, len).load(i)` reads element `i` as those
+    /// words (see [`header`](super#structure-of-arrays-and-array-of-structs-views-the-kernel-side)).
+    /// Adding a type twice, or a type already declared as part of another,
+    /// is harmless. Scalars and CUDA vector types are built into CUDA and
+    /// add nothing.
     ///
     /// ```
     /// use gpu_aligned::header::CudaHeader;
     /// use gpu_aligned::vector::float4;
     ///
+    /// #[derive(Clone, Copy, gpu_aligned::GpuData)]
+    /// #[repr(C)]
+    /// struct Sphere { center_radius: float4, albedo: float4 }
+    ///
     /// let mut header = CudaHeader::new();
     /// header.add::<float4>()?; // a CUDA built-in: nothing to declare
-    /// assert!(header.render().contains("#pragma once"));
+    /// header.add::<Sphere>()?; // 32 bytes, aligned to 16: stored whole
+    /// let text = header.render();
+    /// assert!(text.contains("struct Sphere_aos16"));
+    /// assert!(!text.contains("Sphere gpu_load("));
     /// # Ok::<(), gpu_aligned::header::HeaderError>(())
     /// ```
     ///
@@ -86,15 +99,22 @@ impl CudaHeader {
     ///
     /// [`HeaderError`] if a name cannot be spelled in C++ or clashes, or a
     /// layout cannot be reproduced; the header is then left unchanged.
-    pub fn add<T: GpuAligned>(&mut self) -> Result<&mut Self, HeaderError> {
+    pub fn add<T: GpuWords>(&mut self) -> Result<&mut Self, HeaderError> {
         crate::layout::require_layout::<T>();
-        self.add_type(
-            &T::TYPE,
-            Wants {
+        let wants = match T::TYPE {
+            // A whole struct: more than one word, so no one-word accessors.
+            GpuType::Struct(layout) if !rules::is_legal(layout.size, layout.align, layout.size) => {
+                Wants {
+                    accessors: false,
+                    views: Some(layout.fields),
+                }
+            }
+            _ => Wants {
                 accessors: true,
                 views: None,
             },
-        )
+        };
+        self.add_type(&T::TYPE, wants)
     }
 
     /// Declares the field type `T` (a struct that is [`GpuData`] but not an
