@@ -78,7 +78,7 @@ fn stepped(mut b: Body) -> Body {
     b.velocity.x -= 1.0;
     b.id += u32::from(b.kind);
     b.pair.lo ^= 0xff;
-    b.charge -= 3;
+    b.charge = b.charge.wrapping_sub(3);
     b.kind += 1;
     b
 }
