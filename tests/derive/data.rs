@@ -193,3 +193,34 @@ fn whole_structs_are_arrays_of_an_arena() -> Result<(), Box<dyn std::error::Erro
     assert_eq!(arena.to_vec(&balls)?, vec![Ball::default(); 3]);
     Ok(())
 }
+
+/// One type, stored whole or as columns: the Rust side picks when it
+/// allocates, and one header declares both views for one kernel source.
+#[derive(Clone, Copy, Debug, PartialEq, gpu_aligned::GpuData, gpu_aligned::GpuSoa)]
+#[repr(C, align(16))]
+struct Marble {
+    center: gpu_aligned::vector::float4,
+    color: gpu_aligned::vector::float4,
+}
+
+#[test]
+fn one_type_is_stored_whole_or_as_columns() {
+    let mut arena = gpu_aligned::arena::Arena::host(1 << 16).unwrap();
+    let marbles: Vec<Marble> = (0..10)
+        .map(|i| Marble {
+            center: gpu_aligned::vector::float4::new(i as f32, 0.0, 0.0, 1.0),
+            color: gpu_aligned::vector::float4::new(0.0, i as f32, 0.0, 1.0),
+        })
+        .collect();
+    let whole = arena.alloc_from(&marbles).unwrap();
+    let mut columns = arena.alloc_soa::<Marble>(10).unwrap();
+    arena.write_soa(&mut columns, &marbles).unwrap();
+    assert_eq!(whole.size_bytes(), 10 * 32);
+    assert_eq!(arena.to_vec(&whole).unwrap(), marbles);
+    assert_eq!(arena.read_soa(&columns).unwrap(), marbles);
+    let mut header = gpu_aligned::header::CudaHeader::new();
+    header.add::<Marble>().unwrap().add_soa::<Marble>().unwrap();
+    let text = header.render();
+    assert_eq!(text.matches("struct Marble_aos16 ").count(), 1, "{text}");
+    assert_eq!(text.matches("struct Marble_soa ").count(), 1, "{text}");
+}
