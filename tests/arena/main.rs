@@ -5,6 +5,7 @@
 mod support;
 
 mod arena;
+mod counts;
 mod drop;
 mod empty;
 pub mod generic;

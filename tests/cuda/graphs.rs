@@ -472,3 +472,29 @@ fn a_capture_step_that_swaps_the_arena_out_ends_the_capture() {
     assert_eq!(arena.to_vec(&a).unwrap(), [1, 2, 3]);
     stream.context().check_err().unwrap();
 }
+
+/// A dropped array that a live captured graph may still use is counted
+/// where it sits: among the pending frees, not live, not a leak.
+#[test]
+#[ignore = "needs an NVIDIA GPU"]
+fn a_dropped_array_held_by_a_live_graph_is_counted_and_no_leak() {
+    let (stream, _other) = streams();
+    let mut arena = Arena::device(&stream, 1 << 20).unwrap();
+    let kept = arena.alloc_zeros::<u32>(N).unwrap();
+    let (graph, ()) = arena
+        .capture(|arena| {
+            let temporary = arena.alloc_zeros::<u32>(N)?;
+            drop(temporary); // inside the capture: held for the graph
+            Ok(())
+        })
+        .unwrap();
+    graph.launch().unwrap();
+    assert_eq!(arena.live(), 1);
+    assert_eq!(arena.pending_frees(), 1);
+    assert_eq!(arena.leaks(), [(arena.offset(&kept).unwrap(), N * 4)]);
+    drop(graph);
+    stream.synchronize().unwrap();
+    drop(kept);
+    let _ = arena.alloc::<u8>(1).unwrap(); // takes the graph's arrays back
+    stream.context().check_err().unwrap();
+}

@@ -132,6 +132,23 @@ impl<B: Backend> Graphs<B> {
         !self.capturing && self.held.is_empty()
     }
 
+    /// How many dropped arrays are held for the capture under way or for
+    /// captured graphs.
+    pub(super) fn holds(&self) -> usize {
+        let held: usize = self.held.iter().map(|held| held.arrays.len()).sum();
+        self.during.len() + held
+    }
+
+    /// Whether the dropped array at `offset` is held for a capture or a
+    /// graph.
+    pub(super) fn holds_offset(&self, offset: u64) -> bool {
+        let held = self.held.iter().flat_map(|held| &held.arrays);
+        self.during
+            .iter()
+            .chain(held)
+            .any(|(allocation, _)| allocation.offset() == offset)
+    }
+
     /// Whether a capture is under way.
     pub(super) fn capturing(&self) -> bool {
         self.capturing

@@ -301,6 +301,7 @@ impl<B: Backend> Arena<B> {
                     .any(|(freed, _)| freed.offset() == *offset)
                     && !queued.contains(offset)
                     && !self.reuse.holds(*offset)
+                    && !self.graphs.holds_offset(*offset)
             })
             .collect();
         // The allocator walks its blocks in the order it made them, which
@@ -316,7 +317,9 @@ impl<B: Backend> Arena<B> {
     /// otherwise a few at a time), and blocks of dropped arrays it keeps for
     /// the next array of the same size (it gives them to the allocator when
     /// an array would not fit without them, and when a growing arena is
-    /// [trimmed](Arena::trim)).
+    /// [trimmed](Arena::trim)), and dropped arrays a captured CUDA graph may
+    /// still use (held until its last replay has finished). Counting
+    /// allocates nothing.
     ///
     /// ```
     /// # let mut arena = gpu_aligned::arena::Arena::host(256)?;
@@ -328,7 +331,13 @@ impl<B: Backend> Arena<B> {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn pending_frees(&self) -> usize {
-        self.pending.len() + self.queued_offsets().len() + self.reuse.len()
+        // Each place a given-back block can sit, counted where it sits; no
+        // count allocates.
+        let allocator = &self.allocator;
+        let queued = self
+            .returns
+            .count_held(|allocation| allocator.check_handle(allocation).is_ok());
+        self.pending.len() + queued + self.reuse.len() + self.graphs.holds()
     }
 
     /// Where the dropped arrays not taken back yet are (a stale handle's

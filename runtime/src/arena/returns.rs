@@ -334,9 +334,21 @@ impl<B: Backend> ReturnsOwner<B> {
         self.get().push(returned);
     }
 
+    /// How many queued arrays `holds` says are still the arena's (a handle
+    /// dropped after a reset is not): a count that allocates nothing.
+    pub(super) fn count_held(&self, holds: impl Fn(&Allocation) -> bool) -> usize {
+        if self.queued() == 0 {
+            return 0;
+        }
+        let locked = self.get().lock();
+        let list = &locked.list;
+        let used = list.used.iter().map(|(allocation, _)| allocation);
+        list.unused.iter().chain(used).filter(|a| holds(a)).count()
+    }
+
     /// The offsets of the queued arrays that `holds` says are still the
-    /// arena's (a handle dropped after a reset is not), for counts and leak
-    /// reports.
+    /// arena's (a handle dropped after a reset is not), for leak reports
+    /// and the region map.
     pub(super) fn held(&self, holds: impl Fn(&Allocation) -> bool) -> Vec<u64> {
         if self.queued() == 0 {
             return Vec::new();

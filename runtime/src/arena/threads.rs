@@ -372,8 +372,7 @@ where
             cached += cache.kept.len() + cache.spill.len();
             cached += cache
                 .returns
-                .held(|allocation| core.allocator.check_handle(allocation).is_ok())
-                .len();
+                .count_held(|allocation| core.allocator.check_handle(allocation).is_ok());
         }
         core.live().saturating_sub(cached)
     }
