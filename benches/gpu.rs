@@ -8,10 +8,12 @@
 //! Every kernel handles 8 elements per thread, every array is 1 GiB (far
 //! larger than the H100's 50 MB L2), and every kernel figure is the median
 //! of repeated launches timed with CUDA events after warm-up launches (the
-//! allocation figures are host-timed means over many pairs). The
+//! allocation figures are host-timed, medians of rounds of many pairs that
+//! take turns with the driver's). The
 //! carved arrays come from a device [`Arena`]; the padded `float3` is a
 //! `#[gpu_aligned::padded]` type, declared to the kernels by
-//! `gpu_aligned::header`. `--alloc-only` runs the allocation section alone.
+//! `gpu_aligned::header`. `--alloc-only` runs the allocation section alone;
+//! `--pairs N`, `--sync-pairs N`, `--rounds N` and `--warmup N` size it.
 
 use std::fmt::Write as _;
 use std::sync::Arc;
@@ -23,6 +25,12 @@ use gpu_aligned::header::CudaHeader;
 use gpu_aligned::vector::float4;
 
 use cudarc::driver::{sys, CudaContext, CudaFunction, CudaStream, LaunchConfig, PushKernelArg};
+
+// Alternating rounds and medians, shared with the other device benches and
+// `trace_replay`.
+#[path = "../runtime/examples/support/rounds.rs"]
+#[allow(dead_code)]
+mod rounds;
 
 /// `float3` made a legal element: `{x, y, z, __pad_tail[4]}`, 16 bytes,
 /// aligned to 16, the pad zeroed.
@@ -500,27 +508,22 @@ fn main() -> Res<()> {
 }
 
 /// Section 4: the arena's alloc+free and alloc+drop pairs against the
-/// driver's allocators, and against a host arena's alloc+drop in the same
-/// run (the same code over host memory: what the device path adds).
+/// driver's allocators, and a host arena's alloc+drop (the same code over
+/// host memory: what the device path adds), raced fairly (`rounds.rs`): on
+/// a stream of its own (never the legacy default stream), the pool warmed,
+/// the same pairs per round on every side, sides taking turns, medians.
+/// `cuMemAlloc` + `cuMemFree` is raced against the arena apart, with fewer
+/// pairs (`--sync-pairs`), since it is a thousand times slower.
 fn allocation_speed(b: &mut Bench) -> Res<()> {
-    const PAIRS: usize = 2000;
-    const ARENA_PAIRS: usize = 200_000;
-    println!("\n## 4. allocation speed: ns per alloc+free pair (driver: mean of {PAIRS} pairs; arena: {ARENA_PAIRS}; arena drop: alloc + drop of the handle)");
+    let pairs = rounds::flag("--pairs").unwrap_or(100_000);
+    let sync_pairs = rounds::flag("--sync-pairs").unwrap_or(1000);
+    let laps = rounds::Rounds::from_args(1, 7);
     println!(
-        "{:>10} {:>12} {:>16} {:>13} {:>10} {:>11} {:>12} {:>12} {:>12} {:>14} {:>10}",
-        "bytes",
-        "cuMemAlloc",
-        "cuMemAllocAsync",
-        "cudarc alloc",
-        "arena",
-        "arena drop",
-        "vs cuMem",
-        "vs async",
-        "vs cudarc",
-        "drop vs async",
-        "host drop"
+        "\n## 4. allocation speed: ns per pair, on a new stream, the pool warmed; {pairs} pairs per round ({sync_pairs} against cuMemAlloc), {} timed rounds after {} warm-up, sides taking turns, medians",
+        laps.timed, laps.warmup
     );
-    let stream = b.stream.clone();
+    let stream = b.ctx.new_stream()?;
+    let cu_stream = stream.cu_stream();
     // A device arena with one small array live in front, as a program
     // that keeps some; a host arena of the same shape beside it.
     // Room for the arrays a batch of drops holds back at 16 MiB.
@@ -528,100 +531,133 @@ fn allocation_speed(b: &mut Bench) -> Res<()> {
     let head = arena.alloc::<u8>(1000)?;
     let mut host = Arena::host(1 << 30)?;
     let host_head = host.alloc::<u8>(1000)?;
+    let mut summary = Vec::new();
     for &bytes in &[256usize, 4096, 65_536, 1 << 20, 16 << 20] {
-        let t = Instant::now();
-        for _ in 0..PAIRS {
-            let p = raw_alloc(bytes)?;
-            raw_free(p)?;
+        rounds::warm_pool(&stream, bytes)?;
+        let sides = [
+            "cuMemAllocAsync",
+            "cudarc alloc",
+            "arena",
+            "arena drop",
+            "host drop",
+        ];
+        let samples = rounds::race(
+            &format!("{bytes} B: alloc + free pairs"),
+            "ns per pair",
+            &sides,
+            laps,
+            |side| {
+                let t = Instant::now();
+                match side {
+                    0 => {
+                        for _ in 0..pairs {
+                            let mut p = 0;
+                            // SAFETY: writes one pointer; freed below on the same stream.
+                            unsafe { sys::cuMemAllocAsync(&mut p, bytes, cu_stream) }.result()?;
+                            // SAFETY: `p` came from `cuMemAllocAsync` on this stream.
+                            unsafe { sys::cuMemFreeAsync(p, cu_stream) }.result()?;
+                        }
+                        stream.synchronize()?;
+                    }
+                    1 => {
+                        for _ in 0..pairs {
+                            // SAFETY: the memory is never read.
+                            let s = unsafe { stream.alloc::<u8>(bytes) }?;
+                            drop(s);
+                        }
+                        stream.synchronize()?;
+                    }
+                    // The arena: typed alloc + free of the same size,
+                    // 256-aligned, while `head` stays live in front.
+                    2 => {
+                        for _ in 0..pairs {
+                            let h = arena.alloc::<u8>(bytes)?;
+                            arena.free(std::hint::black_box(h))?;
+                        }
+                    }
+                    // The same, dropping the handle: its bytes come back at
+                    // the next allocation.
+                    3 => {
+                        for _ in 0..pairs {
+                            drop(std::hint::black_box(arena.alloc::<u8>(bytes)?));
+                        }
+                    }
+                    _ => {
+                        for _ in 0..pairs {
+                            drop(std::hint::black_box(host.alloc::<u8>(bytes)?));
+                        }
+                    }
+                }
+                Ok(t.elapsed().as_nanos() as f64 / pairs as f64)
+            },
+        )?;
+        let sync = rounds::race(
+            &format!("{bytes} B: alloc + free pairs against cuMemAlloc"),
+            "ns per pair",
+            &["cuMemAlloc", "arena"],
+            laps,
+            |side| {
+                let t = Instant::now();
+                for _ in 0..sync_pairs {
+                    if side == 0 {
+                        let p = raw_alloc(bytes)?;
+                        raw_free(p)?;
+                    } else {
+                        let h = arena.alloc::<u8>(bytes)?;
+                        arena.free(std::hint::black_box(h))?;
+                    }
+                }
+                Ok(t.elapsed().as_nanos() as f64 / sync_pairs as f64)
+            },
+        )?;
+        let median = |samples: &[Vec<f64>], side: usize| {
+            rounds::median(&samples.iter().map(|f| f[side]).collect::<Vec<_>>())
+        };
+        let (pool, cudarc, ours, dropped, host_ns) = (
+            median(&samples, 0),
+            median(&samples, 1),
+            median(&samples, 2),
+            median(&samples, 3),
+            median(&samples, 4),
+        );
+        let (sync_ns, sync_ours) = (median(&sync, 0), median(&sync, 1));
+        summary.push((
+            bytes, sync_ns, sync_ours, pool, cudarc, ours, dropped, host_ns,
+        ));
+        for (case, value) in [
+            (format!("cuMemAlloc_{bytes}"), sync_ns),
+            (format!("arena_vs_cuMemAlloc_{bytes}"), sync_ours),
+            (format!("cuMemAllocAsync_{bytes}"), pool),
+            (format!("cudarc_{bytes}"), cudarc),
+            (format!("arena_{bytes}"), ours),
+            (format!("arena_drop_{bytes}"), dropped),
+            (format!("host_arena_drop_{bytes}"), host_ns),
+        ] {
+            b.row("alloc", &case, value, "ns", 0.0, "median of rounds");
         }
-        let sync_ns = t.elapsed().as_nanos() as f64 / PAIRS as f64;
-        let cu_stream = stream.cu_stream();
-        let t = Instant::now();
-        for _ in 0..PAIRS {
-            let mut p = 0;
-            // SAFETY: writes one pointer; freed below on the same stream.
-            unsafe { sys::cuMemAllocAsync(&mut p, bytes, cu_stream) }.result()?;
-            // SAFETY: `p` came from `cuMemAllocAsync` on this stream.
-            unsafe { sys::cuMemFreeAsync(p, cu_stream) }.result()?;
-        }
-        stream.synchronize()?;
-        let async_ns = t.elapsed().as_nanos() as f64 / PAIRS as f64;
-        let t = Instant::now();
-        for _ in 0..PAIRS {
-            // SAFETY: the memory is never read.
-            let s = unsafe { stream.alloc::<u8>(bytes) }?;
-            drop(s);
-        }
-        stream.synchronize()?;
-        let cudarc_ns = t.elapsed().as_nanos() as f64 / PAIRS as f64;
-        // The arena: typed alloc + free of the same size, 256-aligned, while
-        // `head` stays live in front.
-        let t = Instant::now();
-        for _ in 0..ARENA_PAIRS {
-            let h = arena.alloc::<u8>(bytes)?;
-            arena.free(std::hint::black_box(h))?;
-        }
-        let arena_ns = t.elapsed().as_nanos() as f64 / ARENA_PAIRS as f64;
-        // The same, dropping the handle: its bytes come back at the next
-        // allocation.
-        let t = Instant::now();
-        for _ in 0..ARENA_PAIRS {
-            drop(std::hint::black_box(arena.alloc::<u8>(bytes)?));
-        }
-        let drop_ns = t.elapsed().as_nanos() as f64 / ARENA_PAIRS as f64;
-        // The host arena's alloc + drop, the peer of the device's.
-        let t = Instant::now();
-        for _ in 0..ARENA_PAIRS {
-            drop(std::hint::black_box(host.alloc::<u8>(bytes)?));
-        }
-        let host_ns = t.elapsed().as_nanos() as f64 / ARENA_PAIRS as f64;
+    }
+    println!("\n## 4. summary: medians of rounds, ns per pair (ratios: the driver's time over the arena's, same run)");
+    println!(
+        "{:>10} {:>12} {:>16} {:>13} {:>10} {:>11} {:>10} {:>10} {:>11} {:>15} {:>10}",
+        "bytes",
+        "cuMemAlloc",
+        "cuMemAllocAsync",
+        "cudarc alloc",
+        "arena",
+        "arena drop",
+        "host drop",
+        "vs cuMem",
+        "vs async",
+        "drop vs async",
+        "vs cudarc"
+    );
+    for (bytes, sync_ns, sync_ours, pool, cudarc, ours, dropped, host_ns) in summary {
         println!(
-            "{bytes:>10} {sync_ns:>12.0} {async_ns:>16.0} {cudarc_ns:>13.0} {arena_ns:>10.1} {drop_ns:>11.1} {:>11.0}x {:>11.0}x {:>11.0}x {:>13.0}x {host_ns:>10.1}",
-            sync_ns / arena_ns,
-            async_ns / arena_ns,
-            cudarc_ns / arena_ns,
-            async_ns / drop_ns
-        );
-        b.row(
-            "alloc",
-            &format!("cuMemAlloc_{bytes}"),
-            sync_ns,
-            "ns",
-            0.0,
-            "",
-        );
-        b.row(
-            "alloc",
-            &format!("cuMemAllocAsync_{bytes}"),
-            async_ns,
-            "ns",
-            0.0,
-            "",
-        );
-        b.row(
-            "alloc",
-            &format!("cudarc_{bytes}"),
-            cudarc_ns,
-            "ns",
-            0.0,
-            "",
-        );
-        b.row("alloc", &format!("arena_{bytes}"), arena_ns, "ns", 0.0, "");
-        b.row(
-            "alloc",
-            &format!("arena_drop_{bytes}"),
-            drop_ns,
-            "ns",
-            0.0,
-            "",
-        );
-        b.row(
-            "alloc",
-            &format!("host_arena_drop_{bytes}"),
-            host_ns,
-            "ns",
-            0.0,
-            "",
+            "{bytes:>10} {sync_ns:>12.0} {pool:>16.0} {cudarc:>13.0} {ours:>10.1} {dropped:>11.1} {host_ns:>10.1} {:>9.0}x {:>10.1}x {:>14.1}x {:>9.1}x",
+            sync_ns / sync_ours,
+            pool / ours,
+            pool / dropped,
+            cudarc / ours
         );
     }
     arena.free(head)?;

@@ -3,9 +3,13 @@
 //! iterations, two kernels each), captured from a device arena, against the
 //! same step captured over buffers allocated by hand beforehand (one cudarc
 //! allocation per temporary, raw pointers as kernel arguments: the graph an
-//! expert writes without an allocator). Both graphs have the same nodes; the
-//! table gives the replay time of each and their ratio, medians of timed
-//! rounds taken in alternation, in the same run. Both results are checked
+//! expert writes without an allocator), and against the same step taking
+//! its temporaries from the driver's stream-ordered pool inside the capture
+//! (`cuMemAllocAsync` and `cuMemFreeAsync` on the capturing stream, which
+//! become the graph's allocation and free nodes: the pool's own way into a
+//! graph). The table gives the replay time of each and their ratios, medians
+//! of timed rounds taken in turns after warm-up rounds, in the same run
+//! (`rounds.rs`; `--rounds N`, `--warmup N`). Every result is checked
 //! against a host model first. Runs on an NVIDIA GPU (build here, carry the
 //! binary there).
 
@@ -19,6 +23,12 @@ use cudarc::driver::{
     result, sys, CudaFunction, CudaGraph, CudaSlice, CudaStream, DevicePtr, LaunchConfig,
     PushKernelArg,
 };
+
+// Alternating rounds and medians, shared with the other device benches and
+// `trace_replay`.
+#[path = "../runtime/examples/support/rounds.rs"]
+#[allow(dead_code)]
+mod rounds;
 
 type Res<T> = Result<T, Box<dyn std::error::Error>>;
 
@@ -45,11 +55,6 @@ const ROUNDS: usize = 21;
 
 fn config(n: usize) -> LaunchConfig {
     LaunchConfig::for_num_elems(n as u32)
-}
-
-fn median(mut v: Vec<f64>) -> f64 {
-    v.sort_by(f64::total_cmp);
-    v[v.len() / 2]
 }
 
 fn constants(n: usize) -> Vec<Vec<u32>> {
@@ -180,6 +185,51 @@ fn preallocated_graph(
     Ok(stream.end_capture(flags)?.ok_or("an empty capture")?)
 }
 
+/// The same step with its temporaries from the driver's pool, allocated
+/// and freed inside the capture: each `cuMemAllocAsync` becomes an
+/// allocation node and each `cuMemFreeAsync` a free node of the graph.
+fn pool_graph(
+    stream: &Arc<CudaStream>,
+    x: u64,
+    kernels: (&CudaFunction, &CudaFunction),
+    constants: &[Vec<u32>],
+    len: usize,
+) -> Res<CudaGraph> {
+    let n = len as u32;
+    let cu_stream = stream.cu_stream();
+    stream.begin_capture(sys::CUstreamCaptureMode::CU_STREAM_CAPTURE_MODE_GLOBAL)?;
+    for values in constants {
+        let mut temporaries = [0u64; 4];
+        for temporary in &mut temporaries {
+            // SAFETY: `len` u32s, written before they are read below and
+            // freed on the same stream at the end of the iteration.
+            *temporary = unsafe { result::malloc_async(cu_stream, len * 4) }?;
+        }
+        let [a, z, b, d] = temporaries;
+        // SAFETY: `a` and `z` are allocations of `len` u32s; `values` (as
+        // long as the graph: `constants` outlives it) holds `len` u32s.
+        unsafe {
+            result::memcpy_htod_async(a, values, cu_stream)?;
+            result::memset_d8_async(z, 0, len * 4, cu_stream)?;
+        }
+        let mut launch = stream.launch_builder(kernels.0);
+        launch.arg(&x).arg(&a).arg(&z).arg(&b).arg(&d).arg(&n);
+        // SAFETY: every pointer is an allocation of `len` u32s.
+        unsafe { launch.launch(config(len)) }?;
+        let mut launch = stream.launch_builder(kernels.1);
+        launch.arg(&d).arg(&b).arg(&x).arg(&n);
+        // SAFETY: as above.
+        unsafe { launch.launch(config(len)) }?;
+        for temporary in temporaries {
+            // SAFETY: allocated above in this capture, freed once, after
+            // its last use on this stream.
+            unsafe { result::free_async(temporary, cu_stream) }?;
+        }
+    }
+    let flags = sys::CUgraphInstantiate_flags(0);
+    Ok(stream.end_capture(flags)?.ok_or("an empty capture")?)
+}
+
 /// The graph being built by the capture under way on `stream`.
 fn graph_in_capture(stream: &CudaStream) -> Res<sys::CUgraph> {
     let mut status = sys::CUstreamCaptureStatus::CU_STREAM_CAPTURE_STATUS_NONE;
@@ -247,20 +297,20 @@ fn time(stream: &CudaStream, launch: &dyn Fn() -> Res<()>) -> Res<f64> {
 }
 
 fn main() -> Res<()> {
+    let laps = rounds::Rounds::from_args(WARMUP, ROUNDS);
     let context = cudarc::driver::CudaContext::new(0)?;
     let stream = context.new_stream()?;
     let ptx = cudarc::nvrtc::compile_ptx(KERNELS)?;
     let module = context.load_module(ptx)?;
     let (mix, fold) = (module.load_function("mix")?, module.load_function("fold")?);
     println!(
-        "# graph replay: {} kernels, {} temporaries per step; median of {ROUNDS} rounds of {REPLAYS} replays (us per replay)",
+        "# graph replay: {} kernels, {} temporaries per step; median of {} rounds of {REPLAYS} replays (us per replay), after {} warm-up rounds, in turns",
         2 * ITERATIONS,
-        4 * ITERATIONS
+        4 * ITERATIONS,
+        laps.timed,
+        laps.warmup
     );
-    println!(
-        "{:>8} {:>14} {:>12} {:>16}",
-        "u32s", "preallocated", "arena", "arena/prealloc"
-    );
+    let mut summary = Vec::new();
     for len in [256usize, 4096, 65_536] {
         let constants = constants(len);
         let start: Vec<u32> = (0..len as u32)
@@ -292,32 +342,59 @@ fn main() -> Res<()> {
             return Err("the preallocated graph computed a wrong step".into());
         }
 
+        // The pool's graph, with its own `x`. Its allocation nodes draw on
+        // the device's graph memory, not on the stream's pool, and keep
+        // their backing from one replay to the next: the replay above and
+        // the warm-up rounds warm it.
+        let pool_x = stream.alloc_zeros::<u32>(len)?;
+        let pool_x_at = pool_x.device_ptr(&stream).0;
+        // SAFETY: `pool_x` is an allocation of `len` u32s.
+        unsafe { result::memcpy_htod_async(pool_x_at, &start, stream.cu_stream()) }?;
+        let pooled = pool_graph(&stream, pool_x_at, (&mix, &fold), &constants, len)?;
+        pooled.upload()?;
+        pooled.launch()?;
+        stream.synchronize()?;
+        // SAFETY: `pool_x` holds `len` u32s; the stream was waited for.
+        unsafe { result::memcpy_dtoh_sync(&mut got, pool_x_at) }?;
+        if got != expected {
+            return Err("the pool's graph computed a wrong step".into());
+        }
+
         if len == 256 {
             println!("# arena graph: {}", census(raw)?);
             println!("# preallocated graph: {}", census(theirs.cu_graph())?);
+            println!("# pool graph: {}", census(pooled.cu_graph())?);
         }
-        let run_ours = || -> Res<()> { Ok(ours.launch()?) };
-        let run_theirs = || -> Res<()> { Ok(theirs.launch()?) };
-        for _ in 0..WARMUP {
-            time(&stream, &run_ours)?;
-            time(&stream, &run_theirs)?;
-        }
-        let (mut a, mut p) = (Vec::new(), Vec::new());
-        for round in 0..ROUNDS {
-            // Alternate which goes first.
-            if round % 2 == 0 {
-                a.push(time(&stream, &run_ours)?);
-                p.push(time(&stream, &run_theirs)?);
-            } else {
-                p.push(time(&stream, &run_theirs)?);
-                a.push(time(&stream, &run_ours)?);
-            }
-        }
-        let (a, p) = (median(a), median(p));
-        println!("{len:>8} {p:>14.2} {a:>12.2} {:>15.3}x", a / p);
+        let samples = rounds::race(
+            &format!("{len} u32s: one replay of the step"),
+            "us per replay",
+            &["arena", "preallocated", "pool nodes"],
+            laps,
+            |side| match side {
+                0 => time(&stream, &|| Ok(ours.launch()?)),
+                1 => time(&stream, &|| Ok(theirs.launch()?)),
+                _ => time(&stream, &|| Ok(pooled.launch()?)),
+            },
+        )?;
+        let median = |k: usize| rounds::median(&samples.iter().map(|f| f[k]).collect::<Vec<_>>());
+        summary.push((len, median(1), median(2), median(0)));
+        drop(pooled);
+        drop(pool_x);
         drop(theirs);
         drop(ours);
         context.check_err()?;
+    }
+    println!("\n# summary: medians of rounds (us per replay)");
+    println!(
+        "{:>8} {:>14} {:>12} {:>12} {:>16} {:>12}",
+        "u32s", "preallocated", "pool nodes", "arena", "arena/prealloc", "arena/pool"
+    );
+    for (len, p, pool, a) in summary {
+        println!(
+            "{len:>8} {p:>14.2} {pool:>12.2} {a:>12.2} {:>15.3}x {:>11.3}x",
+            a / p,
+            a / pool
+        );
     }
     Ok(())
 }

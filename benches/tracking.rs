@@ -3,7 +3,10 @@
 //! against plain cudarc `CudaSlice`s doing the same work, and how fast the
 //! arena allocates compared to the driver's stream-ordered pool. Runs on an
 //! NVIDIA GPU (build here, carry the binary there); prints tables with
-//! ratios measured in the same run.
+//! ratios measured in the same run. The allocation race is fair to the
+//! pool (`rounds.rs`): a stream of its own, the pool warmed, the same pairs
+//! per round on both sides, taking turns, medians; `--pairs N`,
+//! `--rounds N` and `--warmup N` size it.
 //!
 //! The loop: for each of many small arrays, upload it, launch a kernel that
 //! rewrites it, then download every array, checking the values. First with
@@ -20,6 +23,12 @@ use gpu_aligned::backend::cuda::{cudarc, CudaBackend};
 use cudarc::driver::{
     sys, CudaContext, CudaFunction, CudaSlice, CudaStream, LaunchConfig, PushKernelArg,
 };
+
+// Alternating rounds and medians, shared with the other device benches and
+// `trace_replay`.
+#[path = "../runtime/examples/support/rounds.rs"]
+#[allow(dead_code)]
+mod rounds;
 
 type Res<T> = Result<T, Box<dyn std::error::Error>>;
 
@@ -40,11 +49,6 @@ fn config(n: usize) -> LaunchConfig {
         block_dim: (256, 1, 1),
         shared_mem_bytes: 0,
     }
-}
-
-fn median(mut v: Vec<f64>) -> f64 {
-    v.sort_by(f64::total_cmp);
-    v[v.len() / 2]
 }
 
 fn inputs(len: usize) -> Vec<Vec<f32>> {
@@ -117,7 +121,8 @@ fn arena_round(
 }
 
 /// Median microseconds per round of both loops, interleaved round by round
-/// so drift hits both alike; the values of the last round are checked.
+/// (taking turns at going first) so drift hits both alike; the values of
+/// every round are checked.
 fn compare(streams: &[Arc<CudaStream>], kernel: &CudaFunction, len: usize) -> Res<(f64, f64)> {
     let inputs = inputs(len);
     let mut outputs = vec![vec![0.0f32; len]; ARRAYS];
@@ -131,55 +136,74 @@ fn compare(streams: &[Arc<CudaStream>], kernel: &CudaFunction, len: usize) -> Re
         .collect::<Result<Vec<_>, _>>()?;
     let (mut plain, mut ours) = (Vec::new(), Vec::new());
     for round in 0..WARMUP + ROUNDS {
-        let t = Instant::now();
-        cudarc_round(streams, kernel, &mut slices, &inputs, &mut outputs)?;
-        let cudarc_us = t.elapsed().as_secs_f64() * 1e6;
-        check(&inputs, &outputs)?;
-        outputs.iter_mut().for_each(|o| o.fill(0.0));
-        let t = Instant::now();
-        arena_round(streams, kernel, &arena, &mut arrays, &inputs, &mut outputs)?;
-        let arena_us = t.elapsed().as_secs_f64() * 1e6;
-        check(&inputs, &outputs)?;
-        outputs.iter_mut().for_each(|o| o.fill(0.0));
+        // The two take turns at going first.
+        let mut us = [0.0; 2];
+        for k in 0..2 {
+            let side = (round + k) % 2;
+            let t = Instant::now();
+            if side == 0 {
+                cudarc_round(streams, kernel, &mut slices, &inputs, &mut outputs)?;
+            } else {
+                arena_round(streams, kernel, &arena, &mut arrays, &inputs, &mut outputs)?;
+            }
+            us[side] = t.elapsed().as_secs_f64() * 1e6;
+            check(&inputs, &outputs)?;
+            outputs.iter_mut().for_each(|o| o.fill(0.0));
+        }
         if round >= WARMUP {
-            plain.push(cudarc_us);
-            ours.push(arena_us);
+            plain.push(us[0]);
+            ours.push(us[1]);
         }
     }
     for array in arrays {
         arena.free(array)?;
     }
     arena.synchronize()?;
-    Ok((median(plain), median(ours)))
+    Ok((rounds::median(&plain), rounds::median(&ours)))
 }
 
-/// Nanoseconds per alloc+free pair: the driver's pool (`cuMemAllocAsync` +
-/// `cuMemFreeAsync` on `stream`) and the arena.
-fn alloc_pairs(stream: &Arc<CudaStream>, bytes: usize) -> Res<(f64, f64)> {
-    const PAIRS: usize = 2000;
-    const ARENA_PAIRS: usize = 200_000;
+/// Nanoseconds per alloc+free pair, medians of rounds: the driver's pool
+/// (`cuMemAllocAsync` + `cuMemFreeAsync` on `stream`, a stream of its own,
+/// the pool warmed) and the arena on the same stream, `pairs` pairs per
+/// round on each side, taking turns (`rounds.rs`).
+fn alloc_pairs(
+    stream: &Arc<CudaStream>,
+    bytes: usize,
+    pairs: usize,
+    laps: rounds::Rounds,
+) -> Res<(f64, f64)> {
     let cu_stream = stream.cu_stream();
-    stream.context().bind_to_thread()?;
-    let t = Instant::now();
-    for _ in 0..PAIRS {
-        let mut p = 0;
-        // SAFETY: writes one pointer; freed just below on the same stream.
-        unsafe { sys::cuMemAllocAsync(&mut p, bytes, cu_stream) }.result()?;
-        // SAFETY: `p` came from `cuMemAllocAsync` on this stream.
-        unsafe { sys::cuMemFreeAsync(p, cu_stream) }.result()?;
-    }
-    stream.synchronize()?;
-    let pool_ns = t.elapsed().as_nanos() as f64 / PAIRS as f64;
+    rounds::warm_pool(stream, bytes)?;
     let mut arena = Arena::device(stream, 64 << 20)?;
     let head = arena.alloc::<u8>(1000)?;
-    let t = Instant::now();
-    for _ in 0..ARENA_PAIRS {
-        let h = arena.alloc::<u8>(bytes)?;
-        arena.free(std::hint::black_box(h))?;
-    }
-    let arena_ns = t.elapsed().as_nanos() as f64 / ARENA_PAIRS as f64;
+    let samples = rounds::race(
+        &format!("{bytes} B: alloc + free pairs"),
+        "ns per pair",
+        &["pool", "arena"],
+        laps,
+        |side| {
+            let t = Instant::now();
+            if side == 0 {
+                for _ in 0..pairs {
+                    let mut p = 0;
+                    // SAFETY: writes one pointer; freed just below on the same stream.
+                    unsafe { sys::cuMemAllocAsync(&mut p, bytes, cu_stream) }.result()?;
+                    // SAFETY: `p` came from `cuMemAllocAsync` on this stream.
+                    unsafe { sys::cuMemFreeAsync(p, cu_stream) }.result()?;
+                }
+                stream.synchronize()?;
+            } else {
+                for _ in 0..pairs {
+                    let h = arena.alloc::<u8>(bytes)?;
+                    arena.free(std::hint::black_box(h))?;
+                }
+            }
+            Ok(t.elapsed().as_nanos() as f64 / pairs as f64)
+        },
+    )?;
     arena.free(head)?;
-    Ok((pool_ns, arena_ns))
+    let side = |k: usize| rounds::median(&samples.iter().map(|f| f[k]).collect::<Vec<_>>());
+    Ok((side(0), side(1)))
 }
 
 fn main() -> Res<()> {
@@ -206,11 +230,6 @@ fn main() -> Res<()> {
             ours / plain
         );
     }
-    // Allocation speed while the context still has one stream.
-    let mut allocs = Vec::new();
-    for &bytes in &[256usize, 4096, 65_536, 1 << 20] {
-        allocs.push((1, bytes, alloc_pairs(&one, bytes)?));
-    }
     // From here on the context has several streams: cudarc and the arena
     // record events on every use.
     let two = [context.new_stream()?, context.new_stream()?];
@@ -223,17 +242,25 @@ fn main() -> Res<()> {
             ours / plain
         );
     }
+    // Allocation speed, only now: the pool is never timed on the legacy
+    // default stream (`one`), where it is slower than on a stream of its own.
+    let pairs = rounds::flag("--pairs").unwrap_or(100_000);
+    let laps = rounds::Rounds::from_args(1, 7);
+    let mut allocs = Vec::new();
     for &bytes in &[256usize, 4096, 65_536, 1 << 20] {
-        allocs.push((2, bytes, alloc_pairs(&two[0], bytes)?));
+        allocs.push((bytes, alloc_pairs(&two[0], bytes, pairs, laps)?));
     }
-    println!("\n# alloc+free pair (ns): cuMemAllocAsync + cuMemFreeAsync on the default pool vs the arena");
     println!(
-        "{:>8} {:>10} {:>12} {:>10} {:>10}",
-        "streams", "bytes", "pool", "arena", "speed-up"
+        "\n# alloc+free pair (ns): cuMemAllocAsync + cuMemFreeAsync on a new stream, the pool warmed, vs the arena; medians of {} rounds of {pairs} pairs each, taking turns",
+        laps.timed
     );
-    for (streams, bytes, (pool, arena)) in allocs {
+    println!(
+        "{:>10} {:>12} {:>10} {:>10}",
+        "bytes", "pool", "arena", "pool/arena"
+    );
+    for (bytes, (pool, arena)) in allocs {
         println!(
-            "{streams:>8} {bytes:>10} {pool:>12.0} {arena:>10.1} {:>9.1}x",
+            "{bytes:>10} {pool:>12.0} {arena:>10.1} {:>9.2}x",
             pool / arena
         );
     }

@@ -26,16 +26,31 @@
 //! The trace format (text, one operation per line) is described in
 //! `torch_trace.py` beside this file, which also converts a PyTorch memory
 //! snapshot of your own program (`torch.cuda.memory._record_memory_history`,
-//! then `_dump_snapshot`) into it. Every operation runs on one stream; a
-//! trace that used several says so in the report. Each operation is timed
-//! on its own with [`Instant`] (whose own cost, about 20-30 ns, is in every
-//! figure) for the median and the 99th percentile, over `--repeat` passes
-//! of the trace (3 by default), each pass freeing what the trace left live;
-//! then as many more passes are timed whole, one clock read per pass, for
-//! the mean time per operation with no clock read in it. An allocator that
-//! does nothing is replayed the same way first: its median is the timing's
-//! own floor, and the medians' ratio net of it is printed too.
+//! then `_dump_snapshot`) into it. Every operation runs on one stream, a
+//! stream of its own (the pool is slower on the legacy default stream); a
+//! trace that used several says so in the report.
+//!
+//! The race is fair to the pool (`support/rounds.rs`): first each
+//! allocator replays the trace once from a cold start (the pool emptied
+//! first), one after another: that pass gives the peaks and is the
+//! warm-up, and its times are not kept. The pool keeps what it reserved
+//! from then on (its release threshold raised, as the arena keeps what it
+//! grew). Then `--repeat` rounds (3 by default; `--warmup N` untimed ones
+//! first) take the allocators in turn, each replaying the trace once with
+//! every operation timed on its own with [`Instant`] (whose own cost, about
+//! 20-30 ns, is in every figure) and once timed whole, one clock read per
+//! pass, for the mean time per operation with no clock read in it. Each
+//! round's median and mean of every allocator, and the pool's over each
+//! other's, are printed, then the medians over rounds; the summary table
+//! pools every timed pass's operations for the median and the 99th
+//! percentile. An allocator that does nothing is replayed the same way:
+//! its median is the timing's own floor, and the medians' ratio net of it
+//! is printed too.
 
+// Alternating rounds and medians, shared with the device benches.
+#[path = "../support/rounds.rs"]
+#[allow(dead_code)]
+mod rounds;
 mod trace;
 
 use std::collections::HashMap;
@@ -255,24 +270,61 @@ fn percentile(sorted: &[u64], p: f64) -> f64 {
     sorted[((sorted.len() - 1) as f64 * p).round() as usize] as f64
 }
 
-fn replay<R: Replayed>(
-    name: &'static str,
-    replayed: &mut R,
-    trace: &Trace,
-    repeat: usize,
-) -> Result<Report, Error> {
-    let mut report = Report {
-        name,
-        times: Vec::with_capacity(trace.ops.len() * repeat),
-        alloc_times: Vec::new(),
-        first_peak_reserved: 0,
-        peak_reserved: 0,
-        fragmentation: None,
-        failed: 0,
-        mean_untimed: f64::NAN,
-    };
-    let mut live: Vec<Option<R::Handle>> = (0..trace.ids).map(|_| None).collect();
-    for pass in 0..repeat {
+/// One allocator under replay: the allocator, the handles a pass holds,
+/// and what its passes gave.
+struct Lane<R: Replayed> {
+    replayed: R,
+    live: Vec<Option<R::Handle>>,
+    report: Report,
+    /// Operations and nanoseconds of the passes timed whole.
+    whole: (usize, u128),
+}
+
+/// What the race asks of an allocator under replay, whatever its handle.
+trait Side {
+    fn report(&self) -> &Report;
+    /// One pass of `trace` with every operation timed on its own, freeing
+    /// what the trace left live. The first pass (`first`) is the memory
+    /// pass: it gives the peak reserved and fragmentation of a cold start,
+    /// and its times are not kept (it is the warm-up). Returns the pass's
+    /// median ns per operation.
+    fn timed_pass(&mut self, trace: &Trace, first: bool) -> Result<f64, Error>;
+    /// One pass timed whole (one clock read per pass, none inside);
+    /// returns its mean ns per operation.
+    fn whole_pass(&mut self, trace: &Trace) -> Result<f64, Error>;
+    /// Sorts the kept times and sets the mean of the whole passes.
+    fn finish(&mut self);
+}
+
+impl<R: Replayed> Lane<R> {
+    fn new(name: &'static str, replayed: R, trace: &Trace) -> Lane<R> {
+        Lane {
+            replayed,
+            live: (0..trace.ids).map(|_| None).collect(),
+            report: Report {
+                name,
+                times: Vec::new(),
+                alloc_times: Vec::new(),
+                first_peak_reserved: 0,
+                peak_reserved: 0,
+                fragmentation: None,
+                failed: 0,
+                mean_untimed: f64::NAN,
+            },
+            whole: (0, 0),
+        }
+    }
+}
+
+impl<R: Replayed> Side for Lane<R> {
+    fn report(&self) -> &Report {
+        &self.report
+    }
+
+    fn timed_pass(&mut self, trace: &Trace, first: bool) -> Result<f64, Error> {
+        let (replayed, live, report) = (&mut self.replayed, &mut self.live, &mut self.report);
+        let mut times = Vec::with_capacity(trace.ops.len());
+        let mut alloc_times = Vec::new();
         let (mut live_bytes, mut peak_live) = (0u64, 0u64);
         let mut sizes = HashMap::new();
         let mut peak = 0u64;
@@ -282,8 +334,8 @@ fn replay<R: Replayed>(
                     let began = Instant::now();
                     let handle = replayed.alloc(bytes, align);
                     let took = began.elapsed().as_nanos() as u64;
-                    report.times.push(took);
-                    report.alloc_times.push(took);
+                    times.push(took);
+                    alloc_times.push(took);
                     match handle {
                         Some(handle) => {
                             live[id] = Some(handle);
@@ -293,7 +345,7 @@ fn replay<R: Replayed>(
                         None => report.failed += 1,
                     }
                     peak = peak.max(replayed.reserved());
-                    if pass == 0 && live_bytes > peak_live {
+                    if first && live_bytes > peak_live {
                         peak_live = live_bytes;
                         report.fragmentation = replayed.fragmentation();
                     }
@@ -304,7 +356,7 @@ fn replay<R: Replayed>(
                         live_bytes -= sizes.remove(&id).unwrap_or(0);
                         let began = Instant::now();
                         replayed.free(handle);
-                        report.times.push(began.elapsed().as_nanos() as u64);
+                        times.push(began.elapsed().as_nanos() as u64);
                     }
                 }
             }
@@ -313,22 +365,38 @@ fn replay<R: Replayed>(
             replayed.free(handle);
         }
         let peak = peak.max(replayed.peak_reserved()?);
-        if pass == 0 {
+        if first {
             report.first_peak_reserved = peak;
         }
         report.peak_reserved = report.peak_reserved.max(peak);
+        let median = {
+            let mut sorted = times.clone();
+            sorted.sort_unstable();
+            percentile(&sorted, 0.5)
+        };
+        if !first {
+            report.times.extend(times);
+            report.alloc_times.extend(alloc_times);
+        }
+        Ok(median)
     }
-    let (mut ops, mut took) = (0usize, 0u128);
-    for _ in 0..repeat {
+
+    fn whole_pass(&mut self, trace: &Trace) -> Result<f64, Error> {
         let began = Instant::now();
-        ops += pass_untimed(replayed, trace, &mut live);
-        took += began.elapsed().as_nanos();
-        replayed.peak_reserved()?;
+        let ops = pass_untimed(&mut self.replayed, trace, &mut self.live);
+        let took = began.elapsed().as_nanos();
+        let peak = self.replayed.peak_reserved()?;
+        self.report.peak_reserved = self.report.peak_reserved.max(peak);
+        self.whole.0 += ops;
+        self.whole.1 += took;
+        Ok(took as f64 / ops.max(1) as f64)
     }
-    report.mean_untimed = took as f64 / ops.max(1) as f64;
-    report.times.sort_unstable();
-    report.alloc_times.sort_unstable();
-    Ok(report)
+
+    fn finish(&mut self) {
+        self.report.times.sort_unstable();
+        self.report.alloc_times.sort_unstable();
+        self.report.mean_untimed = self.whole.1 as f64 / self.whole.0.max(1) as f64;
+    }
 }
 
 /// One pass of `trace` with no clock read between operations, freeing what
@@ -366,10 +434,15 @@ fn main() -> Result<(), Error> {
     while let Some(arg) = args.next() {
         match arg.as_str() {
             "--repeat" => repeat = args.next().ok_or("--repeat needs a count")?.parse()?,
+            // Read by `rounds::flag`.
+            "--warmup" => {
+                args.next();
+            }
             _ => path = Some(arg),
         }
     }
-    let path = path.ok_or("usage: trace_replay [--repeat N] TRACE (or - for stdin)")?;
+    let path =
+        path.ok_or("usage: trace_replay [--repeat N] [--warmup N] TRACE (or - for stdin)")?;
     let trace = if path == "-" {
         parse(std::io::stdin().lock())?
     } else {
@@ -384,26 +457,42 @@ fn main() -> Result<(), Error> {
         .filter(|op| matches!(op, Op::Alloc { .. }))
         .count();
     println!(
-        "{} operations ({allocs} allocations) on {} stream(s), replayed on one; alignment up to {}; {repeat} passes",
+        "{} operations ({allocs} allocations) on {} stream(s), replayed on one; alignment up to {}; a memory pass, then {repeat} rounds",
         trace.ops.len(),
         trace.streams,
         trace.max_align
     );
 
     let context = CudaContext::new(0)?;
-    let stream = context.default_stream();
+    // A stream of its own: the pool is slower on the legacy default stream.
+    let stream = context.new_stream()?;
     println!("device: {}", context.name()?);
     // SAFETY: the device is the context's own.
     let pool = unsafe { result::device::get_default_mem_pool(context.cu_device()) }?;
+    // Keeps what the pool reserved across the passes' synchronizations, so
+    // that only the memory pass starts it cold (as the arena's does).
+    rounds::warm_pool(&stream, 0)?;
     pool_peak(pool)?;
 
-    let floor = replay(
-        "nothing (the timing's floor)",
-        &mut NoAllocator,
+    // The sides in the race's order: the pool first, so that each ratio
+    // printed is the pool's time over another's.
+    let mut sides: Vec<Box<dyn Side>> = Vec::new();
+    sides.push(Box::new(Lane::new(
+        "cuMemAllocAsync (default pool)",
+        PoolReplay(Pool {
+            stream: stream.clone(),
+            pool,
+        }),
         &trace,
-        repeat,
-    )?;
-    let mut reports = Vec::new();
+    )));
+    sides.push(Box::new(Lane::new(
+        "cudarc stream.alloc",
+        CudarcReplay(Pool {
+            stream: stream.clone(),
+            pool,
+        }),
+        &trace,
+    )));
     for (name, by_hand) in [
         ("gpu-aligned arena (free)", true),
         ("gpu-aligned arena (drop)", false),
@@ -416,36 +505,64 @@ fn main() -> Result<(), Error> {
             .pitch_align(DRIVER_PITCH_ALIGN.max(align))
             .growth(policy);
         let arena = options.device(&stream, policy.initial())?;
-        let mut replayed = ArenaReplay { arena, by_hand };
-        reports.push(replay(name, &mut replayed, &trace, repeat)?);
+        sides.push(Box::new(Lane::new(
+            name,
+            ArenaReplay { arena, by_hand },
+            &trace,
+        )));
     }
-    let arenas = 2;
-    // SAFETY: the pool is the device's default; nothing of it is in use.
-    unsafe { result::mem_pool::trim_to(pool, 0) }?;
-    pool_peak(pool)?;
-    let mut replayed = PoolReplay(Pool {
-        stream: stream.clone(),
-        pool,
-    });
-    reports.push(replay(
-        "cuMemAllocAsync (default pool)",
-        &mut replayed,
+    sides.push(Box::new(Lane::new(
+        "nothing (the timing's floor)",
+        NoAllocator,
         &trace,
-        repeat,
-    )?);
-    // SAFETY: as above; every block of the last replay was freed and synchronized.
-    unsafe { result::mem_pool::trim_to(pool, 0) }?;
-    pool_peak(pool)?;
-    let mut replayed = CudarcReplay(Pool {
-        stream: stream.clone(),
-        pool,
-    });
-    reports.push(replay(
-        "cudarc stream.alloc",
-        &mut replayed,
-        &trace,
-        repeat,
-    )?);
+    )));
+    let short = ["pool", "cudarc", "arena free", "arena drop", "nothing"];
+    let (pools, arenas) = (0..2, 2..4);
+
+    // The memory pass, one allocator after another, each from a cold start
+    // (the pool emptied first): the peak each needed, and the warm-up.
+    for (k, side) in sides.iter_mut().enumerate() {
+        if pools.contains(&k) {
+            // SAFETY: the pool is the device's default; nothing of it is in use.
+            unsafe { result::mem_pool::trim_to(pool, 0) }?;
+            pool_peak(pool)?;
+        }
+        side.timed_pass(&trace, true)?;
+    }
+
+    // The timed rounds: each allocator in turn, one pass with every
+    // operation timed, then one pass timed whole.
+    let laps = rounds::Rounds {
+        warmup: rounds::flag("--warmup").unwrap_or(0),
+        timed: repeat.max(1),
+    };
+    let mut means: Vec<Vec<f64>> = vec![Vec::new(); sides.len()];
+    rounds::race(
+        "median ns per operation of each pass (each operation timed on its own)",
+        "ns per op",
+        &short,
+        laps,
+        |k| {
+            let median = sides[k].timed_pass(&trace, false)?;
+            means[k].push(sides[k].whole_pass(&trace)?);
+            Ok(median)
+        },
+    )?;
+    // The passes timed whole, per round (the warm-up rounds' first).
+    let means: Vec<Vec<f64>> = (laps.warmup..laps.warmup + laps.timed)
+        .map(|r| means.iter().map(|m| m[r]).collect())
+        .collect();
+    rounds::table(
+        "mean ns per operation of the passes timed whole, same rounds",
+        "ns per op",
+        &short,
+        &means,
+    );
+    for side in &mut sides {
+        side.finish();
+    }
+    let reports: Vec<&Report> = sides.iter().map(|side| side.report()).collect();
+    let floor = reports[4];
 
     println!(
         "\n{:<32} {:>12} {:>10} {:>12} {:>10} {:>18} {:>18} {:>14} {:>7}",
@@ -459,7 +576,7 @@ fn main() -> Result<(), Error> {
         "fragmentation",
         "failed"
     );
-    for report in reports.iter().chain([&floor]) {
+    for report in &reports {
         println!(
             "{:<32} {:>12.0} {:>10.0} {:>12.0} {:>10.1} {:>18} {:>18} {:>14} {:>7}",
             report.name,
@@ -476,13 +593,13 @@ fn main() -> Result<(), Error> {
         );
     }
     let clock = percentile(&floor.times, 0.5);
-    let (arenas, others) = reports.split_at(arenas);
+    let (others, arenas) = (&reports[pools], &reports[arenas]);
     for (arena, other) in arenas
         .iter()
         .flat_map(|arena| others.iter().map(move |other| (arena, other)))
     {
         println!(
-            "{} vs {}: {:.1}x faster per op (median), {} net of the floor, {:.1}x at p99, {:.1}x in the mean of passes timed whole",
+            "{} vs {}: {:.1}x faster per op (median of every timed pass's operations), {} net of the floor, {:.1}x at p99, {:.1}x in the mean of passes timed whole",
             arena.name,
             other.name,
             percentile(&other.times, 0.5) / percentile(&arena.times, 0.5),
