@@ -297,9 +297,6 @@ impl<B: Backend> Arena<B> {
     pub(super) fn take_returns(&mut self) -> bool {
         self.returns.take(&mut self.returned);
         let any = !self.returned.is_empty();
-        if !self.returned.unregistered.is_empty() {
-            self.forget_dropped_regions();
-        }
         // Moved out (three words) while `self` keeps them.
         let mut unused = core::mem::take(&mut self.returned.unused);
         self.return_unused(&unused);
@@ -357,6 +354,10 @@ impl<B: Backend> Arena<B> {
     /// allocate-and-drop loop of arrays never used never gets here.
     #[inline(never)]
     fn return_used(&mut self) {
+        // Drops that told the tool are on this list (see `returns`).
+        if !self.returned.unregistered.is_empty() {
+            self.forget_dropped_regions();
+        }
         let mut used = core::mem::take(&mut self.returned.used);
         for (allocation, tracking) in used.drain(..) {
             self.return_one(allocation, tracking);

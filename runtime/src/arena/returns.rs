@@ -108,6 +108,9 @@ struct Shared<B: Backend> {
     outstanding: usize,
     /// Set while a tool watches the arena's arrays: a drop then tells it.
     watch: Option<DropWatch>,
+    /// Neither closed nor watched: a drop of an array never used may take
+    /// the fast path (one flag for the two, as a drop asks on every call).
+    plain: bool,
 }
 
 impl<B: Backend> Returns<B> {
@@ -167,10 +170,7 @@ impl<B: Backend> ReturnsRef<B> {
             let list = &mut shared.list;
             // Room without growing: the list keeps its capacity between
             // batches, so this is every drop but the first few.
-            if !shared.closed
-                && shared.watch.is_none()
-                && list.unused.len() < list.unused.capacity()
-            {
+            if shared.plain && list.unused.len() < list.unused.capacity() {
                 list.unused.push(*allocation);
                 returns.queued_one(shared, allocation.size());
                 return;
@@ -194,17 +194,20 @@ impl<B: Backend> ReturnsRef<B> {
         let shared = &mut *locked;
         if !shared.closed {
             let list = &mut shared.list;
-            if unused {
+            let watch = shared.watch.filter(|watch| watch.covers(&allocation));
+            if let Some(watch) = watch {
+                // Told under the lock: until the arena takes the list, the
+                // block is not freed, so no newer array can be at this
+                // address and lose its region to this call. On the list of
+                // used arrays, whose out-of-line path forgets the regions
+                // the drops told, so the common path never looks.
+                watch.dropped(allocation.offset());
+                list.unregistered.push(allocation.offset());
+                list.used.push((allocation, core::mem::take(tracking)));
+            } else if unused {
                 list.unused.push(allocation);
             } else {
                 list.used.push((allocation, core::mem::take(tracking)));
-            }
-            if let Some(watch) = shared.watch.filter(|watch| watch.covers(&allocation)) {
-                // Told under the lock: until the arena takes the list, the
-                // block is not freed, so no newer array can be at this
-                // address and lose its region to this call.
-                watch.dropped(allocation.offset());
-                list.unregistered.push(allocation.offset());
             }
             returns.queued_one(shared, allocation.size());
             return;
@@ -260,6 +263,7 @@ impl<B: Backend> ReturnsOwner<B> {
                 closed: false,
                 outstanding: 0,
                 watch: None,
+                plain: true,
             }),
         });
         ReturnsOwner {
@@ -314,7 +318,13 @@ impl<B: Backend> ReturnsOwner<B> {
     pub(super) fn take(&mut self, into: &mut Taken<B>) {
         let returns = self.get();
         let mut locked = returns.lock();
-        core::mem::swap(&mut locked.list, into);
+        let list = &mut locked.list;
+        core::mem::swap(&mut list.unused, &mut into.unused);
+        core::mem::swap(&mut list.used, &mut into.used);
+        // Only while a tool watches (a drop then records its offset here).
+        if !list.unregistered.is_empty() {
+            core::mem::swap(&mut list.unregistered, &mut into.unregistered);
+        }
         returns.queued.store(0, Ordering::Relaxed);
         returns.queued_bytes.store(0, Ordering::Relaxed);
         drop(locked);
@@ -324,7 +334,9 @@ impl<B: Backend> ReturnsOwner<B> {
     /// Whether (and how) a drop tells the tool watching the arena's arrays
     /// from now on.
     pub(super) fn watch(&self, watch: Option<DropWatch>) {
-        self.get().lock().watch = watch;
+        let mut locked = self.get().lock();
+        locked.watch = watch;
+        locked.plain = !locked.closed && watch.is_none();
     }
 
     /// Puts a taken array back on the list, for the next call (its handle
@@ -377,6 +389,7 @@ impl<B: Backend> Drop for ReturnsOwner<B> {
         // the list for good rather than free it under a handle.
         let outstanding = self.lent.checked_sub(ended).unwrap_or(usize::MAX);
         shared.closed = true;
+        shared.plain = false;
         shared.outstanding = outstanding;
         drop(locked);
         // The arrays' trackings go now, outside the lock.
