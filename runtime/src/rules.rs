@@ -52,8 +52,8 @@ use crate::align::const_round_up;
 
 pub(crate) mod message;
 
+pub(crate) use message::describe_as;
 pub use message::Message;
-pub(crate) use message::{describe, describe_as};
 
 /// The sizes a GPU element may have: the widths of CUDA's global-memory
 /// loads and stores.

@@ -25,7 +25,7 @@ mod support;
 use std::process::Command;
 use std::sync::Arc;
 
-use gpu_aligned::arena::{Arena, ArenaOptions, GrowthPolicy};
+use gpu_aligned::arena::{Arena, ArenaOptions, ArenaSlice, GrowthPolicy};
 use gpu_aligned::backend::cuda::cudarc::driver::{
     CudaContext, CudaFunction, CudaStream, LaunchConfig, PushKernelArg,
 };
@@ -134,6 +134,33 @@ fn past_the_end<T: gpu_aligned::GpuAligned>(device: &Device, kernel: &str, len: 
     planted
 }
 
+/// A kernel reading a `u32[64]` labelled `label` after `give_back` gave it
+/// back: the array is no region any more, and the read is reported.
+fn read_after(
+    device: &Device,
+    label: &str,
+    give_back: impl FnOnce(&mut Arena<CudaBackend>, ArenaSlice<u32, CudaBackend>),
+) -> Planted {
+    let mut arena = arena(device);
+    let keep = arena.alloc::<u32>(64).unwrap();
+    let given = arena.alloc::<u32>(64).unwrap();
+    let out = arena.alloc::<u32>(1).unwrap();
+    arena.label(&given, label).unwrap();
+    let address = arena.address(&given).unwrap();
+    let planted = planted(&arena, address);
+    give_back(&mut arena, given);
+    assert!(arena.regions().starting_at(address).is_none());
+    let kernel = device.kernel("load4");
+    let out_address = arena.address(&out).unwrap();
+    let mut launch = device.stream.launch_builder(&kernel);
+    launch.arg(&address).arg(&0i64).arg(&out_address);
+    // SAFETY: deliberately not: the kernel reads an array given back.
+    let _launched = unsafe { launch.launch(ONE) };
+    let _synced = device.stream.synchronize();
+    drop((keep, out));
+    planted
+}
+
 fn run_case(name: &str) -> Planted {
     let device = Device::new();
     match name {
@@ -192,47 +219,11 @@ fn run_case(name: &str) -> Planted {
             planted
         }
         "read_after_free" => {
-            let mut arena = arena(&device);
-            let keep = arena.alloc::<u32>(64).unwrap();
-            let freed = arena.alloc::<u32>(64).unwrap();
-            let out = arena.alloc::<u32>(1).unwrap();
-            arena.label(&freed, "freed").unwrap();
-            let address = arena.address(&freed).unwrap();
-            let planted = planted(&arena, address);
-            arena.free(freed).unwrap();
-            assert!(arena.regions().starting_at(address).is_none());
-            let kernel = device.kernel("load4");
-            let out_address = arena.address(&out).unwrap();
-            let mut launch = device.stream.launch_builder(&kernel);
-            launch.arg(&address).arg(&0i64).arg(&out_address);
-            // SAFETY: deliberately not: the kernel reads a freed array.
-            let _launched = unsafe { launch.launch(ONE) };
-            let _synced = device.stream.synchronize();
-            drop((keep, out));
-            planted
+            read_after(&device, "freed", |arena, array| arena.free(array).unwrap())
         }
-        "read_after_drop" => {
-            // As `read_after_free`, with the array dropped: it is no region
-            // from the drop on, before the arena takes it back.
-            let mut arena = arena(&device);
-            let keep = arena.alloc::<u32>(64).unwrap();
-            let dropped = arena.alloc::<u32>(64).unwrap();
-            let out = arena.alloc::<u32>(1).unwrap();
-            arena.label(&dropped, "dropped").unwrap();
-            let address = arena.address(&dropped).unwrap();
-            let planted = planted(&arena, address);
-            drop(dropped);
-            assert!(arena.regions().starting_at(address).is_none());
-            let kernel = device.kernel("load4");
-            let out_address = arena.address(&out).unwrap();
-            let mut launch = device.stream.launch_builder(&kernel);
-            launch.arg(&address).arg(&0i64).arg(&out_address);
-            // SAFETY: deliberately not: the kernel reads a dropped array.
-            let _launched = unsafe { launch.launch(ONE) };
-            let _synced = device.stream.synchronize();
-            drop((keep, out));
-            planted
-        }
+        // The same with the array dropped: no region from the drop on,
+        // before the arena takes it back.
+        "read_after_drop" => read_after(&device, "dropped", |_, array| drop(array)),
         "grown_chunk" => {
             let mut arena = ArenaOptions::new()
                 .growing_device(&device.stream, GrowthPolicy::up_to(64 << 20))

@@ -47,22 +47,7 @@ pub(crate) const fn explain_parts(
     align: usize,
     fields: &[GpuField],
 ) -> Message {
-    let mut text = Message::new();
-    let mut stage = 0;
-    while let Some((violation, next)) = next_violation(size, align, fields, stage) {
-        if !text.is_empty() {
-            text = text.text("\n");
-        }
-        text = crate::rules::describe(text, name, &violation);
-        if matches!(
-            violation,
-            Violation::TooLarge { .. } | Violation::NotWordSized { .. }
-        ) {
-            break;
-        }
-        stage = next;
-    }
-    text
+    explain_from(name, size, align, fields, 0, "a GPU element")
 }
 
 /// The message of `#[derive(GpuData)]`'s check: every hole, each
@@ -73,14 +58,32 @@ pub(crate) const fn explain_holes(
     align: usize,
     fields: &[GpuField],
 ) -> Message {
-    let mut text = Message::new();
     // Stage 2 is the first hole; the size and the alignment are stages 0 and 1.
-    let mut stage = 2;
+    explain_from(name, size, align, fields, 2, "GPU data")
+}
+
+/// Every violation from `stage` on, each described of `subject`; after a
+/// size that is no word, the rest would only repeat it.
+const fn explain_from(
+    name: &str,
+    size: usize,
+    align: usize,
+    fields: &[GpuField],
+    mut stage: usize,
+    subject: &str,
+) -> Message {
+    let mut text = Message::new();
     while let Some((violation, next)) = next_violation(size, align, fields, stage) {
         if !text.is_empty() {
             text = text.text("\n");
         }
-        text = crate::rules::describe_as(text, name, &violation, "GPU data");
+        text = crate::rules::describe_as(text, name, &violation, subject);
+        if matches!(
+            violation,
+            Violation::TooLarge { .. } | Violation::NotWordSized { .. }
+        ) {
+            break;
+        }
         stage = next;
     }
     text
