@@ -4,8 +4,8 @@
 //! (`Arena::alloc_soa`, `soa_view`) and over the same elements stored as an
 //! array of structs, and both give what the same steps give on the host.
 
-use super::{particle, Pair, Particle};
 use crate::support::{Rng, GRID_STRIDE};
+use crate::types::{particle, Pair, Particle};
 use gpu_aligned::arena::Arena;
 use gpu_aligned::backend::cuda::cudarc::driver::{
     CudaContext, CudaFunction, CudaStream, LaunchConfig, PushKernelArg,
