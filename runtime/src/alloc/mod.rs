@@ -406,7 +406,7 @@ impl Allocator {
             // caller. Were the cold call to return a whole
             // `Result<Allocation, _>` too, the result would live in memory
             // and the caller's copy of it would stall on the stores that
-            // wrote it (1 to 2 ns of a 60 ns free + alloc pair).
+            // wrote it (measured in `docs/RESULTS.md`, "The hot path").
             self.admit_slow(size, align)?;
         }
         self.alloc_checked(size, align, high)
