@@ -32,28 +32,10 @@ use std::time::{Duration, Instant};
 use criterion::{criterion_group, BenchmarkId, Criterion, Throughput};
 use gpu_aligned::alloc::{AllocError, Allocation, Allocator, SyncAllocator, DEFAULT_GRANULARITY};
 
-/// SplitMix64: a seeded generator, so both allocators see one sequence.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    }
-
-    /// A number in `0..bound`: a size, an index or an exponent.
-    fn below(&mut self, bound: usize) -> usize {
-        (self.next() % bound as u64) as usize
-    }
-
-    /// A number in `low..=high`.
-    fn between(&mut self, low: usize, high: usize) -> usize {
-        low + self.below(high - low + 1)
-    }
-}
+// The tests' seeded generator, so both allocators see one sequence.
+#[path = "../tests/support/rng.rs"]
+mod rng;
+use rng::Rng;
 
 /// One steady-state case: the requests, and the granularity both
 /// allocators work in.
@@ -82,7 +64,7 @@ impl Case {
         let initial = (0..live).map(|_| request(&mut rng)).collect();
         let steps = (0..STEPS)
             .map(|_| {
-                let slot = rng.below(live);
+                let slot = rng.pick(live);
                 let (size, align) = request(&mut rng);
                 (slot, size, align)
             })
@@ -180,7 +162,7 @@ fn all_cases() -> [(&'static str, Case); 3] {
         (rng.between(256, 64 << 10), 256)
     });
     let b = Case::new(0xb, 1_000, 128 << 20, DEFAULT_GRANULARITY, |rng| {
-        (rng.between(1, 64 << 10), 1 << rng.below(13))
+        (rng.between(1, 64 << 10), 1 << rng.pick(13))
     });
     let c = Case::new(0xc, 10_000, 16 << 20, DEFAULT_GRANULARITY, |rng| {
         (rng.between(16, 256), 16)
@@ -275,7 +257,7 @@ type Steps = Vec<(usize, usize)>;
 fn thread_steps(seed: u64) -> Steps {
     let mut rng = Rng(seed);
     (0..STEPS)
-        .map(|_| (rng.below(PER_THREAD_LIVE), rng.between(256, 64 << 10)))
+        .map(|_| (rng.pick(PER_THREAD_LIVE), rng.between(256, 64 << 10)))
         .collect()
 }
 
@@ -405,13 +387,13 @@ fn utilization(seed: u64) -> f64 {
     let mut rng = Rng(seed);
     let mut live = Vec::new();
     loop {
-        if !live.is_empty() && rng.below(3) == 0 {
-            let victim = rng.below(live.len());
+        if !live.is_empty() && rng.pick(3) == 0 {
+            let victim = rng.pick(live.len());
             allocator.free(live.swap_remove(victim)).expect("live");
             continue;
         }
-        let size = 1 + rng.below(16 * 1024);
-        let align = 1 << rng.below(13);
+        let size = 1 + rng.pick(16 * 1024);
+        let align = 1 << rng.pick(13);
         match allocator.alloc(size, align) {
             Ok(allocation) => live.push(allocation),
             Err(_) => return allocator.stats().used as f64 / capacity as f64,

@@ -17,15 +17,19 @@ use gpu_aligned::backend::cuda_vm::CudaVm;
 
 use cudarc::driver::{sys, CudaContext, CudaStream};
 
+// The tests' median, and their seeded generator: the same sequence for both
+// arenas.
+#[path = "../tests/support/median.rs"]
+mod median;
+#[path = "../tests/support/rng.rs"]
+mod rng;
+use median::median;
+use rng::Rng;
+
 type Res<T> = Result<T, Box<dyn std::error::Error>>;
 
 const GIB: usize = 1 << 30;
 const REPEATS: usize = 11;
-
-fn median(mut samples: Vec<f64>) -> f64 {
-    samples.sort_by(f64::total_cmp);
-    samples[samples.len() / 2]
-}
 
 fn driver(op: &str, r: sys::CUresult) -> Res<()> {
     r.result().map_err(|e| format!("{op}: {e:?}").into())
@@ -43,7 +47,7 @@ fn grow_by_one_chunk(ctx: &Arc<CudaContext>, chunk: usize, size: usize) -> Res<f
         samples.push(start.elapsed().as_secs_f64() * 1e6);
         vm.trim_to(size)?;
     }
-    Ok(median(samples.split_off(2)))
+    Ok(median(&samples.split_off(2)))
 }
 
 /// Median microseconds of moving `size` bytes into a buffer one chunk
@@ -70,19 +74,7 @@ fn reallocate_and_copy(ctx: &Arc<CudaContext>, chunk: usize, size: usize) -> Res
     }
     // SAFETY: `old` came from `cuMemAlloc` and is freed once.
     driver("cuMemFree", unsafe { sys::cuMemFree_v2(old) })?;
-    Ok(median(samples.split_off(2)))
-}
-
-/// A small xorshift generator: the same sequence for both arenas.
-struct Rng(u64);
-
-impl Rng {
-    fn below(&mut self, bound: u64) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0 % bound
-    }
+    Ok(median(&samples.split_off(2)))
 }
 
 const LIVE: usize = 1000;
@@ -152,7 +144,7 @@ fn alloc_free_pairs(ctx: &Arc<CudaContext>) -> Res<()> {
         fixed_ns.push(steady_state(&mut fixed, 0x9E37_79B9 + run)?);
         grown_ns.push(steady_state(&mut grown, 0x9E37_79B9 + run)?);
     }
-    let (fixed_ns, grown_ns) = (median(fixed_ns), median(grown_ns));
+    let (fixed_ns, grown_ns) = (median(&fixed_ns), median(&grown_ns));
     println!("{:>14} | {:>10}", "arena", "ns / pair");
     println!("{:>14} | {fixed_ns:>10.1}", "fixed 1 GiB");
     println!("{:>14} | {grown_ns:>10.1}", "grown to 1 GiB");

@@ -21,6 +21,10 @@ use gpu_aligned::soa::{GpuSoa, SoaView};
 use cudarc::driver::{sys, CudaContext, CudaFunction, CudaStream, LaunchConfig, PushKernelArg};
 use cudarc::nvrtc::{compile_ptx_with_opts, CompileOptions};
 
+// The tests' launch grid.
+#[path = "../tests/support/launch.rs"]
+mod launch;
+
 /// A particle of thirteen 4-byte fields.
 #[derive(Clone, Copy, Debug, gpu_aligned::GpuSoa)]
 pub struct Body {
@@ -140,13 +144,9 @@ fn struct_view(base: u64) -> View {
     }
 }
 
+/// One thread per `per_thread` elements of the `N`.
 fn grid(per_thread: usize) -> LaunchConfig {
-    let per_block = BLOCK as usize * per_thread;
-    LaunchConfig {
-        grid_dim: (N.div_ceil(per_block) as u32, 1, 1),
-        block_dim: (BLOCK, 1, 1),
-        shared_mem_bytes: 0,
-    }
+    launch::grid(N.div_ceil(per_thread), BLOCK)
 }
 
 /// Median microseconds of `REPEATS` launches after one warm-up.

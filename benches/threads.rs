@@ -26,6 +26,11 @@ use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Through
 use gpu_aligned::arena::{Arena, ArenaResult, ArenaSlice, SyncArena, ThreadArena};
 use gpu_aligned::backend::Backend;
 
+// The tests' median of samples.
+#[path = "../tests/support/median.rs"]
+mod median;
+use median::median;
+
 const THREADS: [usize; 5] = [1, 2, 4, 8, 16];
 
 /// `f32` lengths: 64 B, 256 B, 1 KiB, 4 KiB.
@@ -173,12 +178,6 @@ fn device(c: &mut Criterion) {
 
 #[cfg(not(feature = "cuda"))]
 fn device(_: &mut Criterion) {}
-
-fn median(samples: &[f64]) -> f64 {
-    let mut sorted = samples.to_vec();
-    sorted.sort_by(f64::total_cmp);
-    sorted[sorted.len() / 2]
-}
 
 /// The ratios, from the samples criterion took.
 fn report(_: &mut Criterion) {

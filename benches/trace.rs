@@ -34,6 +34,11 @@ use gpu_aligned::backend::Backend;
 mod stand_in;
 use stand_in::StandIn;
 
+// The tests' median of samples.
+#[path = "../tests/support/median.rs"]
+mod median;
+use median::median;
+
 /// Up to 16 GiB, over either trace's peak (valgrind refuses a host
 /// reservation of 1 TiB).
 const MAX: usize = 16 << 30;
@@ -137,11 +142,6 @@ fn replay_on(
     }
 }
 
-fn median(times: &mut [u64]) -> u64 {
-    times.sort_unstable();
-    times.get(times.len() / 2).copied().unwrap_or(0)
-}
-
 fn read(path: &str) -> trace::Trace {
     let text = if path.ends_with(".gz") {
         let out = std::process::Command::new("gzip")
@@ -181,13 +181,13 @@ fn main() {
                 if alloc { &mut allocs } else { &mut frees }.push(took);
             });
             let total = began.elapsed().as_nanos() as f64 / (passes * trace.ops.len()) as f64;
-            let mut all: Vec<u64> = allocs.iter().chain(&frees).copied().collect();
+            let all: Vec<u64> = allocs.iter().chain(&frees).copied().collect();
             println!(
                 "{name} on {side:<6}: {} ops x {passes} passes: median ns/op {}, alloc {}, free {}; mean with Instant {total:.0}; peak span {peak}",
                 trace.ops.len(),
-                median(&mut all),
-                median(&mut allocs),
-                median(&mut frees),
+                median(&all),
+                median(&allocs),
+                median(&frees),
             );
         }
     }

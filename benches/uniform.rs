@@ -25,8 +25,16 @@ use gpu_aligned::coalesce::{advise, Access, Fields, Storage};
 use gpu_aligned::header::CudaHeader;
 use gpu_aligned::soa::{GpuSoa, SoaView};
 
-use cudarc::driver::{sys, CudaFunction, CudaStream, LaunchConfig, PushKernelArg};
+use cudarc::driver::{sys, CudaFunction, CudaStream, PushKernelArg};
 use cudarc::nvrtc::{compile_ptx_with_opts, CompileOptions};
+
+// The tests' launch grid and median of samples.
+#[path = "../tests/support/launch.rs"]
+mod launch;
+#[path = "../tests/support/median.rs"]
+mod median;
+use launch::grid;
+use median::median;
 
 /// A sphere and its material: eight floats, 32 bytes, aligned to 4.
 #[derive(Clone, Copy, Debug, gpu_aligned::GpuSoa)]
@@ -163,29 +171,18 @@ fn struct_view(base: u64, len: u64) -> View {
     SoaView { columns, len }
 }
 
-fn grid(threads: u64) -> LaunchConfig {
-    LaunchConfig {
-        grid_dim: (
-            u32::try_from(threads.div_ceil(u64::from(BLOCK))).expect("grid fits u32"),
-            1,
-            1,
-        ),
-        block_dim: (BLOCK, 1, 1),
-        shared_mem_bytes: 0,
-    }
-}
-
 fn launch(stream: &CudaStream, function: &CudaFunction, view: &View, extra: &[u64], threads: u64) {
     let mut launch = stream.launch_builder(function);
     launch.arg(view);
     for value in extra {
         launch.arg(value);
     }
+    let config = grid(usize::try_from(threads).expect("threads fit usize"), BLOCK);
     // SAFETY: every kernel takes one `Sphere_*` view (the `SoaView` layout
     // the header asserts) over a table of `view.len` spheres, and `shade`
     // an output array of `threads` floats and that count; each touches
     // elements below those lengths only.
-    unsafe { launch.launch(grid(threads)) }.unwrap();
+    unsafe { launch.launch(config) }.unwrap();
 }
 
 /// The global-memory loads in the PTX of `entry`: (16-byte vector loads,
@@ -211,11 +208,6 @@ fn ptx_loads(ptx: &str, entry: &str) -> (usize, usize) {
             (v4, other + 1)
         }
     })
-}
-
-fn median(samples: &mut [f64]) -> f64 {
-    samples.sort_by(f64::total_cmp);
-    samples[samples.len() / 2]
 }
 
 fn main() {
@@ -300,7 +292,7 @@ fn main() {
             }
         }
     }
-    let medians = samples.map(|mut s| median(&mut s));
+    let medians = samples.map(|s| median(&s));
 
     let access = Access::uniform(Fields::All, Fields::None);
     let advice = advise(&Sphere::LAYOUT, &access).unwrap();

@@ -5,12 +5,12 @@
 mod support;
 
 mod arena;
+mod attacks;
 mod counts;
 mod drop;
 mod empty;
 pub mod generic;
 mod handles;
-mod holes;
 mod pitched;
 mod plan;
 mod red_zones;

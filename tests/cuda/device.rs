@@ -2,7 +2,7 @@
 //! pitched 2D round trips, the largest array that fits, alignment of every
 //! view, copies and their errors.
 
-use crate::support::GrowingArena;
+use crate::support::{grid, GrowingArena};
 use gpu_aligned::align::offset_of;
 use gpu_aligned::alloc::AllocError;
 use gpu_aligned::arena::ArenaOptions;
@@ -14,14 +14,6 @@ use gpu_aligned::GpuAligned;
 
 use crate::support::Rng;
 use crate::types::{module, stream, Pair, Particle, Position, Rgba, Sample};
-
-fn grid(n: usize, block: u32) -> LaunchConfig {
-    LaunchConfig {
-        grid_dim: (u32::try_from(n.div_ceil(block as usize)).unwrap(), 1, 1),
-        block_dim: (block, 1, 1),
-        shared_mem_bytes: 0,
-    }
-}
 
 const UPDATE_ALL: &str = r#"
 extern "C" __global__ void update_all(

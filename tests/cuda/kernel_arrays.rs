@@ -8,11 +8,10 @@
 use std::sync::Arc;
 
 use gpu_aligned::arena::{Arena, ArenaError};
-use gpu_aligned::backend::cuda::cudarc::driver::{
-    CudaContext, CudaStream, LaunchConfig, PushKernelArg,
-};
+use gpu_aligned::backend::cuda::cudarc::driver::{CudaContext, CudaStream, PushKernelArg};
 use gpu_aligned::backend::cuda::{CudaBackend, CudaError};
 
+use crate::support::GRID_STRIDE;
 use crate::types::module;
 
 const KERNELS: &str = r#"
@@ -39,14 +38,6 @@ extern "C" __global__ void slow_double(array_arg<const unsigned> a, array_arg<un
 /// About 50 ms at the H100's clock.
 const SPIN_CYCLES: i64 = 100_000_000;
 const N: usize = 1 << 16;
-
-fn config() -> LaunchConfig {
-    LaunchConfig {
-        grid_dim: (64, 1, 1),
-        block_dim: (256, 1, 1),
-        shared_mem_bytes: 0,
-    }
-}
 
 /// Two streams of one context (so events are tracked), the arena on the
 /// first.
@@ -79,7 +70,7 @@ fn a_kernel_array_on_another_stream_waits_for_the_arrays_last_write() {
         let mut launch = s1.launch_builder(&fill);
         launch.arg(&a_arg).arg(&7u32).arg(&SPIN_CYCLES);
         // SAFETY: `slow_fill` writes the `len` elements of its argument.
-        unsafe { launch.launch(config()) }.unwrap();
+        unsafe { launch.launch(GRID_STRIDE) }.unwrap();
     }
     {
         // S2 doubles A into OUT at once: it must wait for S1's fill.
@@ -89,7 +80,7 @@ fn a_kernel_array_on_another_stream_waits_for_the_arrays_last_write() {
         launch.arg(&a_arg).arg(&out_arg).arg(&0i64);
         // SAFETY: `slow_double` reads `a.len` elements of A and writes as
         // many of OUT, which is as long.
-        unsafe { launch.launch(config()) }.unwrap();
+        unsafe { launch.launch(GRID_STRIDE) }.unwrap();
     }
     // The download on S1 waits for S2's write of OUT.
     assert_eq!(arena.to_vec(&out).unwrap(), expected(7));
@@ -121,7 +112,7 @@ fn a_kernel_array_read_on_another_stream_is_waited_for_before_a_write() {
             let mut launch = s2.launch_builder(&double);
             launch.arg(&a_arg).arg(&out_arg).arg(&SPIN_CYCLES);
             // SAFETY: as above.
-            unsafe { launch.launch(config()) }.unwrap();
+            unsafe { launch.launch(GRID_STRIDE) }.unwrap();
         }
         // Overwriting A on S1 at once must wait for S2's read.
         arena.write(&mut a, &vec![1_000_000; N]).unwrap();

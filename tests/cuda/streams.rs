@@ -8,12 +8,11 @@
 use std::sync::Arc;
 
 use gpu_aligned::arena::Arena;
-use gpu_aligned::backend::cuda::cudarc::driver::{
-    CudaContext, CudaStream, LaunchConfig, PushKernelArg,
-};
+use gpu_aligned::backend::cuda::cudarc::driver::{CudaContext, CudaStream, PushKernelArg};
 use gpu_aligned::backend::cuda::CudaBackend;
 
 use crate::generic::every_verb;
+use crate::support::GRID_STRIDE;
 use crate::types::module;
 
 /// Each thread spins on `clock64` for `cycles` before touching memory, so
@@ -40,14 +39,6 @@ extern "C" __global__ void slow_double(const unsigned* a, unsigned* out, unsigne
 /// About 50 ms at the H100's clock: far longer than issuing a copy takes.
 const SPIN_CYCLES: i64 = 100_000_000;
 const N: usize = 1 << 16;
-
-fn launch_config() -> LaunchConfig {
-    LaunchConfig {
-        grid_dim: (64, 1, 1),
-        block_dim: (256, 1, 1),
-        shared_mem_bytes: 0,
-    }
-}
 
 /// A context with two streams of its own (so cudarc and the arena track
 /// events), and the arena on the first.
@@ -87,7 +78,7 @@ fn a_download_on_one_stream_waits_for_a_kernel_writing_on_another() {
         let mut launch = s2.launch_builder(&fill);
         launch.arg(&mut view).arg(&n).arg(&value).arg(&SPIN_CYCLES);
         // SAFETY: `slow_fill` writes elements [0, n) of the view.
-        unsafe { launch.launch(launch_config()) }.unwrap();
+        unsafe { launch.launch(GRID_STRIDE) }.unwrap();
     }
     // Another array is not held up by the kernel: a copy to it on S1 is
     // issued and finishes while S2 still spins.
@@ -129,7 +120,7 @@ fn free_while_read(tight: bool, by_drop: bool) {
         launch.arg(&view).arg(&mut result).arg(&n).arg(&SPIN_CYCLES);
         // SAFETY: `slow_double` reads [0, n) of `view`, writes [0, n) of
         // `result`.
-        unsafe { launch.launch(launch_config()) }.unwrap();
+        unsafe { launch.launch(GRID_STRIDE) }.unwrap();
     }
     // A download of another array on S1 meanwhile: with one pair of events
     // for the whole buffer, this re-recorded the read event on S1, and the
@@ -208,7 +199,7 @@ fn ten_thousand_dropped_arrays_on_two_streams_are_reused_only_after_their_kernel
             launch.arg(&view).arg(&mut result).arg(&n).arg(&cycles);
             // SAFETY: `slow_double` reads [0, n) of `view`, writes [0, n)
             // of `result`.
-            unsafe { launch.launch(launch_config()) }.unwrap();
+            unsafe { launch.launch(GRID_STRIDE) }.unwrap();
         }
         let scratch_offset = arena.offset(&scratch).unwrap();
         drop(scratch);

@@ -15,11 +15,11 @@ use std::time::{Duration, Instant};
 
 use gpu_aligned::arena::{Arena, ArenaSlice, ThreadArena};
 use gpu_aligned::backend::cuda::cudarc::driver::{
-    CudaContext, CudaFunction, CudaStream, LaunchConfig, PushKernelArg,
+    CudaContext, CudaFunction, CudaStream, PushKernelArg,
 };
 use gpu_aligned::backend::cuda::CudaBackend;
 
-use crate::support::assert_nothing_lost;
+use crate::support::{assert_nothing_lost, GRID_STRIDE};
 use crate::types::module;
 
 const KERNELS: &str = r#"
@@ -94,17 +94,9 @@ fn start_copy(
         launch.arg(&src).arg(&mut dst).arg(&n).arg(&SPIN_CYCLES);
         // SAFETY: `slow_copy` reads [0, n) of `src` and writes [0, n) of
         // `dst`, both arrays of n elements.
-        unsafe { launch.launch(config()) }.unwrap();
+        unsafe { launch.launch(GRID_STRIDE) }.unwrap();
     }
     (input, output)
-}
-
-fn config() -> LaunchConfig {
-    LaunchConfig {
-        grid_dim: (64, 1, 1),
-        block_dim: (256, 1, 1),
-        shared_mem_bytes: 0,
-    }
 }
 
 /// An array of `u32::MAX`, written on the arena's stream, which orders

@@ -330,3 +330,29 @@ fn every_path_the_docs_name_exists_in_the_repository() {
     }
     assert!(named > 20, "only {named} paths found: the scan is broken");
 }
+
+/// The history's links to raw logs, which moved beside it, and to the
+/// pages and latest logs one folder up, resolve. Its code paths are those
+/// of the commits it measured, so they are not checked.
+#[test]
+fn every_link_of_the_history_resolves() {
+    let history = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .expect("the workspace root")
+        .join("docs/history");
+    let text = include_str!("../../docs/history/results-2026-11.md");
+    let mut linked = 0;
+    for link in text.split("](").skip(1) {
+        let target = &link[..link.find(')').expect("a closed link")];
+        let target = target.split('#').next().unwrap_or_default();
+        if target.is_empty() || target.contains("://") {
+            continue;
+        }
+        linked += 1;
+        assert!(
+            !target.starts_with("../..") && history.join(target).exists(),
+            "docs/history/{target} is linked but does not exist"
+        );
+    }
+    assert!(linked > 10, "only {linked} links found: the scan is broken");
+}

@@ -4,8 +4,8 @@
 //! (`Arena::alloc_soa`, `soa_view`) and over the same elements stored as an
 //! array of structs, and both give what the same steps give on the host.
 
-use super::{particle, Pair, Particle};
-use crate::support::Rng;
+use crate::support::{Rng, GRID_STRIDE};
+use crate::types::{particle, Pair, Particle};
 use gpu_aligned::arena::Arena;
 use gpu_aligned::backend::cuda::cudarc::driver::{
     CudaContext, CudaFunction, CudaStream, LaunchConfig, PushKernelArg,
@@ -210,17 +210,9 @@ fn launch_slow_mark(
             launch.arg(view).arg(&SLOW_CYCLES);
             // SAFETY: `slow_mark` takes a `Body_soa` (the view's layout)
             // and a `long long`; it writes elements below `len` only.
-            unsafe { launch.launch(slow_config()) }.map(|_| ())
+            unsafe { launch.launch(GRID_STRIDE) }.map(|_| ())
         })
         .unwrap();
-}
-
-fn slow_config() -> LaunchConfig {
-    LaunchConfig {
-        grid_dim: (64, 1, 1),
-        block_dim: (256, 1, 1),
-        shared_mem_bytes: 0,
-    }
 }
 
 #[test]
@@ -252,7 +244,7 @@ fn a_read_on_one_stream_waits_for_a_kernel_writing_the_columns_on_another() {
     launch.arg(&view).arg(&SLOW_CYCLES);
     // SAFETY: as `launch_slow_mark`; the columns outlive the kernel
     // (synchronized below before they are freed).
-    unsafe { launch.launch(slow_config()) }.unwrap();
+    unsafe { launch.launch(GRID_STRIDE) }.unwrap();
     let early = arena.read_soa(&soa).unwrap();
     let seen = early.iter().filter(|b| b.id != 0 || b.mass != 1.0).count();
     s2.synchronize().unwrap();

@@ -24,21 +24,11 @@
 
 use alloc_crate::vec::Vec;
 
+use super::tuning::LARGE_CHUNKS;
 use super::{Arena, GrowthPolicy};
 use crate::align::bytes_of;
 use crate::alloc::{AllocError, Allocation, FreeError};
 use crate::backend::{Backend, Span};
-
-/// How many chunks make an array large: placed at the top of its free
-/// block (see the [module docs](self)). An array placed high right after
-/// the arena grew for it leaves the bytes below it, less than a chunk, as
-/// a gap until small arrays fill it, so arrays of a few chunks, for which
-/// that gap would be a large share, stay low. With 2 MiB chunks: 32 MiB.
-/// (Measured on `tests/growth/hostile.rs`: at 1, 4 and 16 chunks every
-/// variant held within 1.1x, but at 1 chunk a growing arena of 1.5-chunk
-/// arrays fit 8 instead of 10 below its maximum; placing large arrays low
-/// right after a growth instead held the 64 KiB variant at 3.6x.)
-const LARGE: u64 = 16;
 
 /// The released chunks of a growing arena's span. See the [module
 /// docs](self).
@@ -71,10 +61,10 @@ impl Chunks {
     }
 
     /// Whether an array of `bytes` goes at the top of its free block: one
-    /// of [`LARGE`] chunks or more.
+    /// of [`LARGE_CHUNKS`] chunks or more.
     #[inline]
     fn places_high(&self, bytes: usize) -> bool {
-        self.is_on() && bytes as u64 >= self.chunk.saturating_mul(LARGE)
+        self.is_on() && bytes as u64 >= self.chunk.saturating_mul(LARGE_CHUNKS)
     }
 
     #[cfg(test)]

@@ -93,6 +93,7 @@ mod spin;
 mod sync;
 #[cfg(feature = "std")]
 mod threads;
+mod tuning;
 
 #[cfg(feature = "cuda")]
 mod device;

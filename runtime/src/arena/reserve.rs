@@ -21,27 +21,13 @@
 use core::mem::size_of;
 
 use super::handle::{ArenaHandle, Place, SEALED};
-use super::{reuse, Arena, ArenaError, ArenaResult, ArenaSlice, FreeFailed};
+use super::tuning::{LARGE, LARGE_TAKE_BACK, RETURN_BATCH};
+use super::{Arena, ArenaError, ArenaResult, ArenaSlice, FreeFailed};
 use crate::align::offset_of;
 use crate::alloc::{AllocError, Allocation, Allocator};
 use crate::backend::Backend;
 use crate::sanitizer::{ArrayInfo, RegionShape};
 use crate::GpuWords;
-
-/// How many dropped arrays wait on the list before an allocation takes
-/// them back although it fits without them.
-pub(super) const RETURN_BATCH: usize = 8;
-
-/// A large array (see the `reuse` module) that no kept block serves takes
-/// the dropped arrays back before it is placed once they span this many
-/// times its bytes, though fewer than [`RETURN_BATCH`] arrays wait.
-/// Why not at once: an allocate-and-drop loop of one large size would take
-/// one array back per pair (47 ns a pair on the H100 instead of 19). Why
-/// not only by the batch: blocks held back while the arrays after them are
-/// placed elsewhere grow the arena. The recorded training step's peak
-/// (its arrays dropped, on a stand-in device), against PyTorch's: 0.912x
-/// at two to six times, 1.042x at eight, 0.972x taking back at once.
-pub(super) const LARGE_TAKE_BACK: usize = 4;
 
 /// What one array asks of [`Arena::reserve`]: its bytes and alignment, and,
 /// for whatever watches arrays come and go, its element type.
@@ -135,7 +121,7 @@ impl<B: Backend> Arena<B> {
                 Some(kept) => kept,
                 None => {
                     // See `take_back_large`.
-                    let large = bytes >= reuse::LARGE
+                    let large = bytes >= LARGE
                         && (self.large_returns_wait(bytes) || self.reuse.may_hold_large());
                     let taken = if large {
                         self.take_back_large(bytes, align)
@@ -186,8 +172,8 @@ impl<B: Backend> Arena<B> {
     /// The first try inlines the allocator's lookup; what follows a refusal
     /// is out of line. Always inline: left to LLVM it stayed a call of its
     /// own from every reservation, its registers saved and its result
-    /// copied through memory (some 25 instructions of a trace replay's
-    /// allocation, callgrind).
+    /// copied through memory (`docs/RESULTS.md`, "The hot path", has the
+    /// cost).
     #[inline(always)]
     pub(super) fn allocate(&mut self, bytes: usize, align: usize) -> ArenaResult<Allocation, B> {
         match self.place(bytes, align) {
@@ -548,8 +534,8 @@ impl<B: Backend> Arena<B> {
     pub fn alloc<T: GpuWords>(&mut self, len: usize) -> ArenaResult<ArenaSlice<T, B>, B> {
         // Always inline, a kept block's path and a call for the rest: out
         // of line, every allocation paid a call, the saving of six
-        // registers and its result written through memory (a quarter of
-        // an allocate + drop pair's instructions, callgrind).
+        // registers and its result written through memory (the cost is in
+        // `docs/RESULTS.md`, "The hot path").
         let align = self.align_for::<T>();
         let Some(bytes) = len.checked_mul(size_of::<T>()) else {
             return Err(AllocError::SizeOverflow.into());

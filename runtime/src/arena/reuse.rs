@@ -30,31 +30,17 @@
 //! free neighbours cannot merge across it, and a large array placed among
 //! kept large blocks goes where it would not have gone had they been
 //! freed: replaying the recorded training trace with drops instead of frees
-//! by hand, the arena grew to 1.105x PyTorch's own peak that way, and to
-//! 0.912x (below the 0.976x of frees by hand) with this rule and that
-//! take-back. Small blocks stay kept: they fragment little, and they are
-//! what allocate-and-drop loops reuse most.
+//! by hand, the arena grew past PyTorch's own peak that way, and stayed
+//! below it (and below the arena's own peak with frees by hand) with this
+//! rule and that take-back (`docs/RESULTS.md`, "Tuned numbers"). Small
+//! blocks stay kept: they fragment little, and they are what
+//! allocate-and-drop loops reuse most.
 
 use alloc_crate::boxed::Box;
 
+use super::tuning::{CLASSES, DEPTH, LARGE};
 use crate::align::offset_of;
 use crate::alloc::Allocation;
-
-/// How many sizes are kept at once (a power of two).
-pub(super) const CLASSES: usize = 16;
-
-/// The size from which a kept block is large (see the [module docs](self)):
-/// PyTorch's caching allocator draws the same line (1 MiB) between the
-/// blocks it keeps in small pools and those it places among the large.
-/// Measured on the two recorded traces (dropped, a stand-in device): any
-/// line from 256 KiB to 1 MiB gave the same peaks (0.912x and 0.777x
-/// PyTorch's); 2 and 4 MiB a higher one for training (0.984x, 0.974x).
-pub(super) const LARGE: usize = 1 << 20;
-
-/// How many blocks of one size are kept: at least the arena's batch of
-/// dropped arrays taken back at once, so that a loop over one size is
-/// served from here entirely.
-pub(super) const DEPTH: usize = 16;
 
 /// The blocks kept for reuse. See the [module docs](self).
 pub(super) struct Reuse {

@@ -28,21 +28,17 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError, Weak};
 use std::vec::Vec;
 
 use super::handle::Place;
-use super::reserve::{Request, RETURN_BATCH};
+use super::reserve::Request;
 use super::returns::{Returned, ReturnsOwner, Taken};
-use super::reuse::{self, Reuse};
+use super::reuse::Reuse;
 use super::spin::{SpinGuard, SpinLock};
+use super::tuning::{LARGE, RETURN_BATCH, SPILL_BATCH};
 use super::{Arena, ArenaError, ArenaResult, ArenaSlice, GrowthPolicy};
 use crate::align::offset_of;
 use crate::alloc::{AllocError, Stats};
 use crate::backend::Backend;
 use crate::sanitizer::{ArrayInfo, RegionShape};
 use crate::GpuWords;
-
-/// How many blocks a slot collects for the shared arena (arrays used on a
-/// device, blocks its cache has no room for) before it hands them over at
-/// once.
-const SPILL_BATCH: usize = 32;
 
 /// An [`Arena`] that many threads allocate from and drop into at once, with
 /// a cache per thread in front of it, so that throughput grows with the
@@ -608,7 +604,7 @@ where
         // A large array goes where the large blocks this slot keeps would
         // have merged had they been freed, so they go back with the spill,
         // as the shared arena's own kept blocks do (see `reuse`).
-        if request.bytes >= reuse::LARGE {
+        if request.bytes >= LARGE {
             let Cache { kept, spill, .. } = &mut *cache;
             kept.drain_large(|block| spill.push((block, B::Tracking::default())));
         }

@@ -9,7 +9,7 @@ use gpu_aligned::soa::GpuSoa;
 use std::mem::size_of;
 
 use crate::support::Rng;
-use crate::{particle, Particle, Scalar};
+use crate::types::{particle, Particle, Scalar};
 
 #[test]
 fn lengths_at_the_edges_of_usize_reserve_nothing() {
