@@ -136,7 +136,7 @@ pub unsafe trait GpuWords: GpuData {
 /// assert_eq!(<[u16; 3] as GpuData>::TYPE.align(), 2);
 /// ```
 #[diagnostic::on_unimplemented(
-    message = "`{Self}` is not plain GPU data, so it cannot be a field of a GPU element",
+    message = "`{Self}` is not plain GPU data, so it cannot be a field of a GPU struct",
     label = "not GPU data",
     note = "GPU fields are u8..u64, i8..i64, f32, f64, arrays of them, `gpu_aligned::vector` types, and other `#[derive(GpuData)]`, `#[derive(GpuAligned)]` or `#[gpu_aligned::padded]` types",
     note = "`bool` and `char` have invalid bit patterns (use `u8` / `u32`); `usize`/`isize` change width between host and device (use `u32` / `u64`); references, pointers, `Vec` and `Box` hold host addresses the GPU cannot follow (store an index or a device offset as `u32` / `u64`)"

@@ -14,9 +14,9 @@ use crate::layout::{Fields, GpuAligned, GpuData, GpuField, GpuLayout, GpuType};
 /// `for<'__a>`), so a struct without `Copy` gets this one error instead of
 /// one per impl, each pointing into this crate or bytemuck.
 #[diagnostic::on_unimplemented(
-    message = "`{Self}` must derive `Clone, Copy` to be a GPU element",
+    message = "`{Self}` must derive `Clone, Copy` to be GPU data",
     label = "add `#[derive(Clone, Copy)]` to this struct",
-    note = "GPU elements are copied byte for byte between host and device (`bytemuck::Pod` requires `Copy`)"
+    note = "GPU data is copied byte for byte between host and device (`bytemuck::Pod` requires `Copy`)"
 )]
 pub trait DerivesCopy {}
 impl<T: Copy> DerivesCopy for T {}
