@@ -19,18 +19,18 @@
 //!   `Allocator::new`; offset-allocator in 16-byte units, asked for `size`.
 //!
 //! Then how long a failing allocation takes with 1,000 and 100,000 free
-//! blocks (bounded, not a walk of every block), and threads: one shared
-//! `SyncAllocator` against one `Allocator` per thread, 1 and 2 threads,
+//! blocks (bounded, not a walk of every block), and threads: one
+//! `Allocator` behind a `Mutex` against one per thread, 1 and 2 threads,
 //! in pairs per second.
 //!
 //! Before the timings, it prints the utilization at first failure of a
 //! random workload with alignments 1 to 4096 (see `utilization`).
 
-use std::sync::Barrier;
+use std::sync::{Barrier, Mutex};
 use std::time::{Duration, Instant};
 
 use criterion::{criterion_group, BenchmarkId, Criterion, Throughput};
-use gpu_aligned::alloc::{AllocError, Allocation, Allocator, SyncAllocator, DEFAULT_GRANULARITY};
+use gpu_aligned::alloc::{AllocError, Allocation, Allocator, DEFAULT_GRANULARITY};
 
 // The tests' seeded generator, so both allocators see one sequence.
 #[path = "../tests/support/rng.rs"]
@@ -292,20 +292,26 @@ fn timed_threads<S: Send>(
 }
 
 /// One allocator for every thread, as case `a` sets it up.
-fn shared_allocator(capacity: usize) -> SyncAllocator {
-    SyncAllocator::from(Allocator::with_granularity(capacity, 256).expect("a power of two"))
+fn shared_allocator(capacity: usize) -> Mutex<Allocator> {
+    Mutex::new(Allocator::with_granularity(capacity, 256).expect("a power of two"))
 }
 
 /// Each thread's live allocations from `shared`, and its steps.
 fn shared_states<'s>(
-    shared: &SyncAllocator,
+    shared: &Mutex<Allocator>,
     steps: &'s [Steps],
 ) -> Vec<(Vec<Allocation>, &'s Steps)> {
     steps
         .iter()
         .map(|steps| {
             let live = (0..PER_THREAD_LIVE)
-                .map(|i| shared.alloc(steps[i].1, 256).expect("room"))
+                .map(|i| {
+                    shared
+                        .lock()
+                        .expect("lock")
+                        .alloc(steps[i].1, 256)
+                        .expect("room")
+                })
                 .collect();
             (live, steps)
         })
@@ -318,21 +324,25 @@ fn threads(c: &mut Criterion) {
     let mut group = c.benchmark_group("threads, free+alloc pairs, 256 B-64 KiB, align 256");
     for threads in [1usize, 2] {
         group.throughput(Throughput::Elements(threads as u64));
-        group.bench_function(BenchmarkId::new("one shared SyncAllocator", threads), |b| {
-            b.iter_custom(|iters| {
-                let shared = shared_allocator(capacity);
-                let states = shared_states(&shared, &steps[..threads]);
-                timed_threads(threads, iters, states, |(live, steps), iters| {
-                    for i in 0..iters as usize {
-                        let (slot, size) = steps[i % STEPS];
-                        shared.free(live[slot]).expect("live");
-                        live[slot] = shared.alloc(size, 256).expect("fits");
-                    }
-                })
-            });
-        });
         group.bench_function(
-            BenchmarkId::new("one shared SyncAllocator, 16 pairs per lock", threads),
+            BenchmarkId::new("one shared Mutex<Allocator>", threads),
+            |b| {
+                b.iter_custom(|iters| {
+                    let shared = shared_allocator(capacity);
+                    let states = shared_states(&shared, &steps[..threads]);
+                    timed_threads(threads, iters, states, |(live, steps), iters| {
+                        for i in 0..iters as usize {
+                            let (slot, size) = steps[i % STEPS];
+                            shared.lock().expect("lock").free(live[slot]).expect("live");
+                            live[slot] =
+                                shared.lock().expect("lock").alloc(size, 256).expect("fits");
+                        }
+                    })
+                });
+            },
+        );
+        group.bench_function(
+            BenchmarkId::new("one shared Mutex<Allocator>, 16 pairs per lock", threads),
             |b| {
                 b.iter_custom(|iters| {
                     let shared = shared_allocator(capacity);
@@ -340,7 +350,7 @@ fn threads(c: &mut Criterion) {
                     timed_threads(threads, iters, states, |(live, steps), iters| {
                         let mut i = 0;
                         while i < iters as usize {
-                            let mut allocator = shared.lock();
+                            let mut allocator = shared.lock().expect("lock");
                             let batch_end = (i + 16).min(iters as usize);
                             while i < batch_end {
                                 let (slot, size) = steps[i % STEPS];

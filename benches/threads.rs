@@ -1,6 +1,6 @@
 //! Many threads allocating and dropping arrays of one arena at once: the
 //! arena with a cache per thread (`ThreadArena`) against the arena behind
-//! one lock (`SyncArena`), in the same run, at 1, 2, 4, 8 and 16 threads.
+//! one lock (`Mutex<Arena>`), in the same run, at 1, 2, 4, 8 and 16 threads.
 //! Each thread runs alloc+drop pairs over four sizes (64 B to 4 KiB); one
 //! iteration is one pair on every thread, so criterion's throughput is
 //! pairs per second over all threads.
@@ -12,7 +12,7 @@
 //!
 //! After the groups it prints, from the same samples, each type's median
 //! time per pair and its throughput as a ratio to its own one thread, and
-//! `ThreadArena`'s as a ratio to `SyncArena`'s at the same thread count.
+//! `ThreadArena`'s as a ratio to `Mutex<Arena>`'s at the same thread count.
 //! The host backend always; with the `cuda` feature and a GPU, the device
 //! backend too (allocating and dropping an array that was never used on a
 //! stream makes no CUDA call).
@@ -23,7 +23,7 @@ use std::sync::{Barrier, Mutex};
 use std::time::{Duration, Instant};
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
-use gpu_aligned::arena::{Arena, ArenaResult, ArenaSlice, SyncArena, ThreadArena};
+use gpu_aligned::arena::{Arena, ArenaResult, ArenaSlice, ThreadArena};
 use gpu_aligned::backend::Backend;
 
 // The tests' median of samples.
@@ -58,13 +58,15 @@ where
     }
 }
 
-impl<B> Shared<B> for SyncArena<B>
+/// The arena behind one lock, taken for each allocation (a drop takes none:
+/// it queues the array for the arena's next call).
+impl<B> Shared<B> for Mutex<Arena<B>>
 where
     B: Backend + Send,
-    SyncArena<B>: Sync,
+    Mutex<Arena<B>>: Sync,
 {
     fn alloc(&self, len: usize) -> ArenaResult<ArenaSlice<f32, B>, B> {
-        SyncArena::alloc(self, len)
+        self.lock().expect("lock").alloc(len)
     }
 }
 
@@ -148,13 +150,16 @@ fn bench_with(
     bench_group.finish();
 }
 
+/// The arena behind one lock.
+const LOCKED: &str = "Mutex<Arena>";
+
 const HOST: &str = "threads, host arena, alloc+drop pairs, 64 B-4 KiB";
 
 fn host(c: &mut Criterion) {
     let cached = ThreadArena::new(Arena::host(64 << 20).expect("host arena"));
     bench(c, HOST, "ThreadArena", &cached);
-    let locked = SyncArena::new(Arena::host(64 << 20).expect("host arena"));
-    bench(c, HOST, "SyncArena", &locked);
+    let locked = Mutex::new(Arena::host(64 << 20).expect("host arena"));
+    bench(c, HOST, LOCKED, &locked);
     bench_with(c, HOST, "Arena per thread", timed_apart);
 }
 
@@ -172,8 +177,8 @@ fn device(c: &mut Criterion) {
     let stream = context.default_stream();
     let cached = ThreadArena::new(Arena::device(&stream, 64 << 20).expect("device arena"));
     bench(c, DEVICE, "ThreadArena", &cached);
-    let locked = SyncArena::new(Arena::device(&stream, 64 << 20).expect("device arena"));
-    bench(c, DEVICE, "SyncArena", &locked);
+    let locked = Mutex::new(Arena::device(&stream, 64 << 20).expect("device arena"));
+    bench(c, DEVICE, LOCKED, &locked);
 }
 
 #[cfg(not(feature = "cuda"))]
@@ -197,15 +202,15 @@ fn report(_: &mut Criterion) {
             "threads",
             "ThreadArena",
             "x 1 thread",
-            "SyncArena",
+            LOCKED,
             "x 1 thread",
             "per thread",
             "x 1 thread",
-            "Thread x Sync"
+            "Thread x Mutex"
         );
         for threads in THREADS {
             let cached = ns(&group, "ThreadArena", threads);
-            let locked = ns(&group, "SyncArena", threads);
+            let locked = ns(&group, LOCKED, threads);
             let apart = ns(&group, "Arena per thread", threads);
             // Throughput relative to one thread: `threads` pairs per
             // iteration against one.
@@ -224,7 +229,7 @@ fn report(_: &mut Criterion) {
                 show(cached),
                 scale(cached, ns(&group, "ThreadArena", 1)),
                 show(locked),
-                scale(locked, ns(&group, "SyncArena", 1)),
+                scale(locked, ns(&group, LOCKED, 1)),
                 show(apart),
                 scale(apart, ns(&group, "Arena per thread", 1)),
                 versus,

@@ -1,11 +1,12 @@
-//! The shared allocator and arena under several threads at once.
+//! One allocator or arena behind a lock, and arrays dropped on other
+//! threads, under several threads at once.
 
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::thread;
 
 use gpu_aligned::align::offset_of;
-use gpu_aligned::alloc::SyncAllocator;
-use gpu_aligned::arena::{Arena, ArenaSlice, SyncArena};
+use gpu_aligned::alloc::Allocator;
+use gpu_aligned::arena::{Arena, ArenaSlice};
 use gpu_aligned::backend::HostBuffer;
 
 use crate::support::{assert_consistent, Rng};
@@ -23,14 +24,14 @@ fn steps() -> u64 {
 fn assert_sync<T: Sync + Send>() {}
 
 #[test]
-fn shared_types_are_sync() {
-    assert_sync::<SyncAllocator>();
-    assert_sync::<SyncArena<HostBuffer>>();
+fn allocator_and_arena_can_be_shared_behind_a_lock() {
+    assert_sync::<Mutex<Allocator>>();
+    assert_sync::<Mutex<Arena<HostBuffer>>>();
 }
 
 #[test]
 fn threads_share_an_allocator() {
-    let shared = Arc::new(SyncAllocator::new(1 << 20));
+    let shared = Arc::new(Mutex::new(Allocator::new(1 << 20)));
     let workers: Vec<_> = (0..THREADS)
         .map(|id| {
             let shared = Arc::clone(&shared);
@@ -41,13 +42,13 @@ fn threads_share_an_allocator() {
                     if live.len() < 16 && rng.next_u64() % 3 != 0 {
                         let size = rng.pick(2048) + 1;
                         let align = 1 << rng.pick(10);
-                        if let Ok(a) = shared.alloc(size, align) {
+                        if let Ok(a) = shared.lock().unwrap().alloc(size, align) {
                             assert_eq!(a.offset() % offset_of(align), 0);
                             live.push(a);
                         }
                     } else if !live.is_empty() {
                         let pick = rng.pick(live.len());
-                        shared.free(live.swap_remove(pick)).unwrap();
+                        shared.lock().unwrap().free(live.swap_remove(pick)).unwrap();
                     }
                 }
                 live
@@ -68,14 +69,14 @@ fn threads_share_an_allocator() {
             pair[1]
         );
     }
-    let allocator = Arc::try_unwrap(shared).unwrap().into_inner();
+    let allocator = Arc::try_unwrap(shared).unwrap().into_inner().unwrap();
     assert_consistent(&allocator);
     assert_eq!(allocator.stats().allocations, survivors.len());
 }
 
 #[test]
 fn threads_write_their_own_arrays_in_a_shared_arena() {
-    let shared = Arc::new(SyncArena::new(Arena::host(1 << 20).unwrap()));
+    let shared = Arc::new(Mutex::new(Arena::host(1 << 20).unwrap()));
     let workers: Vec<_> = (0..THREADS)
         .map(|id| {
             let shared = Arc::clone(&shared);
@@ -85,25 +86,29 @@ fn threads_write_their_own_arrays_in_a_shared_arena() {
                 for step in 0..steps() {
                     if live.len() < 8 && rng.next_u64() % 2 == 0 {
                         let len = (rng.next_u64() % 64 + 1) as usize;
-                        let Ok(mut array) = shared.alloc::<u64>(len) else {
+                        let Ok(mut array) = shared.lock().unwrap().alloc::<u64>(len) else {
                             continue;
                         };
                         let stamp = (id << 32) | step;
-                        shared.lock().get_mut(&mut array).unwrap().fill(stamp);
+                        shared
+                            .lock()
+                            .unwrap()
+                            .get_mut(&mut array)
+                            .unwrap()
+                            .fill(stamp);
                         live.push((stamp, array));
                     } else if !live.is_empty() {
                         let pick = rng.pick(live.len());
                         let (stamp, array) = live.swap_remove(pick);
                         // Another thread writing into this array would have
                         // left its own stamp.
-                        let arena = shared.lock();
+                        let mut arena = shared.lock().unwrap();
                         assert!(arena.get(&array).unwrap().iter().all(|&v| v == stamp));
-                        drop(arena);
-                        shared.free(array).unwrap();
+                        arena.free(array).unwrap();
                     }
                 }
                 for (_, array) in live {
-                    shared.free(array).unwrap();
+                    shared.lock().unwrap().free(array).unwrap();
                 }
             })
         })
@@ -111,7 +116,7 @@ fn threads_write_their_own_arrays_in_a_shared_arena() {
     for worker in workers {
         worker.join().unwrap();
     }
-    let arena = Arc::try_unwrap(shared).unwrap().into_inner();
+    let arena = Arc::try_unwrap(shared).unwrap().into_inner().unwrap();
     assert_consistent(arena.allocator());
     assert_eq!(arena.stats().free_blocks, 1);
 }
@@ -122,7 +127,7 @@ fn threads_drop_each_others_arrays_and_no_byte_is_lost() {
     // allocate, so every thread lives on blocks that other threads dropped
     // (queued, kept for their size, or freed when a size does not fit).
     let bytes = 1 << 16;
-    let shared = Arc::new(SyncArena::new(Arena::host(bytes).unwrap()));
+    let shared = Arc::new(Mutex::new(Arena::host(bytes).unwrap()));
     let (senders, receivers): (Vec<_>, Vec<_>) = (0..THREADS)
         .map(|_| std::sync::mpsc::sync_channel::<(u64, ArenaSlice<u64>)>(4))
         .unzip();
@@ -140,7 +145,11 @@ fn threads_drop_each_others_arrays_and_no_byte_is_lost() {
                 for step in 0..steps() {
                     let len = [16, 32, 64][rng.next_u64() as usize % 3];
                     let stamp = (id << 32) | step;
-                    let array = shared.lock().alloc_from(&vec![stamp; len]).unwrap();
+                    let array = shared
+                        .lock()
+                        .unwrap()
+                        .alloc_from(&vec![stamp; len])
+                        .unwrap();
                     if rng.next_u64() % 4 == 0 {
                         drop(array);
                     } else if let Err(full) = next.try_send((stamp, array)) {
@@ -150,7 +159,7 @@ fn threads_drop_each_others_arrays_and_no_byte_is_lost() {
                     }
                     while let Ok((stamp, array)) = inbox.try_recv() {
                         // Nobody else wrote into it while it was live.
-                        let arena = shared.lock();
+                        let arena = shared.lock().unwrap();
                         assert!(arena.get(&array).unwrap().iter().all(|&v| v == stamp));
                         drop(arena);
                         drop(array);
@@ -168,7 +177,7 @@ fn threads_drop_each_others_arrays_and_no_byte_is_lost() {
     for worker in workers {
         worker.join().unwrap();
     }
-    let mut arena = Arc::try_unwrap(shared).unwrap().into_inner();
+    let mut arena = Arc::try_unwrap(shared).unwrap().into_inner().unwrap();
     assert_eq!(arena.live(), 0);
     // Every byte comes back: the whole buffer is one array again.
     let whole = arena.alloc::<u8>(bytes).unwrap();

@@ -514,9 +514,8 @@ fn a_growing_arena_keeps_every_array_through_growth_and_trims() {
 #[test]
 fn threads_racing_a_reset_never_reach_each_others_arrays() {
     use gpu_aligned::alloc::HandleError;
-    use gpu_aligned::arena::SyncArena;
     let (threads, steps) = if cfg!(miri) { (2, 24) } else { (4, 400) };
-    let shared = SyncArena::new(Arena::host(1 << 16).unwrap());
+    let shared = std::sync::Mutex::new(Arena::host(1 << 16).unwrap());
     std::thread::scope(|scope| {
         for id in 0..threads {
             let shared = &shared;
@@ -528,37 +527,40 @@ fn threads_racing_a_reset_never_reach_each_others_arrays() {
                     match rng.below(8) {
                         0..=2 => {
                             let len = 1 + rng.below(64) as usize;
-                            let Ok(mut a) = shared.alloc::<u64>(len) else {
+                            let Ok(mut a) = shared.lock().unwrap().alloc::<u64>(len) else {
                                 continue;
                             };
                             // Another thread's reset may come between the
                             // two locks: the write is then refused.
-                            let written = shared.lock().get_mut(&mut a).map(|v| v.fill(stamp));
+                            let written = shared
+                                .lock()
+                                .unwrap()
+                                .get_mut(&mut a)
+                                .map(|v| v.fill(stamp));
                             if written.is_ok() {
                                 live.push((stamp, a));
                             }
                         }
                         3 | 4 if !live.is_empty() => {
                             let (stamp, a) = live.swap_remove(rng.pick(live.len()));
-                            let arena = shared.lock();
+                            let mut arena = shared.lock().unwrap();
                             // A live handle shows what this thread wrote,
                             // whatever the others did meanwhile.
                             if let Ok(values) = arena.get(&a) {
                                 assert!(values.iter().all(|&v| v == stamp), "{id} {step}");
                             }
-                            drop(arena);
-                            if let Err(refused) = shared.free(a) {
+                            if let Err(refused) = arena.free(a) {
                                 assert_eq!(
                                     refused.error,
                                     ArenaError::Handle(HandleError::StaleHandle)
                                 );
                             }
                         }
-                        5 if id == 0 => shared.lock().reset().unwrap(),
+                        5 if id == 0 => shared.lock().unwrap().reset().unwrap(),
                         _ => {
                             // Rewrite every array this thread holds; those a
                             // reset made stale are refused, never written.
-                            let arena = shared.lock();
+                            let arena = shared.lock().unwrap();
                             for (stamp, a) in &mut live {
                                 let values = vec![*stamp; a.len()];
                                 if arena.write(a, &values).is_err() {
@@ -568,7 +570,7 @@ fn threads_racing_a_reset_never_reach_each_others_arrays() {
                         }
                     }
                 }
-                let arena = shared.lock();
+                let arena = shared.lock().unwrap();
                 for (stamp, a) in &live {
                     if let Ok(values) = arena.get(a) {
                         assert!(values.iter().all(|&v| v == *stamp));
@@ -577,7 +579,7 @@ fn threads_racing_a_reset_never_reach_each_others_arrays() {
             });
         }
     });
-    let arena = shared.into_inner();
+    let arena = shared.into_inner().unwrap();
     assert_consistent(arena.allocator());
 }
 

@@ -1,8 +1,8 @@
 // A view through a shared arena cannot outlive the lock it was taken under.
-use gpu_aligned::arena::{Arena, SyncArena};
+use gpu_aligned::arena::{Arena, ThreadArena};
 
 fn main() {
-    let shared = SyncArena::new(Arena::host(4096).unwrap());
+    let shared = ThreadArena::new(Arena::host(4096).unwrap());
     let a = shared.alloc::<u32>(4).unwrap();
     let view = {
         let arena = shared.lock();

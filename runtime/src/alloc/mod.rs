@@ -30,6 +30,13 @@
 //! stays valid) and [`shrink`](Allocator::shrink) by its free tail, for
 //! arenas over memory that is mapped on demand.
 //!
+//! For several threads, give each its own allocator over its own part of
+//! the buffer: an operation takes tens of nanoseconds, about what handing a
+//! lock and the allocator's cache lines to another core costs, so two threads
+//! sharing one allocator get less done than one. Where one must be shared,
+//! put it behind a `std::sync::Mutex` and take the lock once per batch (the
+//! `alloc` benchmark's `threads` group measures both).
+//!
 //! Misuse is a typed error, never a panic or silent corruption: every
 //! [`Allocation`] carries the id of its allocator, a slot index and a 64-bit
 //! **stamp** that no other allocation of that allocator ever gets (the
@@ -68,14 +75,10 @@ mod handle;
 mod resize;
 mod search;
 mod stats;
-#[cfg(feature = "std")]
-mod sync;
 
 pub use error::{AllocError, FreeError, HandleError, InvariantError};
 pub use handle::Allocation;
 pub use stats::Stats;
-#[cfg(feature = "std")]
-pub use sync::SyncAllocator;
 
 use alloc_crate::boxed::Box;
 use alloc_crate::vec::Vec;

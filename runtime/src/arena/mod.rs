@@ -70,9 +70,8 @@
 //! verbs that move bytes), `options` (constructors), `graphs` (arrays held
 //! for captured CUDA graphs, and `Arena::capture`), `chunks` (the memory a
 //! growing arena holds and gives back), and one file each for
-//! pitched arrays, plans, growth, host and device views, errors, the
-//! arena behind one lock (`sync`) and the arena with a cache per thread
-//! (`threads`, [`ThreadArena`]).
+//! pitched arrays, plans, growth, host and device views, errors, and the
+//! arena with a cache per thread (`threads`, [`ThreadArena`]).
 
 mod access;
 mod chunks;
@@ -89,8 +88,6 @@ mod reserve;
 mod returns;
 mod reuse;
 mod spin;
-#[cfg(feature = "std")]
-mod sync;
 #[cfg(feature = "std")]
 mod threads;
 mod tuning;
@@ -113,12 +110,10 @@ pub(crate) use handle::{Place, Places, Sealed, SEALED};
 #[cfg(feature = "cuda")]
 pub use kernel_array::{KernelArg, KernelArray};
 pub use options::ArenaOptions;
-pub use pitched::{Copy2d, Pitched};
+pub use pitched::Pitched;
 pub use plan::{ArrayKey, CarvedArray, Carving, PitchedKey, Plan};
 #[cfg(feature = "cuda")]
 pub use read_only::ReadOnlyView;
-#[cfg(feature = "std")]
-pub use sync::SyncArena;
 #[cfg(feature = "std")]
 pub use threads::{ArenaLock, ThreadArena};
 

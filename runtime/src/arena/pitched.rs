@@ -1,9 +1,8 @@
 //! Pitched 2D arrays, laid out like `cudaMallocPitch`: every row starts on a
 //! multiple of the pitch alignment, so each row is as aligned as the array,
 //! at the cost of `pitch - width * size_of::<T>()` padding bytes per row.
-//! [`Copy2d`] gives the parameters `cudaMemcpy2D` takes to move such an array
-//! to or from a packed host array; [`Arena::write_rows`] and
-//! [`Arena::read_rows`] make that copy on any backend.
+//! [`Arena::write_rows`] and [`Arena::read_rows`] move such an array to or
+//! from a packed host array on any backend, as `cudaMemcpy2D` would.
 
 use core::fmt;
 use core::marker::PhantomData;
@@ -170,33 +169,6 @@ impl<T, B: Backend> fmt::Debug for Pitched<T, B> {
     }
 }
 
-/// The arguments of `cudaMemcpy2D(dst, dpitch, src, spitch, width, height,
-/// kind)` for one pitched array: addresses as numbers, `width` in bytes,
-/// `height` in rows.
-///
-/// ```
-/// # let mut arena = gpu_aligned::arena::Arena::host(1 << 16)?;
-/// let image = arena.alloc_pitched::<f32>(100, 3)?;
-/// let params = arena.copy_in_params(&image, 0x1000)?;
-/// assert_eq!((params.dpitch, params.spitch, params.width, params.height), (512, 400, 400, 3));
-/// # Ok::<(), Box<dyn std::error::Error>>(())
-/// ```
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Copy2d {
-    /// Destination address.
-    pub dst: u64,
-    /// Bytes between destination rows.
-    pub dpitch: usize,
-    /// Source address.
-    pub src: u64,
-    /// Bytes between source rows.
-    pub spitch: usize,
-    /// Bytes copied per row.
-    pub width: usize,
-    /// Rows copied.
-    pub height: usize,
-}
-
 /// The row pitch for rows of `row_bytes` bytes: the next multiple of
 /// `pitch_align` (a power of two).
 ///
@@ -285,57 +257,6 @@ impl<B: Backend> Arena<B> {
         };
         let place = self.reserve(footprint.request::<T>(shape))?;
         Ok(Pitched::new(place, width, height, footprint.pitch))
-    }
-
-    /// `cudaMemcpy2D` parameters that copy a packed host array (rows of
-    /// `width` elements back to back, starting at address `src`) into the
-    /// pitched array.
-    ///
-    /// ```
-    /// # let mut arena = gpu_aligned::arena::Arena::host(1 << 16)?;
-    /// let image = arena.alloc_pitched::<f32>(10, 4)?;
-    /// let params = arena.copy_in_params(&image, 0x1000)?;
-    /// assert_eq!((params.src, params.dpitch), (0x1000, 512));
-    /// # Ok::<(), Box<dyn std::error::Error>>(())
-    /// ```
-    ///
-    /// # Errors
-    ///
-    /// [`ArenaError::Handle`] for a handle this arena does not hold.
-    pub fn copy_in_params<T>(&self, array: &Pitched<T, B>, src: u64) -> ArenaResult<Copy2d, B> {
-        Ok(Copy2d {
-            dst: self.address(array)?,
-            dpitch: array.pitch,
-            src,
-            spitch: array.row_bytes(),
-            width: array.row_bytes(),
-            height: array.height,
-        })
-    }
-
-    /// `cudaMemcpy2D` parameters that copy the pitched array out into a
-    /// packed host array starting at address `dst`.
-    ///
-    /// ```
-    /// # let mut arena = gpu_aligned::arena::Arena::host(1 << 16)?;
-    /// let image = arena.alloc_pitched::<f32>(10, 4)?;
-    /// let params = arena.copy_out_params(&image, 0x1000)?;
-    /// assert_eq!((params.dst, params.spitch, params.dpitch), (0x1000, 512, 40));
-    /// # Ok::<(), Box<dyn std::error::Error>>(())
-    /// ```
-    ///
-    /// # Errors
-    ///
-    /// [`ArenaError::Handle`] for a handle this arena does not hold.
-    pub fn copy_out_params<T>(&self, array: &Pitched<T, B>, dst: u64) -> ArenaResult<Copy2d, B> {
-        Ok(Copy2d {
-            dst,
-            dpitch: array.row_bytes(),
-            src: self.address(array)?,
-            spitch: array.pitch,
-            width: array.row_bytes(),
-            height: array.height,
-        })
     }
 
     /// Rows `first .. first + count` of a pitched array, checked as

@@ -46,7 +46,7 @@ use crate::GpuWords;
 ///
 /// # Why this design
 ///
-/// One arena behind one lock ([`SyncArena`](super::SyncArena), and PyTorch's
+/// One arena behind one lock (a `Mutex<Arena>`, and PyTorch's
 /// caching allocator, which takes one global lock) makes every allocation
 /// hand the lock and the allocator's cache lines from core to core: two
 /// threads get less done than one. RMM's arena resource gives each thread
