@@ -5,8 +5,8 @@
 //! The macro sees tokens, not sizes (`vector::float3`, a nested padded type,
 //! a type alias), so it never computes a size itself: every pad length and the
 //! width are `const fn` calls over `(size_of, align_of)` of the field types,
-//! evaluated by the compiler: `gpu_aligned::rules::{pad_before, tail_pad,
-//! padded_width}`, next to the rule they serve. Alignment must be a literal in `#[repr(align)]`,
+//! evaluated by the compiler: `gpu_aligned::__private::{pad_before, tail_pad,
+//! padded_width}` (defined in the runtime next to the rule they serve). Alignment must be a literal in `#[repr(align)]`,
 //! so the computed width instead selects a zero-sized marker field type
 //! (`Width<{N}> as AlignMarker>::Marker`, aligned to N). `align = N` given
 //! explicitly is a literal, so it goes straight into the repr.
@@ -136,7 +136,6 @@ fn rewrite(input: &DeriveInput, args: &Args) -> TokenStream {
     };
     let fields: Vec<&syn::Field> = named.named.iter().collect();
     let private = quote!(#krate::__private);
-    let rules = quote!(#krate::rules);
 
     let shapes = fields.iter().map(|field| {
         let ty = &field.ty;
@@ -148,7 +147,7 @@ fn rewrite(input: &DeriveInput, args: &Args) -> TokenStream {
             let value = LitInt::new(&format!("{}usize", lit.base10_digits()), lit.span());
             quote!(#value)
         }
-        None => quote!(#rules::padded_width(#shapes)),
+        None => quote!(#private::padded_width(#shapes)),
     };
 
     let (repr, marker) = match forced {
@@ -176,7 +175,7 @@ fn rewrite(input: &DeriveInput, args: &Args) -> TokenStream {
             body.push(quote! {
                 #[gpu_aligned(padding)]
                 #[allow(dead_code)]
-                #pad: [#private::core::primitive::u8; #rules::pad_before(#shapes, #index)],
+                #pad: [#private::core::primitive::u8; #private::pad_before(#shapes, #index)],
             });
             pad_names.push(pad);
         }
@@ -185,7 +184,7 @@ fn rewrite(input: &DeriveInput, args: &Args) -> TokenStream {
     body.push(quote! {
         #[gpu_aligned(padding)]
         #[allow(dead_code)]
-        __pad_tail: [#private::core::primitive::u8; #rules::tail_pad(#shapes, #width)],
+        __pad_tail: [#private::core::primitive::u8; #private::tail_pad(#shapes, #width)],
     });
     pad_names.push(format_ident!("__pad_tail"));
     if forced.is_none() {

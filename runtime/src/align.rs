@@ -1,21 +1,27 @@
-//! The alignments the crate's buffers and arrays keep, and the one rounding
-//! helper every module uses ([`round_up`]; [`const_round_up`] is the same
-//! rounding for the layout rules and the header's column arithmetic, which
-//! run in constant evaluation, where a trait-generic function cannot).
-//! Lengths, counts and byte sizes are `usize`; `u64` means an address or an
-//! offset into a device buffer, and [`offset_of`] is the one conversion from
-//! the first to the second ([`bytes_of`] the way back).
+//! The alignments the crate's buffers and arrays keep: [`ARRAY_ALIGN`] for
+//! the start of every buffer, array and column, [`PITCH_ALIGN`] for the rows
+//! of pitched arrays. Each is the default of an
+//! [`ArenaOptions`](crate::arena::ArenaOptions) setting, and what the CUDA
+//! driver gives a buffer of its own.
 //!
 //! ```
-//! use gpu_aligned::align::{round_up, ARRAY_ALIGN};
+//! use gpu_aligned::align::{ARRAY_ALIGN, PITCH_ALIGN};
 //!
-//! assert_eq!(round_up(300u64, ARRAY_ALIGN as u64), Some(512));
-//! assert_eq!(round_up(usize::MAX, 256), None);
+//! assert_eq!((ARRAY_ALIGN, PITCH_ALIGN), (256, 512));
 //! ```
+//!
+//! Inside the crate, this is also the one rounding helper every module uses
+//! (`round_up`; `const_round_up` is the same rounding for the layout rules
+//! and the header's column arithmetic, which run in constant evaluation,
+//! where a trait-generic function cannot). Lengths, counts and byte sizes
+//! are `usize`; `u64` means an address or an offset into a device buffer,
+//! and `offset_of` is the one conversion from the first to the second
+//! (`bytes_of` the way back).
 
-/// The alignment `cudaMalloc` guarantees for every allocation, and the
-/// start alignment every array of an arena, every host buffer and every
-/// structure-of-arrays column gets by default: 256 bytes.
+/// The alignment `cudaMalloc` guarantees for every allocation (and the
+/// least a device buffer's base must have), and the start alignment every
+/// array of an arena, every host buffer and every structure-of-arrays
+/// column gets by default: 256 bytes.
 ///
 /// On an H100, an in-place float read-modify-write of a 1 GiB array
 /// starting 4 bytes past a 256-byte boundary ran at 81.2% of the copy
@@ -23,27 +29,21 @@
 pub const ARRAY_ALIGN: usize = 256;
 
 /// The alignment of a pitched array's row pitch by default: 512 bytes,
-/// what `cuMemAllocPitch` did on an H100 for widths of 1 to 65,536 bytes
-/// and elements of 4, 8 and 16 bytes (the pitch was always the row width
-/// rounded up to a multiple of 512).
+/// what `cuMemAllocPitch` did on an H100 (driver 580.159.04) for widths of
+/// 1 to 65,536 bytes and elements of 4, 8 and 16 bytes (the pitch was
+/// always the row width rounded up to a multiple of 512), so pitched arrays
+/// of a device arena follow the driver's rule.
 pub const PITCH_ALIGN: usize = 512;
+
+// Rounding at run time is for the allocator and the buffers, which need
+// `alloc`; without it only the constant rounding below is used.
 
 /// `n` rounded up to a multiple of `to`, or `None` if that overflows or
 /// `to` is zero. A power of two (every alignment) takes a mask, anything
 /// else (a growth chunk of three pages, say) a division.
-///
-/// ```
-/// use gpu_aligned::align::round_up;
-///
-/// assert_eq!(round_up(257u32, 256), Some(512));
-/// assert_eq!(round_up(0u64, 4096), Some(0));
-/// assert_eq!(round_up(4096usize, 4096), Some(4096));
-/// assert_eq!(round_up(usize::MAX, 4096), None);
-/// assert_eq!(round_up(5u64, 3), Some(6));
-/// assert_eq!(round_up(5u64, 0), None);
-/// ```
+#[cfg(feature = "alloc")]
 #[inline(always)]
-pub fn round_up<N: Unsigned>(n: N, to: N) -> Option<N> {
+pub(crate) fn round_up<N: Unsigned>(n: N, to: N) -> Option<N> {
     if to.is_power_of_two() {
         let mask = to.minus_one();
         Some(n.checked_add(mask)?.and_not(mask))
@@ -52,68 +52,44 @@ pub fn round_up<N: Unsigned>(n: N, to: N) -> Option<N> {
     }
 }
 
-/// [`round_up`] for constant evaluation: `n` rounded up to a multiple of
-/// `to`, on `usize`. Where [`round_up`] says `None` (zero `to`, overflow)
+/// `round_up` for constant evaluation: `n` rounded up to a multiple of
+/// `to`, on `usize`. Where `round_up` says `None` (zero `to`, overflow)
 /// this panics, which in a constant is a compile error: the layout rules
 /// call it only on the sizes and alignments of types that exist.
-///
-/// ```
-/// use gpu_aligned::align::const_round_up;
-///
-/// const PADDED: usize = const_round_up(12, 16);
-/// assert_eq!(PADDED, 16);
-/// assert_eq!(const_round_up(5, 3), 6);
-/// ```
 #[inline]
-pub const fn const_round_up(n: usize, to: usize) -> usize {
+pub(crate) const fn const_round_up(n: usize, to: usize) -> usize {
     n.div_ceil(to) * to
 }
 
 /// A byte count as an offset into a device buffer. `usize` is at most 64
 /// bits on every target the crate builds for, so this never loses a bit.
-///
-/// ```
-/// assert_eq!(gpu_aligned::align::offset_of(4096), 4096u64);
-/// ```
 #[inline]
-pub const fn offset_of(bytes: usize) -> u64 {
+pub(crate) const fn offset_of(bytes: usize) -> u64 {
     bytes as u64
 }
 
 /// An offset or size in a buffer as a byte count of this host, if it fits
 /// (it always does for a buffer this host can address).
-///
-/// ```
-/// assert_eq!(gpu_aligned::align::bytes_of(4096), Some(4096usize));
-/// ```
+#[cfg(feature = "alloc")]
 #[inline]
-pub fn bytes_of(offset: u64) -> Option<usize> {
+pub(crate) fn bytes_of(offset: u64) -> Option<usize> {
     usize::try_from(offset).ok()
 }
 
-/// The unsigned integers [`round_up`] works on.
-pub trait Unsigned: Copy + sealed::Sealed {
-    #[doc(hidden)]
+#[cfg(feature = "alloc")]
+/// The unsigned integers `round_up` works on.
+pub(crate) trait Unsigned: Copy {
     fn is_power_of_two(self) -> bool;
-    #[doc(hidden)]
     fn minus_one(self) -> Self;
-    #[doc(hidden)]
     fn checked_add(self, other: Self) -> Option<Self>;
-    #[doc(hidden)]
     fn and_not(self, mask: Self) -> Self;
-    #[doc(hidden)]
     fn checked_sub_one(self) -> Option<Self>;
-    #[doc(hidden)]
     fn div_mul(self, to: Self) -> Option<Self>;
 }
 
-mod sealed {
-    pub trait Sealed {}
-}
-
+#[cfg(feature = "alloc")]
 macro_rules! unsigned {
     ($($t:ty),*) => {$(
-        impl sealed::Sealed for $t {}
         impl Unsigned for $t {
             #[inline]
             fn is_power_of_two(self) -> bool {
@@ -143,4 +119,36 @@ macro_rules! unsigned {
     )*};
 }
 
+#[cfg(feature = "alloc")]
 unsigned!(u32, u64, usize);
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[cfg(feature = "alloc")]
+    #[test]
+    fn round_up_masks_powers_of_two_and_divides_the_rest() {
+        assert_eq!(round_up(300u64, ARRAY_ALIGN as u64), Some(512));
+        assert_eq!(round_up(257u32, 256), Some(512));
+        assert_eq!(round_up(0u64, 4096), Some(0));
+        assert_eq!(round_up(4096usize, 4096), Some(4096));
+        assert_eq!(round_up(usize::MAX, 256), None);
+        assert_eq!(round_up(5u64, 3), Some(6));
+        assert_eq!(round_up(5u64, 0), None);
+    }
+
+    #[test]
+    fn const_round_up_rounds_in_a_constant() {
+        const PADDED: usize = const_round_up(12, 16);
+        assert_eq!(PADDED, 16);
+        assert_eq!(const_round_up(5, 3), 6);
+    }
+
+    #[cfg(feature = "alloc")]
+    #[test]
+    fn byte_counts_and_offsets_convert_both_ways() {
+        assert_eq!(offset_of(4096), 4096u64);
+        assert_eq!(bytes_of(4096), Some(4096usize));
+    }
+}

@@ -48,9 +48,8 @@
 
 use core::fmt;
 
-use crate::align::const_round_up;
-
 pub(crate) mod message;
+pub(crate) mod repr_c;
 
 pub(crate) use message::describe_as;
 pub use message::Message;
@@ -268,99 +267,4 @@ pub enum Blame {
     Alignment,
     /// The type as a whole (its size).
     Type,
-}
-
-/// The hole `repr(C)` leaves before field `index` of a struct whose fields
-/// have the `(size, align)` pairs `shapes`: the length of the explicit pad
-/// field `#[gpu_aligned::padded]` puts there.
-///
-/// ```
-/// use gpu_aligned::rules::pad_before;
-/// // { tag: u8, value: u32 }: 3 bytes before `value`.
-/// assert_eq!(pad_before(&[(1, 1), (4, 4)], 1), 3);
-/// ```
-pub const fn pad_before(shapes: &[(usize, usize)], index: usize) -> usize {
-    let end = repr_c_end(shapes, index);
-    const_round_up(end, shapes[index].1) - end
-}
-
-/// The width `#[gpu_aligned::padded]` gives a struct with fields `shapes`:
-/// the smallest word size that holds them. Capped at [`MAX_WORD`], so that an
-/// oversized struct is reported as too large by the derive.
-///
-/// ```
-/// use gpu_aligned::rules::padded_width;
-/// assert_eq!(padded_width(&[(4, 4), (4, 4), (4, 4)]), 16); // float3
-/// assert_eq!(padded_width(&[(1, 1), (4, 4)]), 8);
-/// ```
-pub const fn padded_width(shapes: &[(usize, usize)]) -> usize {
-    match word_for(repr_c_end(shapes, shapes.len())) {
-        Some(word) => word,
-        None => MAX_WORD,
-    }
-}
-
-/// The trailing pad that makes a struct with fields `shapes` exactly as large
-/// as its alignment requires: up to `width`, or up to the largest field
-/// alignment if that is more, so no byte is left as an implicit hole even
-/// when the result breaks another rule.
-///
-/// ```
-/// use gpu_aligned::rules::tail_pad;
-/// assert_eq!(tail_pad(&[(4, 4), (4, 4), (4, 4)], 16), 4);
-/// ```
-pub const fn tail_pad(shapes: &[(usize, usize)], width: usize) -> usize {
-    let end = repr_c_end(shapes, shapes.len());
-    let mut align = width;
-    let mut i = 0;
-    while i < shapes.len() {
-        if shapes[i].1 > align {
-            align = shapes[i].1;
-        }
-        i += 1;
-    }
-    const_round_up(end, align) - end
-}
-
-/// The `(size, align)` C gives a struct whose fields have the `(size,
-/// align)` pairs `shapes`, at least `align`-aligned (an `align(N)` written
-/// on it, or 1).
-///
-/// ```
-/// use gpu_aligned::rules::repr_c_size;
-/// assert_eq!(repr_c_size(&[(1, 1), (4, 4)], 1), (8, 4));
-/// assert_eq!(repr_c_size(&[(4, 4), (4, 4), (4, 4)], 16), (16, 16));
-/// ```
-pub const fn repr_c_size(shapes: &[(usize, usize)], align: usize) -> (usize, usize) {
-    let mut max = if align == 0 { 1 } else { align };
-    let mut i = 0;
-    while i < shapes.len() {
-        if shapes[i].1 > max {
-            max = shapes[i].1;
-        }
-        i += 1;
-    }
-    (const_round_up(repr_c_end(shapes, shapes.len()), max), max)
-}
-
-/// The offset C gives field `index` of a struct whose fields have the
-/// `(size, align)` pairs `shapes`.
-///
-/// ```
-/// use gpu_aligned::rules::repr_c_offset;
-/// assert_eq!(repr_c_offset(&[(1, 1), (4, 4)], 1), 4);
-/// ```
-pub const fn repr_c_offset(shapes: &[(usize, usize)], index: usize) -> usize {
-    const_round_up(repr_c_end(shapes, index), shapes[index].1)
-}
-
-// Where the first `count` fields of `shapes` end when `repr(C)` lays them out.
-const fn repr_c_end(shapes: &[(usize, usize)], count: usize) -> usize {
-    let mut end = 0;
-    let mut i = 0;
-    while i < count {
-        end = const_round_up(end, shapes[i].1) + shapes[i].0;
-        i += 1;
-    }
-    end
 }

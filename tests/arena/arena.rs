@@ -1,7 +1,8 @@
 //! The typed arena over host memory: aligned starts, safe views, no overlap.
 
+use gpu_aligned::align::ARRAY_ALIGN;
+use gpu_aligned::arena::Arena;
 use gpu_aligned::arena::ArenaOptions;
-use gpu_aligned::arena::{Arena, ARRAY_ALIGN};
 use gpu_aligned::backend::Backend;
 use gpu_aligned::vector::{double2, float4};
 

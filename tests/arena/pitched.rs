@@ -1,7 +1,8 @@
 //! Pitched 2D arrays: row pitch, row access, device addresses, padding.
 
+use gpu_aligned::align::PITCH_ALIGN;
+use gpu_aligned::arena::Arena;
 use gpu_aligned::arena::ArenaOptions;
-use gpu_aligned::arena::{Arena, PITCH_ALIGN};
 use gpu_aligned::backend::Backend;
 
 use crate::support::{align_up, assert_consistent, StandIn};

@@ -4,7 +4,6 @@
 //! live arrays with their real sizes; off, the layout is the one without
 //! the feature.
 
-use gpu_aligned::align::offset_of;
 use gpu_aligned::arena::{Arena, ArenaOptions, Plan};
 use gpu_aligned::sanitizer::{Nearest, RegionShape};
 use gpu_aligned::vector::float4;
@@ -178,7 +177,7 @@ fn random_programs_keep_every_red_zone_clear_and_the_map_exact() {
                 let region = map.starting_at(start).expect("a live array has a region");
                 assert_eq!(region.bytes, array.size_bytes());
                 assert!(region.red_zone >= 256);
-                (start, region.end() + offset_of(region.red_zone))
+                (start, region.end() + region.red_zone as u64)
             })
             .collect();
         spans.sort_unstable();

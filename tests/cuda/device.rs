@@ -3,12 +3,12 @@
 //! view, copies and their errors.
 
 use crate::support::{grid, GrowingArena};
-use gpu_aligned::align::offset_of;
+use gpu_aligned::align::ARRAY_ALIGN;
 use gpu_aligned::alloc::AllocError;
 use gpu_aligned::arena::ArenaOptions;
 use gpu_aligned::arena::{Arena, ArenaError, Plan};
 use gpu_aligned::backend::cuda::cudarc::driver::{sys, DevicePtr, LaunchConfig, PushKernelArg};
-use gpu_aligned::backend::cuda::{CudaError, DRIVER_BASE_ALIGN};
+use gpu_aligned::backend::cuda::CudaError;
 use gpu_aligned::vector::{float2, float3, float4};
 use gpu_aligned::GpuAligned;
 
@@ -371,7 +371,7 @@ fn a_launch_over_the_largest_array_that_fits() {
     assert!(largest * 4 > capacity - 2048, "{largest}");
     let mut big = arena.alloc::<u32>(largest).unwrap();
     // The kernel's `unsigned long long n`.
-    let n = offset_of(largest);
+    let n = largest as u64;
     match arena.alloc::<u32>(1) {
         Err(ArenaError::Alloc(AllocError::OutOfMemory { .. })) => {}
         other => panic!("a full arena allocated: {other:?}"),
@@ -398,7 +398,7 @@ fn a_launch_over_the_largest_array_that_fits() {
         );
     }
     // The array ends exactly at the buffer's end or inside it.
-    assert!(arena.offset(&big).unwrap() + offset_of(big.size_bytes()) <= offset_of(capacity));
+    assert!(arena.offset(&big).unwrap() + big.size_bytes() as u64 <= capacity as u64);
     arena.free(big).unwrap();
     arena.free(head).unwrap();
 }
@@ -426,7 +426,7 @@ fn a_misaligned_typed_view_cannot_be_made() {
         .pitch_align(512)
         .device(&stream, 1 << 20)
         .unwrap();
-    assert!(arena.backend().base_alignment() >= DRIVER_BASE_ALIGN);
+    assert!(arena.backend().base_alignment() >= ARRAY_ALIGN);
     let b1 = arena.alloc::<u8>(1).unwrap();
     let mut f4 = arena.alloc::<float4>(5).unwrap();
     let b3 = arena.alloc::<u8>(3).unwrap();
@@ -618,10 +618,7 @@ fn the_device_base_is_recorded_and_at_least_256_aligned() {
             "{len} B: base {:#x}",
             backend.device_base()
         );
-        assert_eq!(
-            backend.device_base() % offset_of(backend.base_alignment()),
-            0
-        );
+        assert_eq!(backend.device_base() % backend.base_alignment() as u64, 0);
         assert_eq!(arena.stats().capacity, len);
     }
     assert!(matches!(

@@ -1,7 +1,8 @@
 //! What the CUDA backend decides without a GPU.
 
+use gpu_aligned::align::{ARRAY_ALIGN, PITCH_ALIGN};
 use gpu_aligned::arena::ArenaOptions;
-use gpu_aligned::backend::cuda::{check_base, CudaError, DRIVER_BASE_ALIGN, DRIVER_PITCH_ALIGN};
+use gpu_aligned::backend::cuda::{check_base, CudaError};
 
 #[test]
 fn base_off_a_256_byte_boundary_is_refused() {
@@ -36,7 +37,7 @@ fn a_larger_minimum_alignment_is_required_of_the_base() {
     assert_eq!(check_base(0x7f00_0000_1000, 4096).unwrap(), 4096);
     // Below the driver's promise, the driver's promise still applies.
     assert!(check_base(0x7f00_0000_0010, 16).is_err());
-    assert_eq!(DRIVER_BASE_ALIGN, 256);
+    assert_eq!(ARRAY_ALIGN, 256);
 }
 
 /// The pitches `cuMemAllocPitch` returned on an H100 (driver 580.159.04) for
@@ -65,7 +66,7 @@ const H100_PITCHES: [(u64, u64); 16] = [
 fn default_pitch_matches_what_the_h100_driver_returned() {
     let mut arena = ArenaOptions::new()
         .min_align(256)
-        .pitch_align(DRIVER_PITCH_ALIGN)
+        .pitch_align(PITCH_ALIGN)
         .host(1 << 22)
         .unwrap();
     for (width, pitch) in H100_PITCHES {

@@ -90,12 +90,3 @@ fn a_trailing_hole_blames_the_alignment() {
     assert_eq!(layout.blame(), Blame::Alignment);
     assert!(!layout.is_one_word());
 }
-
-#[test]
-fn padded_computations_follow_repr_c() {
-    let tagged = [(1, 1), (4, 4)];
-    assert_eq!(rules::pad_before(&tagged, 1), 3);
-    assert_eq!(rules::padded_width(&tagged), 8);
-    assert_eq!(rules::tail_pad(&tagged, 8), 0);
-    assert_eq!(rules::padded_width(&[(16, 16), (16, 16)]), 16);
-}

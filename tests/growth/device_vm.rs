@@ -4,7 +4,6 @@
 
 use std::sync::Arc;
 
-use gpu_aligned::align::offset_of;
 use gpu_aligned::backend::cuda::cudarc::driver::{
     result, sys, CudaContext, CudaFunction, CudaStream, LaunchConfig, PushKernelArg,
 };
@@ -79,7 +78,7 @@ fn grows_to_8_gib_without_moving_and_trims_back() {
 
     // A kernel over the first array (mapped before growth) and one over the
     // last chunk (mapped by the last step).
-    let last = base + offset_of(vm.mapped() - chunk);
+    let last = base + (vm.mapped() - chunk) as u64;
     let fresh: Vec<u32> = (0..1024).map(|i| i * 3).collect();
     write(last, &fresh);
     launch_add(&stream, &add, base, 1024, 10);

@@ -105,7 +105,7 @@ fn planted(arena: &Arena<CudaBackend>, address: u64) -> Planted {
         .unwrap_or_else(|| panic!("no region at {address:#x} in\n{map}"));
     Planted {
         address,
-        bytes: gpu_aligned::align::offset_of(region.bytes),
+        bytes: region.bytes as u64,
         name: region.name().to_string(),
     }
 }

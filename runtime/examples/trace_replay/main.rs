@@ -57,9 +57,10 @@ use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Instant;
 
+use gpu_aligned::align::PITCH_ALIGN;
 use gpu_aligned::arena::{Arena, ArenaOptions, ArenaSlice, GrowthPolicy};
 use gpu_aligned::backend::cuda::cudarc::driver::{result, sys, CudaContext, CudaSlice, CudaStream};
-use gpu_aligned::backend::cuda::{CudaBackend, DRIVER_PITCH_ALIGN};
+use gpu_aligned::backend::cuda::CudaBackend;
 
 use trace::{parse, Error, Op, Trace};
 
@@ -502,7 +503,7 @@ fn main() -> Result<(), Error> {
         let policy = GrowthPolicy::up_to(context.total_mem()?);
         let options = ArenaOptions::new()
             .min_align(align)
-            .pitch_align(DRIVER_PITCH_ALIGN.max(align))
+            .pitch_align(PITCH_ALIGN.max(align))
             .growth(policy);
         let arena = options.device(&stream, policy.initial())?;
         sides.push(Box::new(Lane::new(

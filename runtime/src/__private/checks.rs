@@ -260,7 +260,7 @@ pub const fn c_fields<const N: usize>(
         let (size, align) = shapes[i];
         fields[i] = shape_field(
             names[i].0,
-            rules::repr_c_offset(shapes, i),
+            crate::rules::repr_c::repr_c_offset(shapes, i),
             size,
             align,
             names[i].1,

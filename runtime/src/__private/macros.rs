@@ -288,7 +288,7 @@ macro_rules! __gpu_aligned_derive {
                 $crate::__private::size_of::<$fty>(),
                 $crate::__private::align_of::<$fty>(),
             )),*];
-            let (size, align) = $crate::rules::repr_c_size(&shapes, $align);
+            let (size, align) = $crate::__private::repr_c_size(&shapes, $align);
             let fields = $crate::__private::c_fields(&shapes, [$(($fname, $padding)),*]);
             let $shape = $crate::__private::Shape { name: $name, size, align, fields: &fields };
             $($blame)*

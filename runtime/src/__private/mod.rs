@@ -39,6 +39,7 @@ pub use checks::{
 pub use derived::{kind, Derived};
 
 pub use crate::layout::{AlignMarker, Fields, Width};
+pub use crate::rules::repr_c::{pad_before, padded_width, repr_c_offset, repr_c_size, tail_pad};
 pub use bytemuck;
 pub use core;
 // Shorter paths for the derive's code: a path's every segment is resolved

@@ -23,7 +23,7 @@
 //! Sizes, counts and alignments are `usize`, like every length in the
 //! crate; offsets ([`Allocation::offset`], [`Allocation::end`]) are `u64`,
 //! offsets into a buffer that may live on the device.
-//! [`crate::align::offset_of`] and [`crate::align::bytes_of`] convert. The
+//! `crate::align::offset_of` and `bytes_of` convert. The
 //! blocks themselves are kept in `u64`s, converted at this surface.
 //!
 //! The buffer can [`grow`](Allocator::grow) in place (every offset handed out
@@ -181,7 +181,7 @@ fn bytes(count: u64) -> usize {
 }
 
 /// `offset` rounded up to a multiple of `align` (a power of two), or `None`
-/// on overflow: [`crate::align::round_up`] without its test for a power of
+/// on overflow: `crate::align::round_up` without its test for a power of
 /// two, which every alignment here already passed (`alloc` refuses others),
 /// on the allocator's hot path.
 #[inline(always)]

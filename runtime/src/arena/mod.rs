@@ -122,7 +122,6 @@ use alloc_crate::vec::Vec;
 use core::fmt;
 use core::mem::align_of;
 
-pub use crate::align::{ARRAY_ALIGN, PITCH_ALIGN};
 use crate::alloc::{Allocation, Allocator, HandleError, Stats};
 use crate::backend::{Backend, HostAccess, HostBuffer};
 use crate::GpuWords;

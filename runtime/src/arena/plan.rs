@@ -301,7 +301,8 @@ impl Plan {
     /// will be on for the arena they make.
     ///
     /// ```
-    /// use gpu_aligned::arena::{Arena, Plan, ARRAY_ALIGN, PITCH_ALIGN};
+    /// use gpu_aligned::align::{ARRAY_ALIGN, PITCH_ALIGN};
+    /// use gpu_aligned::arena::{Arena, Plan};
     /// use gpu_aligned::vector::float4;
     ///
     /// let mut plan = Plan::new();

@@ -12,9 +12,8 @@ use super::{Backend, HostAccess, Rows, Span};
 use crate::align::{bytes_of, offset_of, round_up};
 
 /// The smallest alignment a [`HostBuffer`] gets, whatever is asked: the
-/// alignment `cudaMalloc` guarantees for device buffers,
-/// [`ARRAY_ALIGN`](crate::align::ARRAY_ALIGN).
-pub const MIN_HOST_ALIGN: usize = crate::align::ARRAY_ALIGN;
+/// alignment `cudaMalloc` guarantees for device buffers.
+pub(super) const MIN_HOST_ALIGN: usize = crate::align::ARRAY_ALIGN;
 
 /// Why a [`HostBuffer`] could not be made.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -31,7 +31,9 @@ mod vm;
 use crate::align::offset_of;
 
 #[cfg(feature = "alloc")]
-pub use host::{HostBuffer, HostBufferError, MIN_HOST_ALIGN};
+use host::MIN_HOST_ALIGN;
+#[cfg(feature = "alloc")]
+pub use host::{HostBuffer, HostBufferError};
 #[cfg(feature = "alloc")]
 pub use vm::{HostVm, VmError, HOST_VM_IS_LAZY};
 

@@ -8,25 +8,16 @@ use std::sync::{Arc, OnceLock};
 use cudarc::driver::{CudaSlice, CudaStream, DevicePtr, DriverError};
 
 use super::error::{is_sticky, CudaError};
-use crate::align::{bytes_of, offset_of};
+use crate::align::{bytes_of, offset_of, ARRAY_ALIGN};
 use crate::backend::cuda_vm::CudaVm;
 
 /// The start alignment `cudaMalloc`/`cuMemAlloc` documents for every
-/// allocation ([`ARRAY_ALIGN`](crate::align::ARRAY_ALIGN)), and the
-/// smallest base alignment the backend accepts.
-pub const DRIVER_BASE_ALIGN: usize = crate::align::ARRAY_ALIGN;
-
-/// The row-pitch alignment `cuMemAllocPitch` used on an H100 (driver
-/// 580.159.04): for every width tried (1 to 65,536 bytes) and element size (4,
-/// 8 and 16 bytes) the pitch it returned was the width rounded up to a
-/// multiple of 512. The arena's default pitch alignment is the same
-/// ([`PITCH_ALIGN`](crate::align::PITCH_ALIGN)), so pitched arrays of a
-/// device arena follow the driver's rule.
-pub const DRIVER_PITCH_ALIGN: usize = crate::align::PITCH_ALIGN;
+/// allocation, and the smallest base alignment the backend accepts.
+const DRIVER_BASE_ALIGN: usize = ARRAY_ALIGN;
 
 /// Checks that a device buffer starting at `base` can hold sub-arrays whose
 /// offsets are multiples of `min_align`: the base must be aligned to both
-/// `min_align` and [`DRIVER_BASE_ALIGN`]. Returns the base's own alignment
+/// `min_align` and [`ARRAY_ALIGN`]. Returns the base's own alignment
 /// (its largest power-of-two divisor), which the backend records.
 ///
 /// ```
@@ -267,7 +258,7 @@ impl CudaBackend {
     }
 
     /// Allocates `len` bytes on `stream`'s device, zeroes them, and checks
-    /// that the start is at least [`DRIVER_BASE_ALIGN`]-aligned.
+    /// that the start is at least [`ARRAY_ALIGN`]-aligned.
     ///
     /// ```no_run
     /// use gpu_aligned::backend::cuda::cudarc::driver::CudaContext;
@@ -345,7 +336,7 @@ impl CudaBackend {
     }
 
     /// The largest power of two dividing the device base address, recorded
-    /// at creation (at least [`DRIVER_BASE_ALIGN`]; 2 MiB was seen on an H100).
+    /// at creation (at least [`ARRAY_ALIGN`]; 2 MiB was seen on an H100).
     ///
     /// ```no_run
     /// # use gpu_aligned::backend::cuda::{cudarc::driver::CudaContext, CudaBackend};

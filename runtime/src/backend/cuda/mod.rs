@@ -97,7 +97,7 @@ mod plain;
 mod probe;
 mod tracking;
 
-pub use buffer::{check_base, CudaBackend, DRIVER_BASE_ALIGN, DRIVER_PITCH_ALIGN};
+pub use buffer::{check_base, CudaBackend};
 pub(crate) use capture::{abandon_capture, Graph};
 pub use cudarc;
 pub use error::CudaError;
