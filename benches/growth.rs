@@ -13,7 +13,7 @@ use std::time::Instant;
 use gpu_aligned::arena::{Arena, ArenaOptions, GrowthPolicy, DEFAULT_CHUNK};
 use gpu_aligned::backend::cuda::cudarc;
 use gpu_aligned::backend::cuda::CudaBackend;
-use gpu_aligned::backend::cuda_vm::CudaVm;
+use gpu_aligned::backend::cuda::CudaVm;
 
 use cudarc::driver::{sys, CudaContext, CudaStream};
 

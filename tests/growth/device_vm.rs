@@ -8,7 +8,7 @@ use gpu_aligned::backend::cuda::cudarc::driver::{
     result, sys, CudaContext, CudaFunction, CudaStream, LaunchConfig, PushKernelArg,
 };
 use gpu_aligned::backend::cuda::cudarc::nvrtc::compile_ptx;
-use gpu_aligned::backend::cuda_vm::{CudaVm, CudaVmError};
+use gpu_aligned::backend::cuda::{CudaError, CudaVm};
 
 const ADD: &str = r#"
 extern "C" __global__ void add(unsigned* p, unsigned long long n, unsigned v) {
@@ -114,7 +114,7 @@ fn growth_past_the_reservation_is_refused_and_the_buffer_stays_usable() {
     write(vm.base_address(), &[7; 256]);
     assert_eq!(
         vm.grow_to(4 * chunk + 1),
-        Err(CudaVmError::BeyondReservation {
+        Err(CudaError::BeyondReservation {
             len: 4 * chunk + 1,
             reserved: 4 * chunk
         })
@@ -139,7 +139,7 @@ fn running_out_of_device_memory_is_a_typed_error_and_rolls_back() {
     write(vm.base_address(), &[1; 64]);
     let free_before = free_device_memory(&ctx);
     match vm.grow_to(total + chunk) {
-        Err(CudaVmError::Driver { op, error }) => {
+        Err(CudaError::Driver { op, error }) => {
             assert_eq!(op, "cuMemCreate");
             assert_eq!(error.0, sys::CUresult::CUDA_ERROR_OUT_OF_MEMORY);
         }
@@ -163,13 +163,13 @@ fn a_chunk_off_the_granularity_is_refused() {
     let granularity = CudaVm::granularity(&ctx).unwrap();
     assert_eq!(
         CudaVm::reserve(&ctx, Some(1 << 30), granularity + 4096).unwrap_err(),
-        CudaVmError::ChunkNotMultiple {
+        CudaError::ChunkNotMultiple {
             chunk: granularity + 4096,
             granularity
         }
     );
     assert_eq!(
         CudaVm::reserve(&ctx, Some(1 << 30), 0).unwrap_err(),
-        CudaVmError::ZeroLength
+        CudaError::ZeroLength
     );
 }

@@ -2,7 +2,7 @@
 //! offsets-only [`Allocator`] over a [`Backend`] and hands out
 //! [`ArenaSlice<T, B>`] handles whose byte offset is a multiple of
 //! `max(align_of::<T>(), min_align)`. The minimum alignment defaults to
-//! [`ARRAY_ALIGN`] (256 bytes): what `cudaMalloc` guarantees for a whole
+//! [`ARRAY_ALIGN`](crate::align::ARRAY_ALIGN) (256 bytes): what `cudaMalloc` guarantees for a whole
 //! buffer, and the start offset that gave full write bandwidth on an H100
 //! (in the repository's GPU benchmark, an in-place float read-modify-write
 //! of a 1 GiB array starting 4 bytes past a 256-byte boundary ran at 81.2%

@@ -12,8 +12,7 @@ use crate::backend::{Backend, HostBuffer, HostVm};
 use alloc_crate::collections::VecDeque;
 #[cfg(feature = "cuda")]
 use {
-    crate::backend::cuda::{CudaBackend, CudaError},
-    crate::backend::cuda_vm::CudaVm,
+    crate::backend::cuda::{CudaBackend, CudaError, CudaVm},
     alloc_crate::sync::Arc,
     cudarc::driver::CudaStream,
 };
@@ -312,12 +311,11 @@ impl ArenaOptions {
     ) -> ArenaResult<Arena<CudaBackend>, CudaBackend> {
         self.check_alignments()?;
         let context = stream.context();
-        let vm_error = |e| ArenaError::Backend(CudaError::Vm(e));
-        if !self.growth.grows() || !CudaVm::supported(context).map_err(vm_error)? {
+        if !self.growth.grows() || !CudaVm::supported(context).map_err(ArenaError::Backend)? {
             let backend = CudaBackend::new(stream, bytes).map_err(ArenaError::Backend)?;
             return self.growth(GrowthPolicy::fixed()).over(backend);
         }
-        let granularity = CudaVm::granularity(context).map_err(vm_error)?;
+        let granularity = CudaVm::granularity(context).map_err(ArenaError::Backend)?;
         let total = context.total_mem().map_err(|error| {
             ArenaError::Backend(CudaError::Driver {
                 op: "cuDeviceTotalMem",

@@ -7,8 +7,8 @@
 //! every range before it asks a backend to touch it.
 //!
 //! [`HostBuffer`] (aligned host memory, in a [`HostVm`] reservation) is
-//! here; a CUDA device buffer is in `backend::cuda`, and device memory that
-//! grows in place in `backend::cuda_vm`, behind the `cuda` feature.
+//! here; a CUDA device buffer, and device memory that grows in place, are
+//! in `backend::cuda`, behind the `cuda` feature.
 //!
 //! ```
 //! use gpu_aligned::backend::{Backend, HostBuffer};
@@ -21,8 +21,6 @@
 
 #[cfg(feature = "cuda")]
 pub mod cuda;
-#[cfg(feature = "cuda")]
-pub mod cuda_vm;
 #[cfg(feature = "alloc")]
 mod host;
 #[cfg(feature = "alloc")]

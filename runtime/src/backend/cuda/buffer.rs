@@ -8,8 +8,8 @@ use std::sync::{Arc, OnceLock};
 use cudarc::driver::{CudaSlice, CudaStream, DevicePtr, DriverError};
 
 use super::error::{is_sticky, CudaError};
+use super::vm::CudaVm;
 use crate::align::{bytes_of, offset_of, ARRAY_ALIGN};
-use crate::backend::cuda_vm::CudaVm;
 
 /// The start alignment `cudaMalloc`/`cuMemAlloc` documents for every
 /// allocation, and the smallest base alignment the backend accepts.
@@ -132,9 +132,10 @@ impl CudaBackend {
     ///
     /// # Errors
     ///
-    /// [`CudaError::ZeroLength`]; [`CudaError::Vm`] where the device lacks
-    /// virtual memory management ([`CudaVmError::Unsupported`](crate::backend::cuda_vm::CudaVmError::Unsupported)),
-    /// for a chunk off the granularity, or when the driver refuses;
+    /// [`CudaError::ZeroLength`]; [`CudaError::VmUnsupported`] where the
+    /// device lacks virtual memory management,
+    /// [`CudaError::ChunkNotMultiple`] for a chunk off the granularity, or
+    /// [`CudaError::Driver`] when the driver refuses;
     /// [`CudaError::BaseMisaligned`] if the driver broke its alignment
     /// promise.
     pub fn growable(
@@ -147,7 +148,7 @@ impl CudaBackend {
             return Err(CudaError::ZeroLength);
         }
         // Reserving checks the chunk and the device in every mode.
-        let vm = CudaVm::reserve(stream.context(), Some(max), chunk).map_err(CudaError::Vm)?;
+        let vm = CudaVm::reserve(stream.context(), Some(max), chunk)?;
         let plain = match crate::sanitizer::sanitizer_attached() {
             true => super::plain::PlainGrowing::zeroed(stream, vm.reserved(), chunk).map_err(
                 |error| CudaError::Driver {
@@ -192,13 +193,12 @@ impl CudaBackend {
             DeviceMemory::Plain(buf) => return Ok(buf.len()),
             DeviceMemory::Growing(vm) => {
                 let old = vm.mapped();
-                vm.grow_to(len.min(vm.reserved())).map_err(CudaError::Vm)?;
+                vm.grow_to(len.min(vm.reserved()))?;
                 (old, vm.mapped())
             }
             DeviceMemory::PlainGrowing(buf) => {
                 let old = buf.len();
-                buf.grow_to(len.min(buf.reserved()))
-                    .map_err(CudaError::Vm)?;
+                buf.grow_to(len.min(buf.reserved()))?;
                 (old, buf.len())
             }
         };
@@ -237,7 +237,7 @@ impl CudaBackend {
             DeviceMemory::Fixed(buf) => Ok(buf.len()),
             DeviceMemory::Plain(buf) => Ok(buf.len()),
             DeviceMemory::Growing(vm) => {
-                vm.trim_to(len).map_err(CudaError::Vm)?;
+                vm.trim_to(len)?;
                 Ok(vm.mapped())
             }
             DeviceMemory::PlainGrowing(buf) => {
@@ -342,7 +342,7 @@ impl CudaBackend {
     /// # use gpu_aligned::backend::cuda::{cudarc::driver::CudaContext, CudaBackend};
     /// # let stream = CudaContext::new(0)?.default_stream();
     /// let buffer = CudaBackend::new(&stream, 4096)?;
-    /// let alignment = gpu_aligned::align::offset_of(buffer.base_alignment());
+    /// let alignment = buffer.base_alignment() as u64;
     /// assert_eq!(buffer.device_base() % alignment, 0);
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```

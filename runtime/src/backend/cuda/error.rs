@@ -5,8 +5,6 @@ use core::fmt;
 
 use cudarc::driver::{sys, DriverError};
 
-use crate::backend::cuda_vm::CudaVmError;
-
 /// Driver errors after which the context is unusable: CUDA documents each as
 /// leaving "the process in an inconsistent state" so that "any further CUDA
 /// work will return the same error".
@@ -34,7 +32,7 @@ pub(super) fn is_sticky(error: DriverError) -> bool {
 /// use gpu_aligned::backend::cuda::CudaError;
 ///
 /// let error = CudaError::ZeroLength;
-/// assert_eq!(error.to_string(), "a device arena needs at least one byte");
+/// assert_eq!(error.to_string(), "a device buffer, reservation or chunk needs at least one byte");
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[non_exhaustive]
@@ -59,13 +57,34 @@ pub enum CudaError {
         /// The alignment required.
         required: usize,
     },
-    /// A device buffer of zero bytes was asked for.
+    /// A device buffer, reservation or chunk of zero bytes was asked for.
     ZeroLength,
     /// A stream of another context than the buffer's was named.
     ForeignStream,
-    /// Reserving, mapping or unmapping device virtual memory failed (or the
-    /// device does not support it).
-    Vm(CudaVmError),
+    /// The device does not support virtual memory management, which
+    /// growing device memory ([`CudaVm`](super::CudaVm)) needs.
+    VmUnsupported,
+    /// The chunk size is not a multiple of the device's allocation
+    /// granularity.
+    ChunkNotMultiple {
+        /// The chunk size asked for.
+        chunk: usize,
+        /// The granularity it must be a multiple of.
+        granularity: usize,
+    },
+    /// Growth past the end of the reserved range of device addresses.
+    BeyondReservation {
+        /// The mapped length asked for.
+        len: usize,
+        /// The reservation's length.
+        reserved: usize,
+    },
+    /// A length that does not fit the host's `usize`, or overflows when
+    /// rounded up to whole chunks.
+    TooLarge {
+        /// The length asked for.
+        len: usize,
+    },
     /// A byte range outside the array it was said to belong to (the arena
     /// checks every range first, so only a broken caller sees this).
     OutOfRange {
@@ -104,11 +123,27 @@ impl fmt::Display for CudaError {
                 f,
                 "device buffer at {base:#x} is not aligned to {required} bytes"
             ),
-            CudaError::ZeroLength => f.write_str("a device arena needs at least one byte"),
+            CudaError::ZeroLength => {
+                f.write_str("a device buffer, reservation or chunk needs at least one byte")
+            }
             CudaError::ForeignStream => {
                 f.write_str("the stream belongs to another context than the device buffer")
             }
-            CudaError::Vm(error) => write!(f, "{error}"),
+            CudaError::VmUnsupported => {
+                f.write_str("the device does not support CUDA virtual memory management")
+            }
+            CudaError::ChunkNotMultiple { chunk, granularity } => write!(
+                f,
+                "chunk size {chunk} is not a multiple of the device's allocation \
+                 granularity {granularity}"
+            ),
+            CudaError::BeyondReservation { len, reserved } => write!(
+                f,
+                "cannot map {len} bytes of a reservation of {reserved} bytes"
+            ),
+            CudaError::TooLarge { len } => {
+                write!(f, "{len} bytes do not fit in whole chunks on this host")
+            }
             CudaError::OutOfRange { offset, len } => write!(
                 f,
                 "{len} bytes at offset {offset} do not lie inside the array"
@@ -127,12 +162,11 @@ impl fmt::Display for CudaError {
 // `Display` names the driver's error code (what a `{error}` alone should
 // show; through the code's own `Debug`, since `DriverError`'s asks the
 // driver for a description, and panics where there is no driver); `source`
-// hands over the driver's error too, for reporters that walk the chain. A virtual-memory error is shown as itself, so only its source.
+// hands over the driver's error too, for reporters that walk the chain.
 impl std::error::Error for CudaError {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         match self {
             CudaError::Driver { error, .. } | CudaError::Poisoned { first: error } => Some(error),
-            CudaError::Vm(error) => error.source(),
             _ => None,
         }
     }

@@ -96,6 +96,7 @@ mod error;
 mod plain;
 mod probe;
 mod tracking;
+mod vm;
 
 pub use buffer::{check_base, CudaBackend};
 pub(crate) use capture::{abandon_capture, Graph};
@@ -103,3 +104,4 @@ pub use cudarc;
 pub use error::CudaError;
 pub use probe::{probe, ProbeError};
 pub use tracking::ArrayEvents;
+pub use vm::CudaVm;

@@ -21,8 +21,8 @@ use std::sync::Arc;
 
 use cudarc::driver::{result, sys, CudaStream, DriverError};
 
+use super::CudaError;
 use crate::align::round_up;
-use crate::backend::cuda_vm::CudaVmError;
 
 /// One `cuMemAlloc` allocation, zeroed, freed on drop.
 #[derive(Debug)]
@@ -71,7 +71,7 @@ impl Drop for PlainAllocation {
 /// A growing buffer while a tool is attached: one [`PlainAllocation`] as
 /// large as the buffer may grow, of which the first [`len`](Self::len)
 /// bytes are the buffer. Growing and trimming move that end by whole
-/// chunks, as [`CudaVm`](crate::backend::cuda_vm::CudaVm) does, but the
+/// chunks, as [`CudaVm`](super::CudaVm) does, but the
 /// device memory is all taken up front and none goes back before the drop.
 #[derive(Debug)]
 pub(crate) struct PlainGrowing {
@@ -114,11 +114,11 @@ impl PlainGrowing {
     }
 
     /// Moves the end to at least `len` bytes, in whole chunks (as
-    /// [`CudaVm::grow_to`](crate::backend::cuda_vm::CudaVm::grow_to)).
-    pub(crate) fn grow_to(&mut self, len: usize) -> Result<(), CudaVmError> {
+    /// [`CudaVm::grow_to`](super::CudaVm::grow_to)).
+    pub(crate) fn grow_to(&mut self, len: usize) -> Result<(), CudaError> {
         let target = round_up(len, self.chunk)
             .filter(|&target| target <= self.reserved())
-            .ok_or(CudaVmError::BeyondReservation {
+            .ok_or(CudaError::BeyondReservation {
                 len,
                 reserved: self.reserved(),
             })?;
@@ -127,7 +127,7 @@ impl PlainGrowing {
     }
 
     /// Moves the end down to `len` bytes rounded up to whole chunks (as
-    /// [`CudaVm::trim_to`](crate::backend::cuda_vm::CudaVm::trim_to)); the
+    /// [`CudaVm::trim_to`](super::CudaVm::trim_to)); the
     /// memory stays allocated, so nothing needs to wait.
     pub(crate) fn trim_to(&mut self, len: usize) {
         let keep = round_up(len, self.chunk).unwrap_or(usize::MAX);

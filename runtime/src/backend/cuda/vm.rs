@@ -1,50 +1,5 @@
-//! Device memory that grows without moving (feature `cuda`): one range of
-//! device virtual addresses reserved up front (`cuMemAddressReserve`, by
-//! default as large as the device's memory), onto whose end physical chunks
-//! are mapped as they are needed (`cuMemCreate`, `cuMemMap`, then
-//! `cuMemSetAccess` for the buffer's device) and unmapped again from the end
-//! ([`CudaVm::trim_to`]). The base address never changes, so every device
-//! pointer handed out stays valid while the buffer grows: the route PyTorch's
-//! expandable segments take.
-//!
-//! ```no_run
-//! use gpu_aligned::backend::cuda_vm::CudaVm;
-//! use gpu_aligned::backend::cuda::cudarc::driver::CudaContext;
-//!
-//! let ctx = CudaContext::new(0)?;
-//! if CudaVm::supported(&ctx)? {
-//!     let chunk = CudaVm::granularity(&ctx)?;     // 2 MiB on an H100
-//!     let mut vm = CudaVm::reserve(&ctx, None, chunk)?;
-//!     let base = vm.base_address();
-//!     vm.grow_to(100 << 20)?;                     // maps 50 chunks
-//!     vm.grow_to(1 << 30)?;
-//!     assert_eq!(vm.base_address(), base);        // nothing moved
-//!     vm.trim_to(10 << 20)?;                      // waits, then unmaps the rest
-//!     assert_eq!(vm.mapped(), 10 << 20);
-//! }
-//! # Ok::<(), Box<dyn std::error::Error>>(())
-//! ```
-//!
-//! # Pitfalls
-//!
-//! - **`cuMemUnmap` does not synchronise.** Unmapping memory that a queued
-//!   kernel or copy still uses makes that work fault (an illegal address:
-//!   the context is lost). [`CudaVm::trim_to`] and `drop` therefore wait for
-//!   all work of the context first (PyTorch synchronises the stream before it
-//!   unmaps).
-//! - **No legacy IPC.** Memory mapped this way cannot be shared with another
-//!   process through `cudaIpcGetMemHandle`/`cuIpcGetMemHandle`; it needs an
-//!   exportable handle type requested at `cuMemCreate` and
-//!   `cuMemExportToShareableHandle`. This buffer requests none.
-//! - **Peers need their own access.** Only the buffer's own device is granted
-//!   access; another device (even with peer access enabled through
-//!   `cuCtxEnablePeerAccess`) faults on these addresses until it is granted
-//!   access with `cuMemSetAccess` on every mapped chunk.
-//! - **New chunks are not zeroed.** The driver does not promise what a fresh
-//!   physical allocation holds; write before reading.
-//! - **Not every device has it.** [`CudaVm::supported`] reads the device
-//!   attribute (`CU_DEVICE_ATTRIBUTE_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED`);
-//!   where it is 0, use one fixed allocation instead.
+//! Device memory that grows without moving, [`CudaVm`]: the memory of a
+//! growing device arena, and a buffer of its own for whoever wants one.
 
 use std::sync::Arc;
 use std::vec::Vec;
@@ -53,88 +8,16 @@ use core::fmt;
 
 use crate::align::{offset_of, round_up};
 
-use cudarc::driver::{sys, CudaContext, DriverError};
+use cudarc::driver::{sys, CudaContext};
 
-/// Why a [`CudaVm`] operation was refused.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-#[non_exhaustive]
-pub enum CudaVmError {
-    /// The driver refused an operation.
-    Driver {
-        /// The driver call that failed.
-        op: &'static str,
-        /// The driver's error code.
-        error: DriverError,
-    },
-    /// The device does not support virtual memory management.
-    Unsupported,
-    /// A reservation or chunk of zero bytes.
-    ZeroLength,
-    /// The chunk size is not a multiple of the device's allocation
-    /// granularity.
-    ChunkNotMultiple {
-        /// The chunk size asked for.
-        chunk: usize,
-        /// The granularity it must be a multiple of.
-        granularity: usize,
-    },
-    /// Growth past the end of the reserved range.
-    BeyondReservation {
-        /// The mapped length asked for.
-        len: usize,
-        /// The reservation's length.
-        reserved: usize,
-    },
-    /// A length that does not fit the host's `usize`, or overflows when
-    /// rounded up to whole chunks.
-    TooLarge {
-        /// The length asked for.
-        len: usize,
-    },
+use super::CudaError;
+
+fn check(op: &'static str, r: sys::CUresult) -> Result<(), CudaError> {
+    r.result().map_err(|error| CudaError::Driver { op, error })
 }
 
-impl fmt::Display for CudaVmError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match *self {
-            CudaVmError::Driver { op, error } => {
-                write!(f, "CUDA driver error in {op}: {:?}", error.0)
-            }
-            CudaVmError::Unsupported => {
-                f.write_str("the device does not support CUDA virtual memory management")
-            }
-            CudaVmError::ZeroLength => f.write_str("a device reservation or chunk cannot be empty"),
-            CudaVmError::ChunkNotMultiple { chunk, granularity } => write!(
-                f,
-                "chunk size {chunk} is not a multiple of the device's allocation \
-                 granularity {granularity}"
-            ),
-            CudaVmError::BeyondReservation { len, reserved } => write!(
-                f,
-                "cannot map {len} bytes of a reservation of {reserved} bytes"
-            ),
-            CudaVmError::TooLarge { len } => {
-                write!(f, "{len} bytes do not fit in whole chunks on this host")
-            }
-        }
-    }
-}
-
-impl std::error::Error for CudaVmError {
-    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
-        match self {
-            CudaVmError::Driver { error, .. } => Some(error),
-            _ => None,
-        }
-    }
-}
-
-fn check(op: &'static str, r: sys::CUresult) -> Result<(), CudaVmError> {
-    r.result()
-        .map_err(|error| CudaVmError::Driver { op, error })
-}
-
-fn bind(ctx: &CudaContext) -> Result<(), CudaVmError> {
-    ctx.bind_to_thread().map_err(|error| CudaVmError::Driver {
+fn bind(ctx: &CudaContext) -> Result<(), CudaError> {
+    ctx.bind_to_thread().map_err(|error| CudaError::Driver {
         op: "cuCtxSetCurrent",
         error,
     })
@@ -177,8 +60,54 @@ fn allocation_props(ctx: &CudaContext) -> sys::CUmemAllocationProp {
     }
 }
 
-/// A reserved range of device addresses with physical chunks mapped onto its
-/// first [`mapped()`](CudaVm::mapped) bytes; see the [module docs](self).
+/// Device memory that grows without moving: one range of
+/// device virtual addresses reserved up front (`cuMemAddressReserve`, by
+/// default as large as the device's memory), onto whose end physical chunks
+/// are mapped as they are needed (`cuMemCreate`, `cuMemMap`, then
+/// `cuMemSetAccess` for the buffer's device) and unmapped again from the end
+/// ([`CudaVm::trim_to`]). The base address never changes, so every device
+/// pointer handed out stays valid while the buffer grows: the route PyTorch's
+/// expandable segments take.
+///
+/// ```no_run
+/// use gpu_aligned::backend::cuda::CudaVm;
+/// use gpu_aligned::backend::cuda::cudarc::driver::CudaContext;
+///
+/// let ctx = CudaContext::new(0)?;
+/// if CudaVm::supported(&ctx)? {
+///     let chunk = CudaVm::granularity(&ctx)?;     // 2 MiB on an H100
+///     let mut vm = CudaVm::reserve(&ctx, None, chunk)?;
+///     let base = vm.base_address();
+///     vm.grow_to(100 << 20)?;                     // maps 50 chunks
+///     vm.grow_to(1 << 30)?;
+///     assert_eq!(vm.base_address(), base);        // nothing moved
+///     vm.trim_to(10 << 20)?;                      // waits, then unmaps the rest
+///     assert_eq!(vm.mapped(), 10 << 20);
+/// }
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+///
+/// # Pitfalls
+///
+/// - **`cuMemUnmap` does not synchronise.** Unmapping memory that a queued
+///   kernel or copy still uses makes that work fault (an illegal address:
+///   the context is lost). [`CudaVm::trim_to`] and `drop` therefore wait for
+///   all work of the context first (PyTorch synchronises the stream before it
+///   unmaps).
+/// - **No legacy IPC.** Memory mapped this way cannot be shared with another
+///   process through `cudaIpcGetMemHandle`/`cuIpcGetMemHandle`; it needs an
+///   exportable handle type requested at `cuMemCreate` and
+///   `cuMemExportToShareableHandle`. This buffer requests none.
+/// - **Peers need their own access.** Only the buffer's own device is granted
+///   access; another device (even with peer access enabled through
+///   `cuCtxEnablePeerAccess`) faults on these addresses until it is granted
+///   access with `cuMemSetAccess` on every mapped chunk.
+/// - **New chunks are not zeroed.** The driver does not promise what a fresh
+///   physical allocation holds; write before reading.
+/// - **Not every device has it.** [`CudaVm::supported`] reads the device
+///   attribute (`CU_DEVICE_ATTRIBUTE_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED`);
+///   where it is 0, use one fixed allocation instead.
+///
 /// Dropping it waits for the context's work, then unmaps and frees
 /// everything.
 pub struct CudaVm {
@@ -197,7 +126,7 @@ impl CudaVm {
     /// do not).
     ///
     /// ```no_run
-    /// # use gpu_aligned::backend::cuda_vm::CudaVm;
+    /// # use gpu_aligned::backend::cuda::CudaVm;
     /// let ctx = gpu_aligned::backend::cuda::cudarc::driver::CudaContext::new(0)?;
     /// println!("virtual memory: {}", CudaVm::supported(&ctx)?);
     /// # Ok::<(), Box<dyn std::error::Error>>(())
@@ -205,13 +134,13 @@ impl CudaVm {
     ///
     /// # Errors
     ///
-    /// [`CudaVmError::Driver`] if the attribute cannot be read.
-    pub fn supported(ctx: &CudaContext) -> Result<bool, CudaVmError> {
+    /// [`CudaError::Driver`] if the attribute cannot be read.
+    pub fn supported(ctx: &CudaContext) -> Result<bool, CudaError> {
         let attribute =
             sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_VIRTUAL_ADDRESS_MANAGEMENT_SUPPORTED;
         let value = ctx
             .attribute(attribute)
-            .map_err(|error| CudaVmError::Driver {
+            .map_err(|error| CudaError::Driver {
                 op: "cuDeviceGetAttribute",
                 error,
             })?;
@@ -222,7 +151,7 @@ impl CudaVm {
     /// every chunk size must be a multiple of it (2 MiB on an H100).
     ///
     /// ```no_run
-    /// # use gpu_aligned::backend::cuda_vm::CudaVm;
+    /// # use gpu_aligned::backend::cuda::CudaVm;
     /// let ctx = gpu_aligned::backend::cuda::cudarc::driver::CudaContext::new(0)?;
     /// assert!(CudaVm::granularity(&ctx)?.is_power_of_two());
     /// # Ok::<(), Box<dyn std::error::Error>>(())
@@ -230,8 +159,8 @@ impl CudaVm {
     ///
     /// # Errors
     ///
-    /// [`CudaVmError::Driver`] if the driver cannot say.
-    pub fn granularity(ctx: &CudaContext) -> Result<usize, CudaVmError> {
+    /// [`CudaError::Driver`] if the driver cannot say.
+    pub fn granularity(ctx: &CudaContext) -> Result<usize, CudaError> {
         bind(ctx)?;
         let props = allocation_props(ctx);
         let mut granularity = 0usize;
@@ -256,7 +185,7 @@ impl CudaVm {
     /// device has far more than its memory).
     ///
     /// ```no_run
-    /// # use gpu_aligned::backend::cuda_vm::CudaVm;
+    /// # use gpu_aligned::backend::cuda::CudaVm;
     /// let ctx = gpu_aligned::backend::cuda::cudarc::driver::CudaContext::new(0)?;
     /// let vm = CudaVm::reserve(&ctx, Some(1 << 30), 2 << 20)?;
     /// assert_eq!(vm.reserved(), 1 << 30);
@@ -266,36 +195,36 @@ impl CudaVm {
     ///
     /// # Errors
     ///
-    /// [`CudaVmError::Unsupported`] where the device lacks virtual memory
-    /// management, [`CudaVmError::ZeroLength`],
-    /// [`CudaVmError::ChunkNotMultiple`], [`CudaVmError::TooLarge`], or
-    /// [`CudaVmError::Driver`] when the driver refuses.
+    /// [`CudaError::VmUnsupported`] where the device lacks virtual memory
+    /// management, [`CudaError::ZeroLength`],
+    /// [`CudaError::ChunkNotMultiple`], [`CudaError::TooLarge`], or
+    /// [`CudaError::Driver`] when the driver refuses.
     pub fn reserve(
         ctx: &Arc<CudaContext>,
         reserve: Option<usize>,
         chunk: usize,
-    ) -> Result<CudaVm, CudaVmError> {
+    ) -> Result<CudaVm, CudaError> {
         if !CudaVm::supported(ctx)? {
-            return Err(CudaVmError::Unsupported);
+            return Err(CudaError::VmUnsupported);
         }
         let granularity = CudaVm::granularity(ctx)?;
         if chunk == 0 {
-            return Err(CudaVmError::ZeroLength);
+            return Err(CudaError::ZeroLength);
         }
         if granularity == 0 || chunk % granularity != 0 {
-            return Err(CudaVmError::ChunkNotMultiple { chunk, granularity });
+            return Err(CudaError::ChunkNotMultiple { chunk, granularity });
         }
         let len = match reserve {
             Some(len) => len,
-            None => ctx.total_mem().map_err(|error| CudaVmError::Driver {
+            None => ctx.total_mem().map_err(|error| CudaError::Driver {
                 op: "cuDeviceTotalMem",
                 error,
             })?,
         };
         if len == 0 {
-            return Err(CudaVmError::ZeroLength);
+            return Err(CudaError::ZeroLength);
         }
-        let reserved = round_up(len, chunk).ok_or(CudaVmError::TooLarge { len })?;
+        let reserved = round_up(len, chunk).ok_or(CudaError::TooLarge { len })?;
         let size = reserved;
         let mut base: sys::CUdeviceptr = 0;
         // SAFETY: `base` is a live local; a fresh reservation at an address
@@ -319,7 +248,7 @@ impl CudaVm {
     /// nothing.
     ///
     /// ```no_run
-    /// # use gpu_aligned::backend::cuda_vm::CudaVm;
+    /// # use gpu_aligned::backend::cuda::CudaVm;
     /// let ctx = gpu_aligned::backend::cuda::cudarc::driver::CudaContext::new(0)?;
     /// let mut vm = CudaVm::reserve(&ctx, Some(1 << 30), 2 << 20)?;
     /// vm.grow_to(3 << 20)?;
@@ -331,12 +260,12 @@ impl CudaVm {
     ///
     /// # Errors
     ///
-    /// [`CudaVmError::BeyondReservation`] past the end of the reservation;
-    /// [`CudaVmError::Driver`] when the driver refuses (out of device
+    /// [`CudaError::BeyondReservation`] past the end of the reservation;
+    /// [`CudaError::Driver`] when the driver refuses (out of device
     /// memory, say). Either way nothing changes: chunks mapped by a failed
     /// call are unmapped and freed again.
-    pub fn grow_to(&mut self, len: usize) -> Result<(), CudaVmError> {
-        let beyond = CudaVmError::BeyondReservation {
+    pub fn grow_to(&mut self, len: usize) -> Result<(), CudaError> {
+        let beyond = CudaError::BeyondReservation {
             len,
             reserved: self.reserved,
         };
@@ -361,7 +290,7 @@ impl CudaVm {
 
     /// Creates and maps `count` chunks after the last mapped one, pushing
     /// each handle as soon as it is mapped (so a rollback finds it).
-    fn map_chunks(&mut self, count: usize) -> Result<(), CudaVmError> {
+    fn map_chunks(&mut self, count: usize) -> Result<(), CudaError> {
         let props = allocation_props(&self.ctx);
         let size = self.chunk;
         for _ in 0..count {
@@ -384,7 +313,7 @@ impl CudaVm {
         Ok(())
     }
 
-    fn grant_access(&self, offset: usize, len: usize) -> Result<(), CudaVmError> {
+    fn grant_access(&self, offset: usize, len: usize) -> Result<(), CudaError> {
         let desc = sys::CUmemAccessDesc {
             location: device_location(&self.ctx),
             flags: sys::CUmemAccess_flags::CU_MEM_ACCESS_FLAGS_PROT_READWRITE,
@@ -397,7 +326,7 @@ impl CudaVm {
 
     /// Unmaps and frees every chunk from index `first` on. The caller makes
     /// sure no queued device work uses them.
-    fn unmap_chunks_from(&mut self, first: usize) -> Result<(), CudaVmError> {
+    fn unmap_chunks_from(&mut self, first: usize) -> Result<(), CudaError> {
         let mut result = Ok(());
         while self.chunks.len() > first {
             let index = self.chunks.len() - 1;
@@ -424,7 +353,7 @@ impl CudaVm {
     /// is mapped does nothing.
     ///
     /// ```no_run
-    /// # use gpu_aligned::backend::cuda_vm::CudaVm;
+    /// # use gpu_aligned::backend::cuda::CudaVm;
     /// let ctx = gpu_aligned::backend::cuda::cudarc::driver::CudaContext::new(0)?;
     /// let mut vm = CudaVm::reserve(&ctx, Some(1 << 30), 2 << 20)?;
     /// vm.grow_to(1 << 30)?;
@@ -435,27 +364,25 @@ impl CudaVm {
     ///
     /// # Errors
     ///
-    /// [`CudaVmError::Driver`] if waiting or unmapping fails; chunks it
+    /// [`CudaError::Driver`] if waiting or unmapping fails; chunks it
     /// could not unmap stay mapped.
-    pub fn trim_to(&mut self, len: usize) -> Result<(), CudaVmError> {
+    pub fn trim_to(&mut self, len: usize) -> Result<(), CudaError> {
         let keep = round_up(len, self.chunk).unwrap_or(usize::MAX) / self.chunk;
         if keep >= self.chunks.len() {
             return Ok(());
         }
         // `cuMemUnmap` does not wait for work using the memory.
-        self.ctx
-            .synchronize()
-            .map_err(|error| CudaVmError::Driver {
-                op: "cuCtxSynchronize",
-                error,
-            })?;
+        self.ctx.synchronize().map_err(|error| CudaError::Driver {
+            op: "cuCtxSynchronize",
+            error,
+        })?;
         self.unmap_chunks_from(keep)
     }
 
     /// Bytes mapped, from the base (a multiple of the chunk size).
     ///
     /// ```no_run
-    /// # use gpu_aligned::backend::cuda_vm::CudaVm;
+    /// # use gpu_aligned::backend::cuda::CudaVm;
     /// let ctx = gpu_aligned::backend::cuda::cudarc::driver::CudaContext::new(0)?;
     /// let mut vm = CudaVm::reserve(&ctx, Some(1 << 30), 2 << 20)?;
     /// vm.grow_to(1)?;
@@ -470,7 +397,7 @@ impl CudaVm {
     /// the most the buffer can grow to.
     ///
     /// ```no_run
-    /// # use gpu_aligned::backend::cuda_vm::CudaVm;
+    /// # use gpu_aligned::backend::cuda::CudaVm;
     /// let ctx = gpu_aligned::backend::cuda::cudarc::driver::CudaContext::new(0)?;
     /// let vm = CudaVm::reserve(&ctx, None, 2 << 20)?;
     /// assert!(vm.reserved() >= ctx.total_mem()?);
@@ -483,7 +410,7 @@ impl CudaVm {
     /// The unit of mapping and unmapping.
     ///
     /// ```no_run
-    /// # use gpu_aligned::backend::cuda_vm::CudaVm;
+    /// # use gpu_aligned::backend::cuda::CudaVm;
     /// let ctx = gpu_aligned::backend::cuda::cudarc::driver::CudaContext::new(0)?;
     /// assert_eq!(CudaVm::reserve(&ctx, None, 4 << 20)?.chunk(), 4 << 20);
     /// # Ok::<(), Box<dyn std::error::Error>>(())
@@ -496,7 +423,7 @@ impl CudaVm {
     /// (a multiple of the allocation granularity).
     ///
     /// ```no_run
-    /// # use gpu_aligned::backend::cuda_vm::CudaVm;
+    /// # use gpu_aligned::backend::cuda::CudaVm;
     /// let ctx = gpu_aligned::backend::cuda::cudarc::driver::CudaContext::new(0)?;
     /// let vm = CudaVm::reserve(&ctx, None, 2 << 20)?;
     /// assert_eq!(vm.base_address() % (2 << 20), 0);
@@ -509,7 +436,7 @@ impl CudaVm {
     /// The context whose device the memory lives on.
     ///
     /// ```no_run
-    /// # use gpu_aligned::backend::cuda_vm::CudaVm;
+    /// # use gpu_aligned::backend::cuda::CudaVm;
     /// let ctx = gpu_aligned::backend::cuda::cudarc::driver::CudaContext::new(0)?;
     /// let vm = CudaVm::reserve(&ctx, None, 2 << 20)?;
     /// assert_eq!(vm.context().ordinal(), 0);
