@@ -1,6 +1,6 @@
 //! `HostVm`: reserve, commit, decommit, release.
 
-use gpu_aligned::backend::{HostVm, VmError};
+use gpu_aligned::backend::{HostError, HostVm};
 
 /// Resident memory of this process in bytes (Linux only).
 #[cfg(target_os = "linux")]
@@ -40,7 +40,7 @@ fn commit_past_the_reservation_is_an_error_and_changes_nothing() {
     vm.committed_bytes_mut()[0] = 9;
     assert_eq!(
         vm.commit(2 * page + 1),
-        Err(VmError::BeyondReservation {
+        Err(HostError::BeyondReservation {
             len: 2 * page + 1,
             reserved: 2 * page
         })
@@ -96,7 +96,7 @@ fn a_reservation_the_os_refuses_is_a_typed_error() {
     // x86-64 and aarch64 Linux give a process at most 2^47 to 2^52 bytes of
     // address space; 2^60 cannot be reserved.
     match HostVm::reserve(1 << 60, 256) {
-        Err(VmError::Reserve { len, errno }) => {
+        Err(HostError::Reserve { len, errno }) => {
             assert_eq!(len, 1 << 60);
             assert_ne!(errno, 0);
         }

@@ -6,10 +6,10 @@ use core::fmt;
 
 use super::GrowthError;
 use crate::alloc::{AllocError, FreeError, HandleError};
-use crate::backend::HostBufferError;
+use crate::backend::HostError;
 
 /// Why an [`Arena`](super::Arena) operation was refused. `E` is the
-/// backend's error: [`HostBufferError`] on the host, `CudaError` on a
+/// backend's error: [`HostError`] on the host, `CudaError` on a
 /// device.
 ///
 /// ```
@@ -22,8 +22,9 @@ use crate::backend::HostBufferError;
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[non_exhaustive]
-pub enum ArenaError<E = HostBufferError> {
-    /// The allocator refused the request (overflow, out of memory, ...).
+pub enum ArenaError<E = HostError> {
+    /// The allocator refused the request (overflow, out of memory, an
+    /// alignment that is not a power of two, ...).
     Alloc(AllocError),
     /// The handle is not live in this arena (another arena's, freed, or from
     /// before a reset).
@@ -31,11 +32,6 @@ pub enum ArenaError<E = HostBufferError> {
     /// The backend failed (the host buffer could not be made; a driver
     /// error on a device).
     Backend(E),
-    /// An alignment that is not a power of two.
-    AlignNotPowerOfTwo {
-        /// The alignment asked for.
-        align: usize,
-    },
     /// The buffer's address is not a multiple of the alignment needed, so
     /// aligned offsets would not be aligned addresses.
     MisalignedBase {
@@ -107,9 +103,6 @@ impl<E: fmt::Display> fmt::Display for ArenaError<E> {
             ArenaError::Alloc(error) => write!(f, "{error}"),
             ArenaError::Handle(error) => write!(f, "{error}"),
             ArenaError::Backend(error) => write!(f, "{error}"),
-            ArenaError::AlignNotPowerOfTwo { align } => {
-                write!(f, "alignment {align} is not a power of two")
-            }
             ArenaError::MisalignedBase { base, align } => write!(
                 f,
                 "the buffer's address {base:#x} is not a multiple of {align}, \
@@ -171,7 +164,7 @@ impl<E: std::error::Error + 'static> std::error::Error for ArenaError<E> {
 #[cfg(feature = "std")]
 const _: () = {
     fn is_boxable<T: std::error::Error + Send + Sync + 'static>() {}
-    let _ = is_boxable::<ArenaError<HostBufferError>>;
+    let _ = is_boxable::<ArenaError<HostError>>;
     #[cfg(feature = "cuda")]
     let _ = is_boxable::<ArenaError<crate::backend::cuda::CudaError>>;
 };
@@ -218,7 +211,7 @@ impl<E> From<FreeError> for ArenaError<E> {
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 #[must_use = "the refused handle still names a live array"]
-pub struct FreeFailed<H, E = HostBufferError> {
+pub struct FreeFailed<H, E = HostError> {
     /// The handle, unchanged.
     pub handle: H,
     /// Why it was refused.

@@ -7,7 +7,7 @@ use super::growth::GrowthPolicy;
 use super::returns::ReturnsOwner;
 use super::{Arena, ArenaError, ArenaResult, Plan};
 use crate::align::{offset_of, ARRAY_ALIGN, PITCH_ALIGN};
-use crate::alloc::Allocator;
+use crate::alloc::{AllocError, Allocator};
 use crate::backend::{Backend, HostBuffer, HostVm};
 use alloc_crate::collections::VecDeque;
 #[cfg(feature = "cuda")]
@@ -117,7 +117,7 @@ impl ArenaOptions {
     fn check_alignments<E>(&self) -> Result<(), ArenaError<E>> {
         for align in [self.min_align, self.pitch_align] {
             if !align.is_power_of_two() {
-                return Err(ArenaError::AlignNotPowerOfTwo { align });
+                return Err(ArenaError::Alloc(AllocError::AlignNotPowerOfTwo { align }));
             }
         }
         Ok(())
@@ -137,7 +137,7 @@ impl ArenaOptions {
     ///
     /// # Errors
     ///
-    /// [`ArenaError::AlignNotPowerOfTwo`] for a bad alignment;
+    /// [`AllocError::AlignNotPowerOfTwo`] (in [`ArenaError::Alloc`]) for a bad alignment;
     /// [`ArenaError::MisalignedBase`] if the buffer's address is not a
     /// multiple of the minimum alignment.
     pub fn over<B: Backend>(self, backend: B) -> ArenaResult<Arena<B>, B> {
@@ -204,7 +204,7 @@ impl ArenaOptions {
     ///
     /// # Errors
     ///
-    /// [`ArenaError::AlignNotPowerOfTwo`] for a bad alignment,
+    /// [`AllocError::AlignNotPowerOfTwo`] (in [`ArenaError::Alloc`]) for a bad alignment,
     /// [`ArenaError::Growth`] for a policy whose chunk is not a multiple of
     /// the page size or whose initial length is above its maximum,
     /// [`ArenaError::Backend`] if the buffer cannot be made.
@@ -300,7 +300,7 @@ impl ArenaOptions {
     ///
     /// As [`CudaBackend::new`] and [`CudaBackend::growable`], inside
     /// [`ArenaError::Backend`]; [`ArenaError::Growth`] for a bad policy;
-    /// [`ArenaError::AlignNotPowerOfTwo`] or [`ArenaError::MisalignedBase`]
+    /// [`AllocError::AlignNotPowerOfTwo`] or [`ArenaError::MisalignedBase`]
     /// for an alignment that is not a power of two or that the buffer's
     /// base lacks.
     #[cfg(feature = "cuda")]

@@ -7,7 +7,7 @@
 use core::fmt;
 use core::ptr::NonNull;
 
-use super::vm::{HostVm, VmError};
+use super::vm::HostVm;
 use super::{Backend, HostAccess, Rows, Span};
 use crate::align::{bytes_of, offset_of, round_up};
 
@@ -15,30 +15,66 @@ use crate::align::{bytes_of, offset_of, round_up};
 /// alignment `cudaMalloc` guarantees for device buffers.
 pub(super) const MIN_HOST_ALIGN: usize = crate::align::ARRAY_ALIGN;
 
-/// Why a [`HostBuffer`] could not be made.
+/// Why host memory could not be reserved, committed or given back, or a
+/// [`HostBuffer`] made or used: the host backend's error, as `CudaError`
+/// is the device's (feature `cuda`). [`HostVm`] reports the OS's refusals
+/// with its `errno`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[non_exhaustive]
-pub enum HostBufferError {
-    /// A buffer of zero bytes: it would have no address.
+pub enum HostError {
+    /// A buffer or reservation of zero bytes: it would have no address.
     ZeroLength,
     /// The alignment is not a power of two.
     AlignNotPowerOfTwo {
         /// The alignment asked for.
         align: usize,
     },
-    /// The length, rounded up to the alignment, does not fit in `isize`.
+    /// The length, rounded up to whole pages and the alignment, does not fit
+    /// in the address space (`isize`).
     TooLarge {
         /// The length asked for.
         len: usize,
     },
-    /// The global allocator returned no memory.
-    OutOfHostMemory {
+    /// The OS (or, in the fallback, the global allocator) refused to reserve
+    /// the address space: more than the process may map, or no memory.
+    Reserve {
         /// The length asked for.
         len: usize,
+        /// The OS error number (`errno`), 0 where there is none.
+        errno: i32,
     },
-    /// The OS refused to commit or give back memory of the buffer's
-    /// reservation (see [`HostVm`]).
-    Vm(VmError),
+    /// The OS refused to commit pages (the commit limit of a strict
+    /// overcommit policy, or too many mappings).
+    Commit {
+        /// The committed length asked for.
+        len: usize,
+        /// The OS error number (`errno`).
+        errno: i32,
+    },
+    /// The OS refused to give pages back.
+    Decommit {
+        /// The committed length asked for.
+        len: usize,
+        /// The OS error number (`errno`).
+        errno: i32,
+    },
+    /// Pages to discard that are not whole committed pages (`errno` 0), or
+    /// the OS refused to replace them.
+    Discard {
+        /// The range's first byte.
+        offset: usize,
+        /// The range's length.
+        len: usize,
+        /// The OS error number (`errno`), 0 for a bad range.
+        errno: i32,
+    },
+    /// A commit past the end of the reservation.
+    BeyondReservation {
+        /// The committed length asked for.
+        len: usize,
+        /// The reservation's length.
+        reserved: usize,
+    },
     /// A byte range outside the buffer was handed to a copy (never by the
     /// arena, which checks every range first).
     OutOfRange {
@@ -49,21 +85,37 @@ pub enum HostBufferError {
     },
 }
 
-impl fmt::Display for HostBufferError {
+impl fmt::Display for HostError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match *self {
-            HostBufferError::ZeroLength => f.write_str("a host buffer cannot be empty"),
-            HostBufferError::AlignNotPowerOfTwo { align } => {
-                write!(f, "host buffer alignment {align} is not a power of two")
+            HostError::ZeroLength => f.write_str("a host buffer or reservation cannot be empty"),
+            HostError::AlignNotPowerOfTwo { align } => {
+                write!(f, "host memory alignment {align} is not a power of two")
             }
-            HostBufferError::TooLarge { len } => {
-                write!(f, "a host buffer of {len} bytes exceeds the address space")
+            HostError::TooLarge { len } => {
+                write!(f, "{len} bytes of host memory exceed the address space")
             }
-            HostBufferError::OutOfHostMemory { len } => {
-                write!(f, "the host has no {len} bytes to spare")
+            HostError::Reserve { len, errno } => write!(
+                f,
+                "the OS refused to reserve {len} bytes of address space (errno {errno})"
+            ),
+            HostError::Commit { len, errno } => {
+                write!(f, "the OS refused to commit {len} bytes (errno {errno})")
             }
-            HostBufferError::Vm(error) => write!(f, "{error}"),
-            HostBufferError::OutOfRange { offset, len } => write!(
+            HostError::Decommit { len, errno } => write!(
+                f,
+                "the OS refused to decommit memory down to {len} bytes (errno {errno})"
+            ),
+            HostError::Discard { offset, len, errno } => write!(
+                f,
+                "cannot discard the {len} bytes at {offset}: not whole committed pages, \
+                 or the OS refused (errno {errno})"
+            ),
+            HostError::BeyondReservation { len, reserved } => write!(
+                f,
+                "cannot commit {len} bytes of a reservation of {reserved} bytes"
+            ),
+            HostError::OutOfRange { offset, len } => write!(
                 f,
                 "{len} bytes at offset {offset} do not lie inside the host buffer"
             ),
@@ -72,7 +124,7 @@ impl fmt::Display for HostBufferError {
 }
 
 #[cfg(feature = "std")]
-impl std::error::Error for HostBufferError {}
+impl std::error::Error for HostError {}
 
 /// An aligned, zero-initialised host buffer, freed on drop.
 ///
@@ -97,17 +149,6 @@ unsafe impl Send for HostBuffer {}
 // written and shared access to the ranges read, whatever thread they run on.
 unsafe impl Sync for HostBuffer {}
 
-/// The buffer's error for a refusal of its reservation.
-fn from_vm(error: VmError, len: usize) -> HostBufferError {
-    match error {
-        VmError::ZeroLength => HostBufferError::ZeroLength,
-        VmError::AlignNotPowerOfTwo { align } => HostBufferError::AlignNotPowerOfTwo { align },
-        VmError::TooLarge { .. } => HostBufferError::TooLarge { len },
-        VmError::Reserve { .. } => HostBufferError::OutOfHostMemory { len },
-        other => HostBufferError::Vm(other),
-    }
-}
-
 impl HostBuffer {
     /// A zeroed buffer of `len` bytes whose address is a multiple of
     /// `max(align, 256)`. Its pages become memory when first written.
@@ -117,16 +158,16 @@ impl HostBuffer {
     ///
     /// let buffer = HostBuffer::new(1000, 4096)?;
     /// assert_eq!((buffer.len(), buffer.base_address() % 4096), (1000, 0));
-    /// # Ok::<(), gpu_aligned::backend::HostBufferError>(())
+    /// # Ok::<(), gpu_aligned::backend::HostError>(())
     /// ```
     ///
     /// # Errors
     ///
-    /// [`HostBufferError::ZeroLength`], [`HostBufferError::AlignNotPowerOfTwo`],
-    /// [`HostBufferError::TooLarge`], or
-    /// [`HostBufferError::OutOfHostMemory`] when the OS refuses the address
-    /// space ([`HostBufferError::Vm`] when it refuses to commit it).
-    pub fn new(len: usize, align: usize) -> Result<HostBuffer, HostBufferError> {
+    /// [`HostError::ZeroLength`], [`HostError::AlignNotPowerOfTwo`],
+    /// [`HostError::TooLarge`], or [`HostError::Reserve`] when the OS
+    /// refuses the address space ([`HostError::Commit`] when it refuses to
+    /// commit it).
+    pub fn new(len: usize, align: usize) -> Result<HostBuffer, HostError> {
         HostBuffer::growable(len, len, align)
     }
 
@@ -140,26 +181,26 @@ impl HostBuffer {
     ///
     /// let buffer = HostBuffer::growable(1 << 16, 16 << 20, 256)?;
     /// assert_eq!((buffer.len(), buffer.max_len()), (1 << 16, 16 << 20));
-    /// # Ok::<(), gpu_aligned::backend::HostBufferError>(())
+    /// # Ok::<(), gpu_aligned::backend::HostError>(())
     /// ```
     ///
     /// # Errors
     ///
     /// As [`new`](HostBuffer::new), for `max` as well as `len`;
-    /// [`HostBufferError::TooLarge`] when `len > max`.
-    pub fn growable(len: usize, max: usize, align: usize) -> Result<HostBuffer, HostBufferError> {
+    /// [`HostError::TooLarge`] when `len > max`.
+    pub fn growable(len: usize, max: usize, align: usize) -> Result<HostBuffer, HostError> {
         if len == 0 {
-            return Err(HostBufferError::ZeroLength);
+            return Err(HostError::ZeroLength);
         }
         if !align.is_power_of_two() {
-            return Err(HostBufferError::AlignNotPowerOfTwo { align });
+            return Err(HostError::AlignNotPowerOfTwo { align });
         }
         if len > max {
-            return Err(HostBufferError::TooLarge { len });
+            return Err(HostError::TooLarge { len });
         }
         let align = align.max(MIN_HOST_ALIGN);
-        let mut vm = HostVm::reserve(max, align).map_err(|e| from_vm(e, max))?;
-        vm.commit(len).map_err(|e| from_vm(e, len))?;
+        let mut vm = HostVm::reserve(max, align)?;
+        vm.commit(len)?;
         Ok(HostBuffer { vm, len, max })
     }
 }
@@ -184,7 +225,7 @@ impl HostBuffer {
     ///
     /// let mut buffer = HostBuffer::new(1024, 256)?;
     /// assert!(buffer.bytes().iter().all(|&b| b == 0));
-    /// # Ok::<(), gpu_aligned::backend::HostBufferError>(())
+    /// # Ok::<(), gpu_aligned::backend::HostError>(())
     /// ```
     pub fn bytes(&mut self) -> &[u8] {
         let len = self.len;
@@ -203,7 +244,7 @@ impl HostBuffer {
     /// let mut buffer = HostBuffer::new(1024, 256)?;
     /// buffer.bytes_mut()[7] = 1;
     /// assert_eq!(buffer.bytes()[7], 1);
-    /// # Ok::<(), gpu_aligned::backend::HostBufferError>(())
+    /// # Ok::<(), gpu_aligned::backend::HostError>(())
     /// ```
     pub fn bytes_mut(&mut self) -> &mut [u8] {
         let len = self.len;
@@ -226,8 +267,8 @@ impl HostBuffer {
 
 /// A byte range the arena checked and the buffer does not hold: only a
 /// broken caller gets here, so it is a typed error, never a write.
-fn outside(span: Span) -> HostBufferError {
-    HostBufferError::OutOfRange {
+fn outside(span: Span) -> HostError {
+    HostError::OutOfRange {
         offset: span.offset,
         len: span.len,
     }
@@ -239,7 +280,7 @@ fn outside(span: Span) -> HostBufferError {
 // and every method below touches only the bytes of the ranges it is given,
 // after checking they lie inside.
 unsafe impl Backend for HostBuffer {
-    type Error = HostBufferError;
+    type Error = HostError;
     type Tracking = ();
     type Stream = ();
     type Fence = core::convert::Infallible;
@@ -263,7 +304,7 @@ unsafe impl Backend for HostBuffer {
         _array: Span,
         dst: Span,
         src: &[u8],
-    ) -> Result<(), HostBufferError> {
+    ) -> Result<(), HostError> {
         if src.len() != dst.len {
             return Err(outside(dst));
         }
@@ -282,7 +323,7 @@ unsafe impl Backend for HostBuffer {
         _array: Span,
         src: Span,
         dst: &mut [u8],
-    ) -> Result<(), HostBufferError> {
+    ) -> Result<(), HostError> {
         if dst.len() != src.len {
             return Err(outside(src));
         }
@@ -300,7 +341,7 @@ unsafe impl Backend for HostBuffer {
         _tracking: &mut (),
         _array: Span,
         dst: Span,
-    ) -> Result<(), HostBufferError> {
+    ) -> Result<(), HostError> {
         let to = self.at(dst).ok_or(outside(dst))?;
         // SAFETY: as in `write`.
         unsafe { core::ptr::write_bytes(to, 0, dst.len) };
@@ -314,7 +355,7 @@ unsafe impl Backend for HostBuffer {
         src: Span,
         _dst_tracking: &mut (),
         dst: Span,
-    ) -> Result<(), HostBufferError> {
+    ) -> Result<(), HostError> {
         let from = self.at(src).ok_or(outside(src))?;
         let to = self.at(dst).ok_or(outside(dst))?;
         if src.len != dst.len {
@@ -335,7 +376,7 @@ unsafe impl Backend for HostBuffer {
         array: Span,
         dst: Rows,
         src: &[u8],
-    ) -> Result<(), HostBufferError> {
+    ) -> Result<(), HostError> {
         let row_bytes = dst.row_bytes;
         if row_bytes == 0 || src.len() != row_bytes.saturating_mul(dst.rows) {
             return Err(outside(array));
@@ -363,7 +404,7 @@ unsafe impl Backend for HostBuffer {
         array: Span,
         src: Rows,
         dst: &mut [u8],
-    ) -> Result<(), HostBufferError> {
+    ) -> Result<(), HostError> {
         let row_bytes = src.row_bytes;
         if row_bytes == 0 || dst.len() != row_bytes.saturating_mul(src.rows) {
             return Err(outside(array));
@@ -392,21 +433,21 @@ unsafe impl Backend for HostBuffer {
         true
     }
 
-    fn retire(&mut self, _tracking: &mut ()) -> Result<Option<Self::Fence>, HostBufferError> {
+    fn retire(&mut self, _tracking: &mut ()) -> Result<Option<Self::Fence>, HostError> {
         // Host copies finish before they return: nothing can still use the
         // bytes.
         Ok(None)
     }
 
-    fn fence_passed(&self, fence: &Self::Fence) -> Result<bool, HostBufferError> {
+    fn fence_passed(&self, fence: &Self::Fence) -> Result<bool, HostError> {
         match *fence {}
     }
 
-    fn wait_fence(&self, fence: &Self::Fence) -> Result<(), HostBufferError> {
+    fn wait_fence(&self, fence: &Self::Fence) -> Result<(), HostError> {
         match *fence {}
     }
 
-    fn quiesce(&mut self) -> Result<(), HostBufferError> {
+    fn quiesce(&mut self) -> Result<(), HostError> {
         Ok(())
     }
 
@@ -414,10 +455,10 @@ unsafe impl Backend for HostBuffer {
         self.max
     }
 
-    fn grow(&mut self, len: usize) -> Result<usize, HostBufferError> {
+    fn grow(&mut self, len: usize) -> Result<usize, HostError> {
         let len = len.min(self.max);
         if len > self.len {
-            self.vm.commit(len).map_err(HostBufferError::Vm)?;
+            self.vm.commit(len)?;
             self.len = len;
         }
         Ok(self.len)
@@ -427,7 +468,7 @@ unsafe impl Backend for HostBuffer {
         true
     }
 
-    fn release(&mut self, span: Span) -> Result<bool, HostBufferError> {
+    fn release(&mut self, span: Span) -> Result<bool, HostError> {
         if !span.within(self.len) {
             return Err(outside(span));
         }
@@ -439,16 +480,14 @@ unsafe impl Backend for HostBuffer {
         let end = (offset + span.len) / page * page;
         match round_up(offset, page) {
             Some(start) if start < end => {
-                self.vm
-                    .discard(start, end - start)
-                    .map_err(HostBufferError::Vm)?;
+                self.vm.discard(start, end - start)?;
                 Ok(true)
             }
             _ => Ok(false),
         }
     }
 
-    fn trim(&mut self, len: usize) -> Result<usize, HostBufferError> {
+    fn trim(&mut self, len: usize) -> Result<usize, HostError> {
         if len >= self.len {
             return Ok(self.len);
         }
@@ -466,7 +505,7 @@ unsafe impl Backend for HostBuffer {
             // bytes, and `&mut self` means no view of them is alive.
             unsafe { core::ptr::write_bytes(self.vm.as_ptr().as_ptr().add(start), 0, count) };
         }
-        self.vm.decommit(len).map_err(HostBufferError::Vm)?;
+        self.vm.decommit(len)?;
         self.len = len;
         Ok(len)
     }

@@ -16,7 +16,7 @@
 //! let buffer = HostBuffer::new(4096, 256)?;
 //! assert_eq!(buffer.len(), 4096);
 //! assert_eq!(buffer.base_address() % 256, 0);
-//! # Ok::<(), gpu_aligned::backend::HostBufferError>(())
+//! # Ok::<(), gpu_aligned::backend::HostError>(())
 //! ```
 
 #[cfg(feature = "cuda")]
@@ -31,9 +31,9 @@ use crate::align::offset_of;
 #[cfg(feature = "alloc")]
 use host::MIN_HOST_ALIGN;
 #[cfg(feature = "alloc")]
-pub use host::{HostBuffer, HostBufferError};
+pub use host::{HostBuffer, HostError};
 #[cfg(feature = "alloc")]
-pub use vm::{HostVm, VmError, HOST_VM_IS_LAZY};
+pub use vm::{HostVm, HOST_VM_IS_LAZY};
 
 /// A byte range of a backend's buffer: `offset .. offset + len`, relative to
 /// the buffer's start. The offset is a place in a (device) buffer, so `u64`;
@@ -377,7 +377,7 @@ pub unsafe trait Backend {
     ///
     /// assert_eq!(HostBuffer::new(4096, 256)?.max_len(), 4096);
     /// assert_eq!(HostBuffer::growable(4096, 1 << 20, 256)?.max_len(), 1 << 20);
-    /// # Ok::<(), gpu_aligned::backend::HostBufferError>(())
+    /// # Ok::<(), gpu_aligned::backend::HostError>(())
     /// ```
     fn max_len(&self) -> usize {
         self.len()
@@ -396,7 +396,7 @@ pub unsafe trait Backend {
     /// assert_eq!(buffer.grow(1 << 16)?, 1 << 16);
     /// assert_eq!(buffer.base_address(), base);
     /// assert_eq!(HostBuffer::new(4096, 256)?.grow(1 << 16)?, 4096);
-    /// # Ok::<(), gpu_aligned::backend::HostBufferError>(())
+    /// # Ok::<(), gpu_aligned::backend::HostError>(())
     /// ```
     ///
     /// # Errors
@@ -425,7 +425,7 @@ pub unsafe trait Backend {
     /// let page = gpu_aligned::backend::HostVm::page_size();
     /// assert!(buffer.release(Span { offset: 0, len: page })?);
     /// assert_eq!(buffer.len(), 1 << 20); // the addresses stay
-    /// # Ok::<(), gpu_aligned::backend::HostBufferError>(())
+    /// # Ok::<(), gpu_aligned::backend::HostError>(())
     /// ```
     ///
     /// # Errors
@@ -458,7 +458,7 @@ pub unsafe trait Backend {
     /// let mut buffer = HostBuffer::growable(1 << 20, 1 << 20, 256)?;
     /// assert_eq!(buffer.trim(4096)?, 4096);
     /// assert_eq!(buffer.len(), 4096);
-    /// # Ok::<(), gpu_aligned::backend::HostBufferError>(())
+    /// # Ok::<(), gpu_aligned::backend::HostError>(())
     /// ```
     ///
     /// # Errors

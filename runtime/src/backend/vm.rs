@@ -6,6 +6,7 @@
 use core::fmt;
 use core::ptr::NonNull;
 
+use super::HostError;
 use crate::align::round_up;
 
 /// Whether reservations are real address-space reservations (`true`) or the
@@ -22,106 +23,6 @@ pub const HOST_VM_IS_LAZY: bool = cfg!(all(unix, feature = "std", not(miri)));
 /// `cudaMalloc` guarantees for device buffers.
 const MIN_ALIGN: usize = super::MIN_HOST_ALIGN;
 
-/// Why a [`HostVm`] operation was refused.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-#[non_exhaustive]
-pub enum VmError {
-    /// A reservation of zero bytes: it would have no address.
-    ZeroLength,
-    /// The alignment is not a power of two.
-    AlignNotPowerOfTwo {
-        /// The alignment asked for.
-        align: usize,
-    },
-    /// The length, rounded up to whole pages and the alignment, does not fit
-    /// in the address space (`isize`).
-    TooLarge {
-        /// The length asked for.
-        len: usize,
-    },
-    /// The OS (or, in the fallback, the global allocator) refused to reserve
-    /// the address space: more than the process may map, or no memory.
-    Reserve {
-        /// The length asked for.
-        len: usize,
-        /// The OS error number (`errno`), 0 where there is none.
-        errno: i32,
-    },
-    /// The OS refused to commit pages (the commit limit of a strict
-    /// overcommit policy, or too many mappings).
-    Commit {
-        /// The committed length asked for.
-        len: usize,
-        /// The OS error number (`errno`).
-        errno: i32,
-    },
-    /// The OS refused to give pages back.
-    Decommit {
-        /// The committed length asked for.
-        len: usize,
-        /// The OS error number (`errno`).
-        errno: i32,
-    },
-    /// Pages to discard that are not whole committed pages (`errno` 0), or
-    /// the OS refused to replace them.
-    Discard {
-        /// The range's first byte.
-        offset: usize,
-        /// The range's length.
-        len: usize,
-        /// The OS error number (`errno`), 0 for a bad range.
-        errno: i32,
-    },
-    /// A commit past the end of the reservation.
-    BeyondReservation {
-        /// The committed length asked for.
-        len: usize,
-        /// The reservation's length.
-        reserved: usize,
-    },
-}
-
-impl fmt::Display for VmError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match *self {
-            VmError::ZeroLength => f.write_str("a memory reservation cannot be empty"),
-            VmError::AlignNotPowerOfTwo { align } => {
-                write!(f, "reservation alignment {align} is not a power of two")
-            }
-            VmError::TooLarge { len } => {
-                write!(f, "a reservation of {len} bytes exceeds the address space")
-            }
-            VmError::Reserve { len, errno } => {
-                write!(
-                    f,
-                    "the OS refused to reserve {len} bytes of address space (errno {errno})"
-                )
-            }
-            VmError::Commit { len, errno } => {
-                write!(f, "the OS refused to commit {len} bytes (errno {errno})")
-            }
-            VmError::Decommit { len, errno } => {
-                write!(
-                    f,
-                    "the OS refused to decommit memory down to {len} bytes (errno {errno})"
-                )
-            }
-            VmError::Discard { offset, len, errno } => write!(
-                f,
-                "cannot discard the {len} bytes at {offset}: not whole committed pages, \
-                 or the OS refused (errno {errno})"
-            ),
-            VmError::BeyondReservation { len, reserved } => write!(
-                f,
-                "cannot commit {len} bytes of a reservation of {reserved} bytes"
-            ),
-        }
-    }
-}
-
-#[cfg(feature = "std")]
-impl std::error::Error for VmError {}
-
 /// A range of host address space, reserved once and committed from its
 /// start, released on drop. The first [`committed()`](HostVm::committed)
 /// bytes are readable and writable; the rest of the reservation is not
@@ -132,7 +33,7 @@ impl std::error::Error for VmError {}
 /// so that neither the reservation nor its committed pages are charged
 /// against the commit limit of the default, heuristic overcommit mode; the
 /// strict mode ignores the flag, charges each commit, and a commit past its
-/// limit is a [`VmError::Commit`]); committing turns the front of the
+/// limit is a [`HostError::Commit`]); committing turns the front of the
 /// mapping readable and writable (`mprotect`). The OS hands out
 /// physical pages only when they are first touched, and they come zeroed, so
 /// a 64 GiB reservation on a machine with 24 GiB of RAM succeeds and uses no
@@ -167,7 +68,7 @@ impl std::error::Error for VmError {}
 /// assert_eq!(vm.committed_bytes()[..4], [1, 2, 3, 4]);
 /// vm.decommit(0)?;                             // everything back to the OS
 /// assert_eq!(vm.committed(), 0);
-/// # Ok::<(), gpu_aligned::backend::VmError>(())
+/// # Ok::<(), gpu_aligned::backend::HostError>(())
 /// ```
 pub struct HostVm {
     ptr: NonNull<u8>,
@@ -197,21 +98,21 @@ impl HostVm {
     /// let vm = HostVm::reserve(10_000, 4096)?;
     /// assert_eq!(vm.base_address() % 4096, 0);
     /// assert!(vm.reserved() >= 10_000);
-    /// # Ok::<(), gpu_aligned::backend::VmError>(())
+    /// # Ok::<(), gpu_aligned::backend::HostError>(())
     /// ```
     ///
     /// # Errors
     ///
-    /// [`VmError::ZeroLength`], [`VmError::AlignNotPowerOfTwo`],
-    /// [`VmError::TooLarge`], or [`VmError::Reserve`] when the OS refuses.
-    pub fn reserve(len: usize, align: usize) -> Result<HostVm, VmError> {
+    /// [`HostError::ZeroLength`], [`HostError::AlignNotPowerOfTwo`],
+    /// [`HostError::TooLarge`], or [`HostError::Reserve`] when the OS refuses.
+    pub fn reserve(len: usize, align: usize) -> Result<HostVm, HostError> {
         if len == 0 {
-            return Err(VmError::ZeroLength);
+            return Err(HostError::ZeroLength);
         }
         if !align.is_power_of_two() {
-            return Err(VmError::AlignNotPowerOfTwo { align });
+            return Err(HostError::AlignNotPowerOfTwo { align });
         }
-        let too_large = VmError::TooLarge { len };
+        let too_large = HostError::TooLarge { len };
         let page = imp::page_size();
         let align = align.max(MIN_ALIGN);
         let reserved = round_up(len, page)
@@ -221,8 +122,8 @@ impl HostVm {
                     .is_some_and(|room| r <= room)
             })
             .ok_or(too_large)?;
-        let (ptr, sys) =
-            imp::reserve(reserved, align, page).map_err(|errno| VmError::Reserve { len, errno })?;
+        let (ptr, sys) = imp::reserve(reserved, align, page)
+            .map_err(|errno| HostError::Reserve { len, errno })?;
         Ok(HostVm {
             ptr,
             reserved,
@@ -245,15 +146,15 @@ impl HostVm {
     /// assert_eq!(vm.committed() % HostVm::page_size(), 0);
     /// assert!(vm.committed_bytes().iter().all(|&b| b == 0));
     /// assert!(vm.commit(2 << 20).is_err()); // past the reservation
-    /// # Ok::<(), gpu_aligned::backend::VmError>(())
+    /// # Ok::<(), gpu_aligned::backend::HostError>(())
     /// ```
     ///
     /// # Errors
     ///
-    /// [`VmError::BeyondReservation`] past the end of the reservation;
-    /// [`VmError::Commit`] when the OS refuses (nothing changes then).
-    pub fn commit(&mut self, len: usize) -> Result<(), VmError> {
-        let beyond = VmError::BeyondReservation {
+    /// [`HostError::BeyondReservation`] past the end of the reservation;
+    /// [`HostError::Commit`] when the OS refuses (nothing changes then).
+    pub fn commit(&mut self, len: usize) -> Result<(), HostError> {
+        let beyond = HostError::BeyondReservation {
             len,
             reserved: self.reserved,
         };
@@ -268,7 +169,7 @@ impl HostVm {
         // and no reference into that range exists: it was not committed, so
         // `committed_bytes` never covered it.
         unsafe { imp::commit(&self.sys, self.ptr, self.committed, target) }
-            .map_err(|errno| VmError::Commit { len, errno })?;
+            .map_err(|errno| HostError::Commit { len, errno })?;
         self.committed = target;
         Ok(())
     }
@@ -287,13 +188,13 @@ impl HostVm {
     /// vm.decommit(0)?;
     /// vm.commit(1 << 16)?;
     /// assert!(vm.committed_bytes().iter().all(|&b| b == 0));
-    /// # Ok::<(), gpu_aligned::backend::VmError>(())
+    /// # Ok::<(), gpu_aligned::backend::HostError>(())
     /// ```
     ///
     /// # Errors
     ///
-    /// [`VmError::Decommit`] when the OS refuses (nothing changes then).
-    pub fn decommit(&mut self, len: usize) -> Result<(), VmError> {
+    /// [`HostError::Decommit`] when the OS refuses (nothing changes then).
+    pub fn decommit(&mut self, len: usize) -> Result<(), HostError> {
         let target = round_up(len, self.page).unwrap_or(usize::MAX);
         if target >= self.committed {
             return Ok(());
@@ -302,7 +203,7 @@ impl HostVm {
         // ends are page multiples, and `&mut self` means no reference into
         // the committed bytes is alive.
         unsafe { imp::decommit(&self.sys, self.ptr, target, self.committed) }
-            .map_err(|errno| VmError::Decommit { len, errno })?;
+            .map_err(|errno| HostError::Decommit { len, errno })?;
         self.committed = target;
         Ok(())
     }
@@ -323,15 +224,15 @@ impl HostVm {
     /// assert!(vm.committed_bytes()[page..3 * page].iter().all(|&b| b == 0));
     /// assert_eq!((vm.committed_bytes()[0], vm.committed_bytes()[3 * page]), (7, 7));
     /// assert!(vm.discard(1, page).is_err()); // not whole pages
-    /// # Ok::<(), gpu_aligned::backend::VmError>(())
+    /// # Ok::<(), gpu_aligned::backend::HostError>(())
     /// ```
     ///
     /// # Errors
     ///
-    /// [`VmError::Discard`] for a range that is not whole committed pages,
+    /// [`HostError::Discard`] for a range that is not whole committed pages,
     /// or when the OS refuses (nothing changes then).
-    pub fn discard(&mut self, offset: usize, len: usize) -> Result<(), VmError> {
-        let refused = |errno| VmError::Discard { offset, len, errno };
+    pub fn discard(&mut self, offset: usize, len: usize) -> Result<(), HostError> {
+        let refused = |errno| HostError::Discard { offset, len, errno };
         let end = offset.checked_add(len).ok_or(refused(0))?;
         if offset % self.page != 0 || len % self.page != 0 || end > self.committed {
             return Err(refused(0));
@@ -360,7 +261,7 @@ impl HostVm {
     /// ```
     /// let vm = gpu_aligned::backend::HostVm::reserve(1, 256)?;
     /// assert_eq!(vm.reserved(), gpu_aligned::backend::HostVm::page_size());
-    /// # Ok::<(), gpu_aligned::backend::VmError>(())
+    /// # Ok::<(), gpu_aligned::backend::HostError>(())
     /// ```
     pub fn reserved(&self) -> usize {
         self.reserved
@@ -372,7 +273,7 @@ impl HostVm {
     /// let mut vm = gpu_aligned::backend::HostVm::reserve(1 << 20, 256)?;
     /// vm.commit(1)?;
     /// assert_eq!(vm.committed(), gpu_aligned::backend::HostVm::page_size());
-    /// # Ok::<(), gpu_aligned::backend::VmError>(())
+    /// # Ok::<(), gpu_aligned::backend::HostError>(())
     /// ```
     pub fn committed(&self) -> usize {
         self.committed
@@ -383,7 +284,7 @@ impl HostVm {
     /// ```
     /// let vm = gpu_aligned::backend::HostVm::reserve(1 << 20, 1 << 16)?;
     /// assert_eq!(vm.base_address() % (1 << 16), 0);
-    /// # Ok::<(), gpu_aligned::backend::VmError>(())
+    /// # Ok::<(), gpu_aligned::backend::HostError>(())
     /// ```
     pub fn base_address(&self) -> u64 {
         self.ptr.as_ptr() as usize as u64
@@ -397,7 +298,7 @@ impl HostVm {
     /// ```
     /// let vm = gpu_aligned::backend::HostVm::reserve(1 << 20, 256)?;
     /// assert_eq!(vm.as_ptr().as_ptr() as usize as u64, vm.base_address());
-    /// # Ok::<(), gpu_aligned::backend::VmError>(())
+    /// # Ok::<(), gpu_aligned::backend::HostError>(())
     /// ```
     pub fn as_ptr(&self) -> NonNull<u8> {
         self.ptr
@@ -410,7 +311,7 @@ impl HostVm {
     /// assert!(vm.committed_bytes().is_empty());
     /// vm.commit(10)?;
     /// assert_eq!(vm.committed_bytes().len(), vm.committed());
-    /// # Ok::<(), gpu_aligned::backend::VmError>(())
+    /// # Ok::<(), gpu_aligned::backend::HostError>(())
     /// ```
     pub fn committed_bytes(&self) -> &[u8] {
         // SAFETY: the first `committed` bytes are mapped readable and
@@ -428,7 +329,7 @@ impl HostVm {
     /// vm.commit(10)?;
     /// vm.committed_bytes_mut()[9] = 1;
     /// assert_eq!(vm.committed_bytes()[9], 1);
-    /// # Ok::<(), gpu_aligned::backend::VmError>(())
+    /// # Ok::<(), gpu_aligned::backend::HostError>(())
     /// ```
     pub fn committed_bytes_mut(&mut self) -> &mut [u8] {
         // SAFETY: as in `committed_bytes`, and `&mut self` makes this the
@@ -709,14 +610,14 @@ mod tests {
 
     #[test]
     fn refuses_bad_arguments() {
-        assert_eq!(HostVm::reserve(0, 256).unwrap_err(), VmError::ZeroLength);
+        assert_eq!(HostVm::reserve(0, 256).unwrap_err(), HostError::ZeroLength);
         assert_eq!(
             HostVm::reserve(1, 3).unwrap_err(),
-            VmError::AlignNotPowerOfTwo { align: 3 }
+            HostError::AlignNotPowerOfTwo { align: 3 }
         );
         assert_eq!(
             HostVm::reserve(usize::MAX, 256).unwrap_err(),
-            VmError::TooLarge { len: usize::MAX }
+            HostError::TooLarge { len: usize::MAX }
         );
     }
 
@@ -745,7 +646,7 @@ mod tests {
         assert!(bytes[2 * page..].iter().all(|&b| b == 0));
         assert_eq!(
             vm.commit(4 * page + 1).unwrap_err(),
-            VmError::BeyondReservation {
+            HostError::BeyondReservation {
                 len: 4 * page + 1,
                 reserved: 4 * page
             }
