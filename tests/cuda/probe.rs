@@ -5,7 +5,7 @@ use std::error::Error;
 
 use gpu_aligned::arena::{Arena, ArenaError};
 use gpu_aligned::backend::cuda::cudarc::driver::{sys::CUresult, CudaContext, DriverError};
-use gpu_aligned::backend::cuda::{probe, CudaError, ProbeError};
+use gpu_aligned::backend::cuda::{probe, CudaError};
 
 /// On a machine without a driver (CI) the probe says so where cudarc
 /// panics; on a GPU machine it counts the devices cudarc opens.
@@ -14,7 +14,7 @@ fn the_probe_agrees_with_cudarc_without_panicking() {
     let found = probe();
     let opened = std::panic::catch_unwind(|| CudaContext::new(0).map(|_| ()));
     match found {
-        Err(ProbeError::NoDriver) => assert!(
+        Err(CudaError::NoDriver) => assert!(
             opened.is_err(),
             "the probe found no driver where cudarc opened one: {opened:?}"
         ),
@@ -29,10 +29,13 @@ fn the_probe_agrees_with_cudarc_without_panicking() {
 #[test]
 fn probe_errors_say_what_is_missing() {
     assert_eq!(
-        ProbeError::NoDriver.to_string(),
+        CudaError::NoDriver.to_string(),
         "no CUDA driver: its library does not load"
     );
-    let failed = ProbeError::Driver(DriverError(CUresult::CUDA_ERROR_NOT_INITIALIZED));
+    let failed = CudaError::Driver {
+        op: "cuInit",
+        error: DriverError(CUresult::CUDA_ERROR_NOT_INITIALIZED),
+    };
     let source = failed.source().expect("the driver's error");
     assert_eq!(
         source.downcast_ref::<DriverError>(),

@@ -102,6 +102,12 @@ pub enum CudaError {
         /// What was refused.
         op: &'static str,
     },
+    /// The CUDA driver's library (`libcuda.so.1`, `nvcuda.dll`) does not
+    /// load: no NVIDIA driver is installed, or it is not on the loader's
+    /// path ([`probe`](super::probe)).
+    NoDriver,
+    /// The driver is there and sees no CUDA device ([`probe`](super::probe)).
+    NoDevice,
     /// A captured graph was launched after its arena was dropped or reset:
     /// the bytes it uses are no longer its arrays'.
     GraphOrphaned,
@@ -129,6 +135,8 @@ impl fmt::Display for CudaError {
             CudaError::ForeignStream => {
                 f.write_str("the stream belongs to another context than the device buffer")
             }
+            CudaError::NoDriver => f.write_str("no CUDA driver: its library does not load"),
+            CudaError::NoDevice => f.write_str("the CUDA driver sees no device"),
             CudaError::VmUnsupported => {
                 f.write_str("the device does not support CUDA virtual memory management")
             }

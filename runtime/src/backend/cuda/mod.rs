@@ -102,6 +102,6 @@ pub use buffer::{check_base, CudaBackend};
 pub(crate) use capture::{abandon_capture, Graph};
 pub use cudarc;
 pub use error::CudaError;
-pub use probe::{probe, ProbeError};
+pub use probe::probe;
 pub use tracking::ArrayEvents;
 pub use vm::CudaVm;

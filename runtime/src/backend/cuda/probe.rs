@@ -3,43 +3,9 @@
 //! it, so a program that should fall back to a host arena asks [`probe`]
 //! first.
 
-use core::fmt;
-
 use cudarc::driver::{result, sys, DriverError};
 
-/// Why [`probe`] found no CUDA device to use.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-#[non_exhaustive]
-pub enum ProbeError {
-    /// The CUDA driver's library (`libcuda.so.1`, `nvcuda.dll`) does not
-    /// load: no NVIDIA driver is installed, or it is not on the loader's
-    /// path.
-    NoDriver,
-    /// The driver is there and sees no CUDA device.
-    NoDevice,
-    /// The driver is there and failed otherwise (`cuInit` or
-    /// `cuDeviceGetCount`).
-    Driver(DriverError),
-}
-
-impl fmt::Display for ProbeError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            ProbeError::NoDriver => f.write_str("no CUDA driver: its library does not load"),
-            ProbeError::NoDevice => f.write_str("the CUDA driver sees no device"),
-            ProbeError::Driver(error) => write!(f, "the CUDA driver failed: {:?}", error.0),
-        }
-    }
-}
-
-impl std::error::Error for ProbeError {
-    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
-        match self {
-            ProbeError::Driver(error) => Some(error),
-            _ => None,
-        }
-    }
-}
+use super::CudaError;
 
 /// The names the driver's library goes by, in the order cudarc tries the
 /// versionless and major-versioned ones.
@@ -65,29 +31,31 @@ fn driver_library_loads() -> bool {
 ///
 /// ```
 /// use gpu_aligned::arena::Arena;
-/// use gpu_aligned::backend::cuda::{probe, ProbeError};
+/// use gpu_aligned::backend::cuda::{probe, CudaError};
 ///
 /// match probe() {
 ///     Ok(devices) => println!("{devices} CUDA device(s): use Arena::device"),
-///     Err(ProbeError::NoDriver) => println!("no NVIDIA driver: a host arena"),
+///     Err(CudaError::NoDriver) => println!("no NVIDIA driver: a host arena"),
 ///     Err(why) => println!("{why}: a host arena"),
 /// }
 /// let mut arena = Arena::host(1 << 20)?; // what either path can run on
 /// # arena.alloc::<f32>(4)?;
 /// # Ok::<(), Box<dyn std::error::Error + Send + Sync>>(())
 /// ```
-pub fn probe() -> Result<usize, ProbeError> {
+pub fn probe() -> Result<usize, CudaError> {
     if !driver_library_loads() {
-        return Err(ProbeError::NoDriver);
+        return Err(CudaError::NoDriver);
     }
-    let refused = |error: DriverError| match error.0 {
-        sys::CUresult::CUDA_ERROR_NO_DEVICE => ProbeError::NoDevice,
-        _ => ProbeError::Driver(error),
+    let refused = |op| {
+        move |error: DriverError| match error.0 {
+            sys::CUresult::CUDA_ERROR_NO_DEVICE => CudaError::NoDevice,
+            _ => CudaError::Driver { op, error },
+        }
     };
-    result::init().map_err(refused)?;
-    let count = result::device::get_count().map_err(refused)?;
+    result::init().map_err(refused("cuInit"))?;
+    let count = result::device::get_count().map_err(refused("cuDeviceGetCount"))?;
     match usize::try_from(count) {
-        Ok(0) | Err(_) => Err(ProbeError::NoDevice),
+        Ok(0) | Err(_) => Err(CudaError::NoDevice),
         Ok(devices) => Ok(devices),
     }
 }
