@@ -41,7 +41,8 @@ pub(super) const DEPTH: usize = 16;
 /// How many blocks a thread's slot collects for the shared arena (arrays
 /// used on a device, blocks its cache has no room for) before it hands
 /// them over under one lock. Chosen, not fitted (`benches/threads.rs` is
-/// where a change would show).
+/// where a change would show). Only `ThreadArena` (feature `std`) has slots.
+#[cfg(feature = "std")]
 pub(super) const SPILL_BATCH: usize = 32;
 
 /// How many chunks make an array of a growing arena large, placed at the
