@@ -491,7 +491,11 @@ fn a_dropped_array_held_by_a_live_graph_is_counted_and_no_leak() {
     graph.launch().unwrap();
     assert_eq!(arena.live(), 1);
     assert_eq!(arena.pending_frees(), 1);
-    assert_eq!(arena.leaks(), [(arena.offset(&kept).unwrap(), N * 4)]);
+    // The one leak is `kept` (its block, with a red zone under a sanitizer).
+    let leaks = arena.leaks();
+    assert_eq!(leaks.len(), 1, "{leaks:?}");
+    assert_eq!(leaks[0].0, arena.offset(&kept).unwrap());
+    assert!(leaks[0].1 >= N * 4, "{leaks:?}");
     drop(graph);
     stream.synchronize().unwrap();
     drop(kept);
