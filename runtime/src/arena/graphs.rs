@@ -197,7 +197,7 @@ impl<B: Backend> Arena<B> {
     #[inline(never)]
     fn hold_for_graph(&mut self, allocation: Allocation, tracking: &mut B::Tracking) -> bool {
         // A stale or foreign block is the caller's to refuse.
-        if self.allocator.check_handle(&allocation).is_err() {
+        if self.allocator().check_handle(&allocation).is_err() {
             return false;
         }
         let graphs = &mut self.graphs;

@@ -6,9 +6,9 @@
 
 use core::fmt;
 
+use super::pool::Pool;
 use super::{Arena, ArenaError, ArenaResult};
 use crate::align::round_up;
-use crate::alloc::AllocError;
 use crate::backend::Backend;
 
 /// The default chunk: 2 MiB, the allocation granularity of CUDA virtual
@@ -303,7 +303,7 @@ impl<B: Backend> Arena<B> {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn growth(&self) -> GrowthPolicy {
-        self.growth
+        self.pool.offsets().growth
     }
 
     /// Bytes the arena spans now: a growing arena raises it as arrays need
@@ -320,32 +320,7 @@ impl<B: Backend> Arena<B> {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn capacity(&self) -> usize {
-        self.allocator.capacity()
-    }
-
-    /// Grows the buffer, then the allocator, in place, so that a block of
-    /// `bytes` at `align` fits after the last block in use. Returns whether
-    /// anything grew.
-    pub(super) fn grow_for(&mut self, bytes: usize, align: usize) -> ArenaResult<bool, B> {
-        if !self.growth.grows() {
-            return Ok(false);
-        }
-        let capacity = self.allocator.capacity();
-        let tail_start = capacity - self.allocator.free_tail();
-        let needed = round_up(tail_start, align)
-            .zip(round_up(bytes, self.min_align))
-            .and_then(|(start, size)| start.checked_add(size))
-            .ok_or(AllocError::SizeOverflow)?;
-        let target = self
-            .growth
-            .grow_to(capacity, needed)
-            .map_err(ArenaError::Growth)?;
-        let grown = self.backend.grow(target).map_err(ArenaError::Backend)?;
-        if grown <= capacity {
-            return Ok(false);
-        }
-        self.allocator.grow(grown)?;
-        Ok(true)
+        self.allocator().capacity()
     }
 
     /// Gives back the memory at the end of a growing arena that no live
@@ -377,32 +352,48 @@ impl<B: Backend> Arena<B> {
     /// memory back fails; the arena stays usable, with what the backend
     /// still holds.
     pub fn trim(&mut self) -> ArenaResult<usize, B> {
-        if !self.growth.grows() {
+        if !self.growth().grows() {
             return Ok(0);
         }
         self.drain_pending()?;
-        // The whole free chunks inside holes first (where the backend can),
-        // then the end.
-        self.release_free_chunks();
-        let capacity = self.allocator.capacity();
-        let in_use = capacity - self.allocator.free_tail();
-        let keep = round_up(in_use, self.growth.chunk())
-            .unwrap_or(capacity)
-            .max(self.growth.initial())
-            .min(capacity);
-        if keep >= capacity {
+        let capacity = self.capacity();
+        let Some((held, trimmed)) = self.pool.offsets_mut().trim(&mut self.backend)? else {
             return Ok(0);
-        }
-        self.allocator.shrink(keep)?;
-        let trimmed = self.backend.trim(keep);
-        // What the backend still holds (all of it, on an error before any
-        // memory went back) stays the allocator's.
-        let held = self.backend.len().clamp(keep, capacity);
-        self.allocator.grow(held)?;
-        self.chunks_trimmed(held);
+        };
         // Sanitizer hook: the chunks given back stop being heaps.
         self.regions_trimmed(held);
         trimmed.map_err(ArenaError::Backend)?;
         Ok(capacity - held)
+    }
+
+    /// Bytes of memory the arena holds: its [`capacity`](Arena::capacity)
+    /// less the whole chunks it gave back and holds no memory for. Those
+    /// are chunks of free space, and, where the minimum alignment is larger
+    /// than a chunk, the chunks past an array's last byte inside its block
+    /// (a block is a whole number of minimum alignments; only the chunks
+    /// the array's bytes cover get memory back). Equal to the
+    /// capacity but for a growing arena over a backend that gives memory
+    /// back while keeping the addresses (a host arena), which gives back the
+    /// whole chunks of every hole as it becomes free: a long-lived array
+    /// can fence a freed range off from the arena's end, and the memory
+    /// held then follows the live bytes rather than the span.
+    ///
+    /// ```
+    /// use gpu_aligned::arena::{ArenaOptions, GrowthPolicy};
+    ///
+    /// let growing = ArenaOptions::new().growth(GrowthPolicy::up_to(64 << 20));
+    /// let mut arena = growing.host(2 << 20)?;
+    /// let big = arena.alloc::<u8>(8 << 20)?;
+    /// let small = arena.alloc::<u8>(1000)?; // after `big`: fences it in
+    /// assert_eq!(arena.committed(), 10 << 20);
+    /// arena.free(big)?;
+    /// assert_eq!(arena.committed(), 2 << 20); // the hole's chunks went back
+    /// assert_eq!(arena.capacity(), 10 << 20); // the span stays
+    /// # arena.free(small)?;
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn committed(&self) -> usize {
+        let released = self.pool.offsets().released_bytes();
+        self.capacity().saturating_sub(released)
     }
 }

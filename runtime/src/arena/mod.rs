@@ -63,18 +63,36 @@
 //! [`free`](Arena::free) gives an array back by hand; it is never needed,
 //! but it says when the handle is not this arena's.
 //!
+//! The byte path is a stack of small pools (the `pool` module), each one
+//! policy over the layer below, as RMM's memory resources are: from the
+//! top, `fences` (blocks a stream may still use wait for their fence),
+//! `kept` (blocks of dropped arrays, for the next array of their size),
+//! `watch` (the sanitizer's red zones and regions) and `offsets` (the
+//! allocator, growth and the chunks of memory given back). Fences come
+//! first because nothing below may hand out a block a stream still uses;
+//! kept blocks sit above the watch so that a kept block is no region and a
+//! reused one is registered anew (and nothing is kept while arrays are
+//! watched); the watch sits on the offsets so a red zone is part of the
+//! placed block. What the arena holds back ([`pending_frees`](Arena::pending_frees),
+//! [`live`](Arena::live), [`leaks`](Arena::leaks)) is the sum of what each
+//! layer reports. Above the stack, still hooks of the arena itself: the
+//! list handles return to (`returns`, taken back in `reserve`) and the
+//! graph holds (`graphs`); they are the next layers to move into the
+//! stack, with [`ThreadArena`]'s slot then made of the same returns and
+//! kept layers over the shared stack (today it reuses the kept layer's
+//! cache and asks the shared arena without growing, then with).
+//!
 //! The files: `handle` (the one place every handle holds), `returns` (the
-//! list dropped arrays wait on), `reuse` (the blocks of dropped arrays kept
-//! for the next array of their size), `reserve` (the one way bytes are
-//! reserved and the one way they come back), `access` (checked typed ranges and the
+//! list dropped arrays wait on), `reserve` (the arena's face of the byte
+//! path: the one way bytes are reserved and the one way they come back),
+//! `pool` (the layers), `access` (checked typed ranges and the
 //! verbs that move bytes), `options` (constructors), `graphs` (arrays held
-//! for captured CUDA graphs, and `Arena::capture`), `chunks` (the memory a
-//! growing arena holds and gives back), and one file each for
+//! for captured CUDA graphs, and `Arena::capture`), `regions` (the
+//! sanitizer's face), and one file each for
 //! pitched arrays, plans, growth, host and device views, errors, and the
 //! arena with a cache per thread (`threads`, [`ThreadArena`]).
 
 mod access;
-mod chunks;
 mod error;
 mod graphs;
 mod growth;
@@ -83,10 +101,10 @@ mod host;
 mod options;
 mod pitched;
 mod plan;
+mod pool;
 mod regions;
 mod reserve;
 mod returns;
-mod reuse;
 mod spin;
 #[cfg(feature = "std")]
 mod threads;
@@ -117,16 +135,15 @@ pub use read_only::ReadOnlyView;
 #[cfg(feature = "std")]
 pub use threads::{ArenaLock, ThreadArena};
 
-use alloc_crate::collections::VecDeque;
 use alloc_crate::vec::Vec;
 use core::fmt;
 use core::mem::align_of;
 
-use crate::alloc::{Allocation, Allocator, HandleError, Stats};
+use crate::alloc::{Allocator, HandleError, Stats};
 use crate::backend::{Backend, HostAccess, HostBuffer};
 use crate::GpuWords;
+use pool::Pool;
 use returns::{ReturnsOwner, Taken};
-use reuse::Reuse;
 
 /// Allocator + buffer + alignments: see the [module docs](self). Made by
 /// [`Arena::host`], `Arena::device` (feature `cuda`) or [`ArenaOptions`].
@@ -137,30 +154,19 @@ pub struct Arena<B: Backend = HostBuffer> {
     /// Arrays held for captured graphs (see `graphs`); before the buffer,
     /// so that no graph launches once it starts going.
     graphs: graphs::Graphs<B>,
-    allocator: Allocator,
-    /// Red zones and what the tools watching kernels are told (see
-    /// `crate::sanitizer`). Declared before the backend so that it drops
-    /// first: its heaps are unregistered while the buffer still exists.
-    regions: crate::sanitizer::Regions,
+    /// The stack of pools the bytes come from and go back to (see `pool`).
+    /// Declared before the backend so that it drops first: the watch
+    /// layer's heaps are unregistered while the buffer still exists.
+    pool: pool::Stack<B>,
     backend: B,
     min_align: usize,
     pitch_align: usize,
     /// The largest power of two dividing the buffer's address (which never
     /// changes): an alignment up to it is one an offset can give.
     base_align: u64,
-    /// Given-back arrays whose bytes wait for the backend's work on them to
-    /// finish, oldest first.
-    pending: VecDeque<(Allocation, B::Fence)>,
     /// Dropped arrays taken off the shared list, being given back; kept
     /// between calls so taking them never allocates.
     returned: Taken<B>,
-    /// Blocks of dropped arrays kept for the next array of their size.
-    reuse: Reuse,
-    /// Whether and how far the buffer grows when an array does not fit.
-    growth: GrowthPolicy,
-    /// The whole chunks of a growing arena's free space whose memory went
-    /// back.
-    chunks: chunks::Chunks,
 }
 
 impl<B: Backend> fmt::Debug for Arena<B> {
@@ -169,7 +175,7 @@ impl<B: Backend> fmt::Debug for Arena<B> {
             .field("base_address", &self.backend.base_address())
             .field("min_align", &self.min_align)
             .field("pitch_align", &self.pitch_align)
-            .field("allocator", &self.allocator)
+            .field("allocator", self.allocator())
             .field("pending_frees", &self.pending_frees())
             .finish_non_exhaustive()
     }
@@ -234,7 +240,7 @@ impl<B: Backend> Arena<B> {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn allocator(&self) -> &Allocator {
-        &self.allocator
+        &self.pool.offsets().allocator
     }
 
     /// The allocator's counters; see [`Stats`]. Arrays given back whose
@@ -249,7 +255,7 @@ impl<B: Backend> Arena<B> {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn stats(&self) -> Stats {
-        self.allocator.stats()
+        self.allocator().stats()
     }
 
     /// How many arrays are live: allocated (or taken out of a carving, or
@@ -266,7 +272,7 @@ impl<B: Backend> Arena<B> {
     /// ```
     pub fn live(&self) -> usize {
         // Every queued or pending array is one the allocator still counts.
-        let count = self.allocator.live_count();
+        let count = self.allocator().live_count();
         count.saturating_sub(self.pending_frees())
     }
 
@@ -287,16 +293,12 @@ impl<B: Backend> Arena<B> {
     pub fn leaks(&self) -> Vec<(u64, usize)> {
         let queued = self.queued_offsets();
         let mut leaks: Vec<(u64, usize)> = self
-            .allocator
+            .allocator()
             .live()
             .filter(|(offset, _)| {
-                !self
-                    .pending
-                    .iter()
-                    .any(|(freed, _)| freed.offset() == *offset)
-                    && !queued.contains(offset)
-                    && !self.reuse.holds(*offset)
+                !queued.contains(offset)
                     && !self.graphs.holds_offset(*offset)
+                    && !self.pool.holds_offset(*offset)
             })
             .collect();
         // The allocator walks its blocks in the order it made them, which
@@ -326,19 +328,18 @@ impl<B: Backend> Arena<B> {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn pending_frees(&self) -> usize {
-        // Each place a given-back block can sit, counted where it sits; no
-        // count allocates.
-        let allocator = &self.allocator;
+        // What each layer holds, counted where it sits; no count allocates.
+        let allocator = self.allocator();
         let queued = self
             .returns
             .count_held(|allocation| allocator.check_handle(allocation).is_ok());
-        self.pending.len() + queued + self.reuse.len() + self.graphs.holds()
+        queued + self.graphs.holds() + self.pool.holds()
     }
 
     /// Where the dropped arrays not taken back yet are (a stale handle's
     /// drop is not one: its bytes were freed by a reset).
     fn queued_offsets(&self) -> Vec<u64> {
-        let allocator = &self.allocator;
+        let allocator = self.allocator();
         self.returns
             .held(|allocation| allocator.check_handle(allocation).is_ok())
     }
@@ -388,7 +389,7 @@ impl<B: Backend> Arena<B> {
         if place.is_empty() {
             return Ok(());
         }
-        self.allocator.check_handle(&place.allocation)
+        self.allocator().check_handle(&place.allocation)
     }
 
     /// The array's address in the buffer's address space (a device pointer

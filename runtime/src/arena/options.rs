@@ -4,12 +4,12 @@
 //! a [`Plan`]. [`Arena::host`] and [`Arena::device`] are its defaults.
 
 use super::growth::GrowthPolicy;
+use super::pool::{Offsets, Stack};
 use super::returns::ReturnsOwner;
 use super::{Arena, ArenaError, ArenaResult, Plan};
 use crate::align::{offset_of, ARRAY_ALIGN, PITCH_ALIGN};
 use crate::alloc::{AllocError, Allocator};
 use crate::backend::{Backend, HostBuffer, HostVm};
-use alloc_crate::collections::VecDeque;
 #[cfg(feature = "cuda")]
 use {
     crate::backend::cuda::{CudaBackend, CudaError, CudaVm},
@@ -171,21 +171,16 @@ impl ArenaOptions {
             _ => 1 << base.trailing_zeros(),
         };
         let regions = crate::sanitizer::Regions::new(backend.watched_by_tools());
-        let chunks = super::chunks::Chunks::new(&growth, backend.can_release());
+        let offsets = Offsets::new(allocator, growth, self.min_align, backend.can_release());
         let mut arena = Arena {
             returns: ReturnsOwner::new(),
             graphs: Default::default(),
-            allocator,
-            regions,
+            pool: Stack::stack(offsets, regions, self.min_align),
             backend,
             min_align: self.min_align,
             pitch_align: self.pitch_align,
             base_align,
-            pending: VecDeque::new(),
             returned: Default::default(),
-            reuse: Default::default(),
-            chunks,
-            growth,
         };
         arena.rewatch();
         Ok(arena)

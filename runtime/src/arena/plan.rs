@@ -326,7 +326,7 @@ impl Plan {
 
     /// [`bytes_needed`](Plan::bytes_needed), each array followed by the red
     /// zone an arena with red zones on gives it (see
-    /// `Arena::allocate_watched`) when `red_zones` is true.
+    /// the watch layer, `pool::watch`) when `red_zones` is true.
     pub(crate) fn bytes_with(
         &self,
         min_align: usize,

@@ -49,7 +49,7 @@ impl<'a, T> Deref for ReadOnlyView<'a, T> {
 impl<T> Drop for ReadOnlyView<'_, T> {
     fn drop(&mut self) {
         if let Some(address) = self.marked {
-            self.arena.regions.read_only_end(address);
+            self.arena.pool.watch().regions.read_only_end(address);
         }
     }
 }
@@ -81,10 +81,11 @@ impl Arena<CudaBackend> {
         let view = self.view(array)?;
         // An empty array has no region (its address is the buffer's base,
         // where another array may live): nothing to mark.
-        let marked = if self.regions.is_active() && !array.is_empty() {
+        let regions = &self.pool.watch().regions;
+        let marked = if regions.is_active() && !array.is_empty() {
             let address = self.address(array)?;
             crate::backend::Backend::enter_for_tools(&self.backend);
-            self.regions.read_only_begin(address).then_some(address)
+            regions.read_only_begin(address).then_some(address)
         } else {
             None
         };

@@ -1,12 +1,15 @@
 //! The arena's face of [`crate::sanitizer`]: red zones on or off, the map
-//! from addresses to arrays, labels, and naming each array's region as it
-//! is made.
+//! from addresses to arrays, labels, and telling the tool of drops. The
+//! regions themselves are the watch layer's (see the `pool` module), which
+//! registers each array as its block is placed and forgets it as it is
+//! freed.
 
+use super::pool::Pool;
 use super::{Arena, ArenaArray, ArenaResult, SEALED};
 use crate::align::offset_of;
-use crate::alloc::{AllocError, Allocation, FreeError};
+use crate::alloc::Allocation;
 use crate::backend::Backend;
-use crate::sanitizer::{ArrayInfo, RegionMap};
+use crate::sanitizer::RegionMap;
 
 impl<B: Backend> Arena<B> {
     /// Whether arrays allocated from now on get red zones: unregistered
@@ -27,7 +30,12 @@ impl<B: Backend> Arena<B> {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn set_red_zones(&mut self, on: bool) {
-        self.regions.set_red_zones(on);
+        self.pool.watch_mut().regions.set_red_zones(on);
+        if self.pool.watching() {
+            // No block is kept while arrays are watched: each needs its red
+            // zone and region. (Nothing fails while nothing is waited for.)
+            let _ = self.pool.kept_mut().reclaim(&mut self.backend, false);
+        }
     }
 
     /// Whether arrays allocated now get red zones (see
@@ -39,7 +47,7 @@ impl<B: Backend> Arena<B> {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn red_zones(&self) -> bool {
-        self.regions.red_zones()
+        self.pool.watch().regions.red_zones()
     }
 
     /// The live arrays by address, each with its size, red zone, element
@@ -64,8 +72,11 @@ impl<B: Backend> Arena<B> {
         // told the tool, if one watches).
         let dropped = self
             .returns
-            .held(|allocation| self.allocator.check_handle(allocation).is_ok());
-        self.regions.map(self.backend.base_address(), &dropped)
+            .held(|allocation| self.allocator().check_handle(allocation).is_ok());
+        self.pool
+            .watch()
+            .regions
+            .map(self.backend.base_address(), &dropped)
     }
 
     /// Labels an array (flat or pitched), for [`regions`](Arena::regions)
@@ -85,66 +96,13 @@ impl<B: Backend> Arena<B> {
     }
 
     fn label_allocation(&mut self, allocation: &Allocation, label: &str) -> ArenaResult<(), B> {
-        self.allocator.check_handle(allocation)?;
+        self.allocator().check_handle(allocation)?;
         self.backend.enter_for_tools();
         let base = self.backend.base_address();
-        self.regions.labelled(base, allocation.offset(), label);
-        Ok(())
-    }
-
-    /// [`allocate`](Arena::allocate) while regions are kept (the reserve
-    /// path's sanitizer hook): the array gets its red zone, and is
-    /// registered and named. Out of line, so that the common path stays one
-    /// branch.
-    #[cold]
-    #[inline(never)]
-    pub(super) fn allocate_watched(
-        &mut self,
-        bytes: usize,
-        align: usize,
-        array: ArrayInfo,
-    ) -> ArenaResult<Allocation, B> {
-        let red_zone = self.regions.red_zone(array.stride(), self.min_align);
-        let padded = match red_zone {
-            0 => bytes,
-            // A red zone alone is no array.
-            _ if bytes == 0 => return Err(AllocError::ZeroSize.into()),
-            _ => bytes
-                .checked_add(red_zone)
-                .ok_or(AllocError::SizeOverflow)?,
-        };
-        let allocation = self.allocate(padded, align)?;
-        self.backend.enter_for_tools();
-        let base = self.backend.base_address();
-        // The heap is all the buffer may grow to: a growing buffer under a
-        // tool is one allocation of that length, which the tool takes as one
-        // heap (and the bytes past the arena's end are then out of bounds).
-        let end = offset_of(self.backend.max_len());
-        let offset = allocation.offset();
-        self.regions.reserved(base, end, offset, bytes, red_zone);
-        self.regions.named(base, offset, array.element, array.shape);
-        Ok(allocation)
-    }
-
-    /// Gives a block back to the allocator: the one place bytes return
-    /// (but for a reset). Sanitizer hook: while regions are kept, the
-    /// array stops being a region, so a kernel still using it is reported.
-    #[inline]
-    pub(super) fn free_block(&mut self, allocation: Allocation) -> Result<(), FreeError> {
-        if !self.regions.is_active() {
-            return self.free_offsets(allocation);
-        }
-        self.free_block_watched(allocation)
-    }
-
-    #[cold]
-    #[inline(never)]
-    fn free_block_watched(&mut self, allocation: Allocation) -> Result<(), FreeError> {
-        let offset = allocation.offset();
-        self.free_offsets(allocation)?;
-        self.backend.enter_for_tools();
-        let base = self.backend.base_address();
-        self.regions.released(base, offset);
+        self.pool
+            .watch_mut()
+            .regions
+            .labelled(base, allocation.offset(), label);
         Ok(())
     }
 
@@ -155,13 +113,15 @@ impl<B: Backend> Arena<B> {
     /// otherwise. Called where either changes: the arena is made or reset,
     /// a capture begins or ends, a graph's arrays come back.
     pub(super) fn rewatch(&mut self) {
-        if !self.regions.is_active() {
+        if !self.pool.watch().regions.is_active() {
             return;
         }
         let watch = match self.graphs.idle() {
             true => self
+                .pool
+                .watch()
                 .regions
-                .drop_watch(self.backend.base_address(), self.allocator.reset_stamp()),
+                .drop_watch(self.backend.base_address(), self.allocator().reset_stamp()),
             false => None,
         };
         self.returns.watch(watch);
@@ -173,15 +133,15 @@ impl<B: Backend> Arena<B> {
     #[inline(never)]
     pub(super) fn forget_dropped_regions(&mut self) {
         for offset in self.returned.unregistered.drain(..) {
-            self.regions.forget(offset);
+            self.pool.watch_mut().regions.forget(offset);
         }
     }
 
     /// Every region goes (a reset).
     pub(super) fn regions_cleared(&mut self) {
-        if self.regions.is_active() {
+        if self.pool.watch().regions.is_active() {
             self.backend.enter_for_tools();
-            self.regions.cleared();
+            self.pool.watch_mut().regions.cleared();
         }
     }
 
@@ -192,6 +152,9 @@ impl<B: Backend> Arena<B> {
         self.backend.enter_for_tools();
         let base = self.backend.base_address();
         let extent = capacity.max(self.backend.max_len());
-        self.regions.trimmed(base, offset_of(extent));
+        self.pool
+            .watch_mut()
+            .regions
+            .trimmed(base, offset_of(extent));
     }
 }

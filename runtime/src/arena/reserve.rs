@@ -1,5 +1,7 @@
-//! The one way an array's bytes are reserved ([`Arena::reserve`]) and the one
-//! way they come back ([`Arena::give_back`]), and the verbs built on them:
+//! The arena's face of the byte path (see the `pool` module for the stack
+//! of layers below it): the one way an array's bytes are reserved
+//! ([`Arena::reserve`]) and the one way they come back
+//! ([`Arena::give_back`]), and the verbs built on them:
 //! allocating (plain, zeroed, filled from a slice), freeing by hand, taking
 //! dropped arrays back, waiting for the device, resetting.
 //!
@@ -15,16 +17,17 @@
 //! only once the fence the backend recorded at that point has passed: every
 //! use recorded on the array, on any stream, has finished. A dropped
 //! array's block that nothing can use any more is kept for the next array
-//! of its size (see the `reuse` module), which is how a loop that allocates
+//! of its size (see the kept layer), which is how a loop that allocates
 //! and drops arrays of a few sizes stays out of the allocator.
 
 use core::mem::size_of;
 
 use super::handle::{ArenaHandle, Place, SEALED};
+use super::pool::{does_not_fit, Ask, Fate, Pool};
 use super::tuning::{LARGE, LARGE_TAKE_BACK, RETURN_BATCH};
 use super::{Arena, ArenaError, ArenaResult, ArenaSlice, FreeFailed};
 use crate::align::offset_of;
-use crate::alloc::{AllocError, Allocation, Allocator};
+use crate::alloc::{AllocError, Allocation};
 use crate::backend::Backend;
 use crate::sanitizer::{ArrayInfo, RegionShape};
 use crate::GpuWords;
@@ -61,41 +64,52 @@ impl Request {
 
 impl<B: Backend> Arena<B> {
     /// Reserves the bytes of one array: every array of the arena, flat,
-    /// pitched, carved or a column, is reserved here. Dropped arrays come
-    /// back first once a batch of them waits, then freed ones whose fences
-    /// have passed; a kept block of the exact size is taken first; when
-    /// nothing fits, every dropped array and kept block comes back, then
-    /// a growing arena grows, and only then are pending frees waited for. `align` is relative to the buffer's address, which is checked to
-    /// be aligned as well.
-    ///
-    /// Always inline (its slow paths are out of line): a program that
-    /// allocates arrays of several element types from one arena made LLVM
-    /// keep it out of line, one copy called from each `alloc::<T>`, which
-    /// cost every allocation a call and a copy of the place it returns (the
-    /// device benchmark's arena did; the host one, of one type, did not).
-    ///
-    /// A request for no bytes (an empty array) gets an empty place: no
-    /// allocator call, no red zone, no region.
+    /// pitched, carved or a column, is reserved here. A request for no
+    /// bytes (an empty array) gets an empty place: no layer is asked.
     #[inline(always)]
     pub(super) fn reserve(&mut self, request: Request) -> ArenaResult<Place<B>, B> {
+        self.reserve_place(request, true)
+    }
+
+    /// [`reserve`](Self::reserve) for `ThreadArena`'s shared arena: the
+    /// layers give back what they hold, but the arena does not grow (the
+    /// threads' slots give back theirs first).
+    #[cfg(feature = "std")]
+    pub(super) fn reserve_without_growing(&mut self, request: Request) -> ArenaResult<Place<B>, B> {
+        self.reserve_place(request, false)
+    }
+
+    #[inline(always)]
+    fn reserve_place(&mut self, request: Request, grow: bool) -> ArenaResult<Place<B>, B> {
         if request.bytes == 0 {
             return Ok(Place::empty());
         }
-        let allocation = self.reserve_block(request.bytes, request.align, || request.array)?;
+        let array = || request.array;
+        let allocation = self.reserve_block(request.bytes, request.align, grow, array)?;
         Ok(Place::new(allocation, request.bytes, self.returns.lend()))
     }
 
-    /// [`reserve`](Self::reserve)'s block, before it becomes a place.
-    /// `array` is asked only while regions are watched: a flat array's
-    /// allocation passes what makes it (see [`alloc`](Arena::alloc))
-    /// rather than the description itself, nine words it would copy on
-    /// every allocation.
+    /// [`reserve`](Self::reserve)'s block, before it becomes a place: the
+    /// alignment checked against the buffer's address, a kept block if one
+    /// serves (see [`take_kept`](Self::take_kept)); for a large array that
+    /// none serves, the dropped arrays taken back first if they span
+    /// [`LARGE_TAKE_BACK`] times its bytes (a loop of one large size then
+    /// takes its own blocks back rather than placing past them); then the
+    /// stack of pools (see the `pool` module), and when nothing fits, the
+    /// cold path. `array` is asked only while regions are watched: a flat
+    /// array passes what makes its description rather than the description
+    /// itself, nine words it would copy on every allocation.
+    ///
+    /// Always inline, the stack's fast paths with it: out of line, every
+    /// allocation paid a call, its registers saved and its result written
+    /// through memory (`docs/RESULTS.md`, "The hot path", has the cost).
     #[inline(always)]
     fn reserve_block(
         &mut self,
         bytes: usize,
         align: usize,
-        array: impl FnOnce() -> ArrayInfo,
+        grow: bool,
+        array: impl Fn() -> ArrayInfo,
     ) -> ArenaResult<Allocation, B> {
         // `align` is a power of two (the allocator refuses others), so a
         // compare replaces a division.
@@ -108,55 +122,40 @@ impl<B: Backend> Arena<B> {
         if self.returns.queued() >= RETURN_BATCH {
             self.take_returns();
         }
-        if !self.pending.is_empty() {
-            self.reclaim()?;
-        }
-        // Sanitizer hook (the one place arrays are reserved): while regions
-        // are kept, the array also gets its red zone and is registered and
-        // named, out of line, and no block is reused without that.
-        let allocation = if self.regions.is_active() {
-            self.allocate_watched(bytes, align, array())?
-        } else {
-            match self.reuse.take(bytes, align) {
-                Some(kept) => kept,
-                None => {
-                    // See `take_back_large`.
-                    let large = bytes >= LARGE
-                        && (self.large_returns_wait(bytes) || self.reuse.may_hold_large());
-                    let taken = if large {
-                        self.take_back_large(bytes, align)
-                    } else {
-                        None
-                    };
-                    match taken {
-                        Some(kept) => kept,
-                        None => self.allocate(bytes, align)?,
-                    }
-                }
-            }
+        let ask = Ask {
+            bytes,
+            align,
+            grow: false,
         };
-        Ok(allocation)
+        if bytes >= LARGE && self.large_returns_wait(bytes) {
+            if let Some(kept) = self.take_back_large(ask) {
+                return Ok(kept);
+            }
+        }
+        match self.pool.reserve(&mut self.backend, ask, &array) {
+            Err(refused) if does_not_fit(&refused) => {
+                self.reserve_refused(bytes, align, grow, array(), refused)
+            }
+            other => other,
+        }
     }
 
-    /// For a large array (see the `reuse` module) that no kept block
-    /// served: a dropped array of its size not taken back yet, if enough
-    /// wait (see [`LARGE_TAKE_BACK`]); otherwise `None`, once the large kept
-    /// blocks went back to the allocator, so that the holes they sat in
-    /// merge before the array is placed. An allocate-and-drop loop of one
-    /// large size takes the first branch every fourth pair. Out of line: a
-    /// large array freed by hand (nothing waits, nothing large is kept)
-    /// pays two compares for it.
-    #[inline(never)]
-    fn take_back_large(&mut self, bytes: usize, align: usize) -> Option<Allocation> {
-        if self.large_returns_wait(bytes) && self.take_returns() {
-            if let Some(kept) = self.reuse.take(bytes, align) {
-                return Some(kept);
-            }
+    /// What [`reserve_block`](Self::reserve_block) does when it does no
+    /// more than take a kept block, after taking back a batch of dropped
+    /// arrays if one waits: the allocation of an allocate-and-drop loop,
+    /// small enough to inline where the array is allocated; anything else
+    /// is `None`, and `reserve_block` does it.
+    #[inline(always)]
+    fn take_kept(&mut self, bytes: usize, align: usize) -> Option<Allocation> {
+        // An alignment past the base's is `reserve_block`'s error to report.
+        if offset_of(align) > self.base_align {
+            return None;
         }
-        let allocator = &mut self.allocator;
-        self.reuse
-            .drain_large(|block| free_kept_block(allocator, block));
-        None
+        if self.returns.queued() >= RETURN_BATCH {
+            self.take_returns();
+        }
+        let grow = false;
+        self.pool.take(Ask { bytes, align, grow })
     }
 
     /// Whether the dropped arrays waiting span enough for a large array of
@@ -166,86 +165,86 @@ impl<B: Backend> Arena<B> {
         self.returns.queued_bytes() >= bytes.saturating_mul(LARGE_TAKE_BACK)
     }
 
-    /// The allocator's block for `bytes` at `align`, growing the arena or
-    /// waiting for pending frees when nothing fits.
-    ///
-    /// The first try inlines the allocator's lookup; what follows a refusal
-    /// is out of line. Always inline: left to LLVM it stayed a call of its
-    /// own from every reservation, its registers saved and its result
-    /// copied through memory (`docs/RESULTS.md`, "The hot path", has the
-    /// cost).
-    #[inline(always)]
-    pub(super) fn allocate(&mut self, bytes: usize, align: usize) -> ArenaResult<Allocation, B> {
-        match self.place(bytes, align) {
-            Err(
-                error @ (AllocError::OutOfMemory { .. } | AllocError::SizeExceedsCapacity { .. }),
-            ) => self.allocate_refused(bytes, align, ArenaError::Alloc(error)),
-            other => Ok(other?),
+    /// For a large array while enough dropped arrays wait: a kept block
+    /// (taken before the dropped arrays come back, as for any array), else
+    /// one of the dropped arrays' blocks once they came back. `None`: the
+    /// stack reserves it (and the kept layer frees its large blocks first).
+    #[inline(never)]
+    fn take_back_large(&mut self, ask: Ask) -> Option<Allocation> {
+        if let Some(kept) = self.pool.take(ask) {
+            return Some(kept);
+        }
+        match self.take_returns() {
+            true => self.pool.take(ask),
+            false => None,
         }
     }
 
-    /// [`allocate`](Self::allocate) once the allocator refused: takes back
-    /// dropped arrays and kept blocks, grows, or waits for pending frees,
-    /// trying again after each.
+    /// [`reserve_block`](Self::reserve_block) once nothing fits: every
+    /// layer gives back what no stream can use any more (the dropped arrays
+    /// not taken back, on any thread, the kept blocks), then a growing
+    /// arena grows (if `grow`), and only then are the fences and the
+    /// dropped graphs' last replays waited for; the block is asked again
+    /// after each. Growing waits for no stream, waiting may, so a growing
+    /// arena grows first.
+    #[cold]
     #[inline(never)]
-    fn allocate_refused(
+    fn reserve_refused(
         &mut self,
         bytes: usize,
         align: usize,
+        grow: bool,
+        array: ArrayInfo,
         refused: ArenaError<B::Error>,
     ) -> ArenaResult<Allocation, B> {
-        // The dropped arrays not taken back yet (on any thread), and the
-        // blocks kept for other sizes.
+        let array = || array;
+        let ask = Ask {
+            bytes,
+            align,
+            grow: false,
+        };
         let taken = self.take_returns();
-        if self.free_kept() | taken {
-            if let Ok(allocation) = self.place_again(bytes, align) {
+        if self.pool.reclaim(&mut self.backend, false)? | taken {
+            if let Ok(allocation) = self.pool.reserve(&mut self.backend, ask, array) {
                 return Ok(allocation);
             }
         }
-        // Nothing fits. Growing waits for no stream, waiting for the pending
-        // frees may, so a growing arena grows first.
-        let refused = match self.grow_for(bytes, align) {
-            Ok(true) => return Ok(self.place_again(bytes, align)?),
-            Ok(false) => refused,
-            Err(error) => error,
+        let refused = match grow {
+            false => refused,
+            true => match self
+                .pool
+                .reserve(&mut self.backend, Ask { grow, ..ask }, array)
+            {
+                Ok(allocation) => return Ok(allocation),
+                Err(error) if does_not_fit(&error) => refused,
+                Err(error) => error,
+            },
         };
         // Graph hook: or dropped graphs' arrays wait for their last replay.
-        if self.pending.is_empty() && !self.graphs_dropped() {
+        if !self.pool.waits() && !self.graphs_dropped() {
             return Err(refused);
         }
         self.drain_pending()?;
-        match self.place_again(bytes, align) {
-            Err(AllocError::OutOfMemory { .. }) => Err(refused),
-            other => Ok(other?),
+        match self.pool.reserve(&mut self.backend, ask, array) {
+            Err(ArenaError::Alloc(AllocError::OutOfMemory { .. })) => Err(refused),
+            other => other,
         }
     }
 
     /// Gives back the bytes of a live array: every array's bytes come back
     /// here, dropped or freed. At once when no stream can still use them,
-    /// otherwise once the fence the backend records now has passed.
+    /// otherwise once the fence the backend records now has passed (see
+    /// the `pool` module); an array a captured graph may use waits for the
+    /// graph first.
     ///
     /// On an error `tracking` is as it was (the backend's promise) and the
     /// bytes are still the array's.
     ///
-    /// Inline, for an array no graph holds, no region watches and no stream
-    /// used: the allocator's free, which checks the handle itself, inlines
-    /// here (a free by hand's whole path); the rest is out of line.
+    /// Inline, for an array no graph holds: each layer's check and the
+    /// allocator's free, which checks the handle itself (a free by hand's
+    /// whole path).
     #[inline(always)]
     pub(super) fn give_back(
-        &mut self,
-        allocation: Allocation,
-        tracking: &mut B::Tracking,
-    ) -> ArenaResult<(), B> {
-        if self.graphs.idle() && !self.regions.is_active() && !self.backend.needs_retire(tracking) {
-            return Ok(self.free_offsets_inline(allocation)?);
-        }
-        self.give_back_slowly(allocation, tracking)
-    }
-
-    /// [`give_back`](Self::give_back) for an array a graph may hold, a
-    /// region watches or a stream used.
-    #[inline(never)]
-    fn give_back_slowly(
         &mut self,
         allocation: Allocation,
         tracking: &mut B::Tracking,
@@ -254,18 +253,8 @@ impl<B: Backend> Arena<B> {
         if self.held_by_graph(allocation, tracking) {
             return Ok(());
         }
-        if !self.backend.needs_retire(tracking) {
-            // The sanitizer hook is in `free_block`.
-            return Ok(self.free_block(allocation)?);
-        }
-        self.allocator.check_handle(&allocation)?;
-        match self.backend.retire(tracking).map_err(ArenaError::Backend)? {
-            None => Ok(self.free_block(allocation)?),
-            Some(fence) => {
-                self.pending.push_back((allocation, fence));
-                Ok(())
-            }
-        }
+        self.pool
+            .release(&mut self.backend, allocation, tracking, Fate::Free)
     }
 
     /// Gives back the arrays dropped since the last call (taking the list's
@@ -285,7 +274,12 @@ impl<B: Backend> Arena<B> {
         let any = !self.returned.is_empty();
         // Moved out (three words) while `self` keeps them.
         let mut unused = core::mem::take(&mut self.returned.unused);
-        self.return_unused(&unused);
+        if self.graphs.idle() {
+            // The loop of an allocate-and-drop cycle (see the kept layer).
+            self.pool.release_unused(&mut self.backend, &unused);
+        } else {
+            self.return_unused_to_graphs(&unused);
+        }
         unused.clear();
         self.returned.unused = unused;
         if !self.returned.used.is_empty() {
@@ -298,40 +292,13 @@ impl<B: Backend> Arena<B> {
         any
     }
 
-    /// Gives back dropped arrays that the backend's work never used (see
-    /// the `returns` module): kept for reuse at once, as on the host,
-    /// unless a captured graph may use them (used inside a capture, an
-    /// array gets no tracking of its own). The loop of an allocate-and-drop
-    /// cycle: while no graph is held and no region watched (which it asks
-    /// once for all), each block costs a renewal and a push.
-    #[inline]
-    fn return_unused(&mut self, unused: &[Allocation]) {
-        if !self.graphs.idle() || self.regions.is_active() {
-            return self.return_unused_slowly(unused);
-        }
-        for &allocation in unused {
-            let Some(renewed) = self.allocator.renew(&allocation) else {
-                self.unkept(allocation);
-                continue;
-            };
-            let allocator = &mut self.allocator;
-            if let Err(unkept) = self
-                .reuse
-                .keep(renewed, |evicted| free_kept_block(allocator, evicted))
-            {
-                self.unkept(unkept);
-            }
-        }
-    }
-
-    /// [`return_unused`](Self::return_unused) while a graph may hold
-    /// arrays or regions are watched, one array at a time.
+    /// Gives back dropped arrays that the backend's work never used while a
+    /// graph may hold arrays (used inside a capture, an array gets no
+    /// tracking of its own), one at a time.
     #[inline(never)]
-    fn return_unused_slowly(&mut self, unused: &[Allocation]) {
+    fn return_unused_to_graphs(&mut self, unused: &[Allocation]) {
         for &allocation in unused {
-            if !self.held_by_graph(allocation, &mut B::Tracking::default()) {
-                self.keep(allocation);
-            }
+            self.return_one(allocation, B::Tracking::default());
         }
     }
 
@@ -351,91 +318,20 @@ impl<B: Backend> Arena<B> {
         self.returned.used = used;
     }
 
-    /// Gives back one dropped array (see [`take_returns`](Self::take_returns)).
-    #[inline]
+    /// Gives back one dropped array (see [`take_returns`](Self::take_returns)):
+    /// held for a captured graph, or released to the stack to be kept once
+    /// nothing uses it; put back on the list if the backend failed to
+    /// retire it.
     pub(super) fn return_one(&mut self, allocation: Allocation, mut tracking: B::Tracking) {
         if self.held_by_graph(allocation, &mut tracking) {
-            // Graph hook: kept for a captured graph (see `graphs`).
-        } else if !self.backend.needs_retire(&tracking) {
-            self.keep(allocation);
-        } else {
-            self.retire_returned(allocation, tracking);
-        }
-    }
-
-    /// Gives back a dropped array that was used on the device (its bytes
-    /// wait for a fence), or puts it back on the list if the backend
-    /// failed to retire it. Out of line: arrays that need no fence, which
-    /// [`return_one`](Self::return_one) keeps, are the ones a fast
-    /// allocate-and-drop loop makes.
-    #[inline(never)]
-    fn retire_returned(&mut self, allocation: Allocation, mut tracking: B::Tracking) {
-        if let Err(ArenaError::Backend(_)) = self.give_back(allocation, &mut tracking) {
-            self.returns.requeue((allocation, tracking));
-        }
-    }
-
-    /// Keeps the block of an array given back that nothing uses any more
-    /// for the next array of its size, under a new stamp, or frees it. A
-    /// stale block (dropped after a reset) is neither: the allocator refuses
-    /// it, and it frees nothing.
-    #[inline]
-    fn keep(&mut self, allocation: Allocation) {
-        if self.regions.is_active() {
-            // Watched arrays are registered one by one: the block goes back
-            // (and stops being a region), refused only if stale.
-            let _ = self.free_block(allocation);
             return;
         }
-        let Some(renewed) = self.allocator.renew(&allocation) else {
-            return self.unkept(allocation);
-        };
-        let allocator = &mut self.allocator;
-        if let Err(unkept) = self
-            .reuse
-            .keep(renewed, |evicted| free_kept_block(allocator, evicted))
-        {
-            self.unkept(unkept);
+        let released = self
+            .pool
+            .release(&mut self.backend, allocation, &mut tracking, Fate::Keep);
+        if let Err(ArenaError::Backend(_)) = released {
+            self.returns.requeue((allocation, tracking));
         }
-    }
-
-    /// Frees a block that is not kept: its size's stack is full, or the
-    /// allocator would not renew it (stale, dropped after a reset, or the
-    /// stamps are spent). Out of line: a loop over a few sizes keeps every
-    /// block it drops.
-    #[cold]
-    #[inline(never)]
-    fn unkept(&mut self, block: Allocation) {
-        // Refused only for a stale block, which is nobody's.
-        let _ = self.free_offsets(block);
-    }
-
-    /// Gives every kept block to the allocator. Returns whether any was.
-    fn free_kept(&mut self) -> bool {
-        let allocator = &mut self.allocator;
-        let any = self.reuse.len() != 0;
-        self.reuse.drain(|block| free_kept_block(allocator, block));
-        any
-    }
-
-    /// Keeps (or frees) the bytes of given-back arrays whose fences have
-    /// passed, oldest first, without waiting. Out of line, so that
-    /// [`reserve`](Arena::reserve) stays small enough to inline.
-    #[inline(never)]
-    fn reclaim(&mut self) -> ArenaResult<(), B> {
-        while let Some((_, fence)) = self.pending.front() {
-            if !self
-                .backend
-                .fence_passed(fence)
-                .map_err(ArenaError::Backend)?
-            {
-                break;
-            }
-            if let Some((allocation, _)) = self.pending.pop_front() {
-                self.keep(allocation);
-            }
-        }
-        Ok(())
     }
 
     /// Takes back every dropped array, waits for every pending free and
@@ -443,15 +339,7 @@ impl<B: Backend> Arena<B> {
     pub(super) fn drain_pending(&mut self) -> ArenaResult<(), B> {
         self.take_returns();
         self.release_graphs(true); // graph hook
-        self.free_kept();
-        while let Some((_, fence)) = self.pending.front() {
-            self.backend
-                .wait_fence(fence)
-                .map_err(ArenaError::Backend)?;
-            if let Some((allocation, _)) = self.pending.pop_front() {
-                self.free_block(allocation)?;
-            }
-        }
+        self.pool.reclaim(&mut self.backend, true)?;
         Ok(())
     }
 
@@ -488,10 +376,9 @@ impl<B: Backend> Arena<B> {
         self.returns.take(&mut self.returned);
         self.forget_dropped_regions();
         self.returned.clear();
-        self.pending.clear();
-        self.reuse.clear();
+        self.pool.forget();
         self.graphs.orphan_all(); // graph hook: no graph launches again
-        self.allocator.reset();
+        self.pool.offsets_mut().allocator.reset();
         self.regions_cleared(); // sanitizer hook: every region goes
         self.rewatch(); // a handle dropped from now on is stale if older
         Ok(())
@@ -532,15 +419,12 @@ impl<B: Backend> Arena<B> {
     /// (out of memory among them).
     #[inline(always)]
     pub fn alloc<T: GpuWords>(&mut self, len: usize) -> ArenaResult<ArenaSlice<T, B>, B> {
-        // Always inline, a kept block's path and a call for the rest: out
-        // of line, every allocation paid a call, the saving of six
-        // registers and its result written through memory (the cost is in
-        // `docs/RESULTS.md`, "The hot path").
         let align = self.align_for::<T>();
         let Some(bytes) = len.checked_mul(size_of::<T>()) else {
             return Err(AllocError::SizeOverflow.into());
         };
-        if let Some(place) = self.reserve_kept(bytes, align) {
+        if let Some(kept) = self.take_kept(bytes, align) {
+            let place = Place::new(kept, bytes, self.returns.lend());
             return Ok(ArenaSlice::new(place, len));
         }
         // After the kept blocks, which never hold an empty array: the
@@ -548,49 +432,13 @@ impl<B: Backend> Arena<B> {
         if bytes == 0 {
             return Ok(ArenaSlice::new(Place::empty(), len));
         }
-        let allocation = self.reserve_slowly(bytes, align, len, ArrayInfo::of::<T>)?;
+        // The element type comes as the function that describes it, so the
+        // cold paths are one copy per backend, not one per element type.
+        let describe: fn(RegionShape) -> ArrayInfo = ArrayInfo::of::<T>;
+        let array = || describe(RegionShape::Array { len });
+        let allocation = self.reserve_block(bytes, align, true, array)?;
         let place = Place::new(allocation, bytes, self.returns.lend());
         Ok(ArenaSlice::new(place, len))
-    }
-
-    /// What [`reserve`](Self::reserve) does when it would do no more than
-    /// take a kept block, after taking back a batch of dropped arrays if
-    /// one waits: no pending frees to look at, no regions watched. The
-    /// allocation of an allocate-and-drop loop, small enough to inline
-    /// where the array is allocated; anything else is `None`, and
-    /// `reserve` does it.
-    #[inline(always)]
-    fn reserve_kept(&mut self, bytes: usize, align: usize) -> Option<Place<B>> {
-        // An alignment past the base's is `reserve`'s error to report.
-        if offset_of(align) > self.base_align || self.regions.is_active() {
-            return None;
-        }
-        if self.returns.queued() >= RETURN_BATCH {
-            self.take_returns();
-        }
-        // Arrays used on a stream wait for their fences (`reserve` looks).
-        if !self.pending.is_empty() {
-            return None;
-        }
-        let kept = self.reuse.take(bytes, align)?;
-        Some(Place::new(kept, bytes, self.returns.lend()))
-    }
-
-    /// [`reserve`](Self::reserve)'s block, out of line: for a flat array
-    /// of `len` elements that [`reserve_kept`](Self::reserve_kept) could
-    /// not serve, one copy per backend rather than one inlined per element
-    /// type (so the element type comes as the function that describes it).
-    /// The block alone comes back through memory, and becomes a place where
-    /// it is used (a place is twice its size).
-    #[inline(never)]
-    fn reserve_slowly(
-        &mut self,
-        bytes: usize,
-        align: usize,
-        len: usize,
-        describe: fn(RegionShape) -> ArrayInfo,
-    ) -> ArenaResult<Allocation, B> {
-        self.reserve_block(bytes, align, || describe(RegionShape::Array { len }))
     }
 
     /// Allocates an array of `len` elements of `T`, every byte zero (on a
@@ -690,7 +538,7 @@ impl<B: Backend> Arena<B> {
         let mut checked = Ok(());
         handle.places(SEALED, &mut |place| {
             if place.is_held() && checked.is_ok() {
-                checked = self.allocator.check_handle(&place.allocation);
+                checked = self.allocator().check_handle(&place.allocation);
             }
         });
         if let Err(error) = checked {
@@ -711,11 +559,4 @@ impl<B: Backend> Arena<B> {
         });
         given.map_err(|error| FreeFailed { handle, error })
     }
-}
-
-/// Frees a block the arena kept for reuse: renewed when it was kept, and
-/// held by nothing else, so the allocator takes it.
-fn free_kept_block(allocator: &mut Allocator, block: Allocation) {
-    let freed = allocator.free(block);
-    debug_assert!(freed.is_ok(), "a kept block is live");
 }

@@ -28,12 +28,12 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError, Weak};
 use std::vec::Vec;
 
 use super::handle::Place;
+use super::pool::{Pool, Reuse};
 use super::reserve::Request;
 use super::returns::{Returned, ReturnsOwner, Taken};
-use super::reuse::Reuse;
 use super::spin::{SpinGuard, SpinLock};
 use super::tuning::{LARGE, RETURN_BATCH, SPILL_BATCH};
-use super::{Arena, ArenaError, ArenaResult, ArenaSlice, GrowthPolicy};
+use super::{Arena, ArenaError, ArenaResult, ArenaSlice};
 use crate::align::offset_of;
 use crate::alloc::{AllocError, Stats};
 use crate::backend::Backend;
@@ -368,7 +368,7 @@ where
             cached += cache.kept.len() + cache.spill.len();
             cached += cache
                 .returns
-                .count_held(|allocation| core.allocator.check_handle(allocation).is_ok());
+                .count_held(|allocation| core.allocator().check_handle(allocation).is_ok());
         }
         core.live().saturating_sub(cached)
     }
@@ -502,11 +502,7 @@ where
     /// then may a growing arena grow (as the arena takes back its own kept
     /// blocks before it grows).
     fn reserve(&self, core: &mut Arena<B>, request: Request) -> ArenaResult<Place<B>, B> {
-        let growth = core.growth;
-        core.growth = GrowthPolicy::fixed();
-        let first = core.reserve(request);
-        core.growth = growth;
-        match first {
+        match core.reserve_without_growing(request) {
             // Larger than the span it has now: a growing arena grows for it.
             Err(
                 ArenaError::Alloc(
@@ -603,7 +599,7 @@ where
     ) -> ArenaResult<Place<B>, B> {
         // A large array goes where the large blocks this slot keeps would
         // have merged had they been freed, so they go back with the spill,
-        // as the shared arena's own kept blocks do (see `reuse`).
+        // as the shared arena's own kept blocks do (see `pool::kept`).
         if request.bytes >= LARGE {
             let Cache { kept, spill, .. } = &mut *cache;
             kept.drain_large(|block| spill.push((block, B::Tracking::default())));
@@ -617,7 +613,7 @@ where
         let reserved = shared.reserve(&mut core, request);
         let mut place = match reserved {
             // Watched arrays stay the shared arena's, and so do errors.
-            Ok(place) if !core.regions.is_active() => place,
+            Ok(place) if !core.pool.watching() => place,
             other => {
                 drop(core);
                 self.cache().restore_spill(spill);

@@ -1,8 +1,11 @@
-//! Which whole chunks of a growing arena hold memory, so that the memory it
-//! holds follows the bytes live rather than its span. A growing arena over
+//! The bottom layer of the byte path: the allocator's offsets over the
+//! backend's memory, how the buffer grows, how a growing arena gives
+//! memory back ([`trim`](crate::arena::Arena::trim)), and which whole
+//! chunks of it hold memory, so that the memory it holds follows the bytes
+//! live rather than its span. A growing arena over
 //! a backend that can give memory back while keeping the addresses
 //! ([`Backend::release`]: the host) gives back the whole chunks of every
-//! hole as the hole becomes free, and [`trim`](Arena::trim) sweeps them all;
+//! hole as the hole becomes free, and `trim` sweeps them all;
 //! an array placed over such chunks holds them again.
 //!
 //! Holes matter because a long-lived array can fence a freed range off
@@ -24,16 +27,18 @@
 
 use alloc_crate::vec::Vec;
 
-use super::tuning::LARGE_CHUNKS;
-use super::{Arena, GrowthPolicy};
-use crate::align::bytes_of;
-use crate::alloc::{AllocError, Allocation, FreeError};
+use super::{Ask, Fate, Pool};
+use crate::align::{bytes_of, round_up};
+use crate::alloc::{AllocError, Allocation, Allocator};
+use crate::arena::tuning::LARGE_CHUNKS;
+use crate::arena::{ArenaError, ArenaResult, GrowthPolicy};
 use crate::backend::{Backend, Span};
+use crate::sanitizer::ArrayInfo;
 
 /// The released chunks of a growing arena's span. See the [module
 /// docs](self).
 #[derive(Debug)]
-pub(super) struct Chunks {
+pub(in crate::arena) struct Chunks {
     /// The chunk size; 0 while the map is off.
     chunk: u64,
     /// Bit `i` set: chunk `i`'s memory was given back.
@@ -45,7 +50,7 @@ pub(super) struct Chunks {
 impl Chunks {
     /// The map of an arena with `growth` over a backend that can give
     /// memory back or not: on for a growing one that can.
-    pub(super) fn new(growth: &GrowthPolicy, can_release: bool) -> Chunks {
+    fn new(growth: &GrowthPolicy, can_release: bool) -> Chunks {
         Chunks {
             chunk: match growth.grows() && can_release {
                 true => growth.chunk() as u64,
@@ -153,60 +158,54 @@ impl Chunks {
     }
 }
 
-impl<B: Backend> Arena<B> {
-    /// Bytes of memory the arena holds: its [`capacity`](Arena::capacity)
-    /// less the whole chunks it gave back and holds no memory for. Those
-    /// are chunks of free space, and, where the minimum alignment is larger
-    /// than a chunk, the chunks past an array's last byte inside its block
-    /// (a block is a whole number of minimum alignments; only the chunks
-    /// the array's bytes cover get memory back). Equal to the
-    /// capacity but for a growing arena over a backend that gives memory
-    /// back while keeping the addresses (a host arena), which gives back the
-    /// whole chunks of every hole as it becomes free: a long-lived array
-    /// can fence a freed range off from the arena's end, and the memory
-    /// held then follows the live bytes rather than the span.
-    ///
-    /// ```
-    /// use gpu_aligned::arena::{ArenaOptions, GrowthPolicy};
-    ///
-    /// let growing = ArenaOptions::new().growth(GrowthPolicy::up_to(64 << 20));
-    /// let mut arena = growing.host(2 << 20)?;
-    /// let big = arena.alloc::<u8>(8 << 20)?;
-    /// let small = arena.alloc::<u8>(1000)?; // after `big`: fences it in
-    /// assert_eq!(arena.committed(), 10 << 20);
-    /// arena.free(big)?;
-    /// assert_eq!(arena.committed(), 2 << 20); // the hole's chunks went back
-    /// assert_eq!(arena.capacity(), 10 << 20); // the span stays
-    /// # arena.free(small)?;
-    /// # Ok::<(), Box<dyn std::error::Error>>(())
-    /// ```
-    pub fn committed(&self) -> usize {
-        let released = bytes_of(self.chunks.count as u64 * self.chunks.chunk).unwrap_or(0);
-        self.capacity().saturating_sub(released)
+/// The bottom layer: the allocator's offsets over the backend's memory,
+/// the growth policy, and the map of chunks whose memory went back. See
+/// the [module docs](self).
+#[derive(Debug)]
+pub(in crate::arena) struct Offsets {
+    pub(in crate::arena) allocator: Allocator,
+    /// Whether and how far the buffer grows when an array does not fit.
+    pub(in crate::arena) growth: GrowthPolicy,
+    /// The arena's minimum alignment: the granule growth rounds blocks to.
+    min_align: usize,
+    chunks: Chunks,
+}
+
+/// What [`Offsets::trim`] left: the length the backend still holds and how
+/// its trim went, or `None` when there was nothing to give back.
+type Trimmed<E> = Option<(usize, Result<usize, E>)>;
+
+impl Offsets {
+    /// The offsets of a new arena's buffer, which `can_release` memory or not.
+    pub(in crate::arena) fn new(
+        allocator: Allocator,
+        growth: GrowthPolicy,
+        min_align: usize,
+        can_release: bool,
+    ) -> Offsets {
+        let chunks = Chunks::new(&growth, can_release);
+        Offsets {
+            allocator,
+            growth,
+            min_align,
+            chunks,
+        }
     }
 
-    /// The allocator's block for `bytes` at `align`, placed high when it is
-    /// a large array of an arena that gives chunks back; the chunks it
-    /// covers hold memory again (the host's discarded pages come back on
+    /// Bytes of memory the whole chunks given back leave out of the span
+    /// (see [`Arena::committed`](crate::arena::Arena::committed)).
+    pub(in crate::arena) fn released_bytes(&self) -> usize {
+        bytes_of(self.chunks.count as u64 * self.chunks.chunk).unwrap_or(0)
+    }
+
+    /// The allocator's block for `bytes` at `align`, placed at the top of
+    /// its free block when it is a large array of an arena that gives
+    /// chunks back (out of line: the device's path never does); the chunks
+    /// it covers hold memory again (the host's discarded pages come back on
     /// first touch, zeroed).
-    #[inline]
-    pub(super) fn place(&mut self, bytes: usize, align: usize) -> Result<Allocation, AllocError> {
-        let high = self.chunks.places_high(bytes);
-        self.place_at(bytes, align, high)
-    }
-
-    ///
-    /// Inline, with the allocator's lookup inlined once: a high placement
-    /// (a large array of a host arena that gives chunks back) is out of
-    /// line, so the device's path, which never places high, pays no call.
     #[inline(always)]
-    fn place_at(
-        &mut self,
-        bytes: usize,
-        align: usize,
-        high: bool,
-    ) -> Result<Allocation, AllocError> {
-        if high {
+    fn place(&mut self, bytes: usize, align: usize) -> Result<Allocation, AllocError> {
+        if self.chunks.places_high(bytes) {
             return self.place_high(bytes, align);
         }
         let allocation = self.allocator.alloc(bytes, align)?;
@@ -214,18 +213,7 @@ impl<B: Backend> Arena<B> {
         Ok(allocation)
     }
 
-    /// [`place`](Self::place) after a refusal (see `Arena::allocate`): one
-    /// copy of the lookup out of line, for the tries that follow.
-    #[inline(never)]
-    pub(super) fn place_again(
-        &mut self,
-        bytes: usize,
-        align: usize,
-    ) -> Result<Allocation, AllocError> {
-        self.place(bytes, align)
-    }
-
-    /// [`place_at`](Self::place_at) at the top of the free block.
+    /// [`place`](Self::place) at the top of the free block.
     #[inline(never)]
     fn place_high(&mut self, bytes: usize, align: usize) -> Result<Allocation, AllocError> {
         let allocation = self.allocator.alloc_high(bytes, align)?;
@@ -233,40 +221,82 @@ impl<B: Backend> Arena<B> {
         Ok(allocation)
     }
 
-    /// Gives a block back to the allocator, then the memory of the whole
-    /// chunks of the free block it became part of.
+    /// [`Pool::reserve`] once the allocator refused and the arena may grow:
+    /// grows the buffer, then the allocator, in place, so that the block
+    /// fits after the last block in use, and places it there; `refused`
+    /// when the arena cannot grow.
+    #[cold]
     #[inline(never)]
-    pub(super) fn free_offsets(&mut self, allocation: Allocation) -> Result<(), FreeError> {
-        self.free_offsets_inline(allocation)
-    }
-
-    /// [`free_offsets`](Self::free_offsets) inlined, for the one caller
-    /// every array freed by hand goes through (`Arena::give_back`): a call
-    /// less per free.
-    #[inline(always)]
-    pub(super) fn free_offsets_inline(&mut self, allocation: Allocation) -> Result<(), FreeError> {
-        let (start, end) = self.allocator.free_merged(allocation)?;
-        if self.chunks.is_on() && end - start >= self.chunks.chunk {
-            self.release_between(start, end);
+    fn grow_and_place<B: Backend>(
+        &mut self,
+        backend: &mut B,
+        bytes: usize,
+        align: usize,
+        refused: AllocError,
+    ) -> ArenaResult<Allocation, B> {
+        if !self.growth.grows() {
+            return Err(refused.into());
         }
-        Ok(())
+        let capacity = self.allocator.capacity();
+        let tail_start = capacity - self.allocator.free_tail();
+        let needed = round_up(tail_start, align)
+            .zip(round_up(bytes, self.min_align))
+            .and_then(|(start, size)| start.checked_add(size))
+            .ok_or(AllocError::SizeOverflow)?;
+        let target = self
+            .growth
+            .grow_to(capacity, needed)
+            .map_err(ArenaError::Growth)?;
+        let grown = backend.grow(target).map_err(ArenaError::Backend)?;
+        if grown <= capacity {
+            return Err(refused.into());
+        }
+        self.allocator.grow(grown)?;
+        Ok(self.place(bytes, align)?)
     }
 
-    /// Gives back the memory of every whole chunk of free space (what
-    /// [`trim`](Arena::trim) does first).
-    pub(super) fn release_free_chunks(&mut self) {
+    /// Gives back the memory at the end of a growing arena that no block
+    /// holds, in whole chunks, never below the initial length, after the
+    /// memory of the whole free chunks inside it (where the backend can).
+    pub(in crate::arena) fn trim<B: Backend>(
+        &mut self,
+        backend: &mut B,
+    ) -> ArenaResult<Trimmed<B::Error>, B> {
+        self.release_free_chunks(backend);
+        let capacity = self.allocator.capacity();
+        let in_use = capacity - self.allocator.free_tail();
+        let keep = round_up(in_use, self.growth.chunk())
+            .unwrap_or(capacity)
+            .max(self.growth.initial())
+            .min(capacity);
+        if keep >= capacity {
+            return Ok(None);
+        }
+        self.allocator.shrink(keep)?;
+        let trimmed = backend.trim(keep);
+        // What the backend still holds (all of it, on an error before any
+        // memory went back) stays the allocator's.
+        let held = backend.len().clamp(keep, capacity);
+        self.allocator.grow(held)?;
+        self.chunks.truncate(held as u64);
+        Ok(Some((held, trimmed)))
+    }
+
+    /// Gives back the memory of every whole chunk of free space.
+    fn release_free_chunks<B: Backend>(&mut self, backend: &mut B) {
         if !self.chunks.is_on() {
             return;
         }
         let extents: Vec<(u64, u64)> = self.allocator.free_extents().collect();
         for (start, end) in extents {
-            self.release_between(start, end);
+            self.release_between(backend, start, end);
         }
     }
 
     /// Gives back the memory of the whole chunks inside free space `start ..
     /// end` that still hold it, a run of chunks at a time.
-    fn release_between(&mut self, start: u64, end: u64) {
+    #[inline(never)]
+    fn release_between<B: Backend>(&mut self, backend: &mut B, start: u64, end: u64) {
         let chunk = self.chunks.chunk;
         let whole = self.chunks.whole(start, end);
         let mut from = whole.start;
@@ -283,15 +313,79 @@ impl<B: Backend> Arena<B> {
                 len,
             };
             // Refused: the memory stays held, and a later sweep tries again.
-            if let Ok(true) = self.backend.release(span) {
+            if let Ok(true) = backend.release(span) {
                 self.chunks.set_range(first..last + 1, true);
             }
         }
     }
+}
 
-    /// The span was trimmed to `len` bytes.
-    pub(super) fn chunks_trimmed(&mut self, len: usize) {
-        self.chunks.truncate(len as u64);
+impl<B: Backend> Pool<B> for Offsets {
+    /// The allocator's block; when it does not fit and `ask.grow`, the
+    /// buffer grows for it (the layers above gave back what they hold
+    /// first: see `Arena::reserve_refused`).
+    #[inline(always)]
+    fn reserve(
+        &mut self,
+        backend: &mut B,
+        ask: Ask,
+        _: impl Fn() -> ArrayInfo,
+    ) -> ArenaResult<Allocation, B> {
+        match self.place(ask.bytes, ask.align) {
+            Err(
+                refused @ (AllocError::OutOfMemory { .. } | AllocError::SizeExceedsCapacity { .. }),
+            ) if ask.grow => self.grow_and_place(backend, ask.bytes, ask.align, refused),
+            other => Ok(other?),
+        }
+    }
+
+    /// Gives the block to the allocator (which checks it is live and this
+    /// arena's), then the memory of the whole chunks of the free block it
+    /// became part of.
+    #[inline(always)]
+    fn release(
+        &mut self,
+        backend: &mut B,
+        block: Allocation,
+        _: &mut B::Tracking,
+        _: Fate,
+    ) -> ArenaResult<(), B> {
+        let (start, end) = self.allocator.free_merged(block)?;
+        if self.chunks.is_on() && end - start >= self.chunks.chunk {
+            self.release_between(backend, start, end);
+        }
+        Ok(())
+    }
+
+    fn release_unused(&mut self, backend: &mut B, blocks: &[Allocation]) {
+        for &block in blocks {
+            // Refused only for a stale block, which is nobody's.
+            let _ = self.release(backend, block, &mut B::Tracking::default(), Fate::Free);
+        }
+    }
+
+    fn reclaim(&mut self, _: &mut B, _: bool) -> ArenaResult<bool, B> {
+        Ok(false)
+    }
+
+    fn holds(&self) -> usize {
+        0
+    }
+
+    fn holds_offset(&self, _: u64) -> bool {
+        false
+    }
+
+    fn watching(&self) -> bool {
+        false
+    }
+
+    fn offsets(&self) -> &Offsets {
+        self
+    }
+
+    fn offsets_mut(&mut self) -> &mut Offsets {
+        self
     }
 }
 

@@ -1,5 +1,5 @@
-//! Blocks of dropped arrays kept for the next array of the same size, in
-//! front of the allocator: the common loop of allocating an array, using
+//! The kept layer: blocks of dropped arrays kept for the next array of the
+//! same size, in front of the allocator: the common loop of allocating an array, using
 //! it and dropping it then costs a push and a pop, not a search of the
 //! size classes and a merge of free neighbours (the same idea as the
 //! per-size free lists of PyTorch's caching allocator and of mimalloc's
@@ -10,11 +10,11 @@
 //! the allocator gave it a new stamp (`Allocator::renew`), so no handle
 //! ever made, dropped, given back by hand or stale, can name it again. The
 //! kept blocks stay allocated as far as the allocator knows: they count
-//! among the arena's [pending frees](super::Arena::pending_frees) and in
-//! its [`stats`](super::Arena::stats) as allocated, like the dropped arrays
+//! among the arena's [pending frees](crate::arena::Arena::pending_frees) and in
+//! its [`stats`](crate::arena::Arena::stats) as allocated, like the dropped arrays
 //! still queued. They go back to the allocator whenever an array would not
 //! fit without them (before a growing arena grows), and when a growing
-//! arena is [trimmed](super::Arena::trim); a [`reset`](super::Arena::reset)
+//! arena is [trimmed](crate::arena::Arena::trim); a [`reset`](crate::arena::Arena::reset)
 //! forgets them with everything else.
 //!
 //! The cache is bounded: [`CLASSES`] sizes, found by a hash of the size in
@@ -25,8 +25,8 @@
 //!
 //! Large blocks ([`LARGE`] bytes or more) are kept only until a large array
 //! misses the cache: then the arena frees them all before it places that
-//! array (see `Arena::take_back_large`, which may take dropped arrays back
-//! first). A kept block is allocated as far as the allocator knows, so its
+//! array (the arena takes dropped arrays back first when they span several
+//! times its size: see `Arena::reserve_block`). A kept block is allocated as far as the allocator knows, so its
 //! free neighbours cannot merge across it, and a large array placed among
 //! kept large blocks goes where it would not have gone had they been
 //! freed: replaying the recorded training trace with drops instead of frees
@@ -38,12 +38,178 @@
 
 use alloc_crate::boxed::Box;
 
-use super::tuning::{CLASSES, DEPTH, LARGE};
+use super::{Ask, Fate, Offsets, Pool};
 use crate::align::offset_of;
 use crate::alloc::Allocation;
+use crate::arena::tuning::{CLASSES, DEPTH, LARGE};
+use crate::arena::ArenaResult;
+use crate::backend::Backend;
+use crate::sanitizer::ArrayInfo;
+
+/// The kept layer: blocks of dropped arrays over the layer below. See the
+/// [module docs](self).
+pub(in crate::arena) struct Kept<L> {
+    reuse: Reuse,
+    pub(super) lower: L,
+}
+
+impl<L> Kept<L> {
+    pub(in crate::arena) fn new(lower: L) -> Self {
+        Kept {
+            reuse: Reuse::default(),
+            lower,
+        }
+    }
+
+    /// Forgets every kept block (a reset freed them).
+    pub(in crate::arena) fn forget(&mut self) {
+        self.reuse.clear();
+    }
+}
+
+impl<L> Kept<L> {
+    /// Keeps a dropped array's block for the next array of its size, under
+    /// a new stamp, or frees it. A stale block (dropped after a reset) is
+    /// neither: the allocator refuses it, and it frees nothing.
+    #[inline(always)]
+    fn keep<B: Backend>(&mut self, backend: &mut B, block: Allocation)
+    where
+        L: Pool<B>,
+    {
+        let Some(renewed) = self.lower.offsets_mut().allocator.renew(&block) else {
+            return self.unkept(backend, block);
+        };
+        let offsets = self.lower.offsets_mut();
+        if let Err(unkept) = self
+            .reuse
+            .keep(renewed, |evicted| free_kept(offsets, evicted))
+        {
+            self.unkept(backend, unkept);
+        }
+    }
+
+    /// Frees a block that is not kept: its size's stack is full, or the
+    /// allocator would not renew it (stale, or the stamps are spent). Out
+    /// of line: a loop over a few sizes keeps every block it drops.
+    #[cold]
+    #[inline(never)]
+    fn unkept<B: Backend>(&mut self, backend: &mut B, block: Allocation)
+    where
+        L: Pool<B>,
+    {
+        // Refused only for a stale block, which is nobody's.
+        let tracking = &mut B::Tracking::default();
+        let _ = self.lower.release(backend, block, tracking, Fate::Free);
+    }
+
+    /// Frees the large kept blocks before a large array that none served
+    /// is placed, so the holes they sit in merge first.
+    #[cold]
+    #[inline(never)]
+    fn free_large<B: Backend>(&mut self)
+    where
+        L: Pool<B>,
+    {
+        let offsets = self.lower.offsets_mut();
+        self.reuse.drain_large(|block| free_kept(offsets, block));
+    }
+}
+
+impl<B: Backend, L: Pool<B>> Pool<B> for Kept<L> {
+    /// A kept block of the exact size (none while the layer below watches:
+    /// nothing is kept then).
+    #[inline(always)]
+    fn take(&mut self, ask: Ask) -> Option<Allocation> {
+        self.reuse.take(ask.bytes, ask.align)
+    }
+
+    /// A kept block of the exact size first; a large array that none
+    /// serves frees the large ones before the layer below places it.
+    #[inline(always)]
+    fn reserve(
+        &mut self,
+        backend: &mut B,
+        ask: Ask,
+        array: impl Fn() -> ArrayInfo,
+    ) -> ArenaResult<Allocation, B> {
+        if let Some(kept) = self.reuse.take(ask.bytes, ask.align) {
+            return Ok(kept);
+        }
+        if ask.bytes >= LARGE && self.reuse.may_hold_large() {
+            self.free_large::<B>();
+        }
+        self.lower.reserve(backend, ask, array)
+    }
+
+    /// Keeps a dropped array's block; frees one freed by hand, and every
+    /// block while the layer below watches arrays (each then needs its red
+    /// zone and region).
+    #[inline(always)]
+    fn release(
+        &mut self,
+        backend: &mut B,
+        block: Allocation,
+        tracking: &mut B::Tracking,
+        fate: Fate,
+    ) -> ArenaResult<(), B> {
+        if fate == Fate::Free || self.lower.watching() {
+            return self.lower.release(backend, block, tracking, Fate::Free);
+        }
+        self.keep(backend, block);
+        Ok(())
+    }
+
+    /// The loop of an allocate-and-drop cycle: each block costs a renewal
+    /// and a push.
+    #[inline(always)]
+    fn release_unused(&mut self, backend: &mut B, blocks: &[Allocation]) {
+        if self.lower.watching() {
+            return self.lower.release_unused(backend, blocks);
+        }
+        for &block in blocks {
+            self.keep(backend, block);
+        }
+    }
+
+    fn reclaim(&mut self, backend: &mut B, wait: bool) -> ArenaResult<bool, B> {
+        let any = self.reuse.len() != 0;
+        let offsets = self.lower.offsets_mut();
+        self.reuse.drain(|block| free_kept(offsets, block));
+        Ok(self.lower.reclaim(backend, wait)? | any)
+    }
+
+    fn holds(&self) -> usize {
+        self.reuse.len() + self.lower.holds()
+    }
+
+    fn holds_offset(&self, offset: u64) -> bool {
+        self.reuse.holds(offset) || self.lower.holds_offset(offset)
+    }
+
+    fn watching(&self) -> bool {
+        self.lower.watching()
+    }
+
+    fn offsets(&self) -> &Offsets {
+        self.lower.offsets()
+    }
+
+    fn offsets_mut(&mut self) -> &mut Offsets {
+        self.lower.offsets_mut()
+    }
+}
+
+/// Frees a kept block: renewed when it was kept, and held by nothing else,
+/// so the allocator takes it. Straight to the allocator: nothing is kept
+/// while the layer below watches, and the memory of whole free chunks is
+/// the offsets layer's to give back when it frees or trims.
+fn free_kept(offsets: &mut Offsets, block: Allocation) {
+    let freed = offsets.allocator.free(block);
+    debug_assert!(freed.is_ok(), "a kept block is live");
+}
 
 /// The blocks kept for reuse. See the [module docs](self).
-pub(super) struct Reuse {
+pub(in crate::arena) struct Reuse {
     /// Boxed: the stacks are some 8 KiB, which a value moved around (an
     /// arena returned by its constructor) should not copy.
     classes: Box<[Class; CLASSES]>,
@@ -118,7 +284,7 @@ impl Reuse {
     /// for an array of its size, giving `free` the blocks of another size it
     /// evicts; hands `block` back when its class is full.
     #[inline(always)]
-    pub(super) fn keep(
+    pub(in crate::arena) fn keep(
         &mut self,
         block: Allocation,
         free: impl FnMut(Allocation),
@@ -149,7 +315,7 @@ impl Reuse {
     /// `align`, the most recently kept first (none for an alignment that is
     /// not a power of two: the allocator says why).
     #[inline(always)]
-    pub(super) fn take(&mut self, bytes: usize, align: usize) -> Option<Allocation> {
+    pub(in crate::arena) fn take(&mut self, bytes: usize, align: usize) -> Option<Allocation> {
         // An arena whose arrays are freed by hand keeps nothing: no hash.
         if self.count == 0 {
             return None;
@@ -170,19 +336,19 @@ impl Reuse {
 
     /// How many blocks are kept.
     #[inline]
-    pub(super) fn len(&self) -> usize {
+    pub(in crate::arena) fn len(&self) -> usize {
         self.count
     }
 
     /// Whether a class is for a [`LARGE`] size (its blocks may all have
     /// been taken).
     #[inline]
-    pub(super) fn may_hold_large(&self) -> bool {
+    pub(in crate::arena) fn may_hold_large(&self) -> bool {
         self.large_classes != 0
     }
 
     /// Gives every kept block to `each` (to free it) and keeps none.
-    pub(super) fn drain(&mut self, mut each: impl FnMut(Allocation)) {
+    pub(in crate::arena) fn drain(&mut self, mut each: impl FnMut(Allocation)) {
         if self.count == 0 {
             return;
         }
@@ -194,7 +360,7 @@ impl Reuse {
 
     /// Gives every kept block of [`LARGE`] bytes or more to `each` (to free
     /// it), keeping the others.
-    pub(super) fn drain_large(&mut self, mut each: impl FnMut(Allocation)) {
+    pub(in crate::arena) fn drain_large(&mut self, mut each: impl FnMut(Allocation)) {
         let mut classes = self.large_classes;
         while classes != 0 {
             let class = &mut self.classes[classes.trailing_zeros() as usize];
@@ -206,7 +372,7 @@ impl Reuse {
 
     /// Forgets every kept block (their bytes were freed with everything
     /// else, by a reset).
-    pub(super) fn clear(&mut self) {
+    pub(in crate::arena) fn clear(&mut self) {
         for class in self.classes.iter_mut() {
             class.len = 0;
         }
@@ -214,7 +380,7 @@ impl Reuse {
     }
 
     /// Whether a block starting at `offset` is kept.
-    pub(super) fn holds(&self, offset: u64) -> bool {
+    pub(in crate::arena) fn holds(&self, offset: u64) -> bool {
         self.count != 0
             && self
                 .classes

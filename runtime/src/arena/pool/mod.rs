@@ -1,0 +1,175 @@
+//! The byte path below the arena's handles, as a stack of small pools, in
+//! the manner of RMM's memory resources: each layer holds one piece of
+//! state and one policy, reserves a block by its own fast check or by the
+//! layer below, and takes back a released block or passes it down. Top to
+//! bottom:
+//!
+//! - `fences` (blocks a stream may still use, until their fence passes),
+//! - `kept` (blocks of dropped arrays, for the next array of their size),
+//! - `watch` (the sanitizer's red zones and regions),
+//! - `offsets` (the allocator, growth and the chunk map: the bytes).
+//!
+//! Why this order. A block waiting for its fence must not reach anything
+//! that could hand it out again, so fences sit above every layer that
+//! hands out bytes. Kept blocks sit above the watch, so a kept block is
+//! no region (a kernel still using a dropped array is reported) and a
+//! block handed out again is registered anew; while regions are watched,
+//! the kept layer keeps nothing, as every array then needs its red zone.
+//! The watch sits right above the offsets, so the red zone is part of the
+//! block the allocator places, and the region follows the block it covers
+//! from the moment it is placed to the moment it is freed.
+//!
+//! Above the stack, still hooks of the arena itself (`reserve`, `graphs`,
+//! `returns`): the list handles return to, and the graph holds. They are
+//! the next layers to move here, over this stack, with `ThreadArena`'s
+//! slot made of the same returns and kept layers.
+//!
+//! Every layer's `reserve` and `release` is one fast check inline and one
+//! out-of-line (`#[cold]`) path; the stack is generic, so the arena's fast
+//! path inlines through it as one function. `take` is the fast check of
+//! reservation alone, for the allocation that needs no more than a kept
+//! block: the arena returns it at once, and its other paths are out of
+//! line (one `Result` flowing up through every layer costs the hot path
+//! copies of it through memory).
+
+use crate::alloc::{AllocError, Allocation};
+use crate::backend::Backend;
+use crate::sanitizer::ArrayInfo;
+
+use super::{ArenaError, ArenaResult};
+
+mod fences;
+mod kept;
+mod offsets;
+mod watch;
+
+pub(super) use fences::Fences;
+pub(super) use kept::Kept;
+#[cfg(feature = "std")]
+pub(super) use kept::Reuse;
+
+pub(super) use offsets::Offsets;
+pub(super) use watch::Watch;
+
+/// The arena's stack of pools. See the [module docs](self).
+pub(super) type Stack<B> = Fences<B, Kept<Watch<Offsets>>>;
+
+/// What a reservation asks of a pool.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct Ask {
+    pub(super) bytes: usize,
+    pub(super) align: usize,
+    /// Whether a growing arena may grow for it: the arena asks once without
+    /// growing and takes back what the layers hold before it grows.
+    pub(super) grow: bool,
+}
+
+/// What a released block may become once nothing uses it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Fate {
+    /// Kept for the next array of its size (a dropped array's block).
+    Keep,
+    /// Given to the allocator (an array freed by hand, or a reclaim that
+    /// empties the layers).
+    Free,
+}
+
+/// One layer of the byte path. Crate-private: the arena's alone.
+pub(super) trait Pool<B: Backend> {
+    /// The layer's fast check: a block it hands out at once (a kept block),
+    /// or `None`, and [`reserve`](Self::reserve) decides. Asks nothing
+    /// below a layer that cannot answer at once.
+    #[inline(always)]
+    fn take(&mut self, _: Ask) -> Option<Allocation> {
+        None
+    }
+
+    /// A block of `ask.bytes` at `ask.align`; `array` names the array for a
+    /// layer that watches (asked only then).
+    fn reserve(
+        &mut self,
+        backend: &mut B,
+        ask: Ask,
+        array: impl Fn() -> ArrayInfo,
+    ) -> ArenaResult<Allocation, B>;
+
+    /// Takes back the block of an array given back, with what the backend
+    /// tracked for it: held here, or passed down. On an error `tracking` is
+    /// as it was and the bytes are still the array's.
+    fn release(
+        &mut self,
+        backend: &mut B,
+        block: Allocation,
+        tracking: &mut B::Tracking,
+        fate: Fate,
+    ) -> ArenaResult<(), B>;
+
+    /// [`release`](Self::release) for a batch of dropped arrays no stream
+    /// used, each layer's check made once for all of them.
+    fn release_unused(&mut self, backend: &mut B, blocks: &[Allocation]);
+
+    /// Gives what this layer holds to the layers below, then reclaims
+    /// theirs: only what no stream can use any more unless `wait`, which
+    /// waits for every fence. Returns whether any block was given.
+    fn reclaim(&mut self, backend: &mut B, wait: bool) -> ArenaResult<bool, B>;
+
+    /// How many blocks of given-back arrays this layer and those below hold
+    /// (a count that allocates nothing).
+    fn holds(&self) -> usize;
+
+    /// Whether this layer or one below holds the given-back block at
+    /// `offset` (for leak reports).
+    fn holds_offset(&self, offset: u64) -> bool;
+
+    /// Whether the layers below watch arrays for the tools (then no block is
+    /// kept).
+    fn watching(&self) -> bool;
+
+    /// The bottom layer: the allocator and the memory it places in.
+    fn offsets(&self) -> &Offsets;
+
+    /// The bottom layer, to change.
+    fn offsets_mut(&mut self) -> &mut Offsets;
+}
+
+/// Whether `error` says the block does not fit (then the layers may give
+/// back what they hold, or the arena grow).
+pub(super) fn does_not_fit<E>(error: &ArenaError<E>) -> bool {
+    matches!(
+        error,
+        ArenaError::Alloc(AllocError::OutOfMemory { .. } | AllocError::SizeExceedsCapacity { .. })
+    )
+}
+
+impl<B: Backend> Stack<B> {
+    /// The stack of a new arena: `offsets` at the bottom, the sanitizer's
+    /// `regions` above it, nothing kept or waiting.
+    pub(super) fn stack(
+        offsets: Offsets,
+        regions: crate::sanitizer::Regions,
+        min_align: usize,
+    ) -> Self {
+        Fences::new(Kept::new(Watch::new(offsets, regions, min_align)))
+    }
+
+    /// The watch layer.
+    pub(super) fn watch(&self) -> &Watch<Offsets> {
+        &self.lower.lower
+    }
+
+    /// The watch layer, to change.
+    pub(super) fn watch_mut(&mut self) -> &mut Watch<Offsets> {
+        &mut self.lower.lower
+    }
+
+    /// The kept layer, to change.
+    pub(super) fn kept_mut(&mut self) -> &mut Kept<Watch<Offsets>> {
+        &mut self.lower
+    }
+
+    /// Forgets every block the layers hold: a reset freed them all at once.
+    pub(super) fn forget(&mut self) {
+        self.forget_pending();
+        self.lower.forget();
+    }
+}

@@ -1,0 +1,155 @@
+//! The watch layer: the sanitizer's red zones and regions (see
+//! `crate::sanitizer`). While regions are kept (a tool is attached or red
+//! zones are on), every block the layer below places gets its red zone and
+//! is registered and named as the array it holds, and every block freed
+//! stops being a region, so a kernel still using it is reported. Off, each
+//! call passes straight down after one branch.
+
+use super::{Ask, Fate, Offsets, Pool};
+use crate::align::offset_of;
+use crate::alloc::{AllocError, Allocation};
+use crate::arena::ArenaResult;
+use crate::backend::Backend;
+use crate::sanitizer::{ArrayInfo, Regions};
+
+/// Red zones and what the tools watching kernels are told, over the layer
+/// below. See the [module docs](self).
+pub(in crate::arena) struct Watch<L> {
+    pub(in crate::arena) regions: Regions,
+    /// The arena's minimum alignment: the granule of a red zone.
+    min_align: usize,
+    pub(super) lower: L,
+}
+
+impl<L> Watch<L> {
+    pub(super) fn new(lower: L, regions: Regions, min_align: usize) -> Self {
+        Watch {
+            regions,
+            min_align,
+            lower,
+        }
+    }
+
+    /// [`Pool::reserve`] while regions are kept: the block has its red zone
+    /// after the array's bytes, and is registered and named.
+    #[cold]
+    #[inline(never)]
+    fn reserve_watched<B: Backend>(
+        &mut self,
+        backend: &mut B,
+        ask: Ask,
+        array: ArrayInfo,
+    ) -> ArenaResult<Allocation, B>
+    where
+        L: Pool<B>,
+    {
+        let bytes = ask.bytes;
+        let red_zone = self.regions.red_zone(array.stride(), self.min_align);
+        let padded = match red_zone {
+            0 => bytes,
+            // A red zone alone is no array.
+            _ if bytes == 0 => return Err(AllocError::ZeroSize.into()),
+            _ => bytes
+                .checked_add(red_zone)
+                .ok_or(AllocError::SizeOverflow)?,
+        };
+        let ask = Ask {
+            bytes: padded,
+            ..ask
+        };
+        let allocation = self.lower.reserve(backend, ask, || array)?;
+        backend.enter_for_tools();
+        let base = backend.base_address();
+        // The heap is all the buffer may grow to: a growing buffer under a
+        // tool is one allocation of that length, which the tool takes as one
+        // heap (and the bytes past the arena's end are then out of bounds).
+        let end = offset_of(backend.max_len());
+        let offset = allocation.offset();
+        self.regions.reserved(base, end, offset, bytes, red_zone);
+        self.regions.named(base, offset, array.element, array.shape);
+        Ok(allocation)
+    }
+
+    /// [`Pool::release`] while regions are kept: the block is freed and
+    /// stops being a region.
+    #[cold]
+    #[inline(never)]
+    fn release_watched<B: Backend>(
+        &mut self,
+        backend: &mut B,
+        block: Allocation,
+        tracking: &mut B::Tracking,
+    ) -> ArenaResult<(), B>
+    where
+        L: Pool<B>,
+    {
+        let offset = block.offset();
+        self.lower.release(backend, block, tracking, Fate::Free)?;
+        backend.enter_for_tools();
+        self.regions.released(backend.base_address(), offset);
+        Ok(())
+    }
+}
+
+impl<B: Backend, L: Pool<B>> Pool<B> for Watch<L> {
+    #[inline(always)]
+    fn reserve(
+        &mut self,
+        backend: &mut B,
+        ask: Ask,
+        array: impl Fn() -> ArrayInfo,
+    ) -> ArenaResult<Allocation, B> {
+        if self.regions.is_active() {
+            return self.reserve_watched(backend, ask, array());
+        }
+        self.lower.reserve(backend, ask, array)
+    }
+
+    #[inline(always)]
+    fn release(
+        &mut self,
+        backend: &mut B,
+        block: Allocation,
+        tracking: &mut B::Tracking,
+        fate: Fate,
+    ) -> ArenaResult<(), B> {
+        if self.regions.is_active() {
+            return self.release_watched(backend, block, tracking);
+        }
+        self.lower.release(backend, block, tracking, fate)
+    }
+
+    fn release_unused(&mut self, backend: &mut B, blocks: &[Allocation]) {
+        if !self.regions.is_active() {
+            return self.lower.release_unused(backend, blocks);
+        }
+        for &block in blocks {
+            // Refused only for a stale block, which is nobody's.
+            let _ = self.release_watched(backend, block, &mut B::Tracking::default());
+        }
+    }
+
+    fn reclaim(&mut self, backend: &mut B, wait: bool) -> ArenaResult<bool, B> {
+        self.lower.reclaim(backend, wait)
+    }
+
+    fn holds(&self) -> usize {
+        self.lower.holds()
+    }
+
+    fn holds_offset(&self, offset: u64) -> bool {
+        self.lower.holds_offset(offset)
+    }
+
+    fn watching(&self) -> bool {
+        self.regions.is_active()
+    }
+
+    fn offsets(&self) -> &Offsets {
+        self.lower.offsets()
+    }
+
+    fn offsets_mut(&mut self) -> &mut Offsets {
+        self.lower.offsets_mut()
+    }
+}
