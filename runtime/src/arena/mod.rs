@@ -64,37 +64,37 @@
 //! but it says when the handle is not this arena's.
 //!
 //! The byte path is a stack of small pools (the `pool` module), each one
-//! policy over the layer below, as RMM's memory resources are: from the
-//! top, `fences` (blocks a stream may still use wait for their fence),
-//! `kept` (blocks of dropped arrays, for the next array of their size),
-//! `watch` (the sanitizer's red zones and regions) and `offsets` (the
-//! allocator, growth and the chunks of memory given back). Fences come
-//! first because nothing below may hand out a block a stream still uses;
-//! kept blocks sit above the watch so that a kept block is no region and a
-//! reused one is registered anew (and nothing is kept while arrays are
-//! watched); the watch sits on the offsets so a red zone is part of the
-//! placed block. What the arena holds back ([`pending_frees`](Arena::pending_frees),
-//! [`live`](Arena::live), [`leaks`](Arena::leaks)) is the sum of what each
-//! layer reports. Above the stack, still hooks of the arena itself: the
-//! list handles return to (`returns`, taken back in `reserve`) and the
-//! graph holds (`graphs`); they are the next layers to move into the
-//! stack, with [`ThreadArena`]'s slot then made of the same returns and
-//! kept layers over the shared stack (today it reuses the kept layer's
-//! cache and asks the shared arena without growing, then with).
+//! policy over the layer below, as RMM's memory resources are. From the
+//! top: `graphs` (arrays a captured CUDA graph may replay over, held while
+//! it lives), `fences` (blocks a stream may still use, until their fence
+//! passes), `kept` (blocks of dropped arrays, for the next array of their
+//! size), `watch` (the sanitizer's red zones and regions), `offsets` (the
+//! allocator, growth, and the chunks of memory given back). Why this
+//! order: a graph replays without recording fences, so its holds come
+//! before any fence is asked for; nothing below the fences may hand out a
+//! block a stream still uses; kept blocks sit above the watch, so a kept
+//! block is no region (a kernel still using a dropped array is reported)
+//! and a reused one is registered anew, and nothing is kept while arrays
+//! are watched; the watch sits on the offsets, so a red zone is part of
+//! the placed block. What the arena holds back
+//! ([`pending_frees`](Arena::pending_frees), [`live`](Arena::live),
+//! [`leaks`](Arena::leaks)) is the list of returns plus what each layer
+//! reports. The list handles return to (`returns`) is still the arena's
+//! own, above the stack; [`ThreadArena`]'s slot reuses the kept layer's
+//! cache over the locked shared arena, which it asks first without
+//! growing, then with.
 //!
 //! The files: `handle` (the one place every handle holds), `returns` (the
 //! list dropped arrays wait on), `reserve` (the arena's face of the byte
 //! path: the one way bytes are reserved and the one way they come back),
-//! `pool` (the layers), `access` (checked typed ranges and the
-//! verbs that move bytes), `options` (constructors), `graphs` (arrays held
-//! for captured CUDA graphs, and `Arena::capture`), `regions` (the
+//! `pool` (the layers, and `Arena::capture` with its graph holds), `access` (checked typed ranges and the
+//! verbs that move bytes), `options` (constructors), `regions` (the
 //! sanitizer's face), and one file each for
 //! pitched arrays, plans, growth, host and device views, errors, and the
 //! arena with a cache per thread (`threads`, [`ThreadArena`]).
 
 mod access;
 mod error;
-mod graphs;
 mod growth;
 mod handle;
 mod host;
@@ -119,10 +119,10 @@ mod read_only;
 
 pub use access::OnStream;
 pub use error::{ArenaError, FreeFailed};
-#[cfg(feature = "cuda")]
-pub use graphs::CapturedGraph;
 pub use growth::{GrowthError, GrowthPolicy, DEFAULT_CHUNK};
 pub use handle::{ArenaArray, ArenaHandle, ArenaSlice};
+#[cfg(feature = "cuda")]
+pub use pool::CapturedGraph;
 // The structure of arrays is a handle too.
 pub(crate) use handle::{Place, Places, Sealed, SEALED};
 #[cfg(feature = "cuda")]
@@ -151,12 +151,11 @@ pub struct Arena<B: Backend = HostBuffer> {
     /// First, so that the arrays still queued on it are given up before
     /// the buffer goes.
     returns: ReturnsOwner<B>,
-    /// Arrays held for captured graphs (see `graphs`); before the buffer,
-    /// so that no graph launches once it starts going.
-    graphs: graphs::Graphs<B>,
     /// The stack of pools the bytes come from and go back to (see `pool`).
-    /// Declared before the backend so that it drops first: the watch
-    /// layer's heaps are unregistered while the buffer still exists.
+    /// Declared before the backend so that it drops first: no graph
+    /// launches once the buffer starts going (the top layer stops them
+    /// first), and the watch layer's heaps are unregistered while the
+    /// buffer still exists.
     pool: pool::Stack<B>,
     backend: B,
     min_align: usize,
@@ -295,11 +294,7 @@ impl<B: Backend> Arena<B> {
         let mut leaks: Vec<(u64, usize)> = self
             .allocator()
             .live()
-            .filter(|(offset, _)| {
-                !queued.contains(offset)
-                    && !self.graphs.holds_offset(*offset)
-                    && !self.pool.holds_offset(*offset)
-            })
+            .filter(|(offset, _)| !queued.contains(offset) && !self.pool.holds_offset(*offset))
             .collect();
         // The allocator walks its blocks in the order it made them, which
         // is not address order once a freed block has been reused.
@@ -333,7 +328,7 @@ impl<B: Backend> Arena<B> {
         let queued = self
             .returns
             .count_held(|allocation| allocator.check_handle(allocation).is_ok());
-        queued + self.graphs.holds() + self.pool.holds()
+        queued + self.pool.holds()
     }
 
     /// Where the dropped arrays not taken back yet are (a stale handle's

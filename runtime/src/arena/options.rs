@@ -174,7 +174,6 @@ impl ArenaOptions {
         let offsets = Offsets::new(allocator, growth, self.min_align, backend.can_release());
         let mut arena = Arena {
             returns: ReturnsOwner::new(),
-            graphs: Default::default(),
             pool: Stack::stack(offsets, regions, self.min_align),
             backend,
             min_align: self.min_align,

@@ -116,7 +116,7 @@ impl<B: Backend> Arena<B> {
         if !self.pool.watch().regions.is_active() {
             return;
         }
-        let watch = match self.graphs.idle() {
+        let watch = match self.pool.idle() {
             true => self
                 .pool
                 .watch()

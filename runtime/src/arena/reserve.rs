@@ -220,8 +220,8 @@ impl<B: Backend> Arena<B> {
                 Err(error) => error,
             },
         };
-        // Graph hook: or dropped graphs' arrays wait for their last replay.
-        if !self.pool.waits() && !self.graphs_dropped() {
+        // Fences, or dropped graphs' arrays waiting for their last replay.
+        if !self.pool.waits() {
             return Err(refused);
         }
         self.drain_pending()?;
@@ -249,10 +249,6 @@ impl<B: Backend> Arena<B> {
         allocation: Allocation,
         tracking: &mut B::Tracking,
     ) -> ArenaResult<(), B> {
-        // Graph hook: an array a captured graph may use waits for it.
-        if self.held_by_graph(allocation, tracking) {
-            return Ok(());
-        }
         self.pool
             .release(&mut self.backend, allocation, tracking, Fate::Free)
     }
@@ -274,31 +270,27 @@ impl<B: Backend> Arena<B> {
         let any = !self.returned.is_empty();
         // Moved out (three words) while `self` keeps them.
         let mut unused = core::mem::take(&mut self.returned.unused);
-        if self.graphs.idle() {
-            // The loop of an allocate-and-drop cycle (see the kept layer).
-            self.pool.release_unused(&mut self.backend, &unused);
-        } else {
-            self.return_unused_to_graphs(&unused);
-        }
+        // The loop of an allocate-and-drop cycle (see the kept layer).
+        self.pool.release_unused(&mut self.backend, &unused);
         unused.clear();
         self.returned.unused = unused;
         if !self.returned.used.is_empty() {
             self.return_used();
         }
-        // Graph hook: the arrays of dropped graphs come back here too.
-        if !self.graphs.idle() {
+        // The arrays of dropped graphs whose last replay finished too.
+        if !self.pool.idle() {
             self.release_graphs(false);
         }
         any
     }
 
-    /// Gives back dropped arrays that the backend's work never used while a
-    /// graph may hold arrays (used inside a capture, an array gets no
-    /// tracking of its own), one at a time.
+    /// Gives back the arrays of dropped graphs whose last replay finished
+    /// (after waiting for it if `wait`; see `pool::graphs`); once no graph
+    /// is left, drops tell the tool again (see [`rewatch`](Self::rewatch)).
     #[inline(never)]
-    fn return_unused_to_graphs(&mut self, unused: &[Allocation]) {
-        for &allocation in unused {
-            self.return_one(allocation, B::Tracking::default());
+    fn release_graphs(&mut self, wait: bool) {
+        if self.pool.release_finished(&mut self.backend, wait) && self.pool.idle() {
+            self.rewatch();
         }
     }
 
@@ -319,13 +311,10 @@ impl<B: Backend> Arena<B> {
     }
 
     /// Gives back one dropped array (see [`take_returns`](Self::take_returns)):
-    /// held for a captured graph, or released to the stack to be kept once
-    /// nothing uses it; put back on the list if the backend failed to
+    /// released to the stack (held for a captured graph, or kept once
+    /// nothing uses it); put back on the list if the backend failed to
     /// retire it.
-    pub(super) fn return_one(&mut self, allocation: Allocation, mut tracking: B::Tracking) {
-        if self.held_by_graph(allocation, &mut tracking) {
-            return;
-        }
+    fn return_one(&mut self, allocation: Allocation, mut tracking: B::Tracking) {
         let released = self
             .pool
             .release(&mut self.backend, allocation, &mut tracking, Fate::Keep);
@@ -338,8 +327,11 @@ impl<B: Backend> Arena<B> {
     /// hands its bytes back.
     pub(super) fn drain_pending(&mut self) -> ArenaResult<(), B> {
         self.take_returns();
-        self.release_graphs(true); // graph hook
+        let graphs = !self.pool.idle();
         self.pool.reclaim(&mut self.backend, true)?;
+        if graphs && self.pool.idle() {
+            self.rewatch();
+        }
         Ok(())
     }
 
@@ -368,16 +360,15 @@ impl<B: Backend> Arena<B> {
         // is waited on would run after the wait, over bytes handed out again.
         // Not during a capture, which the wait refuses: the arena stays as it
         // was.
-        if !self.graphs.capturing() {
-            self.graphs.stop_launches();
+        if !self.pool.capturing() {
+            self.pool.stop_launches();
         }
         self.backend.quiesce().map_err(ArenaError::Backend)?;
         // Nothing can use the queued arrays any more: their trackings go.
         self.returns.take(&mut self.returned);
         self.forget_dropped_regions();
         self.returned.clear();
-        self.pool.forget();
-        self.graphs.orphan_all(); // graph hook: no graph launches again
+        self.pool.forget(); // and no graph launches again
         self.pool.offsets_mut().allocator.reset();
         self.regions_cleared(); // sanitizer hook: every region goes
         self.rewatch(); // a handle dropped from now on is stale if older

@@ -1,28 +1,12 @@
 //! The byte path below the arena's handles, as a stack of small pools, in
 //! the manner of RMM's memory resources: each layer holds one piece of
 //! state and one policy, reserves a block by its own fast check or by the
-//! layer below, and takes back a released block or passes it down. Top to
-//! bottom:
-//!
-//! - `fences` (blocks a stream may still use, until their fence passes),
-//! - `kept` (blocks of dropped arrays, for the next array of their size),
-//! - `watch` (the sanitizer's red zones and regions),
-//! - `offsets` (the allocator, growth and the chunk map: the bytes).
-//!
-//! Why this order. A block waiting for its fence must not reach anything
-//! that could hand it out again, so fences sit above every layer that
-//! hands out bytes. Kept blocks sit above the watch, so a kept block is
-//! no region (a kernel still using a dropped array is reported) and a
-//! block handed out again is registered anew; while regions are watched,
-//! the kept layer keeps nothing, as every array then needs its red zone.
-//! The watch sits right above the offsets, so the red zone is part of the
-//! block the allocator places, and the region follows the block it covers
-//! from the moment it is placed to the moment it is freed.
-//!
-//! Above the stack, still hooks of the arena itself (`reserve`, `graphs`,
-//! `returns`): the list handles return to, and the graph holds. They are
-//! the next layers to move here, over this stack, with `ThreadArena`'s
-//! slot made of the same returns and kept layers.
+//! layer below, and takes back a released block or passes it down
+//! ([`Pool`]). Top to bottom, [`Stack`]: `graphs` (holds for captured
+//! graphs), `fences` (blocks waiting for their last use), `kept` (blocks
+//! of dropped arrays for the next array of their size), `watch` (red zones
+//! and regions), `offsets` (the allocator, growth, the chunk map); the
+//! `arena` module docs say why in this order.
 //!
 //! Every layer's `reserve` and `release` is one fast check inline and one
 //! out-of-line (`#[cold]`) path; the stack is generic, so the arena's fast
@@ -39,11 +23,15 @@ use crate::sanitizer::ArrayInfo;
 use super::{ArenaError, ArenaResult};
 
 mod fences;
+mod graphs;
 mod kept;
 mod offsets;
 mod watch;
 
 pub(super) use fences::Fences;
+#[cfg(feature = "cuda")]
+pub use graphs::CapturedGraph;
+pub(super) use graphs::Graphs;
 pub(super) use kept::Kept;
 #[cfg(feature = "std")]
 pub(super) use kept::Reuse;
@@ -52,7 +40,7 @@ pub(super) use offsets::Offsets;
 pub(super) use watch::Watch;
 
 /// The arena's stack of pools. See the [module docs](self).
-pub(super) type Stack<B> = Fences<B, Kept<Watch<Offsets>>>;
+pub(super) type Stack<B> = Graphs<B, Fences<B, Kept<Watch<Offsets>>>>;
 
 /// What a reservation asks of a pool.
 #[derive(Clone, Copy, Debug)]
@@ -149,27 +137,36 @@ impl<B: Backend> Stack<B> {
         regions: crate::sanitizer::Regions,
         min_align: usize,
     ) -> Self {
-        Fences::new(Kept::new(Watch::new(offsets, regions, min_align)))
+        let kept = Kept::new(Watch::new(offsets, regions, min_align));
+        Graphs::new(Fences::new(kept))
     }
 
     /// The watch layer.
     pub(super) fn watch(&self) -> &Watch<Offsets> {
-        &self.lower.lower
+        &self.lower.lower.lower
     }
 
     /// The watch layer, to change.
     pub(super) fn watch_mut(&mut self) -> &mut Watch<Offsets> {
-        &mut self.lower.lower
+        &mut self.lower.lower.lower
     }
 
     /// The kept layer, to change.
     pub(super) fn kept_mut(&mut self) -> &mut Kept<Watch<Offsets>> {
-        &mut self.lower
+        &mut self.lower.lower
     }
 
-    /// Forgets every block the layers hold: a reset freed them all at once.
+    /// Whether waiting would give blocks back: fences, or graphs dropped
+    /// whose last replay may still run.
+    pub(super) fn waits(&self) -> bool {
+        self.lower.waits() || self.dropped()
+    }
+
+    /// Forgets every block the layers hold (a reset freed them all at
+    /// once); no graph launches again.
     pub(super) fn forget(&mut self) {
-        self.forget_pending();
-        self.lower.forget();
+        self.orphan_all();
+        self.lower.forget_pending();
+        self.lower.lower.forget();
     }
 }

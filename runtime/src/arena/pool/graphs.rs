@@ -1,5 +1,6 @@
-//! Arrays that captured CUDA graphs use: their bytes are not handed out
-//! again while a graph that may replay over them lives.
+//! The graph-hold layer: arrays that captured CUDA graphs use, whose bytes
+//! are not handed out again while a graph that may replay over them lives
+//! (and `Arena::capture`, which makes the graphs).
 //!
 //! A graph replays the work captured into it, on the same bytes, as often
 //! as it is launched, long after the arrays it was captured with were
@@ -16,7 +17,8 @@
 //! array's last use before the capture has finished. Holding costs bytes
 //! until the graph goes, never a wait.
 //!
-//! A graph outlived by its arena, or by a [`reset`](Arena::reset), cannot
+//! A graph outlived by its arena, or by a
+//! [`reset`](crate::arena::Arena::reset), cannot
 //! be launched: its arrays' bytes are no longer theirs.
 
 use alloc_crate::boxed::Box;
@@ -24,10 +26,12 @@ use alloc_crate::sync::Arc;
 use alloc_crate::vec::Vec;
 use core::sync::atomic::{AtomicU8, Ordering};
 
-use super::returns::Returned;
-use super::Arena;
+use super::{Ask, Fate, Offsets, Pool};
 use crate::alloc::Allocation;
+use crate::arena::returns::Returned;
+use crate::arena::{ArenaError, ArenaResult};
 use crate::backend::Backend;
+use crate::sanitizer::ArrayInfo;
 
 /// Set when the graph is dropped.
 const DROPPED: u8 = 1;
@@ -106,57 +110,40 @@ struct Held<B: Backend> {
     fence: Option<B::Fence>,
 }
 
-/// The captures and graphs of one arena. See the [module docs](self).
-pub(super) struct Graphs<B: Backend> {
+/// The captures and graphs of one arena, over the layer below. See the
+/// [module docs](self).
+pub(in crate::arena) struct Graphs<B: Backend, L> {
     /// Whether a capture is under way.
     capturing: bool,
     /// Arrays given back during the capture under way.
     during: Vec<Returned<B>>,
     held: Vec<Held<B>>,
+    /// Arrays of finished graphs the backend failed to retire: given back
+    /// again on the next call.
+    unretired: Vec<Returned<B>>,
+    pub(super) lower: L,
 }
 
-impl<B: Backend> Default for Graphs<B> {
-    fn default() -> Self {
-        Graphs {
-            capturing: false,
-            during: Vec::new(),
-            held: Vec::new(),
-        }
-    }
-}
-
-impl<B: Backend> Graphs<B> {
+impl<B: Backend, L> Graphs<B, L> {
     /// No capture under way and no graph alive: nothing is held.
-    #[inline]
-    pub(super) fn idle(&self) -> bool {
+    #[inline(always)]
+    pub(in crate::arena) fn idle(&self) -> bool {
         !self.capturing && self.held.is_empty()
     }
 
-    /// How many dropped arrays are held for the capture under way or for
-    /// captured graphs.
-    pub(super) fn holds(&self) -> usize {
-        let held: usize = self.held.iter().map(|held| held.arrays.len()).sum();
-        self.during.len() + held
-    }
-
-    /// Whether the dropped array at `offset` is held for a capture or a
-    /// graph.
-    pub(super) fn holds_offset(&self, offset: u64) -> bool {
-        let held = self.held.iter().flat_map(|held| &held.arrays);
-        self.during
-            .iter()
-            .chain(held)
-            .any(|(allocation, _)| allocation.offset() == offset)
-    }
-
     /// Whether a capture is under way.
-    pub(super) fn capturing(&self) -> bool {
+    pub(in crate::arena) fn capturing(&self) -> bool {
         self.capturing
+    }
+
+    /// Whether arrays of dropped graphs wait for their last replay.
+    pub(in crate::arena) fn dropped(&self) -> bool {
+        self.held.iter().any(|held| held.life.dropped())
     }
 
     /// Every graph becomes unlaunchable: a launch under way on another
     /// thread finishes its call first, and none starts after this returns.
-    pub(super) fn stop_launches(&self) {
+    pub(in crate::arena) fn stop_launches(&self) {
         for held in &self.held {
             held.life.orphan();
         }
@@ -164,81 +151,77 @@ impl<B: Backend> Graphs<B> {
 
     /// Every graph becomes unlaunchable and its arrays are forgotten (the
     /// arena is being reset: everything was freed at once).
-    pub(super) fn orphan_all(&mut self) {
+    pub(in crate::arena) fn orphan_all(&mut self) {
         for held in self.held.drain(..) {
             held.life.orphan();
         }
         self.during.clear();
+        self.unretired.clear();
     }
 }
 
-impl<B: Backend> Drop for Graphs<B> {
-    fn drop(&mut self) {
-        self.stop_launches();
-    }
-}
-
-impl<B: Backend> Arena<B> {
-    /// Holds an array given back if a capture is under way or a live graph
-    /// touched it; returns whether it did (then `tracking` was taken).
-    #[inline(always)]
-    pub(super) fn held_by_graph(
-        &mut self,
-        allocation: Allocation,
-        tracking: &mut B::Tracking,
-    ) -> bool {
-        // Inline: asked for every array given back; held only while a
-        // capture is under way or a graph lives.
-        !self.graphs.idle() && self.hold_for_graph(allocation, tracking)
+impl<B: Backend, L: Pool<B>> Graphs<B, L> {
+    pub(super) fn new(lower: L) -> Self {
+        Graphs {
+            capturing: false,
+            during: Vec::new(),
+            held: Vec::new(),
+            unretired: Vec::new(),
+            lower,
+        }
     }
 
-    /// [`held_by_graph`](Self::held_by_graph) once a capture is under way
-    /// or a graph lives.
+    /// [`Pool::release`] once a capture is under way or a graph lives: the
+    /// block is held if the capture may use it or a live graph touched it
+    /// (then `tracking` is taken), else passed down.
+    #[cold]
     #[inline(never)]
-    fn hold_for_graph(&mut self, allocation: Allocation, tracking: &mut B::Tracking) -> bool {
-        // A stale or foreign block is the caller's to refuse.
-        if self.allocator().check_handle(&allocation).is_err() {
-            return false;
-        }
-        let graphs = &mut self.graphs;
-        if graphs.capturing {
-            graphs.during.push((allocation, core::mem::take(tracking)));
-            return true;
-        }
-        let offset = allocation.offset();
-        match graphs
-            .held
-            .iter_mut()
-            .find(|held| held.touched.binary_search(&offset).is_ok())
-        {
-            Some(held) => {
-                held.arrays.push((allocation, core::mem::take(tracking)));
-                true
+    fn release_held(
+        &mut self,
+        backend: &mut B,
+        block: Allocation,
+        tracking: &mut B::Tracking,
+        fate: Fate,
+    ) -> ArenaResult<(), B> {
+        // A stale or foreign block is refused below.
+        if self.lower.offsets().allocator.check_handle(&block).is_ok() {
+            if self.capturing {
+                self.during.push((block, core::mem::take(tracking)));
+                return Ok(());
             }
-            None => false,
+            let offset = block.offset();
+            let touched = self
+                .held
+                .iter_mut()
+                .find(|held| held.touched.binary_search(&offset).is_ok());
+            if let Some(held) = touched {
+                held.arrays.push((block, core::mem::take(tracking)));
+                return Ok(());
+            }
         }
-    }
-
-    /// Whether arrays of dropped graphs wait for their last replay.
-    pub(super) fn graphs_dropped(&self) -> bool {
-        self.graphs.held.iter().any(|held| held.life.dropped())
+        self.lower.release(backend, block, tracking, fate)
     }
 
     /// Gives back the arrays of dropped graphs whose last replay has
-    /// finished, after waiting for it if `wait`. Nothing during a capture
-    /// (no fence can be recorded or queried then).
-    pub(super) fn release_graphs(&mut self, wait: bool) {
-        if self.graphs.capturing || self.graphs.held.is_empty() {
-            return;
+    /// finished, after waiting for it if `wait`, as dropped arrays (another
+    /// live graph may hold some of them). Nothing during a capture (no
+    /// fence can be recorded or queried then). Returns whether any came
+    /// back.
+    pub(in crate::arena) fn release_finished(&mut self, backend: &mut B, wait: bool) -> bool {
+        if self.capturing || self.held.is_empty() {
+            return false;
         }
+        let mut any = !self.unretired.is_empty();
+        let unretired = core::mem::take(&mut self.unretired);
+        self.return_all(backend, unretired);
         let mut index = 0;
-        while let Some(held) = self.graphs.held.get_mut(index) {
+        while let Some(held) = self.held.get_mut(index) {
             if !held.life.dropped() {
                 index += 1;
                 continue;
             }
             if held.fence.is_none() {
-                match self.backend.stream_fence() {
+                match backend.stream_fence() {
                     Ok(fence) => held.fence = fence,
                     // Tried again on the next call.
                     Err(_) => {
@@ -248,33 +231,107 @@ impl<B: Backend> Arena<B> {
                 }
             }
             let passed = match &held.fence {
-                Some(fence) if wait => self.backend.wait_fence(fence).is_ok(),
-                Some(fence) => self.backend.fence_passed(fence).unwrap_or(false),
+                Some(fence) if wait => backend.wait_fence(fence).is_ok(),
+                Some(fence) => backend.fence_passed(fence).unwrap_or(false),
                 None => true,
             };
             if !passed {
                 index += 1;
                 continue;
             }
-            let held = self.graphs.held.swap_remove(index);
-            // Another live graph may hold some of them now.
-            for (allocation, tracking) in held.arrays {
-                self.return_one(allocation, tracking);
+            let held = self.held.swap_remove(index);
+            self.return_all(backend, held.arrays);
+            any = true;
+        }
+        any
+    }
+
+    /// Gives back arrays held for a graph, the way dropped arrays come back;
+    /// one the backend failed to retire waits for the next call.
+    fn return_all(&mut self, backend: &mut B, arrays: Vec<Returned<B>>) {
+        for (block, mut tracking) in arrays {
+            let released = self.release(backend, block, &mut tracking, Fate::Keep);
+            if let Err(ArenaError::Backend(_)) = released {
+                self.unretired.push((block, tracking));
             }
         }
-        if self.graphs.idle() {
-            self.rewatch();
+    }
+}
+
+impl<B: Backend, L: Pool<B>> Pool<B> for Graphs<B, L> {
+    #[inline(always)]
+    fn take(&mut self, ask: Ask) -> Option<Allocation> {
+        self.lower.take(ask)
+    }
+
+    #[inline(always)]
+    fn reserve(
+        &mut self,
+        backend: &mut B,
+        ask: Ask,
+        array: impl Fn() -> ArrayInfo,
+    ) -> ArenaResult<Allocation, B> {
+        self.lower.reserve(backend, ask, array)
+    }
+
+    /// Held while a capture may use the block or a live graph touched it.
+    #[inline(always)]
+    fn release(
+        &mut self,
+        backend: &mut B,
+        block: Allocation,
+        tracking: &mut B::Tracking,
+        fate: Fate,
+    ) -> ArenaResult<(), B> {
+        if !self.idle() {
+            return self.release_held(backend, block, tracking, fate);
+        }
+        self.lower.release(backend, block, tracking, fate)
+    }
+
+    #[inline(always)]
+    fn release_unused(&mut self, backend: &mut B, blocks: &[Allocation]) {
+        if self.idle() {
+            return self.lower.release_unused(backend, blocks);
+        }
+        for &block in blocks {
+            let tracking = &mut B::Tracking::default();
+            let _ = self.release_held(backend, block, tracking, Fate::Keep);
         }
     }
 
-    /// Gives back, the usual way, arrays that were held for a capture that
-    /// failed: its work never ran.
-    #[cfg(feature = "cuda")]
-    fn return_all(&mut self, arrays: Vec<Returned<B>>) {
-        for (allocation, tracking) in arrays {
-            self.return_one(allocation, tracking);
-        }
-        self.rewatch();
+    fn reclaim(&mut self, backend: &mut B, wait: bool) -> ArenaResult<bool, B> {
+        let any = self.release_finished(backend, wait);
+        Ok(self.lower.reclaim(backend, wait)? | any)
+    }
+
+    fn holds(&self) -> usize {
+        let held: usize = self.held.iter().map(|held| held.arrays.len()).sum();
+        self.during.len() + held + self.unretired.len() + self.lower.holds()
+    }
+
+    fn holds_offset(&self, offset: u64) -> bool {
+        let held = self.held.iter().flat_map(|held| &held.arrays);
+        let mut arrays = self.during.iter().chain(held).chain(&self.unretired);
+        arrays.any(|(block, _)| block.offset() == offset) || self.lower.holds_offset(offset)
+    }
+
+    fn watching(&self) -> bool {
+        self.lower.watching()
+    }
+
+    fn offsets(&self) -> &Offsets {
+        self.lower.offsets()
+    }
+
+    fn offsets_mut(&mut self) -> &mut Offsets {
+        self.lower.offsets_mut()
+    }
+}
+
+impl<B: Backend, L> Drop for Graphs<B, L> {
+    fn drop(&mut self) {
+        self.stop_launches();
     }
 }
 
@@ -423,7 +480,7 @@ mod device {
             &mut self,
             step: impl FnOnce(&mut Self) -> ArenaResult<R, CudaBackend>,
         ) -> ArenaResult<(CapturedGraph, R), CudaBackend> {
-            if self.graphs.capturing {
+            if self.pool.capturing {
                 return Err(ArenaError::Backend(CudaError::Capturing {
                     op: "a capture",
                 }));
@@ -432,7 +489,7 @@ mod device {
             // still legal.
             self.take_returns();
             self.backend.begin_capture().map_err(ArenaError::Backend)?;
-            self.graphs.capturing = true;
+            self.pool.capturing = true;
             self.rewatch(); // arrays dropped in the step stay the graph's regions
             let (began, stream) = (
                 self.backend.base_address(),
@@ -453,17 +510,19 @@ mod device {
                 }));
             }
             let ended = self.backend.end_capture();
-            self.graphs.capturing = false;
-            let during = core::mem::take(&mut self.graphs.during);
+            self.pool.capturing = false;
+            let during = core::mem::take(&mut self.pool.during);
             let made = ended.and_then(|ended| Ok((ended.graph?, ended.touched, ended.staged)));
             let (graph, touched, staged, value) = match (made, stepped) {
                 (Ok((graph, touched, staged)), Ok(value)) => (graph, touched, staged, value),
                 (Err(error), _) => {
-                    self.return_all(during);
+                    self.pool.return_all(&mut self.backend, during);
+                    self.rewatch();
                     return Err(ArenaError::Backend(error));
                 }
                 (Ok(_), Err(error)) => {
-                    self.return_all(during);
+                    self.pool.return_all(&mut self.backend, during);
+                    self.rewatch();
                     return Err(error);
                 }
             };
@@ -471,7 +530,7 @@ mod device {
             touched.sort_unstable();
             touched.dedup();
             let life = Arc::new(GraphLife::default());
-            self.graphs.held.push(Held {
+            self.pool.held.push(Held {
                 life: Arc::clone(&life),
                 touched,
                 arrays: during,
@@ -494,7 +553,7 @@ mod device {
         /// # Ok::<(), Box<dyn std::error::Error>>(())
         /// ```
         pub fn capturing(&self) -> bool {
-            self.graphs.capturing
+            self.pool.capturing
         }
     }
 }
