@@ -290,11 +290,14 @@ impl<B: Backend> Arena<B> {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn leaks(&self) -> Vec<(u64, usize)> {
-        let queued = self.queued_offsets();
+        // What the list of returns and each layer hold is no leak.
+        let mut held = self.queued_offsets();
+        self.pool.held(&mut |block| held.push(block.offset()));
+        held.sort_unstable();
         let mut leaks: Vec<(u64, usize)> = self
             .allocator()
             .live()
-            .filter(|(offset, _)| !queued.contains(offset) && !self.pool.holds_offset(*offset))
+            .filter(|(offset, _)| held.binary_search(offset).is_err())
             .collect();
         // The allocator walks its blocks in the order it made them, which
         // is not address order once a freed block has been reused.

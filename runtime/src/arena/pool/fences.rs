@@ -141,16 +141,9 @@ impl<B: Backend, L: Pool<B>> Pool<B> for Fences<B, L> {
         Ok(self.lower.reclaim(backend, wait)? | any)
     }
 
-    fn holds(&self) -> usize {
-        self.pending.len() + self.lower.holds()
-    }
-
-    fn holds_offset(&self, offset: u64) -> bool {
-        let waiting = self
-            .pending
-            .iter()
-            .any(|(block, _)| block.offset() == offset);
-        waiting || self.lower.holds_offset(offset)
+    fn held(&self, each: &mut dyn FnMut(&Allocation)) {
+        self.pending.iter().for_each(|(block, _)| each(block));
+        self.lower.held(each);
     }
 
     fn watching(&self) -> bool {

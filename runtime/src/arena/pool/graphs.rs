@@ -305,15 +305,11 @@ impl<B: Backend, L: Pool<B>> Pool<B> for Graphs<B, L> {
         Ok(self.lower.reclaim(backend, wait)? | any)
     }
 
-    fn holds(&self) -> usize {
-        let held: usize = self.held.iter().map(|held| held.arrays.len()).sum();
-        self.during.len() + held + self.unretired.len() + self.lower.holds()
-    }
-
-    fn holds_offset(&self, offset: u64) -> bool {
+    fn held(&self, each: &mut dyn FnMut(&Allocation)) {
         let held = self.held.iter().flat_map(|held| &held.arrays);
-        let mut arrays = self.during.iter().chain(held).chain(&self.unretired);
-        arrays.any(|(block, _)| block.offset() == offset) || self.lower.holds_offset(offset)
+        let arrays = self.during.iter().chain(held).chain(&self.unretired);
+        arrays.for_each(|(block, _)| each(block));
+        self.lower.held(each);
     }
 
     fn watching(&self) -> bool {

@@ -178,12 +178,9 @@ impl<B: Backend, L: Pool<B>> Pool<B> for Kept<L> {
         Ok(self.lower.reclaim(backend, wait)? | any)
     }
 
-    fn holds(&self) -> usize {
-        self.reuse.len() + self.lower.holds()
-    }
-
-    fn holds_offset(&self, offset: u64) -> bool {
-        self.reuse.holds(offset) || self.lower.holds_offset(offset)
+    fn held(&self, each: &mut dyn FnMut(&Allocation)) {
+        self.reuse.each(each);
+        self.lower.held(each);
     }
 
     fn watching(&self) -> bool {
@@ -379,13 +376,11 @@ impl Reuse {
         self.count = 0;
     }
 
-    /// Whether a block starting at `offset` is kept.
-    pub(in crate::arena) fn holds(&self, offset: u64) -> bool {
-        self.count != 0
-            && self
-                .classes
-                .iter()
-                .any(|class| class.kept().iter().any(|block| block.offset() == offset))
+    /// Gives every kept block to `each`, keeping them.
+    fn each(&self, each: &mut dyn FnMut(&Allocation)) {
+        if self.count != 0 {
+            self.classes.iter().flat_map(Class::kept).for_each(each);
+        }
     }
 }
 
@@ -413,7 +408,9 @@ mod tests {
         let a = allocator.alloc(100, 256).unwrap();
         reuse.keep(a, never).unwrap();
         assert_eq!(reuse.len(), 1);
-        assert!(reuse.holds(a.offset()));
+        let mut kept = Vec::new();
+        reuse.each(&mut |block| kept.push(block.offset()));
+        assert_eq!(kept, [a.offset()]);
         assert_eq!(reuse.take(101, 256), None);
         let b = allocator.alloc(100, 256).unwrap();
         reuse.keep(b, never).unwrap();

@@ -101,13 +101,10 @@ pub(super) trait Pool<B: Backend> {
     /// waits for every fence. Returns whether any block was given.
     fn reclaim(&mut self, backend: &mut B, wait: bool) -> ArenaResult<bool, B>;
 
-    /// How many blocks of given-back arrays this layer and those below hold
-    /// (a count that allocates nothing).
-    fn holds(&self) -> usize;
-
-    /// Whether this layer or one below holds the given-back block at
-    /// `offset` (for leak reports).
-    fn holds_offset(&self, offset: u64) -> bool;
+    /// Reports every block of a given-back array that this layer and those
+    /// below hold, to `each` (allocating nothing: counts and leak reports
+    /// are made of it).
+    fn held(&self, each: &mut dyn FnMut(&Allocation));
 
     /// Whether the layers below watch arrays for the tools (then no block is
     /// kept).
@@ -154,6 +151,13 @@ impl<B: Backend> Stack<B> {
     /// The kept layer, to change.
     pub(super) fn kept_mut(&mut self) -> &mut Kept<Watch<Offsets>> {
         &mut self.lower.lower
+    }
+
+    /// How many blocks of given-back arrays the layers hold.
+    pub(super) fn holds(&self) -> usize {
+        let mut count = 0;
+        self.held(&mut |_| count += 1);
+        count
     }
 
     /// Whether waiting would give blocks back: fences, or graphs dropped

@@ -368,13 +368,7 @@ impl<B: Backend> Pool<B> for Offsets {
         Ok(false)
     }
 
-    fn holds(&self) -> usize {
-        0
-    }
-
-    fn holds_offset(&self, _: u64) -> bool {
-        false
-    }
+    fn held(&self, _: &mut dyn FnMut(&Allocation)) {}
 
     fn watching(&self) -> bool {
         false

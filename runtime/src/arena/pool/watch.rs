@@ -133,12 +133,8 @@ impl<B: Backend, L: Pool<B>> Pool<B> for Watch<L> {
         self.lower.reclaim(backend, wait)
     }
 
-    fn holds(&self) -> usize {
-        self.lower.holds()
-    }
-
-    fn holds_offset(&self, offset: u64) -> bool {
-        self.lower.holds_offset(offset)
+    fn held(&self, each: &mut dyn FnMut(&Allocation)) {
+        self.lower.held(each);
     }
 
     fn watching(&self) -> bool {
