@@ -28,7 +28,7 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError, Weak};
 use std::vec::Vec;
 
 use super::handle::Place;
-use super::pool::{Pool, Reuse};
+use super::pool::{does_not_fit, Pool, Reuse};
 use super::reserve::Request;
 use super::returns::{Returned, ReturnsOwner, Taken};
 use super::spin::{SpinGuard, SpinLock};
@@ -503,13 +503,7 @@ where
     /// blocks before it grows).
     fn reserve(&self, core: &mut Arena<B>, request: Request) -> ArenaResult<Place<B>, B> {
         match core.reserve_without_growing(request) {
-            // Larger than the span it has now: a growing arena grows for it.
-            Err(
-                ArenaError::Alloc(
-                    AllocError::OutOfMemory { .. } | AllocError::SizeExceedsCapacity { .. },
-                )
-                | ArenaError::Growth(_),
-            ) => {
+            Err(refused) if does_not_fit(&refused) => {
                 self.drain_slots(core);
                 core.reserve(request)
             }

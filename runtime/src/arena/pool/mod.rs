@@ -12,9 +12,9 @@
 //! out-of-line (`#[cold]`) path; the stack is generic, so the arena's fast
 //! path inlines through it as one function. `take` is the fast check of
 //! reservation alone, for the allocation that needs no more than a kept
-//! block: the arena returns it at once, and its other paths are out of
-//! line (one `Result` flowing up through every layer costs the hot path
-//! copies of it through memory).
+//! block: the arena returns that block at once, where the `Result` of a
+//! whole `reserve`, merged from every layer's paths, was copied through
+//! memory (`docs/RESULTS.md`, "The hot path").
 
 use crate::alloc::{AllocError, Allocation};
 use crate::backend::Backend;
