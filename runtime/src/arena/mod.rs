@@ -21,6 +21,14 @@
 //! An array of no elements is made like any other, flat, pitched, planned
 //! or a column, and takes no bytes (see [`alloc`](Arena::alloc)).
 //!
+//! An array holds GPU elements ([`GpuAligned`](crate::GpuAligned): one
+//! load or store each) or whole structs aligned to 16 bytes
+//! (`#[derive(GpuData)]` with `align(16)`, or `#[gpu_aligned::padded]`
+//! above 16 bytes), which a kernel moves as 16-byte words through the
+//! header's `T_aos16` view: the bound of every verb is
+//! [`GpuWords`]. A struct whose fields kernels read apart
+//! is better stored as columns ([`alloc_soa`](Arena::alloc_soa)).
+//!
 //! ```
 //! use gpu_aligned::arena::Arena;
 //! use gpu_aligned::vector::float4;
