@@ -289,7 +289,7 @@ fn main() -> Res<()> {
         return Ok(());
     }
     let ctx = CudaContext::new(0)?;
-    let stream = ctx.default_stream();
+    let stream = ctx.new_stream()?;
     let module = ctx.load_module(ptx)?;
     let mut driver = 0;
     // SAFETY: writes one int.

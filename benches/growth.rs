@@ -126,7 +126,7 @@ fn grown_arena(stream: &Arc<CudaStream>) -> Res<Arena<CudaBackend>> {
 }
 
 fn alloc_free_pairs(ctx: &Arc<CudaContext>) -> Res<()> {
-    let stream = ctx.default_stream();
+    let stream = ctx.new_stream()?;
     let mut fixed = Arena::device(&stream, GIB)?;
     let mut grown = grown_arena(&stream)?;
     println!();

@@ -38,7 +38,7 @@ fn pairs_ns(
 }
 
 fn main() -> Result<(), Box<dyn Error>> {
-    let stream = CudaContext::new(0)?.default_stream();
+    let stream = CudaContext::new(0)?.new_stream()?;
     let under_tool = gpu_aligned::sanitizer::tool_attached();
     let pairs = if under_tool { 2_000 } else { 100_000 };
     println!(

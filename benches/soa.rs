@@ -188,7 +188,10 @@ fn launch_view(
 }
 
 fn main() {
-    let stream = CudaContext::new(0).expect("a CUDA GPU").default_stream();
+    let stream = CudaContext::new(0)
+        .expect("a CUDA GPU")
+        .new_stream()
+        .expect("a stream");
     let mut header = CudaHeader::new();
     header.add_soa::<Body>().unwrap();
     let source = format!("{}\n{KERNELS}", header.render());

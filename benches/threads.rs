@@ -174,7 +174,7 @@ fn device(c: &mut Criterion) {
         eprintln!("no CUDA device: the device groups are skipped");
         return;
     };
-    let stream = context.default_stream();
+    let stream = context.new_stream().expect("a stream");
     let cached = ThreadArena::new(Arena::device(&stream, 64 << 20).expect("device arena"));
     bench(c, DEVICE, "ThreadArena", &cached);
     let locked = Mutex::new(Arena::device(&stream, 64 << 20).expect("device arena"));

@@ -208,6 +208,9 @@ fn alloc_pairs(
 
 fn main() -> Res<()> {
     let context = CudaContext::new(0)?;
+    // The context's own stream, before any other exists: the one-stream
+    // phase measures a context with no second stream (cudarc records no
+    // events then). No allocation is timed on it (see below).
     let one = context.default_stream();
     let ptx = cudarc::nvrtc::compile_ptx(KERNEL)?;
     let module = context.load_module(ptx)?;
