@@ -201,3 +201,26 @@ fn random_programs_with_empty_arrays_keep_every_array_intact() {
     }
     assert!(arena.allocator().check_invariants().is_ok());
 }
+
+/// An empty array's elements are an empty slice whatever the type's
+/// alignment: a slice of no elements still needs a pointer aligned for its
+/// type (Miri checks it), and a host buffer is aligned to 256 bytes, not to
+/// a struct aligned to 4096.
+#[test]
+fn an_empty_array_of_a_type_aligned_past_the_buffer_reads_as_an_empty_slice() {
+    #[derive(Clone, Copy, Debug, PartialEq, gpu_aligned::GpuData)]
+    #[repr(C, align(4096))]
+    struct Wide {
+        a: [float4; 256],
+    }
+    let mut arena = ArenaOptions::new()
+        .min_align(4)
+        .pitch_align(4)
+        .host(4096)
+        .unwrap();
+    let mut none = arena.alloc::<Wide>(0).unwrap();
+    assert_eq!(arena.get(&none).unwrap(), &[] as &[Wide]);
+    assert!(arena.get_mut(&mut none).unwrap().is_empty());
+    let copied = arena.alloc_from::<Wide>(&[]).unwrap();
+    assert_eq!(arena.to_vec(&copied).unwrap(), Vec::<Wide>::new());
+}

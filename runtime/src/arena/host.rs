@@ -43,7 +43,9 @@ impl<B: HostAccess> Arena<B> {
         let span = self.element_span(slice, 0, slice.len)?;
         let elements = self.host_elements::<T>(span);
         // SAFETY: `span` holds `slice.len` elements of `T` inside the buffer,
-        // starting aligned for `T` (all checked by `element_span`); the bytes
+        // starting aligned for `T` (all checked by `element_span`; for no
+        // elements, `host_elements` gives a dangling pointer aligned for
+        // `T`, all a slice of none needs); the bytes
         // are initialised and any bit pattern is a `T` (`T: Pod`). The live
         // array is this handle's alone and `&slice` keeps it from being
         // written (every write needs `&mut` on the handle) while the view

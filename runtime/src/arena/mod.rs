@@ -432,6 +432,12 @@ impl<B: Backend> Arena<B> {
 impl<B: HostAccess> Arena<B> {
     /// The `T`s of a checked span as a raw pointer.
     fn host_elements<T>(&self, span: crate::backend::Span) -> *mut T {
+        if span.len == 0 {
+            // A slice of no elements needs a pointer aligned for `T` and no
+            // bytes: an empty array's offset (0, the buffer's start) need
+            // not be aligned for a type aligned past the buffer.
+            return core::ptr::NonNull::<T>::dangling().as_ptr();
+        }
         // `span` lies inside the buffer (checked by the caller), whose size
         // fits `isize`, so the offset fits `usize`.
         let offset = span.offset as usize;
