@@ -146,15 +146,5 @@ impl<B: Backend, L: Pool<B>> Pool<B> for Fences<B, L> {
         self.lower.held(each);
     }
 
-    fn watching(&self) -> bool {
-        self.lower.watching()
-    }
-
-    fn offsets(&self) -> &Offsets {
-        self.lower.offsets()
-    }
-
-    fn offsets_mut(&mut self) -> &mut Offsets {
-        self.lower.offsets_mut()
-    }
+    pass_down!();
 }

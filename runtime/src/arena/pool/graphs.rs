@@ -312,17 +312,7 @@ impl<B: Backend, L: Pool<B>> Pool<B> for Graphs<B, L> {
         self.lower.held(each);
     }
 
-    fn watching(&self) -> bool {
-        self.lower.watching()
-    }
-
-    fn offsets(&self) -> &Offsets {
-        self.lower.offsets()
-    }
-
-    fn offsets_mut(&mut self) -> &mut Offsets {
-        self.lower.offsets_mut()
-    }
+    pass_down!();
 }
 
 impl<B: Backend, L> Drop for Graphs<B, L> {

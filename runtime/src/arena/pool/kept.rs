@@ -183,17 +183,7 @@ impl<B: Backend, L: Pool<B>> Pool<B> for Kept<L> {
         self.lower.held(each);
     }
 
-    fn watching(&self) -> bool {
-        self.lower.watching()
-    }
-
-    fn offsets(&self) -> &Offsets {
-        self.lower.offsets()
-    }
-
-    fn offsets_mut(&mut self) -> &mut Offsets {
-        self.lower.offsets_mut()
-    }
+    pass_down!();
 }
 
 /// Frees a kept block: renewed when it was kept, and held by nothing else,

@@ -22,6 +22,24 @@ use crate::sanitizer::ArrayInfo;
 
 use super::{ArenaError, ArenaResult};
 
+/// The queries a layer above the bottom passes down unchanged: whether
+/// arrays are watched, and the bottom layer itself.
+macro_rules! pass_down {
+    () => {
+        fn watching(&self) -> bool {
+            self.lower.watching()
+        }
+
+        fn offsets(&self) -> &Offsets {
+            self.lower.offsets()
+        }
+
+        fn offsets_mut(&mut self) -> &mut Offsets {
+            self.lower.offsets_mut()
+        }
+    };
+}
+
 mod fences;
 mod graphs;
 mod kept;

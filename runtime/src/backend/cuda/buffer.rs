@@ -1,13 +1,14 @@
-//! The device buffer: one allocation owned as one `CudaSlice<u8>`, or a
-//! range of device addresses that grows in place ([`CudaVm`]); the stream
+//! The device buffer: one `cuMemAlloc` allocation, or a range of device
+//! addresses that grows in place ([`CudaVm`]); the stream
 //! the arena's work goes to by default, and the first sticky fault, after
 //! which the backend refuses device work.
 
 use std::sync::{Arc, OnceLock};
 
-use cudarc::driver::{CudaSlice, CudaStream, DevicePtr, DriverError};
+use cudarc::driver::{CudaStream, DriverError};
 
 use super::error::{is_sticky, CudaError};
+use super::plain::DeviceAllocation;
 use super::vm::CudaVm;
 use crate::align::{bytes_of, offset_of, ARRAY_ALIGN};
 
@@ -41,11 +42,10 @@ pub fn check_base(base: u64, min_align: usize) -> Result<usize, CudaError> {
 }
 
 /// Memory for an [`Arena`](crate::arena::Arena) that lives on a CUDA
-/// device, zeroed at creation: one allocation, owned as one `CudaSlice<u8>`
-/// ([`new`](CudaBackend::new)), which cudarc takes from the device's
-/// stream-ordered pool (`cuMemAllocAsync`) where the device has one, else
-/// with `cuMemAlloc`; or a reserved range of device addresses onto which
-/// chunks are mapped as the arena grows ([`growable`](CudaBackend::growable)).
+/// device, zeroed at creation: one `cuMemAlloc` allocation
+/// ([`new`](CudaBackend::new)), or a reserved range of device addresses
+/// onto which chunks are mapped as the arena grows
+/// ([`growable`](CudaBackend::growable)).
 /// Either way the arena never calls the driver's allocator for an array.
 #[derive(Debug)]
 pub struct CudaBackend {
@@ -62,19 +62,15 @@ pub struct CudaBackend {
     pub(super) capture: Option<super::capture::CaptureLog>,
 }
 
-/// Where a [`CudaBackend`]'s bytes are.
+/// Where a [`CudaBackend`]'s bytes are: fixed or growing is the
+/// constructor's choice, and so is which of these holds a growing buffer
+/// (see `plain.rs`).
 #[derive(Debug)]
 pub(super) enum DeviceMemory {
-    /// One allocation of fixed length.
-    Fixed(CudaSlice<u8>),
-    /// One `cuMemAlloc` allocation, made instead of `Fixed` while an NVTX
-    /// tool is attached (see `plain.rs`).
-    Plain(super::plain::PlainAllocation),
-    /// A reservation whose mapped front is the buffer.
-    Growing(CudaVm),
-    /// One `cuMemAlloc` allocation whose front is the buffer, made instead
-    /// of `Growing` under compute-sanitizer (see `plain.rs`).
-    PlainGrowing(super::plain::PlainGrowing),
+    /// One allocation whose front is the buffer: all of it when fixed.
+    Allocated(DeviceAllocation),
+    /// A reservation of addresses whose mapped front is the buffer.
+    Mapped(CudaVm),
 }
 
 impl CudaBackend {
@@ -96,10 +92,8 @@ impl CudaBackend {
     /// The buffer's length in bytes.
     pub(super) fn buffer_len(&self) -> usize {
         match &self.memory {
-            DeviceMemory::Fixed(buf) => buf.len(),
-            DeviceMemory::Plain(buf) => buf.len(),
-            DeviceMemory::Growing(vm) => vm.mapped(),
-            DeviceMemory::PlainGrowing(buf) => buf.len(),
+            DeviceMemory::Allocated(buf) => buf.len(),
+            DeviceMemory::Mapped(vm) => vm.mapped(),
         }
     }
 
@@ -150,18 +144,18 @@ impl CudaBackend {
         // Reserving checks the chunk and the device in every mode.
         let vm = CudaVm::reserve(stream.context(), Some(max), chunk)?;
         let plain = match crate::sanitizer::sanitizer_attached() {
-            true => super::plain::PlainGrowing::zeroed(stream, vm.reserved(), chunk).map_err(
-                |error| CudaError::Driver {
+            true => DeviceAllocation::growing(stream, vm.reserved(), chunk).map_err(|error| {
+                CudaError::Driver {
                     op: "device allocation",
                     error,
-                },
-            )?,
+                }
+            })?,
             false => None,
         };
         let (memory, base) = match plain {
             Some(plain) => {
                 let base = plain.device_ptr();
-                (DeviceMemory::PlainGrowing(plain), base)
+                (DeviceMemory::Allocated(plain), base)
             }
             None => {
                 if crate::sanitizer::sanitizer_attached() {
@@ -174,7 +168,7 @@ impl CudaBackend {
                     );
                 }
                 let base = vm.base_address();
-                (DeviceMemory::Growing(vm), base)
+                (DeviceMemory::Mapped(vm), base)
             }
         };
         let mut backend = CudaBackend::over(memory, stream, base)?;
@@ -189,14 +183,12 @@ impl CudaBackend {
         self.healthy()?;
         self.not_capturing("growing the buffer")?;
         let (old, new) = match &mut self.memory {
-            DeviceMemory::Fixed(buf) => return Ok(buf.len()),
-            DeviceMemory::Plain(buf) => return Ok(buf.len()),
-            DeviceMemory::Growing(vm) => {
+            DeviceMemory::Mapped(vm) => {
                 let old = vm.mapped();
                 vm.grow_to(len.min(vm.reserved()))?;
                 (old, vm.mapped())
             }
-            DeviceMemory::PlainGrowing(buf) => {
+            DeviceMemory::Allocated(buf) => {
                 let old = buf.len();
                 buf.grow_to(len.min(buf.reserved()))?;
                 (old, buf.len())
@@ -204,9 +196,9 @@ impl CudaBackend {
         };
         if new > old {
             let bytes = new - old;
-            // Mapping made the context current; moving a plain buffer's
+            // Mapping made the context current; moving an allocation's
             // end called no driver.
-            if matches!(self.memory, DeviceMemory::PlainGrowing(_)) {
+            if matches!(self.memory, DeviceMemory::Allocated(_)) {
                 let bound = self.stream.context().bind_to_thread();
                 self.driver("cuCtxSetCurrent", bound)?;
             }
@@ -234,13 +226,11 @@ impl CudaBackend {
         self.healthy()?;
         self.not_capturing("trimming the buffer")?;
         match &mut self.memory {
-            DeviceMemory::Fixed(buf) => Ok(buf.len()),
-            DeviceMemory::Plain(buf) => Ok(buf.len()),
-            DeviceMemory::Growing(vm) => {
+            DeviceMemory::Mapped(vm) => {
                 vm.trim_to(len)?;
                 Ok(vm.mapped())
             }
-            DeviceMemory::PlainGrowing(buf) => {
+            DeviceMemory::Allocated(buf) => {
                 buf.trim_to(len);
                 Ok(buf.len())
             }
@@ -250,10 +240,8 @@ impl CudaBackend {
     /// The most bytes the buffer can grow to.
     pub(super) fn reserved_len(&self) -> usize {
         match &self.memory {
-            DeviceMemory::Fixed(buf) => buf.len(),
-            DeviceMemory::Plain(buf) => buf.len(),
-            DeviceMemory::Growing(vm) => vm.reserved(),
-            DeviceMemory::PlainGrowing(buf) => buf.reserved(),
+            DeviceMemory::Allocated(buf) => buf.reserved(),
+            DeviceMemory::Mapped(vm) => vm.reserved(),
         }
     }
 
@@ -279,47 +267,19 @@ impl CudaBackend {
         if len == 0 {
             return Err(CudaError::ZeroLength);
         }
-        let bytes = len;
-        if crate::sanitizer::tool_attached() {
-            return Self::plain(stream, bytes);
-        }
-        let buf = stream
-            .alloc_zeros::<u8>(bytes)
-            .map_err(|error| CudaError::Driver {
-                op: "device allocation",
-                error,
-            })?;
-        let base = {
-            let (ptr, _sync) = buf.device_ptr(stream);
-            ptr
-        };
-        stream.synchronize().map_err(|error| CudaError::Driver {
-            op: "zero-fill",
-            error,
-        })?;
-        CudaBackend::over(DeviceMemory::Fixed(buf), stream, base)
-    }
-
-    /// [`new`](CudaBackend::new) from `cuMemAlloc`, while an NVTX tool is
-    /// attached: compute-sanitizer registers heaps only over such memory.
-    fn plain(stream: &Arc<CudaStream>, bytes: usize) -> Result<Self, CudaError> {
         let driver = |op| move |error| CudaError::Driver { op, error };
-        let buf = super::plain::PlainAllocation::zeroed(stream, bytes)
-            .map_err(driver("device allocation"))?;
+        let buf = DeviceAllocation::fixed(stream, len).map_err(driver("device allocation"))?;
         let base = buf.device_ptr();
         stream.synchronize().map_err(driver("zero-fill"))?;
-        CudaBackend::over(DeviceMemory::Plain(buf), stream, base)
+        CudaBackend::over(DeviceMemory::Allocated(buf), stream, base)
     }
 
     /// Whether compute-sanitizer takes NVTX heaps over this buffer: a
-    /// `cuMemAlloc` one, not a pool allocation nor mapped virtual memory
+    /// `cuMemAlloc` one, not mapped virtual memory
     /// (compute-sanitizer 2025.3 refuses heaps and regions over both, with
     /// "One or more of the parameters is invalid").
     pub(super) fn tools_can_register(&self) -> bool {
-        matches!(
-            self.memory,
-            DeviceMemory::Plain(_) | DeviceMemory::PlainGrowing(_)
-        )
+        matches!(self.memory, DeviceMemory::Allocated(_))
     }
 
     /// The stream the arena's copies run on unless another is named.

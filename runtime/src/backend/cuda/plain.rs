@@ -1,4 +1,5 @@
-//! Device buffers from `cuMemAlloc`, for processes watched by an NVTX tool.
+//! Device buffers from `cuMemAlloc`: every fixed-size buffer, and a growing
+//! one under compute-sanitizer.
 //!
 //! compute-sanitizer (2025.3) registers a sub-allocator heap only over
 //! memory from `cuMemAlloc`: `nvtxMemHeapRegister` over a `cuMemAllocAsync`
@@ -8,14 +9,15 @@
 //! (the first or a later one), registered before or after `cuMemSetAccess`,
 //! over one `cuMemCreate` spanning two granules, over the whole reserved
 //! range; a `LAYOUT` heap over a chunk, and regions in the process-wide heap
-//! over mapped memory, are refused too. So when a tool is attached, a
-//! fixed-size buffer comes from `cuMemAlloc` ([`PlainAllocation`]); under
-//! compute-sanitizer a growing one is one `cuMemAlloc` of its whole maximum
-//! ([`PlainGrowing`]), whose first bytes are the buffer: growth only moves
-//! the end, so the base address and every offset's address behave as on
-//! virtual memory. (Chunks from separate `cuMemAlloc`s would keep memory
-//! proportional to use, but their addresses are not contiguous, and every
-//! layer above the backend computes an array's address as base + offset.)
+//! over mapped memory, are refused too. So a fixed buffer is one
+//! `cuMemAlloc` (the arena's one allocation gains nothing from the
+//! stream-ordered pool), and under compute-sanitizer a growing one is one
+//! `cuMemAlloc` of its whole maximum, whose first bytes are the buffer:
+//! growth only moves the end, so the base address and every offset's
+//! address behave as on virtual memory. (Chunks from separate `cuMemAlloc`s
+//! would keep memory proportional to use, but their addresses are not
+//! contiguous, and every layer above the backend computes an array's
+//! address as base + offset.)
 
 use std::sync::Arc;
 
@@ -24,68 +26,34 @@ use cudarc::driver::{result, sys, CudaStream, DriverError};
 use super::CudaError;
 use crate::align::round_up;
 
-/// One `cuMemAlloc` allocation, zeroed, freed on drop.
+/// One `cuMemAlloc` allocation, zeroed, freed on drop, of which the first
+/// [`len`](Self::len) bytes are the buffer: all of them for a fixed
+/// buffer; for a growing one, a front that growing and trimming move by
+/// whole chunks, as [`CudaVm`](super::CudaVm) does, though the device
+/// memory is all taken up front and none goes back before the drop.
 #[derive(Debug)]
-pub(crate) struct PlainAllocation {
+pub(crate) struct DeviceAllocation {
     ptr: sys::CUdeviceptr,
+    reserved: usize,
     len: usize,
+    /// The unit the front moves by: the whole allocation for a fixed one.
+    chunk: usize,
     stream: Arc<CudaStream>,
 }
 
-impl PlainAllocation {
-    /// `len` zeroed bytes on `stream`'s device.
-    pub(crate) fn zeroed(stream: &Arc<CudaStream>, len: usize) -> Result<Self, DriverError> {
-        stream.context().bind_to_thread()?;
-        // SAFETY: the context is current; the bytes are zeroed below before
-        // anyone reads them.
-        let ptr = unsafe { result::malloc_sync(len) }?;
-        let allocation = PlainAllocation {
-            ptr,
-            len,
-            stream: Arc::clone(stream),
-        };
-        // SAFETY: `ptr` holds `len` bytes, just allocated on this context.
-        unsafe { result::memset_d8_async(ptr, 0, len, stream.cu_stream()) }?;
-        Ok(allocation)
+impl DeviceAllocation {
+    /// A fixed buffer: `len` zeroed bytes on `stream`'s device (zeroed on
+    /// the stream; the caller waits).
+    pub(crate) fn fixed(stream: &Arc<CudaStream>, len: usize) -> Result<Self, DriverError> {
+        Self::zeroed(stream, len, len, len)
     }
 
-    pub(crate) fn device_ptr(&self) -> u64 {
-        self.ptr
-    }
-
-    pub(crate) fn len(&self) -> usize {
-        self.len
-    }
-}
-
-impl Drop for PlainAllocation {
-    fn drop(&mut self) {
-        let context = self.stream.context();
-        context.record_err(context.bind_to_thread());
-        // SAFETY: the pointer came from `cuMemAlloc` and is freed once;
-        // `cuMemFree` waits for work using it.
-        context.record_err(unsafe { result::free_sync(self.ptr) });
-    }
-}
-
-/// A growing buffer while a tool is attached: one [`PlainAllocation`] as
-/// large as the buffer may grow, of which the first [`len`](Self::len)
-/// bytes are the buffer. Growing and trimming move that end by whole
-/// chunks, as [`CudaVm`](super::CudaVm) does, but the
-/// device memory is all taken up front and none goes back before the drop.
-#[derive(Debug)]
-pub(crate) struct PlainGrowing {
-    buf: PlainAllocation,
-    len: usize,
-    chunk: usize,
-}
-
-impl PlainGrowing {
-    /// All `reserved` bytes (a multiple of `chunk`) as one zeroed
-    /// allocation, or `None` when that would take more than half of the
-    /// device's free memory: the caller then grows on virtual memory,
-    /// unwatched, rather than starve the program it debugs.
-    pub(crate) fn zeroed(
+    /// A growing buffer of up to `reserved` bytes (a multiple of `chunk`)
+    /// as one zeroed allocation, of which none is the buffer yet; `None`
+    /// when that would take more than half of the device's free memory:
+    /// the caller then grows on virtual memory, unwatched, rather than
+    /// starve the program it debugs.
+    pub(crate) fn growing(
         stream: &Arc<CudaStream>,
         reserved: usize,
         chunk: usize,
@@ -95,42 +63,73 @@ impl PlainGrowing {
         if reserved > free / 2 {
             return Ok(None);
         }
-        let buf = PlainAllocation::zeroed(stream, reserved)?;
-        Ok(Some(PlainGrowing { buf, len: 0, chunk }))
+        Self::zeroed(stream, reserved, 0, chunk).map(Some)
+    }
+
+    fn zeroed(
+        stream: &Arc<CudaStream>,
+        reserved: usize,
+        len: usize,
+        chunk: usize,
+    ) -> Result<Self, DriverError> {
+        stream.context().bind_to_thread()?;
+        // SAFETY: the context is current; the bytes are zeroed below before
+        // anyone reads them.
+        let ptr = unsafe { result::malloc_sync(reserved) }?;
+        let allocation = DeviceAllocation {
+            ptr,
+            reserved,
+            len,
+            chunk,
+            stream: Arc::clone(stream),
+        };
+        // SAFETY: `ptr` holds `reserved` bytes, just allocated on this context.
+        unsafe { result::memset_d8_async(ptr, 0, reserved, stream.cu_stream()) }?;
+        Ok(allocation)
     }
 
     pub(crate) fn device_ptr(&self) -> u64 {
-        self.buf.device_ptr()
+        self.ptr
     }
 
-    /// Bytes of the buffer now (a multiple of the chunk).
+    /// Bytes of the buffer now.
     pub(crate) fn len(&self) -> usize {
         self.len
     }
 
     /// The most the buffer can grow to: the allocation's length.
     pub(crate) fn reserved(&self) -> usize {
-        self.buf.len()
+        self.reserved
     }
 
     /// Moves the end to at least `len` bytes, in whole chunks (as
     /// [`CudaVm::grow_to`](super::CudaVm::grow_to)).
     pub(crate) fn grow_to(&mut self, len: usize) -> Result<(), CudaError> {
         let target = round_up(len, self.chunk)
-            .filter(|&target| target <= self.reserved())
+            .filter(|&target| target <= self.reserved)
             .ok_or(CudaError::BeyondReservation {
                 len,
-                reserved: self.reserved(),
+                reserved: self.reserved,
             })?;
         self.len = self.len.max(target);
         Ok(())
     }
 
     /// Moves the end down to `len` bytes rounded up to whole chunks (as
-    /// [`CudaVm::trim_to`](super::CudaVm::trim_to)); the
-    /// memory stays allocated, so nothing needs to wait.
+    /// [`CudaVm::trim_to`](super::CudaVm::trim_to)); the memory stays
+    /// allocated, so nothing needs to wait.
     pub(crate) fn trim_to(&mut self, len: usize) {
         let keep = round_up(len, self.chunk).unwrap_or(usize::MAX);
         self.len = self.len.min(keep);
+    }
+}
+
+impl Drop for DeviceAllocation {
+    fn drop(&mut self) {
+        let context = self.stream.context();
+        context.record_err(context.bind_to_thread());
+        // SAFETY: the pointer came from `cuMemAlloc` and is freed once;
+        // `cuMemFree` waits for work using it.
+        context.record_err(unsafe { result::free_sync(self.ptr) });
     }
 }
