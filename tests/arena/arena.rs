@@ -3,7 +3,7 @@
 use gpu_aligned::align::ARRAY_ALIGN;
 use gpu_aligned::arena::Arena;
 use gpu_aligned::arena::ArenaOptions;
-use gpu_aligned::backend::Backend;
+use gpu_aligned::backend::Buffer;
 use gpu_aligned::vector::{double2, float4};
 
 use crate::support::assert_consistent;

@@ -57,7 +57,7 @@ fn an_empty_array_reads_back_empty_and_its_views_are_empty() {
     assert_eq!(arena.offset(&a).unwrap(), 0);
     assert_eq!(
         arena.address(&a).unwrap(),
-        gpu_aligned::backend::Backend::base_address(arena.backend())
+        gpu_aligned::backend::Buffer::base_address(arena.backend())
     );
     let mut image = arena.alloc_pitched::<u16>(0, 3).unwrap();
     arena.write_rows(&mut image, &[]).unwrap();

@@ -3,7 +3,7 @@
 use gpu_aligned::align::PITCH_ALIGN;
 use gpu_aligned::arena::Arena;
 use gpu_aligned::arena::ArenaOptions;
-use gpu_aligned::backend::Backend;
+use gpu_aligned::backend::Buffer;
 
 use crate::support::{align_up, assert_consistent, StandIn};
 

@@ -10,7 +10,7 @@
 
 use gpu_aligned::arena::{Arena, ArenaOptions, Plan};
 use gpu_aligned::backend::cuda::cudarc::driver::{CudaContext, LaunchConfig, PushKernelArg};
-use gpu_aligned::backend::Backend;
+use gpu_aligned::backend::Buffer;
 use gpu_aligned::vector::float4;
 
 use crate::types::{module, stream};

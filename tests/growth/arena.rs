@@ -6,7 +6,7 @@ use crate::support::GrowingArena;
 use gpu_aligned::alloc::AllocError;
 use gpu_aligned::arena::ArenaOptions;
 use gpu_aligned::arena::{Arena, ArenaError, GrowthError, GrowthPolicy, DEFAULT_CHUNK};
-use gpu_aligned::backend::Backend;
+use gpu_aligned::backend::Buffer;
 
 /// Small enough for Miri, whose fallback allocates the whole maximum.
 const CHUNK: usize = 64 << 10;

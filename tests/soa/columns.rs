@@ -268,7 +268,7 @@ fn an_empty_structure_of_arrays_takes_no_bytes_and_reads_back_empty() {
     assert!(arena.write_soa(&mut soa, &[particle(&mut Rng(7))]).is_err());
     // The kernel's view: no elements, every column at the buffer's base.
     let view = arena.soa_view(&soa).unwrap();
-    let base = gpu_aligned::backend::Backend::base_address(arena.backend());
+    let base = gpu_aligned::backend::Buffer::base_address(arena.backend());
     assert_eq!(view.len, 0);
     assert!(
         view.columns.iter().all(|&address| address == base),

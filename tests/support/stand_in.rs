@@ -4,7 +4,7 @@
 //! odd base); the benches count the instructions of the device arena's
 //! path. One file for both: the benches include it by path.
 
-use gpu_aligned::backend::{Backend, Rows, Span};
+use gpu_aligned::backend::{Buffer, Grow, MoveBytes, Rows, Span, StreamOrder};
 
 /// A device as the arena sees it: a made-up address whose bytes nothing
 /// reads, and the device backend's kind of tracking (a box made on an
@@ -55,11 +55,8 @@ pub type Events = std::sync::OnceLock<Box<[u64; 8]>>;
 // SAFETY: nothing dereferences the made-up addresses: every byte-moving
 // method refuses, and its users ask the arena only for offsets, addresses,
 // copy parameters and the blocks' comings and goings.
-unsafe impl Backend for StandIn {
+unsafe impl Buffer for StandIn {
     type Error = NoBytes;
-    type Tracking = Events;
-    type Stream = ();
-    type Fence = std::convert::Infallible;
 
     fn len(&self) -> usize {
         self.len
@@ -68,6 +65,11 @@ unsafe impl Backend for StandIn {
     fn base_address(&self) -> u64 {
         self.base
     }
+}
+
+// SAFETY: every byte-moving method refuses.
+unsafe impl MoveBytes for StandIn {
+    type Stream = ();
 
     fn stream(&self) -> &() {
         &()
@@ -131,6 +133,13 @@ unsafe impl Backend for StandIn {
     ) -> Result<(), NoBytes> {
         Err(NoBytes)
     }
+}
+
+// SAFETY: nothing is queued: no fence is ever made.
+unsafe impl StreamOrder for StandIn {
+    type Tracking = Events;
+
+    type Fence = std::convert::Infallible;
 
     #[inline]
     fn needs_retire(&self, tracking: &Events) -> bool {
@@ -161,7 +170,10 @@ unsafe impl Backend for StandIn {
     fn quiesce(&mut self) -> Result<(), NoBytes> {
         Ok(())
     }
+}
 
+// SAFETY: the buffer never grows nor gives memory back.
+unsafe impl Grow for StandIn {
     fn max_len(&self) -> usize {
         self.max
     }

@@ -91,7 +91,7 @@ impl<B: Backend> Drop for Place<B> {
         // tracking of an array the backend's work used, and left it empty;
         // one that may not be (a backend whose `never_used` cannot tell)
         // is dropped out of line. An empty tracking holds nothing
-        // (`Backend::Tracking`), so the one left in the field is forgotten.
+        // (`StreamOrder::Tracking`), so the one left in the field is forgotten.
         if !B::never_used(&self.tracking) {
             drop_tracking::<B>(&mut self.tracking);
         }

@@ -189,7 +189,7 @@ impl<B: Backend> fmt::Debug for Arena<B> {
 }
 
 /// The result type of arena operations on backend `B`.
-pub type ArenaResult<T, B> = Result<T, ArenaError<<B as Backend>::Error>>;
+pub type ArenaResult<T, B> = Result<T, ArenaError<<B as crate::backend::Buffer>::Error>>;
 
 impl<B: Backend> Arena<B> {
     /// The alignment every array start gets at least.
@@ -217,7 +217,7 @@ impl<B: Backend> Arena<B> {
     /// The buffer.
     ///
     /// ```
-    /// use gpu_aligned::backend::Backend;
+    /// use gpu_aligned::backend::Buffer;
     /// # let arena = gpu_aligned::arena::Arena::host(4096)?;
     /// assert_eq!(arena.backend().len(), 4096);
     /// # Ok::<(), Box<dyn std::error::Error>>(())
@@ -410,7 +410,7 @@ impl<B: Backend> Arena<B> {
     /// length before the address in either case.)
     ///
     /// ```
-    /// use gpu_aligned::backend::Backend;
+    /// use gpu_aligned::backend::Buffer;
     /// # let mut arena = gpu_aligned::arena::Arena::host(4096)?;
     /// let a = arena.alloc::<u8>(10)?;
     /// assert_eq!(arena.address(&a)?, arena.backend().base_address() + arena.offset(&a)?);

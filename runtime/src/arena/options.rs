@@ -124,7 +124,7 @@ impl ArenaOptions {
     }
 
     /// An arena over `backend`, which keeps its length unless the options
-    /// grow (then up to the backend's [`max_len`](Backend::max_len)).
+    /// grow (then up to the backend's [`max_len`](crate::backend::Grow::max_len)).
     ///
     /// ```
     /// use gpu_aligned::arena::ArenaOptions;

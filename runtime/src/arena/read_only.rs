@@ -84,7 +84,7 @@ impl Arena<CudaBackend> {
         let regions = &self.pool.watch().regions;
         let marked = if regions.is_active() && !array.is_empty() {
             let address = self.address(array)?;
-            crate::backend::Backend::enter_for_tools(&self.backend);
+            crate::backend::Buffer::enter_for_tools(&self.backend);
             regions.read_only_begin(address).then_some(address)
         } else {
             None

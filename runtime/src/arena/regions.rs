@@ -146,7 +146,7 @@ impl<B: Backend> Arena<B> {
     }
 
     /// The buffer was trimmed to `capacity`: heaps past what the backend
-    /// can still hold go (the heaps cover [`Backend::max_len`], which a
+    /// can still hold go (the heaps cover [`Grow::max_len`](crate::backend::Grow::max_len), which a
     /// backend may lower as it trims).
     pub(super) fn regions_trimmed(&mut self, capacity: usize) {
         self.backend.enter_for_tools();

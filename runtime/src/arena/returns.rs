@@ -38,10 +38,10 @@ use crate::backend::Backend;
 use crate::sanitizer::DropWatch;
 
 /// A dropped array: its block, and what the backend tracked for it.
-pub(super) type Returned<B> = (Allocation, <B as Backend>::Tracking);
+pub(super) type Returned<B> = (Allocation, <B as crate::backend::StreamOrder>::Tracking);
 
 /// Dropped arrays, in two lists: those the backend's work never used
-/// ([`Backend::never_used`]), as their blocks alone, and the others with
+/// ([`StreamOrder::never_used`](crate::backend::StreamOrder::never_used)), as their blocks alone, and the others with
 /// their tracking. An array never used on a device thus costs a drop what
 /// a host array costs: no tracking is moved through the list, dropped or
 /// asked about, and its block goes straight to the arena's reuse stacks.

@@ -72,7 +72,7 @@ use crate::GpuWords;
 /// - **Drops on other threads**: an array goes back to the list of the
 ///   slot that made it, whichever thread drops it.
 /// - **Devices**: a thread keeps only blocks whose tracking says the
-///   backend's work never used them ([`Backend::never_used`]); an array
+///   backend's work never used them ([`StreamOrder::never_used`](crate::backend::StreamOrder::never_used)); an array
 ///   used on a stream goes back to the shared arena (with the thread's next
 ///   batch), which hands its bytes out again only after its last recorded
 ///   use, as it does for its own arrays.

@@ -8,7 +8,7 @@ use core::fmt;
 use core::ptr::NonNull;
 
 use super::vm::HostVm;
-use super::{Backend, HostAccess, Rows, Span};
+use super::{Buffer, Grow, HostAccess, MoveBytes, Rows, Span, StreamOrder};
 use crate::align::{bytes_of, offset_of, round_up};
 
 /// The smallest alignment a [`HostBuffer`] gets, whatever is asked: the
@@ -132,7 +132,7 @@ impl std::error::Error for HostError {}
 /// and only the pages its arrays write become memory (a 64 GiB buffer on a
 /// machine with less RAM is made at once). A buffer made with
 /// [`growable`](HostBuffer::growable) reserves more than it starts with and
-/// grows in place ([`Backend::grow`]), its address fixed.
+/// grows in place ([`Grow::grow`](crate::backend::Grow::grow)), its address fixed.
 pub struct HostBuffer {
     vm: HostVm,
     /// The buffer's length: at most what `vm` has committed.
@@ -154,7 +154,7 @@ impl HostBuffer {
     /// `max(align, 256)`. Its pages become memory when first written.
     ///
     /// ```
-    /// use gpu_aligned::backend::{Backend, HostBuffer};
+    /// use gpu_aligned::backend::{Buffer, HostBuffer};
     ///
     /// let buffer = HostBuffer::new(1000, 4096)?;
     /// assert_eq!((buffer.len(), buffer.base_address() % 4096), (1000, 0));
@@ -177,7 +177,7 @@ impl HostBuffer {
     /// `max(align, 256)`.
     ///
     /// ```
-    /// use gpu_aligned::backend::{Backend, HostBuffer};
+    /// use gpu_aligned::backend::{Buffer, Grow, HostBuffer};
     ///
     /// let buffer = HostBuffer::growable(1 << 16, 16 << 20, 256)?;
     /// assert_eq!((buffer.len(), buffer.max_len()), (1 << 16, 16 << 20));
@@ -279,11 +279,8 @@ fn outside(span: Span) -> HostError {
 // stay) and `trim`; the reservation is owned by this value until it drops,
 // and every method below touches only the bytes of the ranges it is given,
 // after checking they lie inside.
-unsafe impl Backend for HostBuffer {
+unsafe impl Buffer for HostBuffer {
     type Error = HostError;
-    type Tracking = ();
-    type Stream = ();
-    type Fence = core::convert::Infallible;
 
     fn len(&self) -> usize {
         self.len
@@ -292,6 +289,12 @@ unsafe impl Backend for HostBuffer {
     fn base_address(&self) -> u64 {
         self.vm.base_address()
     }
+}
+
+// SAFETY: every method touches only the bytes of the ranges it is given,
+// after checking they lie inside.
+unsafe impl MoveBytes for HostBuffer {
+    type Stream = ();
 
     fn stream(&self) -> &() {
         &()
@@ -423,6 +426,14 @@ unsafe impl Backend for HostBuffer {
         }
         Ok(())
     }
+}
+
+// SAFETY: no work is queued on the host: a freed array's bytes are free at
+// once, and no fence is ever made.
+unsafe impl StreamOrder for HostBuffer {
+    type Tracking = ();
+
+    type Fence = core::convert::Infallible;
 
     fn needs_retire(&self, _tracking: &()) -> bool {
         false
@@ -450,7 +461,11 @@ unsafe impl Backend for HostBuffer {
     fn quiesce(&mut self) -> Result<(), HostError> {
         Ok(())
     }
+}
 
+// SAFETY: `grow` commits before the length goes up, so the bytes below stay;
+// `release` and `trim` touch only the pages of the ranges they are given.
+unsafe impl Grow for HostBuffer {
     fn max_len(&self) -> usize {
         self.max
     }

@@ -1,8 +1,10 @@
 //! Where an [`Arena`](crate::arena::Arena)'s bytes live, and how they move.
-//! A backend is one buffer with a fixed base address and length. It copies
-//! host bytes in and out of ranges of it, zero-fills them, copies pitched 2D
-//! ranges, and keeps whatever per-array state it needs to order that work
-//! (none on the host; read and write events on a CUDA device). It knows
+//! A backend is one buffer with a fixed base address ([`Buffer`]); it moves
+//! host bytes in and out of ranges of it, zero-fills them and copies pitched
+//! 2D ranges ([`MoveBytes`]), keeps whatever per-array state it needs to
+//! order that work and says when a freed array's bytes are free
+//! ([`StreamOrder`]: nothing on the host, events on a CUDA device), and may
+//! grow in place ([`Grow`]). [`Backend`] is the four together. It knows
 //! nothing of element types, handles or allocators: the typed arena checks
 //! every range before it asks a backend to touch it.
 //!
@@ -11,7 +13,7 @@
 //! in `backend::cuda`, behind the `cuda` feature.
 //!
 //! ```
-//! use gpu_aligned::backend::{Backend, HostBuffer};
+//! use gpu_aligned::backend::{Buffer, HostBuffer};
 //!
 //! let buffer = HostBuffer::new(4096, 256)?;
 //! assert_eq!(buffer.len(), 4096);
@@ -113,53 +115,49 @@ impl Rows {
     }
 }
 
-/// One buffer that an arena carves arrays out of, and the operations that
-/// move its bytes.
+/// What an arena needs of the memory it carves arrays out of: the four
+/// capabilities below, each its own trait, so that each layer of the
+/// arena's byte path is bounded by what it uses. Implemented for every type
+/// that has all four; a backend implements those.
 ///
 /// The arena calls the `unsafe` methods only with ranges it has checked to
 /// lie inside the buffer and inside one live array, and only while it holds
 /// exclusive access to that array for the writing ones (`&mut` on the
 /// array's handle) or shared access for the reading ones. Backends may rely
-/// on that; in turn they only touch the bytes they are asked to.
+/// on that; in turn they only touch the bytes they are asked to. Code that
+/// launches kernels on `base_address + offset` relies on the traits'
+/// promises: an address the backend lied about is a misaligned-address
+/// fault or a write into someone else's memory.
+pub trait Backend: Buffer + MoveBytes + StreamOrder + Grow {}
+
+impl<B: Buffer + MoveBytes + StreamOrder + Grow> Backend for B {}
+
+/// One buffer: its length, its address, and whether the tools watching
+/// kernels see it.
 ///
 /// # Safety
 ///
-/// An implementation promises that, for as long as the value lives:
-/// - [`base_address`](Backend::base_address) never changes, and
-///   [`len`](Backend::len) changes only through [`grow`](Backend::grow)
-///   (never down, every byte below the old length keeping its contents and
-///   address) and [`trim`](Backend::trim);
-/// - the bytes `base_address .. base_address + len` (in the address space the
-///   buffer lives in: host or device) belong to this value alone and stay
-///   valid, so that `base_address + offset` is a usable address for every
-///   `offset < len`;
-/// - the byte-moving methods touch exactly the bytes of the ranges they are
-///   given, and a range is not touched after a method that returned a
-///   [`Fence`](Backend::Fence) for it has seen the fence pass.
-///
-/// Code that launches kernels on `base_address + offset` relies on this: an
-/// address the backend lied about is a misaligned-address fault or a write
-/// into someone else's memory.
-pub unsafe trait Backend {
+/// For as long as the value lives, [`base_address`](crate::backend::Buffer::base_address)
+/// never changes, and the bytes `base_address .. base_address + len` (in
+/// the address space the buffer lives in: host or device) belong to this
+/// value alone and stay valid, so that `base_address + offset` is a usable
+/// address for every `offset < len`. [`len`](crate::backend::Buffer::len) changes only
+/// through [`Grow`].
+pub unsafe trait Buffer {
     /// Why an operation of this backend failed.
     type Error: core::fmt::Debug + core::fmt::Display;
 
-    /// What the backend keeps for each array (its read and write events on
-    /// a device). Made empty when the array is allocated; the backend fills
-    /// it on first use. A tracking [`never_used`](Backend::never_used)
-    /// calls unused holds nothing that needs dropping: the arena forgets
-    /// such trackings instead of dropping them.
-    type Tracking: Default;
-
-    /// Where work is ordered: a CUDA stream on a device, nothing on the host.
-    type Stream;
-
-    /// A point that the work on a freed array's bytes must pass before the
-    /// bytes can be handed out again.
-    type Fence;
-
     /// Size of the buffer in bytes.
     fn len(&self) -> usize;
+
+    /// Whether the buffer has no bytes.
+    fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Address of the first byte (a host pointer or a device pointer, as a
+    /// number). The arena checks it is a multiple of its minimum alignment.
+    fn base_address(&self) -> u64;
 
     /// Whether the buffer is device memory that the tools watching kernels
     /// (compute-sanitizer) can be told about, so the arena registers its
@@ -173,15 +171,18 @@ pub unsafe trait Backend {
     /// tells a tool about its arrays (a device backend binds its CUDA
     /// context; the tool checks addresses against the current one).
     fn enter_for_tools(&self) {}
+}
 
-    /// Whether the buffer has no bytes.
-    fn is_empty(&self) -> bool {
-        self.len() == 0
-    }
-
-    /// Address of the first byte (a host pointer or a device pointer, as a
-    /// number). The arena checks it is a multiple of its minimum alignment.
-    fn base_address(&self) -> u64;
+/// The byte movers: host bytes in and out of ranges of the buffer,
+/// zero-fill, copies between arrays and pitched rows, each in a stream's
+/// order.
+///
+/// # Safety
+///
+/// The methods touch exactly the bytes of the ranges they are given.
+pub unsafe trait MoveBytes: StreamOrder {
+    /// Where work is ordered: a CUDA stream on a device, nothing on the host.
+    type Stream;
 
     /// The stream work goes to when none is named.
     fn stream(&self) -> &Self::Stream;
@@ -211,7 +212,7 @@ pub unsafe trait Backend {
     ///
     /// # Safety
     ///
-    /// As [`write`](Backend::write), with shared access to the array;
+    /// As [`write`](crate::backend::MoveBytes::write), with shared access to the array;
     /// `dst.len() == src.len`.
     ///
     /// # Errors
@@ -230,7 +231,7 @@ pub unsafe trait Backend {
     ///
     /// # Safety
     ///
-    /// As [`write`](Backend::write).
+    /// As [`write`](crate::backend::MoveBytes::write).
     ///
     /// # Errors
     ///
@@ -271,7 +272,7 @@ pub unsafe trait Backend {
     ///
     /// # Safety
     ///
-    /// As [`write`](Backend::write); every row of `dst` lies inside the array
+    /// As [`write`](crate::backend::MoveBytes::write); every row of `dst` lies inside the array
     /// and `src.len() == dst.row_bytes * dst.rows`.
     ///
     /// # Errors
@@ -290,7 +291,7 @@ pub unsafe trait Backend {
     ///
     /// # Safety
     ///
-    /// As [`read`](Backend::read); every row of `src` lies inside the array
+    /// As [`read`](crate::backend::MoveBytes::read); every row of `src` lies inside the array
     /// and `dst.len() == src.row_bytes * src.rows`.
     ///
     /// # Errors
@@ -304,9 +305,32 @@ pub unsafe trait Backend {
         src: Rows,
         dst: &mut [u8],
     ) -> Result<(), Self::Error>;
+}
+
+/// Ordering: what the backend keeps for each array to order its work, and
+/// the fences a freed array's bytes wait for before they are handed out
+/// again.
+///
+/// # Safety
+///
+/// A range is not touched by the backend's work after a method that
+/// returned a [`Fence`](crate::backend::StreamOrder::Fence) for it has seen the fence pass,
+/// and a tracking [`never_used`](crate::backend::StreamOrder::never_used) calls unused is
+/// one no work queued so far can still use.
+pub unsafe trait StreamOrder: Buffer {
+    /// What the backend keeps for each array (its read and write events on
+    /// a device). Made empty when the array is allocated; the backend fills
+    /// it on first use. A tracking [`never_used`](crate::backend::StreamOrder::never_used)
+    /// calls unused holds nothing that needs dropping: the arena forgets
+    /// such trackings instead of dropping them.
+    type Tracking: Default;
+
+    /// A point that the work on a freed array's bytes must pass before the
+    /// bytes can be handed out again.
+    type Fence;
 
     /// Whether freeing an array with this tracking needs
-    /// [`retire`](Backend::retire) at all: `false` lets the arena hand its
+    /// [`retire`](crate::backend::StreamOrder::retire) at all: `false` lets the arena hand its
     /// bytes back at once, without asking. The default asks.
     fn needs_retire(&self, tracking: &Self::Tracking) -> bool {
         let _ = tracking;
@@ -318,7 +342,7 @@ pub unsafe trait Backend {
     /// its bytes, and a thread that does not hold the backend may hand them
     /// out again at once (what the per-thread caches of the arena's
     /// `ThreadArena` do). `false`, the default,
-    /// sends every array through [`retire`](Backend::retire).
+    /// sends every array through [`retire`](crate::backend::StreamOrder::retire).
     fn never_used(tracking: &Self::Tracking) -> bool {
         let _ = tracking;
         false
@@ -368,12 +392,22 @@ pub unsafe trait Backend {
     fn stream_fence(&mut self) -> Result<Option<Self::Fence>, Self::Error> {
         Ok(None)
     }
+}
 
-    /// The most bytes [`grow`](Backend::grow) can reach: the range reserved
+/// Growth: a buffer that grows in place and gives memory back. Every
+/// method has a default for a buffer that does neither.
+///
+/// # Safety
+///
+/// Growing never lowers [`len`](crate::backend::Buffer::len) and keeps every byte below the
+/// old length, its contents and its address; [`release`](crate::backend::Grow::release)
+/// and [`trim`](crate::backend::Grow::trim) touch only the bytes they are given.
+pub unsafe trait Grow: Buffer {
+    /// The most bytes [`grow`](crate::backend::Grow::grow) can reach: the range reserved
     /// up front. A buffer that cannot grow (the default) says its length.
     ///
     /// ```
-    /// use gpu_aligned::backend::{Backend, HostBuffer};
+    /// use gpu_aligned::backend::{Grow, HostBuffer};
     ///
     /// assert_eq!(HostBuffer::new(4096, 256)?.max_len(), 4096);
     /// assert_eq!(HostBuffer::growable(4096, 1 << 20, 256)?.max_len(), 1 << 20);
@@ -384,12 +418,12 @@ pub unsafe trait Backend {
     }
 
     /// Grows the buffer in place to `len` bytes (at most
-    /// [`max_len`](Backend::max_len)) and returns its new length. The base
+    /// [`max_len`](crate::backend::Grow::max_len)) and returns its new length. The base
     /// address stays, and so does every byte below the old length. A buffer
     /// that cannot grow (the default) returns its length unchanged.
     ///
     /// ```
-    /// use gpu_aligned::backend::{Backend, HostBuffer};
+    /// use gpu_aligned::backend::{Buffer, Grow, HostBuffer};
     ///
     /// let mut buffer = HostBuffer::growable(4096, 1 << 20, 256)?;
     /// let base = buffer.base_address();
@@ -419,7 +453,7 @@ pub unsafe trait Backend {
     /// and keeps the memory.
     ///
     /// ```
-    /// use gpu_aligned::backend::{Backend, HostBuffer, Span};
+    /// use gpu_aligned::backend::{Buffer, Grow, HostBuffer, Span};
     ///
     /// let mut buffer = HostBuffer::growable(1 << 20, 1 << 20, 256)?;
     /// let page = gpu_aligned::backend::HostVm::page_size();
@@ -436,7 +470,7 @@ pub unsafe trait Backend {
         Ok(false)
     }
 
-    /// Whether [`release`](Backend::release) gives memory back (the
+    /// Whether [`release`](crate::backend::Grow::release) gives memory back (the
     /// default: no). A growing arena over a backend that does keeps its
     /// memory close to its live bytes (see [`Arena::committed`](crate::arena::Arena::committed)).
     fn can_release(&self) -> bool {
@@ -453,7 +487,7 @@ pub unsafe trait Backend {
     /// An arena calls it only for bytes that no live array holds.
     ///
     /// ```
-    /// use gpu_aligned::backend::{Backend, HostBuffer};
+    /// use gpu_aligned::backend::{Buffer, Grow, HostBuffer};
     ///
     /// let mut buffer = HostBuffer::growable(1 << 20, 1 << 20, 256)?;
     /// assert_eq!(buffer.trim(4096)?, 4096);
@@ -464,7 +498,7 @@ pub unsafe trait Backend {
     /// # Errors
     ///
     /// The backend's error when waiting for the streams or giving memory
-    /// back fails; [`len`](Backend::len) then says what is left.
+    /// back fails; [`len`](crate::backend::Buffer::len) then says what is left.
     fn trim(&mut self, len: usize) -> Result<usize, Self::Error> {
         let _ = len;
         Ok(self.len())
@@ -476,8 +510,8 @@ pub unsafe trait Backend {
 ///
 /// # Safety
 ///
-/// [`host_ptr`](HostAccess::host_ptr) points to the [`len`](Backend::len)
-/// bytes of the buffer, at [`base_address`](Backend::base_address),
+/// [`host_ptr`](HostAccess::host_ptr) points to the [`len`](crate::backend::Buffer::len)
+/// bytes of the buffer, at [`base_address`](crate::backend::Buffer::base_address),
 /// initialised, readable and writable for as long as the value lives, and
 /// nothing else reads or writes them except through the [`Backend`]
 /// methods: the arena hands out references into them, guarded by its

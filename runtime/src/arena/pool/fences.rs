@@ -1,6 +1,6 @@
 //! The fences layer: blocks of arrays given back while a stream may still
 //! use them. The backend records a fence when such a block comes back
-//! ([`Backend::retire`]); the block waits here, oldest first, until that
+//! ([`StreamOrder::retire`](crate::backend::StreamOrder::retire)); the block waits here, oldest first, until that
 //! fence has passed (every use recorded on the array, on any stream, has
 //! finished), and only then goes down to be kept or freed. A block no
 //! stream used passes straight down after one check.
@@ -10,18 +10,18 @@ use alloc_crate::collections::VecDeque;
 use super::{Ask, Fate, Offsets, Pool};
 use crate::alloc::Allocation;
 use crate::arena::{ArenaError, ArenaResult};
-use crate::backend::Backend;
+use crate::backend::StreamOrder;
 use crate::sanitizer::ArrayInfo;
 
 /// Blocks waiting for their fences, over the layer below. See the [module
 /// docs](self).
-pub(in crate::arena) struct Fences<B: Backend, L> {
+pub(in crate::arena) struct Fences<B: StreamOrder, L> {
     /// Oldest first.
     pending: VecDeque<(Allocation, B::Fence)>,
     pub(super) lower: L,
 }
 
-impl<B: Backend, L: Pool<B>> Fences<B, L> {
+impl<B: StreamOrder, L: Pool<B>> Fences<B, L> {
     pub(super) fn new(lower: L) -> Self {
         Fences {
             pending: VecDeque::new(),
@@ -79,7 +79,7 @@ impl<B: Backend, L: Pool<B>> Fences<B, L> {
     }
 }
 
-impl<B: Backend, L: Pool<B>> Pool<B> for Fences<B, L> {
+impl<B: StreamOrder, L: Pool<B>> Pool<B> for Fences<B, L> {
     /// Nothing at once while blocks wait for fences (`reserve` looks).
     #[inline(always)]
     fn take(&mut self, ask: Ask) -> Option<Allocation> {

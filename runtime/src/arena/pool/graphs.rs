@@ -30,7 +30,7 @@ use super::{Ask, Fate, Offsets, Pool};
 use crate::alloc::Allocation;
 use crate::arena::returns::Returned;
 use crate::arena::{ArenaError, ArenaResult};
-use crate::backend::Backend;
+use crate::backend::StreamOrder;
 use crate::sanitizer::ArrayInfo;
 
 /// Set when the graph is dropped.
@@ -96,7 +96,7 @@ impl GraphLife {
 }
 
 /// The arrays of one live (or dropped, not yet fenced) graph.
-struct Held<B: Backend> {
+struct Held<B: StreamOrder> {
     life: Arc<GraphLife>,
     /// Offsets of the arrays the capture touched, sorted.
     touched: Vec<u64>,
@@ -112,7 +112,7 @@ struct Held<B: Backend> {
 
 /// The captures and graphs of one arena, over the layer below. See the
 /// [module docs](self).
-pub(in crate::arena) struct Graphs<B: Backend, L> {
+pub(in crate::arena) struct Graphs<B: StreamOrder, L> {
     /// Whether a capture is under way.
     capturing: bool,
     /// Arrays given back during the capture under way.
@@ -124,7 +124,7 @@ pub(in crate::arena) struct Graphs<B: Backend, L> {
     pub(super) lower: L,
 }
 
-impl<B: Backend, L> Graphs<B, L> {
+impl<B: StreamOrder, L> Graphs<B, L> {
     /// No capture under way and no graph alive: nothing is held.
     #[inline(always)]
     pub(in crate::arena) fn idle(&self) -> bool {
@@ -160,7 +160,7 @@ impl<B: Backend, L> Graphs<B, L> {
     }
 }
 
-impl<B: Backend, L: Pool<B>> Graphs<B, L> {
+impl<B: StreamOrder, L: Pool<B>> Graphs<B, L> {
     pub(super) fn new(lower: L) -> Self {
         Graphs {
             capturing: false,
@@ -258,7 +258,7 @@ impl<B: Backend, L: Pool<B>> Graphs<B, L> {
     }
 }
 
-impl<B: Backend, L: Pool<B>> Pool<B> for Graphs<B, L> {
+impl<B: StreamOrder, L: Pool<B>> Pool<B> for Graphs<B, L> {
     #[inline(always)]
     fn take(&mut self, ask: Ask) -> Option<Allocation> {
         self.lower.take(ask)
@@ -315,7 +315,7 @@ impl<B: Backend, L: Pool<B>> Pool<B> for Graphs<B, L> {
     pass_down!();
 }
 
-impl<B: Backend, L> Drop for Graphs<B, L> {
+impl<B: StreamOrder, L> Drop for Graphs<B, L> {
     fn drop(&mut self) {
         self.stop_launches();
     }
@@ -333,7 +333,7 @@ mod device {
     use crate::arena::{Arena, ArenaError, ArenaResult};
     use crate::backend::cuda::Graph;
     use crate::backend::cuda::{CudaBackend, CudaError};
-    use crate::backend::Backend as _;
+    use crate::backend::Buffer as _;
 
     /// A CUDA graph captured from the work of a device arena
     /// ([`Arena::capture`]). While it lives, the bytes of every array its

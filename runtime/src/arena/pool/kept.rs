@@ -43,7 +43,7 @@ use crate::align::offset_of;
 use crate::alloc::Allocation;
 use crate::arena::tuning::{CLASSES, DEPTH, LARGE};
 use crate::arena::ArenaResult;
-use crate::backend::Backend;
+use crate::backend::StreamOrder;
 use crate::sanitizer::ArrayInfo;
 
 /// The kept layer: blocks of dropped arrays over the layer below. See the
@@ -72,7 +72,7 @@ impl<L> Kept<L> {
     /// a new stamp, or frees it. A stale block (dropped after a reset) is
     /// neither: the allocator refuses it, and it frees nothing.
     #[inline(always)]
-    fn keep<B: Backend>(&mut self, backend: &mut B, block: Allocation)
+    fn keep<B: StreamOrder>(&mut self, backend: &mut B, block: Allocation)
     where
         L: Pool<B>,
     {
@@ -93,7 +93,7 @@ impl<L> Kept<L> {
     /// of line: a loop over a few sizes keeps every block it drops.
     #[cold]
     #[inline(never)]
-    fn unkept<B: Backend>(&mut self, backend: &mut B, block: Allocation)
+    fn unkept<B: StreamOrder>(&mut self, backend: &mut B, block: Allocation)
     where
         L: Pool<B>,
     {
@@ -106,7 +106,7 @@ impl<L> Kept<L> {
     /// is placed, so the holes they sit in merge first.
     #[cold]
     #[inline(never)]
-    fn free_large<B: Backend>(&mut self)
+    fn free_large<B: StreamOrder>(&mut self)
     where
         L: Pool<B>,
     {
@@ -115,7 +115,7 @@ impl<L> Kept<L> {
     }
 }
 
-impl<B: Backend, L: Pool<B>> Pool<B> for Kept<L> {
+impl<B: StreamOrder, L: Pool<B>> Pool<B> for Kept<L> {
     /// A kept block of the exact size (none while the layer below watches:
     /// nothing is kept then).
     #[inline(always)]

@@ -17,7 +17,7 @@
 //! memory (`docs/RESULTS.md`, "The hot path").
 
 use crate::alloc::{AllocError, Allocation};
-use crate::backend::Backend;
+use crate::backend::StreamOrder;
 use crate::sanitizer::ArrayInfo;
 
 use super::{ArenaError, ArenaResult};
@@ -81,7 +81,7 @@ pub(super) enum Fate {
 }
 
 /// One layer of the byte path. Crate-private: the arena's alone.
-pub(super) trait Pool<B: Backend> {
+pub(super) trait Pool<B: StreamOrder> {
     /// The layer's fast check: a block it hands out at once (a kept block),
     /// or `None`, and [`reserve`](Self::reserve) decides. Asks nothing
     /// below a layer that cannot answer at once.
@@ -144,7 +144,7 @@ pub(super) fn does_not_fit<E>(error: &ArenaError<E>) -> bool {
     )
 }
 
-impl<B: Backend> Stack<B> {
+impl<B: crate::backend::Backend> Stack<B> {
     /// The stack of a new arena: `offsets` at the bottom, the sanitizer's
     /// `regions` above it, nothing kept or waiting.
     pub(super) fn stack(

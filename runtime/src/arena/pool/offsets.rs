@@ -4,7 +4,7 @@
 //! chunks of it hold memory, so that the memory it holds follows the bytes
 //! live rather than its span. A growing arena over
 //! a backend that can give memory back while keeping the addresses
-//! ([`Backend::release`]: the host) gives back the whole chunks of every
+//! ([`Grow::release`](crate::backend::Grow::release): the host) gives back the whole chunks of every
 //! hole as the hole becomes free, and `trim` sweeps them all;
 //! an array placed over such chunks holds them again.
 //!
@@ -22,7 +22,7 @@
 //!
 //! The map is a bit per chunk of the span: set once the chunk's memory went
 //! back. It is off for a fixed arena and over a backend that cannot give
-//! memory back ([`Backend::can_release`]: a device buffer), so those arenas
+//! memory back ([`Grow::can_release`](crate::backend::Grow::can_release): a device buffer), so those arenas
 //! place and free as before.
 
 use alloc_crate::vec::Vec;
@@ -32,7 +32,7 @@ use crate::align::{bytes_of, round_up};
 use crate::alloc::{AllocError, Allocation, Allocator};
 use crate::arena::tuning::LARGE_CHUNKS;
 use crate::arena::{ArenaError, ArenaResult, GrowthPolicy};
-use crate::backend::{Backend, Span};
+use crate::backend::{Grow, Span, StreamOrder};
 use crate::sanitizer::ArrayInfo;
 
 /// The released chunks of a growing arena's span. See the [module
@@ -227,7 +227,7 @@ impl Offsets {
     /// when the arena cannot grow.
     #[cold]
     #[inline(never)]
-    fn grow_and_place<B: Backend>(
+    fn grow_and_place<B: Grow>(
         &mut self,
         backend: &mut B,
         bytes: usize,
@@ -258,7 +258,7 @@ impl Offsets {
     /// Gives back the memory at the end of a growing arena that no block
     /// holds, in whole chunks, never below the initial length, after the
     /// memory of the whole free chunks inside it (where the backend can).
-    pub(in crate::arena) fn trim<B: Backend>(
+    pub(in crate::arena) fn trim<B: Grow>(
         &mut self,
         backend: &mut B,
     ) -> ArenaResult<Trimmed<B::Error>, B> {
@@ -283,7 +283,7 @@ impl Offsets {
     }
 
     /// Gives back the memory of every whole chunk of free space.
-    fn release_free_chunks<B: Backend>(&mut self, backend: &mut B) {
+    fn release_free_chunks<B: Grow>(&mut self, backend: &mut B) {
         if !self.chunks.is_on() {
             return;
         }
@@ -296,7 +296,7 @@ impl Offsets {
     /// Gives back the memory of the whole chunks inside free space `start ..
     /// end` that still hold it, a run of chunks at a time.
     #[inline(never)]
-    fn release_between<B: Backend>(&mut self, backend: &mut B, start: u64, end: u64) {
+    fn release_between<B: Grow>(&mut self, backend: &mut B, start: u64, end: u64) {
         let chunk = self.chunks.chunk;
         let whole = self.chunks.whole(start, end);
         let mut from = whole.start;
@@ -320,7 +320,7 @@ impl Offsets {
     }
 }
 
-impl<B: Backend> Pool<B> for Offsets {
+impl<B: StreamOrder + Grow> Pool<B> for Offsets {
     /// The allocator's block; when it does not fit and `ask.grow`, the
     /// buffer grows for it (the layers above gave back what they hold
     /// first: see `Arena::reserve_refused`).

@@ -9,7 +9,7 @@ use super::{Ask, Fate, Offsets, Pool};
 use crate::align::offset_of;
 use crate::alloc::{AllocError, Allocation};
 use crate::arena::ArenaResult;
-use crate::backend::Backend;
+use crate::backend::{Grow, StreamOrder};
 use crate::sanitizer::{ArrayInfo, Regions};
 
 /// Red zones and what the tools watching kernels are told, over the layer
@@ -34,7 +34,7 @@ impl<L> Watch<L> {
     /// after the array's bytes, and is registered and named.
     #[cold]
     #[inline(never)]
-    fn reserve_watched<B: Backend>(
+    fn reserve_watched<B: StreamOrder + Grow>(
         &mut self,
         backend: &mut B,
         ask: Ask,
@@ -74,7 +74,7 @@ impl<L> Watch<L> {
     /// stops being a region.
     #[cold]
     #[inline(never)]
-    fn release_watched<B: Backend>(
+    fn release_watched<B: StreamOrder + Grow>(
         &mut self,
         backend: &mut B,
         block: Allocation,
@@ -91,7 +91,7 @@ impl<L> Watch<L> {
     }
 }
 
-impl<B: Backend, L: Pool<B>> Pool<B> for Watch<L> {
+impl<B: StreamOrder + Grow, L: Pool<B>> Pool<B> for Watch<L> {
     #[inline(always)]
     fn reserve(
         &mut self,

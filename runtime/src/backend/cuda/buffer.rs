@@ -100,7 +100,7 @@ impl CudaBackend {
     /// Reserves `max` bytes of device addresses on `stream`'s device
     /// (rounded up to whole chunks), maps and zeroes the first `len` (whole
     /// chunks too), and grows in place by `chunk`-byte chunks up to `max`
-    /// when asked ([`Backend::grow`](crate::backend::Backend::grow)). `chunk`
+    /// when asked ([`Grow::grow`](crate::backend::Grow::grow)(crate::backend::Grow::grow)). `chunk`
     /// is a multiple of [`CudaVm::granularity`]. Growth zeroes the new
     /// chunks and waits for that, so a fresh array reads zero on any stream,
     /// as in a buffer from [`new`](CudaBackend::new).
@@ -112,7 +112,7 @@ impl CudaBackend {
     /// only moves the buffer's end, and trimming gives nothing back.
     ///
     /// ```no_run
-    /// use gpu_aligned::backend::Backend;
+    /// use gpu_aligned::backend::{Buffer, Grow};
     /// use gpu_aligned::backend::cuda::cudarc::driver::CudaContext;
     /// use gpu_aligned::backend::cuda::CudaBackend;
     ///

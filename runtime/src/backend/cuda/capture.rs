@@ -16,7 +16,7 @@
 //! legal. The arrays' own events are never touched by a capture.
 //!
 //! Host bytes copied to the device inside a capture are read again by every
-//! replay, so [`CudaBackend::write`](crate::backend::Backend::write) copies
+//! replay, so [`CudaBackend::write`](crate::backend::MoveBytes::write) copies
 //! them first into a buffer that lives as long as the graph.
 
 use std::boxed::Box;

@@ -12,7 +12,7 @@ use super::buffer::CudaBackend;
 use super::error::CudaError;
 use super::tracking::ArrayEvents;
 use crate::align::{bytes_of, offset_of};
-use crate::backend::{Backend, Rows, Span};
+use crate::backend::{Buffer, Grow, MoveBytes, Rows, Span, StreamOrder};
 
 /// `range` as indices into the bytes of `array`.
 fn local(array: Span, range: Span) -> Result<Range<usize>, CudaError> {
@@ -114,11 +114,8 @@ impl CudaBackend {
 // given, checked to lie inside the array's slice, itself inside the buffer;
 // a freed array's fence is recorded after its slice's stream has waited on
 // every event its uses recorded.
-unsafe impl Backend for CudaBackend {
+unsafe impl Buffer for CudaBackend {
     type Error = CudaError;
-    type Tracking = ArrayEvents;
-    type Stream = Arc<CudaStream>;
-    type Fence = CudaEvent;
 
     fn len(&self) -> usize {
         self.buffer_len()
@@ -142,6 +139,12 @@ unsafe impl Backend for CudaBackend {
         // making it current changes only this thread's current context.
         let _bound = unsafe { cudarc::driver::result::ctx::set_current(context.cu_ctx()) };
     }
+}
+
+// SAFETY: every method touches only the range it is given, checked to lie
+// inside the array's slice, itself inside the buffer.
+unsafe impl MoveBytes for CudaBackend {
+    type Stream = Arc<CudaStream>;
 
     fn stream(&self) -> &Arc<CudaStream> {
         &self.stream
@@ -308,6 +311,14 @@ unsafe impl Backend for CudaBackend {
             Direction::DeviceToHost,
         )
     }
+}
+
+// SAFETY: a freed array's fence is recorded after its slice's stream has
+// waited on every event its uses recorded.
+unsafe impl StreamOrder for CudaBackend {
+    type Tracking = ArrayEvents;
+
+    type Fence = CudaEvent;
 
     // Inline: the arena asks for every array it takes back, from code
     // instantiated in the user's crate.
@@ -397,7 +408,11 @@ unsafe impl Backend for CudaBackend {
         let made = self.stream.record_event(None);
         self.driver("cuEventRecord", made).map(Some)
     }
+}
 
+// SAFETY: `grow` maps chunks after the mapped ones, which stay; `trim`
+// waits for the context before unmapping.
+unsafe impl Grow for CudaBackend {
     fn max_len(&self) -> usize {
         self.reserved_len()
     }
