@@ -45,7 +45,7 @@ fn grow_by_one_chunk(ctx: &Arc<CudaContext>, chunk: usize, size: usize) -> Res<f
         let start = Instant::now();
         vm.grow_to(size + chunk)?;
         samples.push(start.elapsed().as_secs_f64() * 1e6);
-        vm.trim_to(size)?;
+        vm.shrink_to(size)?;
     }
     Ok(median(&samples.split_off(2)))
 }

@@ -104,7 +104,7 @@ fuzz_target!(|data: &[u8]| {
             15 if op[3] < 128 => {
                 // Grow by up to 64 KiB.
                 capacity += usize::from(u16::from_le_bytes([op[1], op[2]])) + 1;
-                assert_eq!(allocator.grow(capacity), Ok(()));
+                assert_eq!(allocator.grow_to(capacity), Ok(()));
                 for a in &live {
                     assert_eq!(allocator.check_handle(a), Ok(()));
                 }
@@ -113,10 +113,10 @@ fuzz_target!(|data: &[u8]| {
                 // Shrink by part of the free tail.
                 let tail = allocator.free_tail();
                 if tail < capacity {
-                    assert!(allocator.shrink(capacity - tail - 1).is_err());
+                    assert!(allocator.shrink_to(capacity - tail - 1).is_err());
                 }
                 capacity -= tail / 4 * usize::from(op[1] % 4 + 1);
-                assert_eq!(allocator.shrink(capacity), Ok(()));
+                assert_eq!(allocator.shrink_to(capacity), Ok(()));
             }
             _ => {
                 allocator.reset();

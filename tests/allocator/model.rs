@@ -212,7 +212,7 @@ fn run_program(capacity: usize, granularity: usize, ops: &[Op]) -> Result<(), Te
             Op::Grow { by } => {
                 let before = allocator.stats();
                 model.capacity += by;
-                prop_assert_eq!(allocator.grow(model.capacity), Ok(()));
+                prop_assert_eq!(allocator.grow_to(model.capacity), Ok(()));
                 prop_assert_eq!(allocator.capacity(), model.capacity);
                 // The new bytes join the free tail: no new free block
                 // unless the old end was in use.
@@ -227,10 +227,13 @@ fn run_program(capacity: usize, granularity: usize, ops: &[Op]) -> Result<(), Te
                 let cut = tail / 4 * (pick % 4 + 1);
                 if tail < model.capacity {
                     let too_far = model.capacity - tail - 1;
-                    prop_assert!(allocator.shrink(too_far).is_err(), "cut into a used block");
+                    prop_assert!(
+                        allocator.shrink_to(too_far).is_err(),
+                        "cut into a used block"
+                    );
                 }
                 model.capacity -= cut;
-                prop_assert_eq!(allocator.shrink(model.capacity), Ok(()));
+                prop_assert_eq!(allocator.shrink_to(model.capacity), Ok(()));
                 prop_assert_eq!(allocator.capacity(), model.capacity);
             }
         }

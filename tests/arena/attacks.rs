@@ -51,10 +51,10 @@ fn the_allocator_survives_extreme_requests() {
                     allocator.free(a).unwrap();
                 }
                 4 => {
-                    let _ = allocator.grow(extreme(&mut rng));
+                    let _ = allocator.grow_to(extreme(&mut rng));
                 }
                 _ => {
-                    let _ = allocator.shrink(extreme(&mut rng));
+                    let _ = allocator.shrink_to(extreme(&mut rng));
                     let _ = allocator.largest_allocatable(extreme(&mut rng));
                 }
             }
@@ -94,13 +94,13 @@ fn growing_and_shrinking_never_overlaps_blocks() {
                 }
                 5 => {
                     let capacity = allocator.capacity();
-                    let _ = allocator.grow(capacity + rng.pick(4096));
+                    let _ = allocator.grow_to(capacity + rng.pick(4096));
                 }
                 _ => {
                     let tail = allocator.free_tail();
                     let capacity = allocator.capacity();
                     let target = capacity.saturating_sub(rng.pick(tail + 2));
-                    let shrunk = allocator.shrink(target);
+                    let shrunk = allocator.shrink_to(target);
                     assert_eq!(shrunk.is_ok(), capacity - target <= tail);
                 }
             }
@@ -241,16 +241,16 @@ fn a_host_reservation_refuses_extreme_lengths() {
     assert!(HostVm::reserve(4096, 1 << 63).is_err());
     let page = HostVm::page_size();
     let mut vm = HostVm::reserve(2 * page, 256).unwrap();
-    assert!(vm.commit(usize::MAX).is_err());
-    assert!(vm.commit(2 * page + 1).is_err());
+    assert!(vm.grow_to(usize::MAX).is_err());
+    assert!(vm.grow_to(2 * page + 1).is_err());
     assert_eq!(vm.committed(), 0);
-    vm.commit(1).unwrap();
+    vm.grow_to(1).unwrap();
     vm.committed_bytes_mut()[0] = 7;
-    vm.decommit(usize::MAX).unwrap();
+    vm.shrink_to(usize::MAX).unwrap();
     assert_eq!(vm.committed(), page);
-    vm.decommit(0).unwrap();
+    vm.shrink_to(0).unwrap();
     assert_eq!(vm.committed(), 0);
-    vm.commit(2 * page).unwrap();
+    vm.grow_to(2 * page).unwrap();
     assert_eq!(vm.committed_bytes()[0], 0);
 }
 

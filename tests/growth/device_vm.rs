@@ -92,7 +92,7 @@ fn grows_to_8_gib_without_moving_and_trims_back() {
 
     // A kernel still running when trimming starts: trim waits for it.
     launch_add(&stream, &add, last, 1024, 1);
-    vm.trim_to(chunk).unwrap();
+    vm.shrink_to(chunk).unwrap();
     assert_eq!(vm.mapped(), chunk);
     assert_eq!(vm.base_address(), base);
     let free_trimmed = free_device_memory(&ctx);

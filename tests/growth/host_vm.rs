@@ -20,7 +20,7 @@ fn growth_keeps_the_address_and_the_contents() {
     let mut vm = HostVm::reserve(64 * page, 256).unwrap();
     let base = vm.base_address();
     for step in 1..=64usize {
-        vm.commit(step * page).unwrap();
+        vm.grow_to(step * page).unwrap();
         assert_eq!(vm.base_address(), base);
         let bytes = vm.committed_bytes_mut();
         // Every earlier page still holds its mark; the new one is zero.
@@ -36,10 +36,10 @@ fn growth_keeps_the_address_and_the_contents() {
 fn commit_past_the_reservation_is_an_error_and_changes_nothing() {
     let page = HostVm::page_size();
     let mut vm = HostVm::reserve(2 * page, 256).unwrap();
-    vm.commit(page).unwrap();
+    vm.grow_to(page).unwrap();
     vm.committed_bytes_mut()[0] = 9;
     assert_eq!(
-        vm.commit(2 * page + 1),
+        vm.grow_to(2 * page + 1),
         Err(HostError::BeyondReservation {
             len: 2 * page + 1,
             reserved: 2 * page
@@ -47,18 +47,18 @@ fn commit_past_the_reservation_is_an_error_and_changes_nothing() {
     );
     assert_eq!(vm.committed(), page);
     assert_eq!(vm.committed_bytes()[0], 9);
-    vm.commit(2 * page).unwrap();
+    vm.grow_to(2 * page).unwrap();
 }
 
 #[test]
 fn decommitted_pages_come_back_zeroed() {
     let page = HostVm::page_size();
     let mut vm = HostVm::reserve(8 * page, 256).unwrap();
-    vm.commit(8 * page).unwrap();
+    vm.grow_to(8 * page).unwrap();
     vm.committed_bytes_mut().fill(0x5A);
-    vm.decommit(3 * page).unwrap();
+    vm.shrink_to(3 * page).unwrap();
     assert_eq!(vm.committed(), 3 * page);
-    vm.commit(8 * page).unwrap();
+    vm.grow_to(8 * page).unwrap();
     let (kept, fresh) = vm.committed_bytes().split_at(3 * page);
     assert!(kept.iter().all(|&b| b == 0x5A));
     assert!(fresh.iter().all(|&b| b == 0));
@@ -71,7 +71,7 @@ fn decommitted_pages_come_back_zeroed() {
 #[cfg_attr(miri, ignore = "the fallback allocates the whole reservation")]
 fn a_reservation_larger_than_ram_costs_only_what_is_touched() {
     let mut vm = HostVm::reserve(64 << 30, 256).unwrap();
-    vm.commit(64 << 30).unwrap();
+    vm.grow_to(64 << 30).unwrap();
     let before = resident_bytes();
     let bytes = vm.committed_bytes_mut();
     // Touch one byte per page of the first MiB and of the last MiB.
@@ -82,7 +82,7 @@ fn a_reservation_larger_than_ram_costs_only_what_is_touched() {
     }
     let grown = resident_bytes().saturating_sub(before);
     assert!(grown < 64 << 20, "resident memory grew by {grown} bytes");
-    vm.decommit(0).unwrap();
+    vm.shrink_to(0).unwrap();
     assert_eq!(vm.committed(), 0);
 }
 

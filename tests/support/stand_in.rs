@@ -180,7 +180,7 @@ unsafe impl Grow for StandIn {
 
     /// Grows at once: no bytes to map. Like a device buffer, it never
     /// gives memory back (no `release`).
-    fn grow(&mut self, len: usize) -> Result<usize, NoBytes> {
+    fn grow_to(&mut self, len: usize) -> Result<usize, NoBytes> {
         self.len = len.clamp(self.len, self.max);
         Ok(self.len)
     }

@@ -54,8 +54,8 @@ pub enum AllocError {
     /// allocation forever. (At one allocation per nanosecond this takes
     /// over 500 years.)
     StampsExhausted,
-    /// [`grow`](super::Allocator::grow) to a smaller capacity, or
-    /// [`shrink`](super::Allocator::shrink) to a larger one or into bytes
+    /// [`grow_to`](super::Allocator::grow_to) to a smaller capacity, or
+    /// [`shrink_to`](super::Allocator::shrink_to) to a larger one or into bytes
     /// that are not free.
     CannotResize {
         /// The allocator's capacity in bytes.

@@ -26,8 +26,8 @@
 //! `crate::align::offset_of` and `bytes_of` convert. The
 //! blocks themselves are kept in `u64`s, converted at this surface.
 //!
-//! The buffer can [`grow`](Allocator::grow) in place (every offset handed out
-//! stays valid) and [`shrink`](Allocator::shrink) by its free tail, for
+//! The buffer can [`grow_to`](Allocator::grow_to) in place (every offset handed out
+//! stays valid) and [`shrink_to`](Allocator::shrink_to) by its free tail, for
 //! arenas over memory that is mapped on demand.
 //!
 //! For several threads, give each its own allocator over its own part of
@@ -194,7 +194,7 @@ impl Allocator {
     /// An allocator for a buffer of `capacity` bytes, all free, whose blocks
     /// start on multiples of [`DEFAULT_GRANULARITY`] (16 bytes: each request
     /// is rounded up to it). A capacity of zero is allowed; every allocation
-    /// from it fails until it [grows](Allocator::grow).
+    /// from it fails until it [grows](Allocator::grow_to).
     ///
     /// ```
     /// use gpu_aligned::alloc::{Allocator, DEFAULT_GRANULARITY};

@@ -70,7 +70,7 @@ impl Allocator {
     /// let mut allocator = Allocator::new(1024);
     /// let a = allocator.alloc(1000, 1)?; // 1008 bytes at granularity 16
     /// assert!(allocator.alloc(1000, 1).is_err());
-    /// allocator.grow(4096)?;
+    /// allocator.grow_to(4096)?;
     /// let b = allocator.alloc(1000, 1)?;
     /// assert_eq!(b.offset(), 1008);
     /// assert_eq!(allocator.free_tail(), 4096 - 2 * 1008);
@@ -84,7 +84,7 @@ impl Allocator {
     /// [`AllocError::CannotResize`] when `new_capacity` is below the
     /// capacity; [`AllocError::TooManyBlocks`] when the block table cannot
     /// take the new free block. The allocator is unchanged on error.
-    pub fn grow(&mut self, new_capacity: usize) -> Result<(), AllocError> {
+    pub fn grow_to(&mut self, new_capacity: usize) -> Result<(), AllocError> {
         let refused = AllocError::CannotResize {
             capacity: bytes(self.capacity),
             new_capacity,
@@ -137,9 +137,9 @@ impl Allocator {
     /// # let mut allocator = gpu_aligned::alloc::Allocator::with_granularity(4096, 1)?;
     /// let a = allocator.alloc(1000, 1)?;
     /// assert_eq!(allocator.free_tail(), 3096);
-    /// allocator.shrink(2048)?;
+    /// allocator.shrink_to(2048)?;
     /// assert_eq!(allocator.capacity(), 2048);
-    /// assert!(allocator.shrink(999).is_err()); // `a` is in the way
+    /// assert!(allocator.shrink_to(999).is_err()); // `a` is in the way
     /// # allocator.free(a)?;
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
@@ -149,7 +149,7 @@ impl Allocator {
     /// [`AllocError::CannotResize`] when `new_capacity` exceeds the capacity
     /// or would cut into bytes that are not free. The allocator is unchanged
     /// on error.
-    pub fn shrink(&mut self, new_capacity: usize) -> Result<(), AllocError> {
+    pub fn shrink_to(&mut self, new_capacity: usize) -> Result<(), AllocError> {
         let refused = AllocError::CannotResize {
             capacity: bytes(self.capacity),
             new_capacity,
@@ -182,7 +182,7 @@ impl Allocator {
     }
 
     /// The number of free bytes at the end of the buffer: how far
-    /// [`shrink`](Allocator::shrink) can go.
+    /// [`shrink_to`](Allocator::shrink_to) can go.
     ///
     /// ```
     /// # let mut allocator = gpu_aligned::alloc::Allocator::new(4096);

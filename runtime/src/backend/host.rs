@@ -132,7 +132,7 @@ impl std::error::Error for HostError {}
 /// and only the pages its arrays write become memory (a 64 GiB buffer on a
 /// machine with less RAM is made at once). A buffer made with
 /// [`growable`](HostBuffer::growable) reserves more than it starts with and
-/// grows in place ([`Grow::grow`](crate::backend::Grow::grow)), its address fixed.
+/// grows in place ([`Grow::grow_to`](crate::backend::Grow::grow_to)), its address fixed.
 pub struct HostBuffer {
     vm: HostVm,
     /// The buffer's length: at most what `vm` has committed.
@@ -200,7 +200,7 @@ impl HostBuffer {
         }
         let align = align.max(MIN_HOST_ALIGN);
         let mut vm = HostVm::reserve(max, align)?;
-        vm.commit(len)?;
+        vm.grow_to(len)?;
         Ok(HostBuffer { vm, len, max })
     }
 }
@@ -275,8 +275,8 @@ fn outside(span: Span) -> HostError {
 }
 
 // SAFETY: the address is fixed at construction (a reservation never moves);
-// the length changes only in `grow` (up, committing first, so the bytes below
-// stay) and `trim`; the reservation is owned by this value until it drops,
+// the length changes only in `grow_to` (up, committing first, so the bytes below
+// stay) and `shrink_to`; the reservation is owned by this value until it drops,
 // and every method below touches only the bytes of the ranges it is given,
 // after checking they lie inside.
 unsafe impl Buffer for HostBuffer {
@@ -464,16 +464,16 @@ unsafe impl StreamOrder for HostBuffer {
 }
 
 // SAFETY: `grow` commits before the length goes up, so the bytes below stay;
-// `release` and `trim` touch only the pages of the ranges they are given.
+// `release` and `shrink_to` touch only the pages of the ranges they are given.
 unsafe impl Grow for HostBuffer {
     fn max_len(&self) -> usize {
         self.max
     }
 
-    fn grow(&mut self, len: usize) -> Result<usize, HostError> {
+    fn grow_to(&mut self, len: usize) -> Result<usize, HostError> {
         let len = len.min(self.max);
         if len > self.len {
-            self.vm.commit(len)?;
+            self.vm.grow_to(len)?;
             self.len = len;
         }
         Ok(self.len)
@@ -502,7 +502,7 @@ unsafe impl Grow for HostBuffer {
         }
     }
 
-    fn trim(&mut self, len: usize) -> Result<usize, HostError> {
+    fn shrink_to(&mut self, len: usize) -> Result<usize, HostError> {
         if len >= self.len {
             return Ok(self.len);
         }
@@ -520,7 +520,7 @@ unsafe impl Grow for HostBuffer {
             // bytes, and `&mut self` means no view of them is alive.
             unsafe { core::ptr::write_bytes(self.vm.as_ptr().as_ptr().add(start), 0, count) };
         }
-        self.vm.decommit(len)?;
+        self.vm.shrink_to(len)?;
         self.len = len;
         Ok(len)
     }

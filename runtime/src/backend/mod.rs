@@ -401,9 +401,9 @@ pub unsafe trait StreamOrder: Buffer {
 ///
 /// Growing never lowers [`len`](crate::backend::Buffer::len) and keeps every byte below the
 /// old length, its contents and its address; [`release`](crate::backend::Grow::release)
-/// and [`trim`](crate::backend::Grow::trim) touch only the bytes they are given.
+/// and [`shrink_to`](crate::backend::Grow::shrink_to) touch only the bytes they are given.
 pub unsafe trait Grow: Buffer {
-    /// The most bytes [`grow`](crate::backend::Grow::grow) can reach: the range reserved
+    /// The most bytes [`grow_to`](crate::backend::Grow::grow_to) can reach: the range reserved
     /// up front. A buffer that cannot grow (the default) says its length.
     ///
     /// ```
@@ -427,9 +427,9 @@ pub unsafe trait Grow: Buffer {
     ///
     /// let mut buffer = HostBuffer::growable(4096, 1 << 20, 256)?;
     /// let base = buffer.base_address();
-    /// assert_eq!(buffer.grow(1 << 16)?, 1 << 16);
+    /// assert_eq!(buffer.grow_to(1 << 16)?, 1 << 16);
     /// assert_eq!(buffer.base_address(), base);
-    /// assert_eq!(HostBuffer::new(4096, 256)?.grow(1 << 16)?, 4096);
+    /// assert_eq!(HostBuffer::new(4096, 256)?.grow_to(1 << 16)?, 4096);
     /// # Ok::<(), gpu_aligned::backend::HostError>(())
     /// ```
     ///
@@ -437,7 +437,7 @@ pub unsafe trait Grow: Buffer {
     ///
     /// The backend's error when the memory cannot be had (the OS or the
     /// driver refuses); the buffer keeps its length then.
-    fn grow(&mut self, len: usize) -> Result<usize, Self::Error> {
+    fn grow_to(&mut self, len: usize) -> Result<usize, Self::Error> {
         let _ = len;
         Ok(self.len())
     }
@@ -490,7 +490,7 @@ pub unsafe trait Grow: Buffer {
     /// use gpu_aligned::backend::{Buffer, Grow, HostBuffer};
     ///
     /// let mut buffer = HostBuffer::growable(1 << 20, 1 << 20, 256)?;
-    /// assert_eq!(buffer.trim(4096)?, 4096);
+    /// assert_eq!(buffer.shrink_to(4096)?, 4096);
     /// assert_eq!(buffer.len(), 4096);
     /// # Ok::<(), gpu_aligned::backend::HostError>(())
     /// ```
@@ -499,7 +499,7 @@ pub unsafe trait Grow: Buffer {
     ///
     /// The backend's error when waiting for the streams or giving memory
     /// back fails; [`len`](crate::backend::Buffer::len) then says what is left.
-    fn trim(&mut self, len: usize) -> Result<usize, Self::Error> {
+    fn shrink_to(&mut self, len: usize) -> Result<usize, Self::Error> {
         let _ = len;
         Ok(self.len())
     }

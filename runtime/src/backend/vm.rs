@@ -60,13 +60,13 @@ const MIN_ALIGN: usize = super::MIN_HOST_ALIGN;
 ///
 /// let mut vm = HostVm::reserve(4 << 20, 256)?; // 4 MiB of address space
 /// assert_eq!(vm.committed(), 0);
-/// vm.commit(64 << 10)?;                        // the first 64 KiB are usable
+/// vm.grow_to(64 << 10)?;                        // the first 64 KiB are usable
 /// vm.committed_bytes_mut()[..4].copy_from_slice(&[1, 2, 3, 4]);
 /// let base = vm.base_address();
-/// vm.commit(4 << 20)?;                         // grows in place
+/// vm.grow_to(4 << 20)?;                         // grows in place
 /// assert_eq!(vm.base_address(), base);
 /// assert_eq!(vm.committed_bytes()[..4], [1, 2, 3, 4]);
-/// vm.decommit(0)?;                             // everything back to the OS
+/// vm.shrink_to(0)?;                             // everything back to the OS
 /// assert_eq!(vm.committed(), 0);
 /// # Ok::<(), gpu_aligned::backend::HostError>(())
 /// ```
@@ -136,16 +136,16 @@ impl HostVm {
     /// Makes the first `len` bytes (rounded up to whole pages) usable.
     /// Bytes already committed keep their contents; newly committed bytes
     /// read as zero. Asking for less than is committed does nothing (see
-    /// [`decommit`](HostVm::decommit)).
+    /// [`shrink_to`](HostVm::shrink_to)).
     ///
     /// ```
     /// use gpu_aligned::backend::HostVm;
     ///
     /// let mut vm = HostVm::reserve(1 << 20, 256)?;
-    /// vm.commit(100)?;
+    /// vm.grow_to(100)?;
     /// assert_eq!(vm.committed() % HostVm::page_size(), 0);
     /// assert!(vm.committed_bytes().iter().all(|&b| b == 0));
-    /// assert!(vm.commit(2 << 20).is_err()); // past the reservation
+    /// assert!(vm.grow_to(2 << 20).is_err()); // past the reservation
     /// # Ok::<(), gpu_aligned::backend::HostError>(())
     /// ```
     ///
@@ -153,7 +153,7 @@ impl HostVm {
     ///
     /// [`HostError::BeyondReservation`] past the end of the reservation;
     /// [`HostError::Commit`] when the OS refuses (nothing changes then).
-    pub fn commit(&mut self, len: usize) -> Result<(), HostError> {
+    pub fn grow_to(&mut self, len: usize) -> Result<(), HostError> {
         let beyond = HostError::BeyondReservation {
             len,
             reserved: self.reserved,
@@ -183,10 +183,10 @@ impl HostVm {
     /// use gpu_aligned::backend::HostVm;
     ///
     /// let mut vm = HostVm::reserve(1 << 16, 256)?;
-    /// vm.commit(1 << 16)?;
+    /// vm.grow_to(1 << 16)?;
     /// vm.committed_bytes_mut().fill(7);
-    /// vm.decommit(0)?;
-    /// vm.commit(1 << 16)?;
+    /// vm.shrink_to(0)?;
+    /// vm.grow_to(1 << 16)?;
     /// assert!(vm.committed_bytes().iter().all(|&b| b == 0));
     /// # Ok::<(), gpu_aligned::backend::HostError>(())
     /// ```
@@ -194,7 +194,7 @@ impl HostVm {
     /// # Errors
     ///
     /// [`HostError::Decommit`] when the OS refuses (nothing changes then).
-    pub fn decommit(&mut self, len: usize) -> Result<(), HostError> {
+    pub fn shrink_to(&mut self, len: usize) -> Result<(), HostError> {
         let target = round_up(len, self.page).unwrap_or(usize::MAX);
         if target >= self.committed {
             return Ok(());
@@ -218,7 +218,7 @@ impl HostVm {
     ///
     /// let page = HostVm::page_size();
     /// let mut vm = HostVm::reserve(4 * page, 256)?;
-    /// vm.commit(4 * page)?;
+    /// vm.grow_to(4 * page)?;
     /// vm.committed_bytes_mut().fill(7);
     /// vm.discard(page, 2 * page)?;
     /// assert!(vm.committed_bytes()[page..3 * page].iter().all(|&b| b == 0));
@@ -271,7 +271,7 @@ impl HostVm {
     ///
     /// ```
     /// let mut vm = gpu_aligned::backend::HostVm::reserve(1 << 20, 256)?;
-    /// vm.commit(1)?;
+    /// vm.grow_to(1)?;
     /// assert_eq!(vm.committed(), gpu_aligned::backend::HostVm::page_size());
     /// # Ok::<(), gpu_aligned::backend::HostError>(())
     /// ```
@@ -309,7 +309,7 @@ impl HostVm {
     /// ```
     /// let mut vm = gpu_aligned::backend::HostVm::reserve(1 << 20, 256)?;
     /// assert!(vm.committed_bytes().is_empty());
-    /// vm.commit(10)?;
+    /// vm.grow_to(10)?;
     /// assert_eq!(vm.committed_bytes().len(), vm.committed());
     /// # Ok::<(), gpu_aligned::backend::HostError>(())
     /// ```
@@ -326,7 +326,7 @@ impl HostVm {
     ///
     /// ```
     /// let mut vm = gpu_aligned::backend::HostVm::reserve(1 << 20, 256)?;
-    /// vm.commit(10)?;
+    /// vm.grow_to(10)?;
     /// vm.committed_bytes_mut()[9] = 1;
     /// assert_eq!(vm.committed_bytes()[9], 1);
     /// # Ok::<(), gpu_aligned::backend::HostError>(())
@@ -631,21 +631,21 @@ mod tests {
     fn commit_keeps_contents_and_decommit_zeroes() {
         let page = HostVm::page_size();
         let mut vm = HostVm::reserve(4 * page, 256).unwrap();
-        vm.commit(page).unwrap();
+        vm.grow_to(page).unwrap();
         vm.committed_bytes_mut().fill(0xAB);
-        vm.commit(3 * page).unwrap();
+        vm.grow_to(3 * page).unwrap();
         let bytes = vm.committed_bytes();
         assert!(bytes[..page].iter().all(|&b| b == 0xAB));
         assert!(bytes[page..].iter().all(|&b| b == 0));
         vm.committed_bytes_mut().fill(0xCD);
-        vm.decommit(page + 1).unwrap();
+        vm.shrink_to(page + 1).unwrap();
         assert_eq!(vm.committed(), 2 * page);
-        vm.commit(4 * page).unwrap();
+        vm.grow_to(4 * page).unwrap();
         let bytes = vm.committed_bytes();
         assert!(bytes[..2 * page].iter().all(|&b| b == 0xCD));
         assert!(bytes[2 * page..].iter().all(|&b| b == 0));
         assert_eq!(
-            vm.commit(4 * page + 1).unwrap_err(),
+            vm.grow_to(4 * page + 1).unwrap_err(),
             HostError::BeyondReservation {
                 len: 4 * page + 1,
                 reserved: 4 * page

@@ -247,11 +247,11 @@ impl Offsets {
             .growth
             .grow_to(capacity, needed)
             .map_err(ArenaError::Growth)?;
-        let grown = backend.grow(target).map_err(ArenaError::Backend)?;
+        let grown = backend.grow_to(target).map_err(ArenaError::Backend)?;
         if grown <= capacity {
             return Err(refused.into());
         }
-        self.allocator.grow(grown)?;
+        self.allocator.grow_to(grown)?;
         Ok(self.place(bytes, align)?)
     }
 
@@ -272,12 +272,12 @@ impl Offsets {
         if keep >= capacity {
             return Ok(None);
         }
-        self.allocator.shrink(keep)?;
-        let trimmed = backend.trim(keep);
+        self.allocator.shrink_to(keep)?;
+        let trimmed = backend.shrink_to(keep);
         // What the backend still holds (all of it, on an error before any
         // memory went back) stays the allocator's.
         let held = backend.len().clamp(keep, capacity);
-        self.allocator.grow(held)?;
+        self.allocator.grow_to(held)?;
         self.chunks.truncate(held as u64);
         Ok(Some((held, trimmed)))
     }

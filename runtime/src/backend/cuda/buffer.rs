@@ -100,7 +100,7 @@ impl CudaBackend {
     /// Reserves `max` bytes of device addresses on `stream`'s device
     /// (rounded up to whole chunks), maps and zeroes the first `len` (whole
     /// chunks too), and grows in place by `chunk`-byte chunks up to `max`
-    /// when asked ([`Grow::grow`](crate::backend::Grow::grow)(crate::backend::Grow::grow)). `chunk`
+    /// when asked ([`Grow::grow_to`](crate::backend::Grow::grow_to)). `chunk`
     /// is a multiple of [`CudaVm::granularity`]. Growth zeroes the new
     /// chunks and waits for that, so a fresh array reads zero on any stream,
     /// as in a buffer from [`new`](CudaBackend::new).
@@ -119,7 +119,7 @@ impl CudaBackend {
     /// let stream = CudaContext::new(0)?.default_stream();
     /// let mut buffer = CudaBackend::growable(&stream, 2 << 20, 1 << 30, 2 << 20)?;
     /// let base = buffer.base_address();
-    /// assert_eq!(buffer.grow(64 << 20)?, 64 << 20);
+    /// assert_eq!(buffer.grow_to(64 << 20)?, 64 << 20);
     /// assert_eq!(buffer.base_address(), base);
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
@@ -227,11 +227,11 @@ impl CudaBackend {
         self.not_capturing("trimming the buffer")?;
         match &mut self.memory {
             DeviceMemory::Mapped(vm) => {
-                vm.trim_to(len)?;
+                vm.shrink_to(len)?;
                 Ok(vm.mapped())
             }
             DeviceMemory::Allocated(buf) => {
-                buf.trim_to(len);
+                buf.shrink_to(len);
                 Ok(buf.len())
             }
         }

@@ -108,7 +108,7 @@ impl CudaBackend {
 
 // SAFETY: the memory is owned by the backend for its whole life and never
 // replaced, so its device address is fixed; its length changes only in
-// `grow` (mapping chunks after the mapped ones, which stay) and `trim`
+// `grow_to` (mapping chunks after the mapped ones, which stay) and `shrink_to`
 // (which waits for the context before unmapping); the bytes belong to this
 // allocation or reservation alone. Every method below touches only the range it is
 // given, checked to lie inside the array's slice, itself inside the buffer;
@@ -417,11 +417,11 @@ unsafe impl Grow for CudaBackend {
         self.reserved_len()
     }
 
-    fn grow(&mut self, len: usize) -> Result<usize, CudaError> {
+    fn grow_to(&mut self, len: usize) -> Result<usize, CudaError> {
         self.map_zeroed(len)
     }
 
-    fn trim(&mut self, len: usize) -> Result<usize, CudaError> {
+    fn shrink_to(&mut self, len: usize) -> Result<usize, CudaError> {
         self.unmap(len)
     }
 }

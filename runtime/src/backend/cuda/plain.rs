@@ -116,9 +116,9 @@ impl DeviceAllocation {
     }
 
     /// Moves the end down to `len` bytes rounded up to whole chunks (as
-    /// [`CudaVm::trim_to`](super::CudaVm::trim_to)); the memory stays
+    /// [`CudaVm::shrink_to`](super::CudaVm::shrink_to)); the memory stays
     /// allocated, so nothing needs to wait.
-    pub(crate) fn trim_to(&mut self, len: usize) {
+    pub(crate) fn shrink_to(&mut self, len: usize) {
         let keep = round_up(len, self.chunk).unwrap_or(usize::MAX);
         self.len = self.len.min(keep);
     }

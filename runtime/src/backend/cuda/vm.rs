@@ -65,7 +65,7 @@ fn allocation_props(ctx: &CudaContext) -> sys::CUmemAllocationProp {
 /// default as large as the device's memory), onto whose end physical chunks
 /// are mapped as they are needed (`cuMemCreate`, `cuMemMap`, then
 /// `cuMemSetAccess` for the buffer's device) and unmapped again from the end
-/// ([`CudaVm::trim_to`]). The base address never changes, so every device
+/// ([`CudaVm::shrink_to`]). The base address never changes, so every device
 /// pointer handed out stays valid while the buffer grows: the route PyTorch's
 /// expandable segments take.
 ///
@@ -81,7 +81,7 @@ fn allocation_props(ctx: &CudaContext) -> sys::CUmemAllocationProp {
 ///     vm.grow_to(100 << 20)?;                     // maps 50 chunks
 ///     vm.grow_to(1 << 30)?;
 ///     assert_eq!(vm.base_address(), base);        // nothing moved
-///     vm.trim_to(10 << 20)?;                      // waits, then unmaps the rest
+///     vm.shrink_to(10 << 20)?;                      // waits, then unmaps the rest
 ///     assert_eq!(vm.mapped(), 10 << 20);
 /// }
 /// # Ok::<(), Box<dyn std::error::Error>>(())
@@ -91,7 +91,7 @@ fn allocation_props(ctx: &CudaContext) -> sys::CUmemAllocationProp {
 ///
 /// - **`cuMemUnmap` does not synchronise.** Unmapping memory that a queued
 ///   kernel or copy still uses makes that work fault (an illegal address:
-///   the context is lost). [`CudaVm::trim_to`] and `drop` therefore wait for
+///   the context is lost). [`CudaVm::shrink_to`] and `drop` therefore wait for
 ///   all work of the context first (PyTorch synchronises the stream before it
 ///   unmaps).
 /// - **No legacy IPC.** Memory mapped this way cannot be shared with another
@@ -357,7 +357,7 @@ impl CudaVm {
     /// let ctx = gpu_aligned::backend::cuda::cudarc::driver::CudaContext::new(0)?;
     /// let mut vm = CudaVm::reserve(&ctx, Some(1 << 30), 2 << 20)?;
     /// vm.grow_to(1 << 30)?;
-    /// vm.trim_to(1)?;
+    /// vm.shrink_to(1)?;
     /// assert_eq!(vm.mapped(), 2 << 20);
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
@@ -366,7 +366,7 @@ impl CudaVm {
     ///
     /// [`CudaError::Driver`] if waiting or unmapping fails; chunks it
     /// could not unmap stay mapped.
-    pub fn trim_to(&mut self, len: usize) -> Result<(), CudaError> {
+    pub fn shrink_to(&mut self, len: usize) -> Result<(), CudaError> {
         let keep = round_up(len, self.chunk).unwrap_or(usize::MAX) / self.chunk;
         if keep >= self.chunks.len() {
             return Ok(());
