@@ -1,8 +1,8 @@
 //! The device benchmark of arenas that grow in place (build here, run on an
-//! NVIDIA GPU): what growing by one chunk costs (map the chunk and grant
-//! access) against what a fixed buffer needs to grow (allocate a bigger
-//! buffer, copy everything over, free the old one), for 1, 4 and 16 GiB of
-//! data; and the steady-state alloc+free pair of a device arena grown in
+//! NVIDIA GPU): what growing a full arena by one chunk costs (the allocation
+//! that does not fit maps the chunk, grants access and zeroes it) against
+//! what a fixed buffer needs to grow (allocate a bigger buffer, copy
+//! everything over, free the old one), for 1, 4 and 16 GiB of data; and the steady-state alloc+free pair of a device arena grown in
 //! place to 1 GiB against a fixed 1 GiB one. Every figure is the median of
 //! repeated runs, timed on the host around calls that return only once the
 //! device is done.
@@ -13,7 +13,6 @@ use std::time::Instant;
 use gpu_aligned::arena::{Arena, ArenaOptions, GrowthPolicy, DEFAULT_CHUNK};
 use gpu_aligned::backend::cuda::cudarc;
 use gpu_aligned::backend::cuda::CudaBackend;
-use gpu_aligned::backend::cuda::CudaVm;
 
 use cudarc::driver::{sys, CudaContext, CudaStream};
 
@@ -35,18 +34,25 @@ fn driver(op: &str, r: sys::CUresult) -> Res<()> {
     r.result().map_err(|e| format!("{op}: {e:?}").into())
 }
 
-/// Median microseconds of growing a `size`-byte mapping by one chunk
-/// (trimmed back between runs, untimed).
-fn grow_by_one_chunk(ctx: &Arc<CudaContext>, chunk: usize, size: usize) -> Res<f64> {
-    let mut vm = CudaVm::reserve(ctx, Some(size + 16 * chunk), chunk)?;
-    vm.grow_to(size)?;
+/// Median microseconds of growing a device arena whose `size` bytes are
+/// all live by one chunk: allocating the array that does not fit. Dropping
+/// it and trimming the arena back between runs is not timed.
+fn grow_by_one_chunk(stream: &Arc<CudaStream>, size: usize) -> Res<f64> {
+    let policy = GrowthPolicy::up_to(size + 16 * DEFAULT_CHUNK);
+    let mut arena = ArenaOptions::new().growth(policy).device(stream, size)?;
+    if !arena.growth().grows() {
+        return Err("the device has no virtual memory management".into());
+    }
+    let full = arena.alloc::<u8>(size)?;
     let mut samples = Vec::new();
     for _ in 0..REPEATS + 2 {
         let start = Instant::now();
-        vm.grow_to(size + chunk)?;
+        let grown = arena.alloc::<u8>(DEFAULT_CHUNK)?;
         samples.push(start.elapsed().as_secs_f64() * 1e6);
-        vm.shrink_to(size)?;
+        arena.free(grown).map_err(|e| e.to_string())?;
+        arena.trim()?;
     }
+    arena.free(full).map_err(|e| e.to_string())?;
     Ok(median(&samples.split_off(2)))
 }
 
@@ -154,27 +160,23 @@ fn alloc_free_pairs(ctx: &Arc<CudaContext>) -> Res<()> {
 
 fn main() -> Res<()> {
     let ctx = CudaContext::new(0)?;
-    let chunk = CudaVm::granularity(&ctx)?;
-    println!(
-        "device: {}; virtual memory: {}; granularity: {} KiB",
-        ctx.name()?,
-        CudaVm::supported(&ctx)?,
-        chunk >> 10
-    );
+    let stream = ctx.new_stream()?;
+    let chunk = DEFAULT_CHUNK;
+    println!("device: {}", ctx.name()?);
     println!();
     println!(
-        "Growing by one {} MiB chunk (median of {REPEATS})",
+        "Growing a full arena by one {} MiB chunk (median of {REPEATS})",
         chunk >> 20
     );
     println!(
-        "{:>8} | {:>18} | {:>24} | {:>8}",
-        "data", "map + access (us)", "alloc + copy + free (us)", "ratio"
+        "{:>8} | {:>24} | {:>24} | {:>8}",
+        "data", "map + access + zero (us)", "alloc + copy + free (us)", "ratio"
     );
     for size in [GIB, 4 * GIB, 16 * GIB] {
-        let grow = grow_by_one_chunk(&ctx, chunk, size)?;
+        let grow = grow_by_one_chunk(&stream, size)?;
         let copy = reallocate_and_copy(&ctx, chunk, size)?;
         println!(
-            "{:>5} GiB | {grow:>18.1} | {copy:>24.1} | {:>7.0}x",
+            "{:>5} GiB | {grow:>24.1} | {copy:>24.1} | {:>7.0}x",
             size / GIB,
             copy / grow
         );

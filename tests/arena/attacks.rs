@@ -13,7 +13,7 @@ use gpu_aligned::arena::{Arena, ArenaError, Plan};
 use gpu_aligned::backend::HostBuffer;
 use gpu_aligned::vector::float4;
 
-use crate::support::{assert_consistent, Rng};
+use crate::support::{assert_consistent, page_size, Rng};
 
 /// Sizes and alignments at the edges of `usize`.
 fn extreme(rng: &mut Rng) -> usize {
@@ -230,28 +230,6 @@ fn the_same_buffer_under_a_new_arena_refuses_the_old_handles() {
     assert_eq!(again.get_mut(&mut new).unwrap(), &[1, 2, 3, 4]);
     assert!(again.free(old).is_err());
     again.free(new).unwrap();
-}
-
-#[test]
-fn a_host_reservation_refuses_extreme_lengths() {
-    use gpu_aligned::backend::HostVm;
-    assert!(HostVm::reserve(0, 256).is_err());
-    assert!(HostVm::reserve(usize::MAX, 256).is_err());
-    assert!(HostVm::reserve(4096, 3).is_err());
-    assert!(HostVm::reserve(4096, 1 << 63).is_err());
-    let page = HostVm::page_size();
-    let mut vm = HostVm::reserve(2 * page, 256).unwrap();
-    assert!(vm.grow_to(usize::MAX).is_err());
-    assert!(vm.grow_to(2 * page + 1).is_err());
-    assert_eq!(vm.committed(), 0);
-    vm.grow_to(1).unwrap();
-    vm.committed_bytes_mut()[0] = 7;
-    vm.shrink_to(usize::MAX).unwrap();
-    assert_eq!(vm.committed(), page);
-    vm.shrink_to(0).unwrap();
-    assert_eq!(vm.committed(), 0);
-    vm.grow_to(2 * page).unwrap();
-    assert_eq!(vm.committed_bytes()[0], 0);
 }
 
 #[test]
@@ -501,9 +479,8 @@ fn a_fixed_arena_keeps_every_array_through_churn_and_refuses_stale_handles() {
 #[test]
 fn a_growing_arena_keeps_every_array_through_growth_and_trims() {
     use gpu_aligned::arena::GrowthPolicy;
-    use gpu_aligned::backend::HostVm;
     let steps = if cfg!(miri) { 30 } else { 400 };
-    let chunk = 4 * HostVm::page_size();
+    let chunk = 4 * page_size();
     let policy = GrowthPolicy::up_to(16 * chunk).with_chunk(chunk);
     let mut arena = ArenaOptions::new().growing_host(policy).unwrap();
     churn(&mut arena, 0x9e0_3e11, steps);
@@ -618,7 +595,6 @@ fn threads_write_their_own_arrays_through_one_shared_arena_without_a_lock() {
 #[test]
 fn pitched_rows_at_the_edges_of_the_pitch_are_refused_or_exact() {
     use gpu_aligned::arena::GrowthPolicy;
-    use gpu_aligned::backend::HostVm;
     // Pitch alignment 1 packs byte rows; the last row ends the buffer.
     let mut arena = ArenaOptions::new()
         .min_align(1)
@@ -641,7 +617,7 @@ fn pitched_rows_at_the_edges_of_the_pitch_are_refused_or_exact() {
     assert_eq!(rows.pitch(), 4);
     arena.free(rows).unwrap();
 
-    let chunk = 4 * HostVm::page_size();
+    let chunk = 4 * page_size();
     let policy = GrowthPolicy::up_to(8 * chunk).with_chunk(chunk);
     let fixed = ArenaOptions::new()
         .min_align(256)
@@ -704,7 +680,6 @@ fn pitched_rows_at_the_edges_of_the_pitch_are_refused_or_exact() {
 #[test]
 fn keys_outlive_a_reset_but_the_arrays_they_redeem_do_not() {
     use gpu_aligned::arena::GrowthPolicy;
-    use gpu_aligned::backend::HostVm;
     let mut arena = Arena::host(1 << 14).unwrap();
     let mut plan = Plan::new();
     let flat = plan.array::<u32>(64);
@@ -741,7 +716,7 @@ fn keys_outlive_a_reset_but_the_arrays_they_redeem_do_not() {
 
     // The same plan carved in this arena and in a growing twin: each key
     // redeems in both, and each array answers to its own arena only.
-    let chunk = 4 * HostVm::page_size();
+    let chunk = 4 * page_size();
     let mut twin = ArenaOptions::new()
         .growing_host(GrowthPolicy::up_to(4 * chunk).with_chunk(chunk))
         .unwrap();

@@ -2,7 +2,7 @@
 //! maximum refused with a typed error, memory given back by `trim`, and a
 //! fixed arena far larger than RAM that costs only what it touches.
 
-use crate::support::GrowingArena;
+use crate::support::{page_size, GrowingArena};
 use gpu_aligned::alloc::AllocError;
 use gpu_aligned::arena::ArenaOptions;
 use gpu_aligned::arena::{Arena, ArenaError, GrowthError, GrowthPolicy, DEFAULT_CHUNK};
@@ -148,7 +148,7 @@ fn a_bad_policy_is_refused() {
             .unwrap_err(),
         ArenaError::Growth(GrowthError::ChunkNotMultiple {
             chunk: 1000,
-            granularity: gpu_aligned::backend::HostVm::page_size()
+            granularity: page_size()
         })
     );
     assert!(matches!(
@@ -170,7 +170,7 @@ fn resident_bytes() -> usize {
         .nth(1)
         .and_then(|s| s.parse().ok())
         .expect("resident pages");
-    pages * gpu_aligned::backend::HostVm::page_size()
+    pages * page_size()
 }
 
 /// A fixed 64 GiB host arena on a machine with less RAM than that: made at

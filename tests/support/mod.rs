@@ -39,6 +39,20 @@ pub fn align_up(value: u64, align: u64) -> u64 {
     (value + align - 1) & !(align - 1)
 }
 
+/// The host page size, which a growing host arena's chunk must be a
+/// multiple of: the arena says so when asked for a chunk of one byte.
+pub fn page_size() -> usize {
+    use gpu_aligned::arena::{ArenaError, ArenaOptions, GrowthError, GrowthPolicy};
+    let one_byte = GrowthPolicy::up_to(1 << 20).with_chunk(1);
+    match ArenaOptions::new().growth(one_byte).host(1) {
+        Err(ArenaError::Growth(GrowthError::ChunkNotMultiple { granularity, .. })) => {
+            assert!(granularity.is_power_of_two(), "{granularity}");
+            granularity
+        }
+        other => panic!("a one-byte chunk was not refused: {other:?}"),
+    }
+}
+
 /// The growing arenas the tests make: the policy's own initial length.
 pub trait GrowingArena: Into<gpu_aligned::arena::ArenaOptions> {
     fn growing_host(

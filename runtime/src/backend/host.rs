@@ -17,8 +17,7 @@ pub(super) const MIN_HOST_ALIGN: usize = crate::align::ARRAY_ALIGN;
 
 /// Why host memory could not be reserved, committed or given back, or a
 /// [`HostBuffer`] made or used: the host backend's error, as `CudaError`
-/// is the device's (feature `cuda`). [`HostVm`] reports the OS's refusals
-/// with its `errno`.
+/// is the device's (feature `cuda`). The OS's refusals carry its `errno`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum HostError {
@@ -128,9 +127,9 @@ impl std::error::Error for HostError {}
 
 /// An aligned, zero-initialised host buffer, freed on drop.
 ///
-/// Its memory is a [`HostVm`] reservation: making a buffer costs no memory,
-/// and only the pages its arrays write become memory (a 64 GiB buffer on a
-/// machine with less RAM is made at once). A buffer made with
+/// Its memory is a reservation of address space: making a buffer costs no
+/// memory, and only the pages its arrays write become memory (a 64 GiB
+/// buffer on a machine with less RAM is made at once). A buffer made with
 /// [`growable`](HostBuffer::growable) reserves more than it starts with and
 /// grows in place ([`Grow::grow_to`](crate::backend::Grow::grow_to)), its address fixed.
 pub struct HostBuffer {

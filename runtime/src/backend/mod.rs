@@ -8,8 +8,8 @@
 //! nothing of element types, handles or allocators: the typed arena checks
 //! every range before it asks a backend to touch it.
 //!
-//! [`HostBuffer`] (aligned host memory, in a [`HostVm`] reservation) is
-//! here; a CUDA device buffer, and device memory that grows in place, are
+//! [`HostBuffer`] (aligned host memory, in a reservation of address space
+//! committed as it grows) is here; a CUDA device buffer, and device memory that grows in place, are
 //! in `backend::cuda`, behind the `cuda` feature.
 //!
 //! ```
@@ -35,7 +35,7 @@ use host::MIN_HOST_ALIGN;
 #[cfg(feature = "alloc")]
 pub use host::{HostBuffer, HostError};
 #[cfg(feature = "alloc")]
-pub use vm::{HostVm, HOST_VM_IS_LAZY};
+pub(crate) use vm::HostVm;
 
 /// A byte range of a backend's buffer: `offset .. offset + len`, relative to
 /// the buffer's start. The offset is a place in a (device) buffer, so `u64`;
@@ -456,8 +456,8 @@ pub unsafe trait Grow: Buffer {
     /// use gpu_aligned::backend::{Buffer, Grow, HostBuffer, Span};
     ///
     /// let mut buffer = HostBuffer::growable(1 << 20, 1 << 20, 256)?;
-    /// let page = gpu_aligned::backend::HostVm::page_size();
-    /// assert!(buffer.release(Span { offset: 0, len: page })?);
+    /// // 64 KiB: whole pages of every common page size.
+    /// assert!(buffer.release(Span { offset: 0, len: 64 << 10 })?);
     /// assert_eq!(buffer.len(), 1 << 20); // the addresses stay
     /// # Ok::<(), gpu_aligned::backend::HostError>(())
     /// ```

@@ -1,7 +1,7 @@
 //! Host virtual memory: reserve a range of address space once, then commit
 //! (and give back) its pages from the front as the memory is needed, so a
-//! buffer can grow without moving and costs nothing until it is used. See
-//! [`HostVm`].
+//! buffer can grow without moving and costs nothing until it is used. The
+//! memory of a [`HostBuffer`](super::HostBuffer); see [`HostVm`].
 
 use core::fmt;
 use core::ptr::NonNull;
@@ -11,22 +11,16 @@ use crate::align::round_up;
 
 /// Whether reservations are real address-space reservations (`true`) or the
 /// up-front allocation of the [fallback](HostVm#the-fallback) (`false`).
-///
-/// ```
-/// // On Linux with `std`, outside Miri, reservations are lazy.
-/// # #[cfg(all(target_os = "linux", feature = "std", not(miri)))]
-/// assert!(gpu_aligned::backend::HOST_VM_IS_LAZY);
-/// ```
-pub const HOST_VM_IS_LAZY: bool = cfg!(all(unix, feature = "std", not(miri)));
+const LAZY: bool = cfg!(all(unix, feature = "std", not(miri)));
 
 /// The smallest alignment a [`HostVm`] gets, whatever is asked: what
 /// `cudaMalloc` guarantees for device buffers.
 const MIN_ALIGN: usize = super::MIN_HOST_ALIGN;
 
 /// A range of host address space, reserved once and committed from its
-/// start, released on drop. The first [`committed()`](HostVm::committed)
-/// bytes are readable and writable; the rest of the reservation is not
-/// accessible at all. The base address never changes.
+/// start, released on drop. The first `committed` bytes are readable and
+/// writable; the rest of the reservation is not accessible at all. The base
+/// address never changes.
 ///
 /// On Unix with the `std` feature, [`HostVm::reserve`] makes one anonymous
 /// private mapping with no access (`PROT_NONE`, and `MAP_NORESERVE` on Linux
@@ -54,23 +48,7 @@ const MIN_ALIGN: usize = super::MIN_HOST_ALIGN;
 /// addresses stay fixed and committing only moves a boundary, but the whole
 /// reservation is memory from the start. Keep reservations there as small as
 /// the arrays they will hold.
-///
-/// ```
-/// use gpu_aligned::backend::HostVm;
-///
-/// let mut vm = HostVm::reserve(4 << 20, 256)?; // 4 MiB of address space
-/// assert_eq!(vm.committed(), 0);
-/// vm.grow_to(64 << 10)?;                        // the first 64 KiB are usable
-/// vm.committed_bytes_mut()[..4].copy_from_slice(&[1, 2, 3, 4]);
-/// let base = vm.base_address();
-/// vm.grow_to(4 << 20)?;                         // grows in place
-/// assert_eq!(vm.base_address(), base);
-/// assert_eq!(vm.committed_bytes()[..4], [1, 2, 3, 4]);
-/// vm.shrink_to(0)?;                             // everything back to the OS
-/// assert_eq!(vm.committed(), 0);
-/// # Ok::<(), gpu_aligned::backend::HostError>(())
-/// ```
-pub struct HostVm {
+pub(crate) struct HostVm {
     ptr: NonNull<u8>,
     /// Usable length of the reservation (a multiple of the page size).
     reserved: usize,
@@ -92,20 +70,11 @@ impl HostVm {
     /// Reserves `len` bytes of address space (rounded up to whole pages)
     /// starting at a multiple of `max(align, 256)`, with nothing committed.
     ///
-    /// ```
-    /// use gpu_aligned::backend::HostVm;
-    ///
-    /// let vm = HostVm::reserve(10_000, 4096)?;
-    /// assert_eq!(vm.base_address() % 4096, 0);
-    /// assert!(vm.reserved() >= 10_000);
-    /// # Ok::<(), gpu_aligned::backend::HostError>(())
-    /// ```
-    ///
     /// # Errors
     ///
     /// [`HostError::ZeroLength`], [`HostError::AlignNotPowerOfTwo`],
     /// [`HostError::TooLarge`], or [`HostError::Reserve`] when the OS refuses.
-    pub fn reserve(len: usize, align: usize) -> Result<HostVm, HostError> {
+    pub(crate) fn reserve(len: usize, align: usize) -> Result<HostVm, HostError> {
         if len == 0 {
             return Err(HostError::ZeroLength);
         }
@@ -138,22 +107,11 @@ impl HostVm {
     /// read as zero. Asking for less than is committed does nothing (see
     /// [`shrink_to`](HostVm::shrink_to)).
     ///
-    /// ```
-    /// use gpu_aligned::backend::HostVm;
-    ///
-    /// let mut vm = HostVm::reserve(1 << 20, 256)?;
-    /// vm.grow_to(100)?;
-    /// assert_eq!(vm.committed() % HostVm::page_size(), 0);
-    /// assert!(vm.committed_bytes().iter().all(|&b| b == 0));
-    /// assert!(vm.grow_to(2 << 20).is_err()); // past the reservation
-    /// # Ok::<(), gpu_aligned::backend::HostError>(())
-    /// ```
-    ///
     /// # Errors
     ///
     /// [`HostError::BeyondReservation`] past the end of the reservation;
     /// [`HostError::Commit`] when the OS refuses (nothing changes then).
-    pub fn grow_to(&mut self, len: usize) -> Result<(), HostError> {
+    pub(crate) fn grow_to(&mut self, len: usize) -> Result<(), HostError> {
         let beyond = HostError::BeyondReservation {
             len,
             reserved: self.reserved,
@@ -179,22 +137,10 @@ impl HostVm {
     /// back, and they read as zero if committed again. Asking for more than
     /// is committed does nothing.
     ///
-    /// ```
-    /// use gpu_aligned::backend::HostVm;
-    ///
-    /// let mut vm = HostVm::reserve(1 << 16, 256)?;
-    /// vm.grow_to(1 << 16)?;
-    /// vm.committed_bytes_mut().fill(7);
-    /// vm.shrink_to(0)?;
-    /// vm.grow_to(1 << 16)?;
-    /// assert!(vm.committed_bytes().iter().all(|&b| b == 0));
-    /// # Ok::<(), gpu_aligned::backend::HostError>(())
-    /// ```
-    ///
     /// # Errors
     ///
     /// [`HostError::Decommit`] when the OS refuses (nothing changes then).
-    pub fn shrink_to(&mut self, len: usize) -> Result<(), HostError> {
+    pub(crate) fn shrink_to(&mut self, len: usize) -> Result<(), HostError> {
         let target = round_up(len, self.page).unwrap_or(usize::MAX);
         if target >= self.committed {
             return Ok(());
@@ -213,25 +159,11 @@ impl HostVm {
     /// as zero, and cost memory again only once written. Nothing happens
     /// for an empty range.
     ///
-    /// ```
-    /// use gpu_aligned::backend::HostVm;
-    ///
-    /// let page = HostVm::page_size();
-    /// let mut vm = HostVm::reserve(4 * page, 256)?;
-    /// vm.grow_to(4 * page)?;
-    /// vm.committed_bytes_mut().fill(7);
-    /// vm.discard(page, 2 * page)?;
-    /// assert!(vm.committed_bytes()[page..3 * page].iter().all(|&b| b == 0));
-    /// assert_eq!((vm.committed_bytes()[0], vm.committed_bytes()[3 * page]), (7, 7));
-    /// assert!(vm.discard(1, page).is_err()); // not whole pages
-    /// # Ok::<(), gpu_aligned::backend::HostError>(())
-    /// ```
-    ///
     /// # Errors
     ///
     /// [`HostError::Discard`] for a range that is not whole committed pages,
     /// or when the OS refuses (nothing changes then).
-    pub fn discard(&mut self, offset: usize, len: usize) -> Result<(), HostError> {
+    pub(crate) fn discard(&mut self, offset: usize, len: usize) -> Result<(), HostError> {
         let refused = |errno| HostError::Discard { offset, len, errno };
         let end = offset.checked_add(len).ok_or(refused(0))?;
         if offset % self.page != 0 || len % self.page != 0 || end > self.committed {
@@ -248,93 +180,21 @@ impl HostVm {
 
     /// The page size: commits and decommits are rounded up to multiples of
     /// it (4096 on most Linux machines; 4096 in the fallback).
-    ///
-    /// ```
-    /// assert!(gpu_aligned::backend::HostVm::page_size().is_power_of_two());
-    /// ```
-    pub fn page_size() -> usize {
+    pub(crate) fn page_size() -> usize {
         imp::page_size()
     }
 
-    /// Bytes of address space reserved (a multiple of the page size).
-    ///
-    /// ```
-    /// let vm = gpu_aligned::backend::HostVm::reserve(1, 256)?;
-    /// assert_eq!(vm.reserved(), gpu_aligned::backend::HostVm::page_size());
-    /// # Ok::<(), gpu_aligned::backend::HostError>(())
-    /// ```
-    pub fn reserved(&self) -> usize {
-        self.reserved
-    }
-
-    /// Bytes committed, from the start (a multiple of the page size).
-    ///
-    /// ```
-    /// let mut vm = gpu_aligned::backend::HostVm::reserve(1 << 20, 256)?;
-    /// vm.grow_to(1)?;
-    /// assert_eq!(vm.committed(), gpu_aligned::backend::HostVm::page_size());
-    /// # Ok::<(), gpu_aligned::backend::HostError>(())
-    /// ```
-    pub fn committed(&self) -> usize {
-        self.committed
-    }
-
     /// The address of the first byte, fixed for the reservation's life.
-    ///
-    /// ```
-    /// let vm = gpu_aligned::backend::HostVm::reserve(1 << 20, 1 << 16)?;
-    /// assert_eq!(vm.base_address() % (1 << 16), 0);
-    /// # Ok::<(), gpu_aligned::backend::HostError>(())
-    /// ```
-    pub fn base_address(&self) -> u64 {
+    pub(crate) fn base_address(&self) -> u64 {
         self.ptr.as_ptr() as usize as u64
     }
 
     /// The first byte of the reservation, for code that reaches the
     /// committed bytes through raw pointers (a buffer lending ranges of
-    /// them through `&self`). Only the first [`committed()`](HostVm::committed)
-    /// bytes may be read or written.
-    ///
-    /// ```
-    /// let vm = gpu_aligned::backend::HostVm::reserve(1 << 20, 256)?;
-    /// assert_eq!(vm.as_ptr().as_ptr() as usize as u64, vm.base_address());
-    /// # Ok::<(), gpu_aligned::backend::HostError>(())
-    /// ```
-    pub fn as_ptr(&self) -> NonNull<u8> {
+    /// them through `&self`). Only the first `committed` bytes may be read
+    /// or written.
+    pub(crate) fn as_ptr(&self) -> NonNull<u8> {
         self.ptr
-    }
-
-    /// The committed bytes.
-    ///
-    /// ```
-    /// let mut vm = gpu_aligned::backend::HostVm::reserve(1 << 20, 256)?;
-    /// assert!(vm.committed_bytes().is_empty());
-    /// vm.grow_to(10)?;
-    /// assert_eq!(vm.committed_bytes().len(), vm.committed());
-    /// # Ok::<(), gpu_aligned::backend::HostError>(())
-    /// ```
-    pub fn committed_bytes(&self) -> &[u8] {
-        // SAFETY: the first `committed` bytes are mapped readable and
-        // writable and belong to `self`; they were zero when committed and
-        // written only through `committed_bytes_mut`, so they are
-        // initialised; `&self` keeps them from being written or decommitted
-        // while the slice lives.
-        unsafe { core::slice::from_raw_parts(self.ptr.as_ptr(), self.committed) }
-    }
-
-    /// The committed bytes, mutably.
-    ///
-    /// ```
-    /// let mut vm = gpu_aligned::backend::HostVm::reserve(1 << 20, 256)?;
-    /// vm.grow_to(10)?;
-    /// vm.committed_bytes_mut()[9] = 1;
-    /// assert_eq!(vm.committed_bytes()[9], 1);
-    /// # Ok::<(), gpu_aligned::backend::HostError>(())
-    /// ```
-    pub fn committed_bytes_mut(&mut self) -> &mut [u8] {
-        // SAFETY: as in `committed_bytes`, and `&mut self` makes this the
-        // only view.
-        unsafe { core::slice::from_raw_parts_mut(self.ptr.as_ptr(), self.committed) }
     }
 }
 
@@ -353,7 +213,7 @@ impl fmt::Debug for HostVm {
             .field("address", &self.ptr)
             .field("reserved", &self.reserved)
             .field("committed", &self.committed)
-            .field("lazy", &HOST_VM_IS_LAZY)
+            .field("lazy", &LAZY)
             .finish()
     }
 }
@@ -608,6 +468,33 @@ mod imp {
 mod tests {
     use super::*;
 
+    /// What the tests read back; the buffer reaches its bytes through
+    /// [`HostVm::as_ptr`] instead.
+    impl HostVm {
+        fn reserved(&self) -> usize {
+            self.reserved
+        }
+
+        fn committed(&self) -> usize {
+            self.committed
+        }
+
+        fn committed_bytes(&self) -> &[u8] {
+            // SAFETY: the first `committed` bytes are mapped readable and
+            // writable and belong to `self`; they were zero when committed
+            // and written only through `committed_bytes_mut`, so they are
+            // initialised; `&self` keeps them from being written or
+            // decommitted while the slice lives.
+            unsafe { core::slice::from_raw_parts(self.ptr.as_ptr(), self.committed) }
+        }
+
+        fn committed_bytes_mut(&mut self) -> &mut [u8] {
+            // SAFETY: as in `committed_bytes`, and `&mut self` makes this
+            // the only view.
+            unsafe { core::slice::from_raw_parts_mut(self.ptr.as_ptr(), self.committed) }
+        }
+    }
+
     #[test]
     fn refuses_bad_arguments() {
         assert_eq!(HostVm::reserve(0, 256).unwrap_err(), HostError::ZeroLength);
@@ -622,13 +509,45 @@ mod tests {
     }
 
     #[test]
-    fn large_alignment_is_honoured() {
-        let vm = HostVm::reserve(1, 1 << 16).unwrap();
-        assert_eq!(vm.base_address() % (1 << 16), 0);
+    fn extreme_lengths_are_refused_and_change_nothing() {
+        assert!(HostVm::reserve(0, 256).is_err());
+        assert!(HostVm::reserve(usize::MAX, 256).is_err());
+        assert!(HostVm::reserve(4096, 3).is_err());
+        assert!(HostVm::reserve(4096, 1 << 63).is_err());
+        let page = HostVm::page_size();
+        let mut vm = HostVm::reserve(2 * page, 256).unwrap();
+        assert!(vm.grow_to(usize::MAX).is_err());
+        assert!(vm.grow_to(2 * page + 1).is_err());
+        assert_eq!(vm.committed(), 0);
+        vm.grow_to(1).unwrap();
+        vm.committed_bytes_mut()[0] = 7;
+        vm.shrink_to(usize::MAX).unwrap();
+        assert_eq!(vm.committed(), page);
+        vm.shrink_to(0).unwrap();
+        assert_eq!(vm.committed(), 0);
+        vm.grow_to(2 * page).unwrap();
+        assert_eq!(vm.committed_bytes()[0], 0);
     }
 
     #[test]
-    fn commit_keeps_contents_and_decommit_zeroes() {
+    fn a_reservation_is_whole_pages_at_an_aligned_address() {
+        let page = HostVm::page_size();
+        assert!(page.is_power_of_two());
+        let vm = HostVm::reserve(1, 1 << 16).unwrap();
+        assert_eq!(vm.base_address() % (1 << 16), 0);
+        assert_eq!(vm.as_ptr().as_ptr() as usize as u64, vm.base_address());
+        assert_eq!(vm.reserved(), page);
+        let mut vm = HostVm::reserve(10_000, 4096).unwrap();
+        assert_eq!(vm.base_address() % 4096, 0);
+        assert!(vm.reserved() >= 10_000 && vm.reserved() % page == 0);
+        assert!(vm.committed_bytes().is_empty());
+        vm.grow_to(1).unwrap();
+        assert_eq!(vm.committed(), page);
+        assert_eq!(vm.committed_bytes().len(), page);
+    }
+
+    #[test]
+    fn growing_keeps_contents_and_shrinking_zeroes() {
         let page = HostVm::page_size();
         let mut vm = HostVm::reserve(4 * page, 256).unwrap();
         vm.grow_to(page).unwrap();
@@ -651,5 +570,123 @@ mod tests {
                 reserved: 4 * page
             }
         );
+    }
+
+    #[test]
+    fn growth_keeps_the_address_and_the_contents() {
+        let page = HostVm::page_size();
+        let mut vm = HostVm::reserve(64 * page, 256).unwrap();
+        let base = vm.base_address();
+        for step in 1..=64usize {
+            vm.grow_to(step * page).unwrap();
+            assert_eq!(vm.base_address(), base);
+            let bytes = vm.committed_bytes_mut();
+            // Every earlier page still holds its mark; the new one is zero.
+            for earlier in 0..step - 1 {
+                assert_eq!(bytes[earlier * page], earlier as u8 + 1);
+            }
+            assert_eq!(bytes[(step - 1) * page], 0);
+            bytes[(step - 1) * page] = step as u8;
+        }
+    }
+
+    #[test]
+    fn growing_past_the_reservation_is_an_error_and_changes_nothing() {
+        let page = HostVm::page_size();
+        let mut vm = HostVm::reserve(2 * page, 256).unwrap();
+        vm.grow_to(page).unwrap();
+        vm.committed_bytes_mut()[0] = 9;
+        assert_eq!(
+            vm.grow_to(2 * page + 1),
+            Err(HostError::BeyondReservation {
+                len: 2 * page + 1,
+                reserved: 2 * page
+            })
+        );
+        assert_eq!(vm.committed(), page);
+        assert_eq!(vm.committed_bytes()[0], 9);
+        vm.grow_to(2 * page).unwrap();
+    }
+
+    #[test]
+    fn pages_given_back_come_back_zeroed() {
+        let page = HostVm::page_size();
+        let mut vm = HostVm::reserve(8 * page, 256).unwrap();
+        vm.grow_to(8 * page).unwrap();
+        vm.committed_bytes_mut().fill(0x5A);
+        vm.shrink_to(3 * page).unwrap();
+        assert_eq!(vm.committed(), 3 * page);
+        vm.grow_to(8 * page).unwrap();
+        let (kept, fresh) = vm.committed_bytes().split_at(3 * page);
+        assert!(kept.iter().all(|&b| b == 0x5A));
+        assert!(fresh.iter().all(|&b| b == 0));
+    }
+
+    #[test]
+    fn discarded_pages_read_zero_and_stay_committed() {
+        let page = HostVm::page_size();
+        let mut vm = HostVm::reserve(4 * page, 256).unwrap();
+        vm.grow_to(4 * page).unwrap();
+        vm.committed_bytes_mut().fill(7);
+        vm.discard(page, 2 * page).unwrap();
+        let bytes = vm.committed_bytes();
+        assert!(bytes[page..3 * page].iter().all(|&b| b == 0));
+        assert_eq!((bytes[0], bytes[3 * page]), (7, 7));
+        assert_eq!(vm.committed(), 4 * page);
+        assert!(vm.discard(1, page).is_err()); // not whole pages
+        assert!(vm.discard(4 * page, page).is_err()); // past the committed bytes
+        vm.discard(0, 0).unwrap();
+    }
+
+    /// Resident memory of this process in bytes.
+    #[cfg(all(target_os = "linux", feature = "std"))]
+    fn resident_bytes() -> usize {
+        let statm = std::fs::read_to_string("/proc/self/statm").expect("procfs");
+        let pages: usize = statm
+            .split_whitespace()
+            .nth(1)
+            .and_then(|s| s.parse().ok())
+            .expect("resident pages");
+        pages * HostVm::page_size()
+    }
+
+    /// 64 GiB of address space on a machine with less RAM than that:
+    /// reserving and committing it all costs nothing until pages are touched.
+    #[test]
+    #[cfg(all(target_os = "linux", feature = "std"))]
+    #[cfg_attr(miri, ignore = "the fallback allocates the whole reservation")]
+    fn a_reservation_larger_than_ram_costs_only_what_is_touched() {
+        let mut vm = HostVm::reserve(64 << 30, 256).unwrap();
+        vm.grow_to(64 << 30).unwrap();
+        let before = resident_bytes();
+        let bytes = vm.committed_bytes_mut();
+        // Touch one byte per page of the first MiB and of the last MiB.
+        let len = bytes.len();
+        for i in (0..1 << 20).step_by(4096) {
+            bytes[i] = 1;
+            bytes[len - 1 - i] = 1;
+        }
+        let grown = resident_bytes().saturating_sub(before);
+        assert!(grown < 64 << 20, "resident memory grew by {grown} bytes");
+        vm.shrink_to(0).unwrap();
+        assert_eq!(vm.committed(), 0);
+    }
+
+    #[test]
+    #[cfg(target_os = "linux")]
+    #[cfg_attr(
+        miri,
+        ignore = "the fallback asks the global allocator, which Miri aborts on"
+    )]
+    fn a_reservation_the_os_refuses_is_a_typed_error() {
+        // x86-64 and aarch64 Linux give a process at most 2^47 to 2^52 bytes
+        // of address space; 2^60 cannot be reserved.
+        match HostVm::reserve(1 << 60, 256) {
+            Err(HostError::Reserve { len, errno }) => {
+                assert_eq!(len, 1 << 60);
+                assert_ne!(errno, 0);
+            }
+            other => panic!("expected the OS to refuse, got {other:?}"),
+        }
     }
 }

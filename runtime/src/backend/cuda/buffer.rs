@@ -100,10 +100,11 @@ impl CudaBackend {
     /// Reserves `max` bytes of device addresses on `stream`'s device
     /// (rounded up to whole chunks), maps and zeroes the first `len` (whole
     /// chunks too), and grows in place by `chunk`-byte chunks up to `max`
-    /// when asked ([`Grow::grow_to`](crate::backend::Grow::grow_to)). `chunk`
-    /// is a multiple of [`CudaVm::granularity`]. Growth zeroes the new
-    /// chunks and waits for that, so a fresh array reads zero on any stream,
-    /// as in a buffer from [`new`](CudaBackend::new).
+    /// when asked ([`Grow::grow_to`](crate::backend::Grow::grow_to)).
+    /// `chunk` is a multiple of the device's allocation granularity (2 MiB
+    /// on current GPUs: [`DEFAULT_CHUNK`](crate::arena::DEFAULT_CHUNK)).
+    /// Growth zeroes the new chunks and waits for that, so a fresh array
+    /// reads zero on any stream, as in a buffer from [`new`](CudaBackend::new).
     ///
     /// Under compute-sanitizer, the buffer is instead one `cuMemAlloc` of
     /// all `max` bytes, if that takes at most

@@ -62,7 +62,7 @@ pub enum CudaError {
     /// A stream of another context than the buffer's was named.
     ForeignStream,
     /// The device does not support virtual memory management, which
-    /// growing device memory ([`CudaVm`](super::CudaVm)) needs.
+    /// growing device memory needs.
     VmUnsupported,
     /// The chunk size is not a multiple of the device's allocation
     /// granularity.

@@ -104,4 +104,4 @@ pub use cudarc;
 pub use error::CudaError;
 pub use probe::probe;
 pub use tracking::ArrayEvents;
-pub use vm::CudaVm;
+pub(crate) use vm::CudaVm;

@@ -1,5 +1,5 @@
 //! Device memory that grows without moving, [`CudaVm`]: the memory of a
-//! growing device arena, and a buffer of its own for whoever wants one.
+//! growing device arena.
 
 use std::sync::Arc;
 use std::vec::Vec;
@@ -69,24 +69,6 @@ fn allocation_props(ctx: &CudaContext) -> sys::CUmemAllocationProp {
 /// pointer handed out stays valid while the buffer grows: the route PyTorch's
 /// expandable segments take.
 ///
-/// ```no_run
-/// use gpu_aligned::backend::cuda::CudaVm;
-/// use gpu_aligned::backend::cuda::cudarc::driver::CudaContext;
-///
-/// let ctx = CudaContext::new(0)?;
-/// if CudaVm::supported(&ctx)? {
-///     let chunk = CudaVm::granularity(&ctx)?;     // 2 MiB on an H100
-///     let mut vm = CudaVm::reserve(&ctx, None, chunk)?;
-///     let base = vm.base_address();
-///     vm.grow_to(100 << 20)?;                     // maps 50 chunks
-///     vm.grow_to(1 << 30)?;
-///     assert_eq!(vm.base_address(), base);        // nothing moved
-///     vm.shrink_to(10 << 20)?;                      // waits, then unmaps the rest
-///     assert_eq!(vm.mapped(), 10 << 20);
-/// }
-/// # Ok::<(), Box<dyn std::error::Error>>(())
-/// ```
-///
 /// # Pitfalls
 ///
 /// - **`cuMemUnmap` does not synchronise.** Unmapping memory that a queued
@@ -110,7 +92,7 @@ fn allocation_props(ctx: &CudaContext) -> sys::CUmemAllocationProp {
 ///
 /// Dropping it waits for the context's work, then unmaps and frees
 /// everything.
-pub struct CudaVm {
+pub(crate) struct CudaVm {
     ctx: Arc<CudaContext>,
     base: sys::CUdeviceptr,
     reserved: usize,
@@ -125,17 +107,10 @@ impl CudaVm {
     /// (every GPU since Pascal on Linux does; some Windows and older setups
     /// do not).
     ///
-    /// ```no_run
-    /// # use gpu_aligned::backend::cuda::CudaVm;
-    /// let ctx = gpu_aligned::backend::cuda::cudarc::driver::CudaContext::new(0)?;
-    /// println!("virtual memory: {}", CudaVm::supported(&ctx)?);
-    /// # Ok::<(), Box<dyn std::error::Error>>(())
-    /// ```
-    ///
     /// # Errors
     ///
     /// [`CudaError::Driver`] if the attribute cannot be read.
-    pub fn supported(ctx: &CudaContext) -> Result<bool, CudaError> {
+    pub(crate) fn supported(ctx: &CudaContext) -> Result<bool, CudaError> {
         let attribute =
             sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_VIRTUAL_ADDRESS_MANAGEMENT_SUPPORTED;
         let value = ctx
@@ -150,17 +125,10 @@ impl CudaVm {
     /// The device's minimum allocation granularity for pinned device memory:
     /// every chunk size must be a multiple of it (2 MiB on an H100).
     ///
-    /// ```no_run
-    /// # use gpu_aligned::backend::cuda::CudaVm;
-    /// let ctx = gpu_aligned::backend::cuda::cudarc::driver::CudaContext::new(0)?;
-    /// assert!(CudaVm::granularity(&ctx)?.is_power_of_two());
-    /// # Ok::<(), Box<dyn std::error::Error>>(())
-    /// ```
-    ///
     /// # Errors
     ///
     /// [`CudaError::Driver`] if the driver cannot say.
-    pub fn granularity(ctx: &CudaContext) -> Result<usize, CudaError> {
+    pub(crate) fn granularity(ctx: &CudaContext) -> Result<usize, CudaError> {
         bind(ctx)?;
         let props = allocation_props(ctx);
         let mut granularity = 0usize;
@@ -184,22 +152,13 @@ impl CudaVm {
     /// Reserving costs no device memory, only address space (a 64-bit
     /// device has far more than its memory).
     ///
-    /// ```no_run
-    /// # use gpu_aligned::backend::cuda::CudaVm;
-    /// let ctx = gpu_aligned::backend::cuda::cudarc::driver::CudaContext::new(0)?;
-    /// let vm = CudaVm::reserve(&ctx, Some(1 << 30), 2 << 20)?;
-    /// assert_eq!(vm.reserved(), 1 << 30);
-    /// assert_eq!(vm.mapped(), 0);
-    /// # Ok::<(), Box<dyn std::error::Error>>(())
-    /// ```
-    ///
     /// # Errors
     ///
     /// [`CudaError::VmUnsupported`] where the device lacks virtual memory
     /// management, [`CudaError::ZeroLength`],
     /// [`CudaError::ChunkNotMultiple`], [`CudaError::TooLarge`], or
     /// [`CudaError::Driver`] when the driver refuses.
-    pub fn reserve(
+    pub(crate) fn reserve(
         ctx: &Arc<CudaContext>,
         reserve: Option<usize>,
         chunk: usize,
@@ -247,24 +206,13 @@ impl CudaVm {
     /// new ones hold unspecified values. Asking for less than is mapped does
     /// nothing.
     ///
-    /// ```no_run
-    /// # use gpu_aligned::backend::cuda::CudaVm;
-    /// let ctx = gpu_aligned::backend::cuda::cudarc::driver::CudaContext::new(0)?;
-    /// let mut vm = CudaVm::reserve(&ctx, Some(1 << 30), 2 << 20)?;
-    /// vm.grow_to(3 << 20)?;
-    /// assert_eq!(vm.mapped(), 4 << 20); // two whole chunks
-    /// assert!(vm.grow_to(2 << 30).is_err()); // past the reservation
-    /// assert_eq!(vm.mapped(), 4 << 20);
-    /// # Ok::<(), Box<dyn std::error::Error>>(())
-    /// ```
-    ///
     /// # Errors
     ///
     /// [`CudaError::BeyondReservation`] past the end of the reservation;
     /// [`CudaError::Driver`] when the driver refuses (out of device
     /// memory, say). Either way nothing changes: chunks mapped by a failed
     /// call are unmapped and freed again.
-    pub fn grow_to(&mut self, len: usize) -> Result<(), CudaError> {
+    pub(crate) fn grow_to(&mut self, len: usize) -> Result<(), CudaError> {
         let beyond = CudaError::BeyondReservation {
             len,
             reserved: self.reserved,
@@ -352,21 +300,11 @@ impl CudaVm {
     /// chunks), giving their memory back to the device. Asking for more than
     /// is mapped does nothing.
     ///
-    /// ```no_run
-    /// # use gpu_aligned::backend::cuda::CudaVm;
-    /// let ctx = gpu_aligned::backend::cuda::cudarc::driver::CudaContext::new(0)?;
-    /// let mut vm = CudaVm::reserve(&ctx, Some(1 << 30), 2 << 20)?;
-    /// vm.grow_to(1 << 30)?;
-    /// vm.shrink_to(1)?;
-    /// assert_eq!(vm.mapped(), 2 << 20);
-    /// # Ok::<(), Box<dyn std::error::Error>>(())
-    /// ```
-    ///
     /// # Errors
     ///
     /// [`CudaError::Driver`] if waiting or unmapping fails; chunks it
     /// could not unmap stay mapped.
-    pub fn shrink_to(&mut self, len: usize) -> Result<(), CudaError> {
+    pub(crate) fn shrink_to(&mut self, len: usize) -> Result<(), CudaError> {
         let keep = round_up(len, self.chunk).unwrap_or(usize::MAX) / self.chunk;
         if keep >= self.chunks.len() {
             return Ok(());
@@ -380,70 +318,20 @@ impl CudaVm {
     }
 
     /// Bytes mapped, from the base (a multiple of the chunk size).
-    ///
-    /// ```no_run
-    /// # use gpu_aligned::backend::cuda::CudaVm;
-    /// let ctx = gpu_aligned::backend::cuda::cudarc::driver::CudaContext::new(0)?;
-    /// let mut vm = CudaVm::reserve(&ctx, Some(1 << 30), 2 << 20)?;
-    /// vm.grow_to(1)?;
-    /// assert_eq!(vm.mapped(), vm.chunk());
-    /// # Ok::<(), Box<dyn std::error::Error>>(())
-    /// ```
-    pub fn mapped(&self) -> usize {
+    pub(crate) fn mapped(&self) -> usize {
         self.chunks.len() * self.chunk
     }
 
     /// Bytes of device addresses reserved (a multiple of the chunk size):
     /// the most the buffer can grow to.
-    ///
-    /// ```no_run
-    /// # use gpu_aligned::backend::cuda::CudaVm;
-    /// let ctx = gpu_aligned::backend::cuda::cudarc::driver::CudaContext::new(0)?;
-    /// let vm = CudaVm::reserve(&ctx, None, 2 << 20)?;
-    /// assert!(vm.reserved() >= ctx.total_mem()?);
-    /// # Ok::<(), Box<dyn std::error::Error>>(())
-    /// ```
-    pub fn reserved(&self) -> usize {
+    pub(crate) fn reserved(&self) -> usize {
         self.reserved
-    }
-
-    /// The unit of mapping and unmapping.
-    ///
-    /// ```no_run
-    /// # use gpu_aligned::backend::cuda::CudaVm;
-    /// let ctx = gpu_aligned::backend::cuda::cudarc::driver::CudaContext::new(0)?;
-    /// assert_eq!(CudaVm::reserve(&ctx, None, 4 << 20)?.chunk(), 4 << 20);
-    /// # Ok::<(), Box<dyn std::error::Error>>(())
-    /// ```
-    pub fn chunk(&self) -> usize {
-        self.chunk
     }
 
     /// The device address of the first byte, fixed for the buffer's life
     /// (a multiple of the allocation granularity).
-    ///
-    /// ```no_run
-    /// # use gpu_aligned::backend::cuda::CudaVm;
-    /// let ctx = gpu_aligned::backend::cuda::cudarc::driver::CudaContext::new(0)?;
-    /// let vm = CudaVm::reserve(&ctx, None, 2 << 20)?;
-    /// assert_eq!(vm.base_address() % (2 << 20), 0);
-    /// # Ok::<(), Box<dyn std::error::Error>>(())
-    /// ```
-    pub fn base_address(&self) -> u64 {
+    pub(crate) fn base_address(&self) -> u64 {
         self.base
-    }
-
-    /// The context whose device the memory lives on.
-    ///
-    /// ```no_run
-    /// # use gpu_aligned::backend::cuda::CudaVm;
-    /// let ctx = gpu_aligned::backend::cuda::cudarc::driver::CudaContext::new(0)?;
-    /// let vm = CudaVm::reserve(&ctx, None, 2 << 20)?;
-    /// assert_eq!(vm.context().ordinal(), 0);
-    /// # Ok::<(), Box<dyn std::error::Error>>(())
-    /// ```
-    pub fn context(&self) -> &Arc<CudaContext> {
-        &self.ctx
     }
 }
 
@@ -474,5 +362,206 @@ impl fmt::Debug for CudaVm {
             .field("mapped", &self.mapped())
             .field("chunk", &self.chunk)
             .finish()
+    }
+}
+
+/// On a GPU (`cargo test -p gpu-aligned --features cuda --lib --
+/// --include-ignored`): chunks mapped onto a fixed range of device
+/// addresses, kernels over memory mapped before and after growth, memory
+/// given back by shrinking, and the driver's refusals as typed errors.
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use cudarc::driver::{result, CudaFunction, CudaStream, LaunchConfig, PushKernelArg};
+    use cudarc::nvrtc::compile_ptx;
+    use std::vec;
+
+    const ADD: &str = r#"
+extern "C" __global__ void add(unsigned* p, unsigned long long n, unsigned v) {
+    unsigned long long i = (unsigned long long)blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) p[i] += v;
+}
+"#;
+
+    fn setup() -> (Arc<CudaContext>, Arc<CudaStream>, CudaFunction) {
+        let ctx = CudaContext::new(0).expect("a CUDA GPU");
+        let stream = ctx.default_stream();
+        let ptx = compile_ptx(ADD).expect("NVRTC");
+        let add = ctx.load_module(ptx).unwrap().load_function("add").unwrap();
+        (ctx, stream, add)
+    }
+
+    fn free_device_memory(ctx: &CudaContext) -> usize {
+        ctx.mem_get_info().unwrap().0
+    }
+
+    fn write(address: u64, values: &[u32]) {
+        // SAFETY: the tests only pass ranges mapped by a live `CudaVm`.
+        unsafe { result::memcpy_htod_sync(address, values) }.unwrap();
+    }
+
+    fn read(address: u64, len: usize) -> Vec<u32> {
+        let mut out = vec![0u32; len];
+        // SAFETY: as in `write`.
+        unsafe { result::memcpy_dtoh_sync(&mut out, address) }.unwrap();
+        out
+    }
+
+    fn launch_add(stream: &CudaStream, add: &CudaFunction, address: u64, n: u64, v: u32) {
+        let mut launch = stream.launch_builder(add);
+        launch.arg(&address).arg(&n).arg(&v);
+        let cfg = LaunchConfig::for_num_elems(u32::try_from(n).unwrap());
+        // SAFETY: `add` touches `n` u32s from `address`, all mapped.
+        unsafe { launch.launch(cfg) }.unwrap();
+    }
+
+    #[test]
+    #[ignore = "needs an NVIDIA GPU"]
+    fn a_reservation_maps_whole_chunks_at_an_aligned_base() {
+        let (ctx, _, _) = setup();
+        let granularity = CudaVm::granularity(&ctx).unwrap();
+        assert!(granularity.is_power_of_two());
+        let whole = CudaVm::reserve(&ctx, None, granularity).unwrap();
+        assert!(whole.reserved >= ctx.total_mem().unwrap());
+        assert_eq!(whole.base_address() % granularity as u64, 0);
+        drop(whole);
+        let chunk = 2 * granularity;
+        let mut vm = CudaVm::reserve(&ctx, Some(16 * chunk - 1), chunk).unwrap();
+        assert_eq!(
+            (vm.reserved(), vm.mapped(), vm.chunk),
+            (16 * chunk, 0, chunk)
+        );
+        vm.grow_to(1).unwrap();
+        assert_eq!(vm.mapped(), chunk);
+        vm.grow_to(chunk + 1).unwrap();
+        assert_eq!(vm.mapped(), 2 * chunk);
+        vm.grow_to(16 * chunk).unwrap();
+        vm.shrink_to(1).unwrap();
+        assert_eq!(vm.mapped(), chunk);
+    }
+
+    #[test]
+    #[ignore = "needs an NVIDIA GPU"]
+    fn grows_to_8_gib_without_moving_and_shrinks_back() {
+        let (ctx, stream, add) = setup();
+        assert!(CudaVm::supported(&ctx).unwrap());
+        let chunk = CudaVm::granularity(&ctx).unwrap();
+        let mut vm = CudaVm::reserve(&ctx, None, chunk).unwrap();
+        vm.grow_to(1).unwrap();
+        let base = vm.base_address();
+        let first: Vec<u32> = (0..1024).collect();
+        write(base, &first);
+
+        let free_before = free_device_memory(&ctx);
+        let target = 8usize << 30;
+        let mut steps = 0;
+        while vm.mapped() < target {
+            vm.grow_to(vm.mapped() + 64 * chunk).unwrap();
+            assert_eq!(vm.base_address(), base);
+            steps += 1;
+        }
+        assert!(steps >= 64);
+        let free_grown = free_device_memory(&ctx);
+        assert!(
+            free_before - free_grown >= target - 2 * chunk,
+            "free memory went from {free_before} to {free_grown}"
+        );
+
+        // A kernel over the first array (mapped before growth) and one over
+        // the last chunk (mapped by the last step).
+        let last = base + (vm.mapped() - chunk) as u64;
+        let fresh: Vec<u32> = (0..1024).map(|i| i * 3).collect();
+        write(last, &fresh);
+        launch_add(&stream, &add, base, 1024, 10);
+        launch_add(&stream, &add, last, 1024, 20);
+        stream.synchronize().unwrap();
+        assert_eq!(read(base, 1024), (10..1034).collect::<Vec<u32>>());
+        assert_eq!(
+            read(last, 1024),
+            (0..1024).map(|i| i * 3 + 20).collect::<Vec<u32>>()
+        );
+
+        // A kernel still running when shrinking starts: it waits for it.
+        launch_add(&stream, &add, last, 1024, 1);
+        vm.shrink_to(chunk).unwrap();
+        assert_eq!(vm.mapped(), chunk);
+        assert_eq!(vm.base_address(), base);
+        let free_shrunk = free_device_memory(&ctx);
+        assert!(
+            free_shrunk >= free_grown + target - 2 * chunk,
+            "shrinking gave back {} bytes",
+            free_shrunk.saturating_sub(free_grown)
+        );
+        assert_eq!(read(base, 1024), (10..1034).collect::<Vec<u32>>());
+    }
+
+    #[test]
+    #[ignore = "needs an NVIDIA GPU"]
+    fn growth_past_the_reservation_is_refused_and_the_buffer_stays_usable() {
+        let (ctx, stream, add) = setup();
+        let chunk = CudaVm::granularity(&ctx).unwrap();
+        let mut vm = CudaVm::reserve(&ctx, Some(4 * chunk), chunk).unwrap();
+        vm.grow_to(2 * chunk).unwrap();
+        write(vm.base_address(), &[7; 256]);
+        assert_eq!(
+            vm.grow_to(4 * chunk + 1),
+            Err(CudaError::BeyondReservation {
+                len: 4 * chunk + 1,
+                reserved: 4 * chunk
+            })
+        );
+        assert_eq!(vm.mapped(), 2 * chunk);
+        vm.grow_to(4 * chunk).unwrap();
+        launch_add(&stream, &add, vm.base_address(), 256, 1);
+        stream.synchronize().unwrap();
+        assert_eq!(read(vm.base_address(), 256), vec![8; 256]);
+    }
+
+    #[test]
+    #[ignore = "needs an NVIDIA GPU"]
+    fn running_out_of_device_memory_is_a_typed_error_and_rolls_back() {
+        let (ctx, stream, add) = setup();
+        let granularity = CudaVm::granularity(&ctx).unwrap();
+        let total = ctx.total_mem().unwrap();
+        // 1 GiB chunks keep the number of driver calls small.
+        let chunk = (1usize << 30).div_ceil(granularity) * granularity;
+        let mut vm = CudaVm::reserve(&ctx, Some(2 * total), chunk).unwrap();
+        vm.grow_to(chunk).unwrap();
+        write(vm.base_address(), &[1; 64]);
+        let free_before = free_device_memory(&ctx);
+        match vm.grow_to(total + chunk) {
+            Err(CudaError::Driver { op, error }) => {
+                assert_eq!(op, "cuMemCreate");
+                assert_eq!(error.0, sys::CUresult::CUDA_ERROR_OUT_OF_MEMORY);
+            }
+            other => panic!("expected the driver to run out of memory, got {other:?}"),
+        }
+        assert_eq!(vm.mapped(), chunk);
+        let free_after = free_device_memory(&ctx);
+        assert!(
+            free_after + chunk >= free_before,
+            "{free_before} -> {free_after}"
+        );
+        launch_add(&stream, &add, vm.base_address(), 64, 1);
+        stream.synchronize().unwrap();
+        assert_eq!(read(vm.base_address(), 64), vec![2; 64]);
+    }
+
+    #[test]
+    #[ignore = "needs an NVIDIA GPU"]
+    fn a_chunk_off_the_granularity_is_refused() {
+        let (ctx, _, _) = setup();
+        let granularity = CudaVm::granularity(&ctx).unwrap();
+        assert_eq!(
+            CudaVm::reserve(&ctx, Some(1 << 30), granularity + 4096).unwrap_err(),
+            CudaError::ChunkNotMultiple {
+                chunk: granularity + 4096,
+                granularity
+            }
+        );
+        assert_eq!(
+            CudaVm::reserve(&ctx, Some(1 << 30), 0).unwrap_err(),
+            CudaError::ZeroLength
+        );
     }
 }
