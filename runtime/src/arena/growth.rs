@@ -26,9 +26,6 @@ pub const DEFAULT_CHUNK: usize = 2 << 20;
 ///
 /// let policy = GrowthPolicy::up_to(1 << 30).with_chunk(4 << 20).with_initial(8 << 20);
 /// assert_eq!((policy.initial(), policy.max(), policy.chunk()), (8 << 20, 1 << 30, 4 << 20));
-/// // A block that needs the arena to span 9 MiB grows it to 12 MiB:
-/// assert_eq!(policy.grow_to(8 << 20, 9 << 20)?, 12 << 20);
-/// # Ok::<(), gpu_aligned::arena::GrowthError>(())
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct GrowthPolicy {
@@ -52,9 +49,9 @@ impl GrowthPolicy {
     /// [`with_initial`](GrowthPolicy::with_initial)).
     ///
     /// ```
-    /// use gpu_aligned::arena::{GrowthError, GrowthPolicy};
+    /// use gpu_aligned::arena::GrowthPolicy;
     /// let fixed = GrowthPolicy::fixed();
-    /// assert_eq!(fixed.grow_to(1 << 20, 2 << 20), Err(GrowthError::Fixed));
+    /// assert_eq!(fixed.max(), fixed.initial());
     /// ```
     pub const fn fixed() -> GrowthPolicy {
         GrowthPolicy {
@@ -168,24 +165,12 @@ impl GrowthPolicy {
     /// at least), the maximum rounded down to whole chunks. A fixed policy
     /// settles on its initial length for both, as it is.
     ///
-    /// ```
-    /// use gpu_aligned::arena::{GrowthError, GrowthPolicy};
-    /// let policy = GrowthPolicy::up_to((1 << 30) + 5).with_initial(1);
-    /// assert_eq!(policy.resolve(4096)?, (2 << 20, 1 << 30));
-    /// assert_eq!(
-    ///     policy.with_chunk(3000).resolve(4096),
-    ///     Err(GrowthError::ChunkNotMultiple { chunk: 3000, granularity: 4096 })
-    /// );
-    /// assert_eq!(GrowthPolicy::fixed().with_initial(1000).resolve(4096)?, (1000, 1000));
-    /// # Ok::<(), GrowthError>(())
-    /// ```
-    ///
     /// # Errors
     ///
     /// [`GrowthError::ChunkNotMultiple`] for a zero chunk or one that is not
     /// a multiple of `granularity`; [`GrowthError::InitialAboveMax`] when
     /// the rounded initial length exceeds the rounded maximum.
-    pub fn resolve(&self, granularity: usize) -> Result<(usize, usize), GrowthError> {
+    pub(crate) fn resolve(&self, granularity: usize) -> Result<(usize, usize), GrowthError> {
         if !self.grows {
             return Ok((self.initial(), self.initial()));
         }
@@ -207,22 +192,11 @@ impl GrowthPolicy {
     /// The length an arena spanning `current` bytes grows to so that it
     /// spans at least `needed` bytes: `needed` rounded up to whole chunks.
     ///
-    /// ```
-    /// use gpu_aligned::arena::{GrowthError, GrowthPolicy};
-    /// let policy = GrowthPolicy::up_to(16 << 20);
-    /// assert_eq!(policy.grow_to(2 << 20, (2 << 20) + 1)?, 4 << 20);
-    /// assert_eq!(
-    ///     policy.grow_to(16 << 20, 17 << 20),
-    ///     Err(GrowthError::AtMaximum { needed: 17 << 20, max: 16 << 20 })
-    /// );
-    /// # Ok::<(), GrowthError>(())
-    /// ```
-    ///
     /// # Errors
     ///
     /// [`GrowthError::Fixed`] for a policy that never grows;
     /// [`GrowthError::AtMaximum`] when `needed` exceeds the maximum.
-    pub fn grow_to(&self, current: usize, needed: usize) -> Result<usize, GrowthError> {
+    pub(crate) fn grow_to(&self, current: usize, needed: usize) -> Result<usize, GrowthError> {
         if !self.grows {
             return Err(GrowthError::Fixed);
         }
@@ -395,5 +369,96 @@ impl<B: Backend> Arena<B> {
     pub fn committed(&self) -> usize {
         let released = self.pool.offsets().released_bytes();
         self.capacity().saturating_sub(released)
+    }
+}
+
+/// The policy's arithmetic, which only the arena calls: the examples its
+/// docs gave, and extreme lengths that never panic (an attack once run from
+/// `tests/arena/attacks.rs`, when these were public).
+#[cfg(test)]
+mod tests {
+    use super::{GrowthError, GrowthPolicy};
+
+    #[test]
+    fn resolving_rounds_to_whole_chunks() {
+        let policy = GrowthPolicy::up_to((1 << 30) + 5).with_initial(1);
+        assert_eq!(policy.resolve(4096), Ok((2 << 20, 1 << 30)));
+        assert_eq!(
+            policy.with_chunk(3000).resolve(4096),
+            Err(GrowthError::ChunkNotMultiple {
+                chunk: 3000,
+                granularity: 4096
+            })
+        );
+        let fixed = GrowthPolicy::fixed().with_initial(1000);
+        assert_eq!(fixed.resolve(4096), Ok((1000, 1000)));
+    }
+
+    #[test]
+    fn growing_rounds_the_need_to_whole_chunks_up_to_the_maximum() {
+        let policy = GrowthPolicy::up_to(16 << 20);
+        assert_eq!(policy.grow_to(2 << 20, (2 << 20) + 1), Ok(4 << 20));
+        assert_eq!(
+            policy.grow_to(16 << 20, 17 << 20),
+            Err(GrowthError::AtMaximum {
+                needed: 17 << 20,
+                max: 16 << 20
+            })
+        );
+        let policy = GrowthPolicy::up_to(1 << 30)
+            .with_chunk(4 << 20)
+            .with_initial(8 << 20);
+        assert_eq!(policy.grow_to(8 << 20, 9 << 20), Ok(12 << 20));
+        let fixed = GrowthPolicy::fixed();
+        assert_eq!(fixed.grow_to(1 << 20, 2 << 20), Err(GrowthError::Fixed));
+    }
+
+    #[test]
+    fn growth_arithmetic_at_the_edges_never_panics() {
+        // SplitMix64, seeded: the same lengths on every run.
+        let mut state = 0x6e0_7a1e_u64;
+        let mut next = move || {
+            state = state.wrapping_add(0x9e37_79b9_7f4a_7c15);
+            let mut z = state;
+            z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+            z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+            z ^ (z >> 31)
+        };
+        // Lengths at the edges of `usize`, which is 64 bits wide wherever
+        // these run.
+        let mut extreme = move || {
+            let (which, any) = (next() % 8, next() as usize);
+            match which {
+                0 => 0,
+                1 => usize::MAX,
+                2 => usize::MAX - any % 300,
+                3 => 1 << (any % 64),
+                4 => (1 << (any % 64)) + 1,
+                5 => any,
+                _ => any % 5000,
+            }
+        };
+        let rounds = if cfg!(miri) { 50 } else { 5000 };
+        for _ in 0..rounds {
+            let (max, chunk, initial) = (extreme(), extreme(), extreme());
+            for policy in [
+                GrowthPolicy::up_to(max).with_chunk(chunk),
+                GrowthPolicy::up_to(max)
+                    .with_chunk(chunk)
+                    .with_initial(initial),
+                GrowthPolicy::fixed()
+                    .with_chunk(chunk)
+                    .with_initial(initial),
+            ] {
+                if let Ok((start, most)) = policy.resolve(extreme()) {
+                    assert!(start <= most || !policy.grows(), "{policy:?}");
+                }
+                let (current, needed) = (extreme(), extreme());
+                if let Ok(target) = policy.grow_to(current, needed) {
+                    assert!(target >= needed && target >= current, "{policy:?}");
+                    assert!(target == current || target <= policy.max(), "{policy:?}");
+                }
+            }
+        }
     }
 }
