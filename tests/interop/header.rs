@@ -617,7 +617,7 @@ fn structs_over_16_bytes_compile_with_their_asserts_and_read_where_rust_wrote() 
     let mut header = CudaHeader::new();
     header
         .add_data::<Camera>()
-        .and_then(|h| h.add_soa_layout(ball))
+        .and_then(|h| h.add_soa_layout(ball, ball.fields))
         .expect("declared");
     let text = header.render();
     assert!(text.contains("struct __align__(8) Camera {"), "{text}");

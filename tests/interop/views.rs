@@ -116,7 +116,7 @@ static HIT: GpuLayout = layout(
 fn particle_header() -> String {
     let mut header = CudaHeader::new();
     header
-        .add_soa_layout(&PARTICLE)
+        .add_soa_layout(&PARTICLE, PARTICLE.fields)
         .expect("every field is one word");
     header.render()
 }
@@ -266,7 +266,7 @@ fn columns_move_one_word_and_structs_move_whole_words() {
     assert!(text.contains("static_assert(GPU_ALIGNED_OFFSETOF(Particle_soa, len) == 56,"));
 
     let mut header = CudaHeader::new();
-    header.add_soa_layout(&HIT).unwrap();
+    header.add_soa_layout(&HIT, HIT.fields).unwrap();
     let hit = header.render();
     assert!(hit.contains("i * 12 bytes, moved\n// as 3 word(s) of 4 bytes."));
     assert!(hit.contains("union { gpu_aligned_word<4>::type words[3]; Hit value; } u;"));
@@ -303,13 +303,17 @@ fn a_view_that_drifts_from_rust_fails_to_compile() {
 fn fields_that_cannot_be_columns_are_refused() {
     // `float3` (12 bytes, align 4) and arrays are legal fields, not columns.
     assert_eq!(
-        CudaHeader::new().add_soa_layout(&FRAME).unwrap_err(),
+        CudaHeader::new()
+            .add_soa_layout(&FRAME, FRAME.fields)
+            .unwrap_err(),
         HeaderError::NotAColumn {
             ty: "Frame",
             field: "p"
         }
     );
-    let error = CudaHeader::new().add_soa_layout(&GRID).unwrap_err();
+    let error = CudaHeader::new()
+        .add_soa_layout(&GRID, GRID.fields)
+        .unwrap_err();
     assert_eq!(
         error,
         HeaderError::NotAColumn {
@@ -320,12 +324,16 @@ fn fields_that_cannot_be_columns_are_refused() {
     assert!(error.to_string().contains("`float3_16_t` for a `float3`"));
     static ONLY_PADDING: GpuLayout = layout("Empty", 4, 4, 4, &[field("pad", 0, 4, 4, true, U32)]);
     assert_eq!(
-        CudaHeader::new().add_soa_layout(&ONLY_PADDING).unwrap_err(),
+        CudaHeader::new()
+            .add_soa_layout(&ONLY_PADDING, ONLY_PADDING.fields)
+            .unwrap_err(),
         HeaderError::NoColumns { ty: "Empty" }
     );
     static LEN: GpuLayout = layout("Span", 4, 4, 0, &[field("len", 0, 4, 4, false, U32)]);
     assert_eq!(
-        CudaHeader::new().add_soa_layout(&LEN).unwrap_err(),
+        CudaHeader::new()
+            .add_soa_layout(&LEN, LEN.fields)
+            .unwrap_err(),
         HeaderError::ReservedMember {
             ty: "Span",
             field: "len"
@@ -335,7 +343,7 @@ fn fields_that_cannot_be_columns_are_refused() {
     let mut header = CudaHeader::new();
     header.add_layout(&TAKEN, false).unwrap();
     assert_eq!(
-        header.add_soa_layout(&HIT).unwrap_err(),
+        header.add_soa_layout(&HIT, HIT.fields).unwrap_err(),
         HeaderError::ViewNameTaken {
             ty: "Hit",
             taken_by: "Hit_aos"
@@ -344,7 +352,7 @@ fn fields_that_cannot_be_columns_are_refused() {
     assert_eq!(header.type_names().collect::<Vec<_>>(), ["Hit_aos"]);
     // Other errors leave the header as it was too.
     let mut header = CudaHeader::new();
-    assert!(header.add_soa_layout(&FRAME).is_err());
+    assert!(header.add_soa_layout(&FRAME, FRAME.fields).is_err());
     assert_eq!(header.type_names().count(), 0);
 }
 
@@ -419,10 +427,10 @@ const DEVICE_HEADER: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/device/soa/typ
 fn device_header() -> String {
     let mut header = CudaHeader::new();
     header
-        .add_soa_layout(&BODY)
-        .and_then(|h| h.add_soa_layout(&PARTICLE))
-        .and_then(|h| h.add_soa_layout(&FLOAT3))
-        .and_then(|h| h.add_soa_layout(&EIGHT))
+        .add_soa_layout(&BODY, BODY.fields)
+        .and_then(|h| h.add_soa_layout(&PARTICLE, PARTICLE.fields))
+        .and_then(|h| h.add_soa_layout(&FLOAT3, FLOAT3.fields))
+        .and_then(|h| h.add_soa_layout(&EIGHT, EIGHT.fields))
         .expect("every one is column-ready");
     header.render()
 }

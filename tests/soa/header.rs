@@ -330,7 +330,7 @@ fn the_header_refuses_columns_that_are_not_the_layouts_data_fields_each_once() {
     });
     for wrong in [&columns[1..], twice.as_slice(), Scalar::COLUMNS] {
         assert_eq!(
-            CudaHeader::new().add_soa_columns(layout, wrong).map(|_| ()),
+            CudaHeader::new().add_soa_layout(layout, wrong).map(|_| ()),
             refused
         );
     }
@@ -338,6 +338,9 @@ fn the_header_refuses_columns_that_are_not_the_layouts_data_fields_each_once() {
     let mut header = CudaHeader::new();
     header.add_soa::<Particle>().unwrap();
     header.add_soa::<Particle>().unwrap();
-    assert_eq!(header.add_soa_layout(layout).map(|_| ()), refused);
+    assert_eq!(
+        header.add_soa_layout(layout, layout.fields).map(|_| ()),
+        refused
+    );
     assert_eq!(header.render().matches("struct Particle_soa {").count(), 1);
 }

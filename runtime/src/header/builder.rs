@@ -174,38 +174,12 @@ impl CudaHeader {
 
     /// Declares the struct described by `layout` (any size), the structs it
     /// contains, and its structure-of-arrays and array-of-structs views
-    /// (their members and functions: [`header`](super#structure-of-arrays-and-array-of-structs-views-the-kernel-side)).
-    ///
-    /// ```
-    /// use gpu_aligned::header::CudaHeader;
-    /// use gpu_aligned::{GpuField, GpuLayout, GpuType, Scalar};
-    ///
-    /// static HIT: GpuLayout = GpuLayout::new("Hit", 12, 4, 0, &[
-    ///     GpuField::new("x", 0, 4, 4, false, GpuType::Scalar(Scalar::F32)),
-    ///     GpuField::new("y", 4, 4, 4, false, GpuType::Scalar(Scalar::F32)),
-    ///     GpuField::new("id", 8, 4, 4, false, GpuType::Scalar(Scalar::U32)),
-    /// ]);
-    /// let mut header = CudaHeader::new();
-    /// header.add_soa_layout(&HIT)?;
-    /// let text = header.render();
-    /// assert!(text.contains("struct Hit_soa {"));
-    /// assert!(text.contains("struct Hit_aos16 {"));
-    /// # Ok::<(), gpu_aligned::header::HeaderError>(())
-    /// ```
-    ///
-    /// # Errors
-    ///
-    /// As for [`CudaHeader::add`], and [`HeaderError::NotAColumn`],
-    /// [`HeaderError::NoColumns`], [`HeaderError::ReservedMember`] or
-    /// [`HeaderError::ViewNameTaken`] when the views cannot be made.
-    pub fn add_soa_layout(&mut self, layout: &'static GpuLayout) -> Result<&mut Self, HeaderError> {
-        self.add_soa_columns(layout, layout.fields)
-    }
-
-    /// As [`CudaHeader::add_soa_layout`], with the views' columns in the
-    /// order of `columns`: the data fields of `layout`, each once, in the
-    /// order the columns are laid out (for a `#[derive(GpuSoa)]` type, its
-    /// declaration order, as [`CudaHeader::add_soa`] passes it).
+    /// (their members and functions: [`header`](super#structure-of-arrays-and-array-of-structs-views-the-kernel-side)),
+    /// with the views' columns in the order of `columns`: the data fields
+    /// of `layout`, each once, in the order the columns are laid out
+    /// (`layout.fields` for the layout's own order; for a
+    /// `#[derive(GpuSoa)]` type, its declaration order, as
+    /// [`CudaHeader::add_soa`] passes it).
     ///
     /// ```
     /// use gpu_aligned::header::CudaHeader;
@@ -216,18 +190,22 @@ impl CudaHeader {
     /// // Declared `kind` first; laid out `id` first.
     /// static HIT: GpuLayout = GpuLayout::new("Hit", 16, 8, 7, &[ID, KIND]);
     /// let mut header = CudaHeader::new();
-    /// header.add_soa_columns(&HIT, &[KIND, ID])?;
-    /// assert!(header.render().contains("struct Hit_soa {\n    gpu_aligned_column<uint8_t, 1> kind;"));
+    /// header.add_soa_layout(&HIT, &[KIND, ID])?;
+    /// let text = header.render();
+    /// assert!(text.contains("struct Hit_soa {\n    gpu_aligned_column<uint8_t, 1> kind;"));
+    /// assert!(text.contains("struct Hit_aos16 {"));
     /// # Ok::<(), gpu_aligned::header::HeaderError>(())
     /// ```
     ///
     /// # Errors
     ///
-    /// As for [`CudaHeader::add_soa_layout`], and
+    /// As for [`CudaHeader::add`]; [`HeaderError::NotAColumn`],
+    /// [`HeaderError::NoColumns`], [`HeaderError::ReservedMember`] or
+    /// [`HeaderError::ViewNameTaken`] when the views cannot be made;
     /// [`HeaderError::ColumnsNotFields`] when `columns` is not the data
     /// fields of `layout`, each once, or the type already has views with
     /// its columns in another order.
-    pub fn add_soa_columns(
+    pub fn add_soa_layout(
         &mut self,
         layout: &'static GpuLayout,
         columns: &'static [GpuField],

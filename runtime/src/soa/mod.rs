@@ -176,9 +176,9 @@ impl CudaHeader {
     ///
     /// # Errors
     ///
-    /// As for [`CudaHeader::add_soa_columns`].
+    /// As for [`CudaHeader::add_soa_layout`].
     pub fn add_soa<T: GpuSoa>(&mut self) -> Result<&mut Self, HeaderError> {
-        self.add_soa_columns(&T::LAYOUT, T::COLUMNS)
+        self.add_soa_layout(&T::LAYOUT, T::COLUMNS)
     }
 }
 
