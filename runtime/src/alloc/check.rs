@@ -11,8 +11,9 @@ impl Allocator {
     /// Walks every block and every free list and checks the allocator's
     /// invariants: the blocks tile `[0, capacity)` exactly, no two free
     /// blocks touch (they would have been merged), every free block sits in
-    /// the list of its size class and the bitmaps agree, and the counters
-    /// behind [`stats`](Allocator::stats) equal what the walk finds.
+    /// the list of its size class and the bitmaps agree, the counters
+    /// behind [`stats`](Allocator::stats) equal what the walk finds, and
+    /// they count every byte once (`used + free == capacity`).
     ///
     /// Takes time proportional to the number of blocks; meant for tests.
     ///

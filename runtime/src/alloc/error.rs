@@ -232,8 +232,8 @@ impl fmt::Display for FreeError {
 }
 
 /// A broken internal invariant found by
-/// [`Allocator::check_invariants`](super::Allocator::check_invariants) or
-/// [`Stats::check`](super::Stats::check). Seeing one is a bug in the allocator.
+/// [`Allocator::check_invariants`](super::Allocator::check_invariants).
+/// Seeing one is a bug in the allocator.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct InvariantError {
     pub(super) what: &'static str,

@@ -539,18 +539,10 @@ impl Allocator {
         Ok((offset, offset + size))
     }
 
-    /// The number of live allocations (what a leak report starts from).
-    ///
-    /// ```
-    /// # let mut allocator = gpu_aligned::alloc::Allocator::new(1024);
-    /// let a = allocator.alloc(100, 1)?;
-    /// assert_eq!(allocator.live_count(), 1);
-    /// allocator.free(a)?;
-    /// assert_eq!(allocator.live_count(), 0);
-    /// # Ok::<(), Box<dyn std::error::Error>>(())
-    /// ```
+    /// The number of live allocations, without the rest of
+    /// [`stats`](Allocator::stats) (what the arena counts on every call).
     #[inline]
-    pub fn live_count(&self) -> usize {
+    pub(crate) fn live_count(&self) -> usize {
         self.allocations
     }
 

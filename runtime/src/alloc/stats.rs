@@ -36,21 +36,13 @@ pub struct Stats {
 impl Stats {
     /// Checks that every byte is accounted for once:
     /// `requested + alignment_waste + free == capacity`, with
-    /// `used == requested + alignment_waste`.
-    ///
-    /// ```
-    /// # let mut allocator = gpu_aligned::alloc::Allocator::with_granularity(4096, 64)?;
-    /// let _a = allocator.alloc(100, 1)?;
-    /// let stats = allocator.stats();
-    /// assert_eq!(stats.alignment_waste, 28);
-    /// stats.check()?;
-    /// # Ok::<(), Box<dyn std::error::Error>>(())
-    /// ```
+    /// `used == requested + alignment_waste`: the last step of
+    /// [`Allocator::check_invariants`](super::Allocator::check_invariants).
     ///
     /// # Errors
     ///
     /// The broken equation, with both sides.
-    pub fn check(&self) -> Result<(), InvariantError> {
+    pub(crate) fn check(&self) -> Result<(), InvariantError> {
         let in_blocks = self.requested.checked_add(self.alignment_waste);
         if in_blocks != Some(self.used) {
             return Err(InvariantError {
