@@ -3,7 +3,7 @@
 //! capability 6.0 a warp's request is served as the distinct 32-byte sectors
 //! its lanes touch; ncu's `l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum`
 //! matched this count exactly on an H100, for every element type, offset,
-//! stride and random gather tried. [`sectors`] is the primitive;
+//! stride and random gather tried. [`measure`] is the primitive;
 //! [`WarpAccess`] prices the regular patterns (a base offset, a stride, an
 //! access width) and [`ElementFacts`] the per-type costs that follow from a
 //! [`GpuLayout`].
@@ -14,11 +14,11 @@
 //! use gpu_aligned::GpuAligned;
 //!
 //! // 32 consecutive floats: 4 sectors from an aligned base, 5 shifted by 4 bytes.
-//! assert_eq!(WarpAccess::contiguous(0, 4).sectors(), 4);
-//! assert_eq!(WarpAccess::contiguous(4, 4).efficiency(), 0.8);
+//! assert_eq!(WarpAccess::contiguous(0, 4).measure().sectors, 4);
+//! assert_eq!(WarpAccess::contiguous(4, 4).measure().efficiency(), 0.8);
 //! // A float3 padded to 16 bytes: one instruction, a quarter of each element unused.
 //! let facts = ElementFacts::of(&float3_16_t::LAYOUT);
-//! assert_eq!((facts.loads_as_word(), facts.loads_field_by_field), (Some(1), 3));
+//! assert_eq!((facts.one_word, facts.loads_field_by_field), (true, 3));
 //! assert_eq!(facts.useful_ratio(), 0.75);
 //! ```
 
@@ -27,10 +27,10 @@ use crate::layout::{GpuField, GpuLayout, GpuType};
 /// Bytes in one sector, the unit DRAM traffic is counted in.
 ///
 /// ```
-/// use gpu_aligned::coalesce::{sectors, SECTOR_BYTES};
+/// use gpu_aligned::coalesce::{measure, SECTOR_BYTES};
 /// // Two lanes SECTOR_BYTES apart touch two sectors; one byte apart, one.
-/// assert_eq!(sectors(&[0, SECTOR_BYTES], 1), 2);
-/// assert_eq!(sectors(&[0, 1], 1), 1);
+/// assert_eq!(measure(&[0, SECTOR_BYTES], 1).sectors, 2);
+/// assert_eq!(measure(&[0, 1], 1).sectors, 1);
 /// ```
 pub const SECTOR_BYTES: u64 = 32;
 
@@ -42,42 +42,15 @@ pub const SECTOR_BYTES: u64 = 32;
 /// ```
 pub const WARP_LANES: usize = 32;
 
-/// The number of distinct 32-byte sectors touched when each lane accesses
-/// `access_bytes` bytes starting at its address: what the memory system
-/// fetches for one warp-wide load instruction.
+/// What one warp-wide access costs: the distinct 32-byte sectors touched
+/// when each lane accesses `access_bytes` bytes from its address (what the
+/// memory system fetches for one load instruction), and the distinct bytes
+/// the lanes ask for (the useful part of them).
 ///
-/// Lanes may repeat or overlap (a broadcast touches one sector); an access
-/// may straddle sectors (a 4-byte read at offset 30 touches two). Zero lanes
-/// or `access_bytes == 0` touch nothing. Never panics and never overflows,
-/// even for accesses that run past `u64::MAX`.
-///
-/// ```
-/// use gpu_aligned::coalesce::sectors;
-/// let aligned: Vec<u64> = (0..32).map(|lane| 256 + 4 * lane).collect();
-/// let shifted: Vec<u64> = aligned.iter().map(|a| a + 4).collect();
-/// assert_eq!(sectors(&aligned, 4), 4);
-/// assert_eq!(sectors(&shifted, 4), 5);
-/// ```
-pub fn sectors(lane_addresses: &[u64], access_bytes: u64) -> u64 {
-    distinct_units(lane_addresses, access_bytes, SECTOR_BYTES)
-}
-
-/// The number of distinct bytes the lanes ask for: the useful part of what
-/// [`sectors`] fetches. Overlapping lanes count each byte once.
-///
-/// ```
-/// use gpu_aligned::coalesce::useful_bytes;
-/// // A broadcast: 32 lanes read the same 4 bytes.
-/// assert_eq!(useful_bytes(&[64; 32], 4), 4);
-/// // Two 8-byte reads that overlap by 4 bytes.
-/// assert_eq!(useful_bytes(&[0, 4], 8), 12);
-/// ```
-pub fn useful_bytes(lane_addresses: &[u64], access_bytes: u64) -> u64 {
-    distinct_units(lane_addresses, access_bytes, 1)
-}
-
-/// [`sectors`] and [`useful_bytes`] of one warp-wide access together, from
-/// which its efficiency follows.
+/// Lanes may repeat or overlap (a broadcast touches one sector, and counts
+/// its bytes once); an access may straddle sectors (a 4-byte read at offset
+/// 30 touches two). Zero lanes or `access_bytes == 0` touch nothing. Never
+/// panics and never overflows, even for accesses that run past `u64::MAX`.
 ///
 /// ```
 /// use gpu_aligned::coalesce::{measure, Coalescing};
@@ -86,11 +59,14 @@ pub fn useful_bytes(lane_addresses: &[u64], access_bytes: u64) -> u64 {
 /// let cost = measure(&scattered, 4);
 /// assert_eq!(cost, Coalescing { sectors: 32, useful_bytes: 128 });
 /// assert_eq!(cost.efficiency(), 0.125);
+/// // 32 lanes reading the same 4 bytes; two 8-byte reads overlapping by 4.
+/// assert_eq!(measure(&[64; 32], 4), Coalescing { sectors: 1, useful_bytes: 4 });
+/// assert_eq!(measure(&[0, 4], 8).useful_bytes, 12);
 /// ```
 pub fn measure(lane_addresses: &[u64], access_bytes: u64) -> Coalescing {
     Coalescing {
-        sectors: sectors(lane_addresses, access_bytes),
-        useful_bytes: useful_bytes(lane_addresses, access_bytes),
+        sectors: distinct_units(lane_addresses, access_bytes, SECTOR_BYTES),
+        useful_bytes: distinct_units(lane_addresses, access_bytes, 1),
     }
 }
 
@@ -207,7 +183,7 @@ fn distinct_units(lane_addresses: &[u64], access_bytes: u64, unit: u64) -> u64 {
 /// use gpu_aligned::coalesce::WarpAccess;
 /// // Half a warp active: 16 consecutive floats fill two sectors.
 /// let half = WarpAccess { lanes: 16, ..WarpAccess::contiguous(0, 4) };
-/// assert_eq!(half.sectors(), 2);
+/// assert_eq!(half.measure().sectors, 2);
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct WarpAccess {
@@ -227,8 +203,8 @@ impl WarpAccess {
     /// ```
     /// use gpu_aligned::coalesce::WarpAccess;
     /// // 32 float4s: 512 bytes, 16 sectors; shifted by 16 bytes, one more.
-    /// assert_eq!(WarpAccess::contiguous(0, 16).sectors(), 16);
-    /// assert_eq!(WarpAccess::contiguous(16, 16).sectors(), 17);
+    /// assert_eq!(WarpAccess::contiguous(0, 16).measure().sectors, 16);
+    /// assert_eq!(WarpAccess::contiguous(16, 16).measure().sectors, 17);
     /// ```
     pub const fn contiguous(base: u64, width: u64) -> Self {
         Self::strided(base, width, width)
@@ -239,10 +215,10 @@ impl WarpAccess {
     /// ```
     /// use gpu_aligned::coalesce::WarpAccess;
     /// // Every 8th float: each lane in a sector of its own, 12.5% used.
-    /// let access = WarpAccess::strided(0, 32, 4);
-    /// assert_eq!((access.sectors(), access.efficiency()), (32, 0.125));
+    /// let cost = WarpAccess::strided(0, 32, 4).measure();
+    /// assert_eq!((cost.sectors, cost.efficiency()), (32, 0.125));
     /// // A stride of 0 is a broadcast: one sector.
-    /// assert_eq!(WarpAccess::strided(64, 0, 4).sectors(), 1);
+    /// assert_eq!(WarpAccess::strided(64, 0, 4).measure().sectors, 1);
     /// ```
     pub const fn strided(base: u64, stride: u64, width: u64) -> Self {
         Self {
@@ -266,9 +242,9 @@ impl WarpAccess {
     /// // Only `.x` of 32 float4s: 16 sectors fetched, a quarter of them used;
     /// // as an array of its own, 4 sectors, all used.
     /// let x = float4::LAYOUT.field("x").expect("a lane");
-    /// let access = WarpAccess::field_of(0, &float4::LAYOUT, x);
-    /// assert_eq!((access.sectors(), access.efficiency()), (16, 0.25));
-    /// assert_eq!(WarpAccess::contiguous(0, 4).sectors(), 4);
+    /// let cost = WarpAccess::field_of(0, &float4::LAYOUT, x).measure();
+    /// assert_eq!((cost.sectors, cost.efficiency()), (16, 0.25));
+    /// assert_eq!(WarpAccess::contiguous(0, 4).measure().sectors, 4);
     /// ```
     pub const fn field_of(base: u64, layout: &GpuLayout, field: &GpuField) -> Self {
         Self::strided(
@@ -306,30 +282,6 @@ impl WarpAccess {
     pub fn measure(&self) -> Coalescing {
         let addresses = self.addresses();
         measure(&addresses[..self.lanes.min(WARP_LANES)], self.width)
-    }
-
-    /// Distinct sectors one request of this pattern touches.
-    ///
-    /// ```
-    /// use gpu_aligned::coalesce::WarpAccess;
-    /// // Bytes at an odd offset: 32 bytes straddle two sectors.
-    /// assert_eq!(WarpAccess::contiguous(5, 1).sectors(), 2);
-    /// ```
-    pub fn sectors(&self) -> u64 {
-        self.measure().sectors
-    }
-
-    /// Useful bytes over fetched bytes (see [`Coalescing::efficiency`]).
-    ///
-    /// ```
-    /// use gpu_aligned::coalesce::WarpAccess;
-    /// // u16 values 6 bytes apart: 64 useful bytes in 6 sectors.
-    /// let access = WarpAccess::strided(0, 6, 2);
-    /// assert_eq!(access.sectors(), 6);
-    /// assert_eq!(access.efficiency(), 64.0 / 192.0);
-    /// ```
-    pub fn efficiency(&self) -> f64 {
-        self.measure().efficiency()
     }
 }
 
@@ -387,7 +339,7 @@ impl ElementFacts {
     ///
     /// // Three bytes in a 4-byte word: one load instead of three.
     /// const FACTS: ElementFacts = ElementFacts::of(&int8_3_4_t::LAYOUT);
-    /// assert_eq!((FACTS.loads_as_word(), FACTS.loads_field_by_field), (Some(1), 3));
+    /// assert_eq!((FACTS.one_word, FACTS.loads_field_by_field), (true, 3));
     /// assert_eq!(FACTS.padding_bytes, 1);
     /// ```
     pub const fn of(layout: &GpuLayout) -> Self {
@@ -425,25 +377,6 @@ impl ElementFacts {
             return 1.0;
         }
         self.data_bytes as f64 / self.size as f64
-    }
-
-    /// Global-memory instructions per element through one-word accessors
-    /// (`gpu_load`/`gpu_store` in an emitted header), or `None` when the
-    /// element is not one word.
-    ///
-    /// ```
-    /// use gpu_aligned::coalesce::ElementFacts;
-    /// use gpu_aligned::vector::double2;
-    /// use gpu_aligned::GpuAligned;
-    ///
-    /// assert_eq!(ElementFacts::of(&double2::LAYOUT).loads_as_word(), Some(1));
-    /// ```
-    pub const fn loads_as_word(&self) -> Option<u64> {
-        if self.one_word {
-            Some(1)
-        } else {
-            None
-        }
     }
 
     /// Extra bytes moved per byte of data, because of padding: 0.33 for a

@@ -88,8 +88,8 @@
 //! use gpu_aligned::vector::float4;
 //!
 //! // 32 consecutive floats: 4 sectors from an aligned base, 5 when shifted by 4 bytes.
-//! assert_eq!(WarpAccess::contiguous(0, 4).sectors(), 4);
-//! assert_eq!(WarpAccess::contiguous(4, 4).sectors(), 5);
+//! assert_eq!(WarpAccess::contiguous(0, 4).measure().sectors, 4);
+//! assert_eq!(WarpAccess::contiguous(4, 4).measure().sectors, 5);
 //! assert!(LayoutReport::of::<float4>().to_string().contains("one GPU word"));
 //! ```
 //!

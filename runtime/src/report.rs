@@ -421,18 +421,16 @@ impl LayoutReport<'_> {
                 percent(facts.padding_overhead())
             )?;
         }
-        match facts.loads_as_word() {
-            Some(loads) => writeln!(
-                f,
-                "  loads per element: {loads} as one word, {} field by field",
-                facts.loads_field_by_field
-            )?,
-            None => writeln!(
-                f,
-                "  loads per element: {} field by field",
-                facts.loads_field_by_field
-            )?,
-        }
+        let as_word = if facts.one_word {
+            "1 as one word, "
+        } else {
+            ""
+        };
+        writeln!(
+            f,
+            "  loads per element: {as_word}{} field by field",
+            facts.loads_field_by_field
+        )?;
         let warp = facts.warp_of_elements();
         writeln!(
             f,

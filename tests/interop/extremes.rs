@@ -4,8 +4,7 @@
 //! builds (where it wraps) alike, and returns promptly.
 
 use gpu_aligned::coalesce::{
-    advise, measure, predict, sectors, useful_bytes, Access, AdviceError, Fields, Storage,
-    WarpAccess,
+    advise, measure, predict, Access, AdviceError, Fields, Storage, WarpAccess,
 };
 use gpu_aligned::header::CudaHeader;
 use gpu_aligned::{GpuField, GpuLayout, GpuType, Scalar};
@@ -17,8 +16,8 @@ fn lanes_over_the_whole_address_space_count_saturated_bytes() {
     // Two lanes, each covering half of the address space: 2^64 distinct
     // bytes, one more than u64 holds (this overflowed before).
     let half = 1u64 << 63;
-    assert_eq!(useful_bytes(&[0, half], half), u64::MAX);
-    assert_eq!(sectors(&[0, half], half), 1 << 59);
+    assert_eq!(measure(&[0, half], half).useful_bytes, u64::MAX);
+    assert_eq!(measure(&[0, half], half).sectors, 1 << 59);
     let huge_stride = WarpAccess::strided(0, u64::MAX / 31, u64::MAX / 31);
     let cost = huge_stride.measure();
     assert_eq!(cost.useful_bytes, u64::MAX);
