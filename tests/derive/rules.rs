@@ -19,7 +19,7 @@ fn every_derived_and_vector_element_is_legal() {
     ] {
         assert_eq!(layout.check(), Ok(()), "{}", layout.name);
         assert!(rules::is_legal(layout.size, layout.align, layout.size));
-        assert!(layout.explain().is_empty());
+        assert!(layout.explain().as_str().is_empty());
         assert_eq!(layout.blame(), Blame::Nothing);
     }
 }

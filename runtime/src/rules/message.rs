@@ -30,12 +30,7 @@ impl Message {
     }
 
     /// Whether nothing was written (the layout broke no rule).
-    ///
-    /// ```
-    /// use gpu_aligned::GpuAligned;
-    /// assert!(gpu_aligned::vector::float4::LAYOUT.explain().is_empty());
-    /// ```
-    pub const fn is_empty(&self) -> bool {
+    pub(crate) const fn is_empty(&self) -> bool {
         self.len == 0
     }
 
