@@ -21,6 +21,7 @@ use std::time::Instant;
 
 use gpu_aligned::arena::Arena;
 use gpu_aligned::backend::cuda::cudarc;
+use gpu_aligned::backend::Buffer;
 use gpu_aligned::header::CudaHeader;
 use gpu_aligned::vector::float4;
 
@@ -389,12 +390,12 @@ fn main() -> Res<()> {
     println!(
         "\narena: {} MiB at {:#x} (base alignment {}), float array at offset {}, float4 at {}",
         arena_bytes >> 20,
-        arena.backend().device_base(),
+        arena.backend().base_address(),
         arena.backend().base_alignment(),
         arena.offset(&carved_f32)?,
         arena.offset(&carved_f4)?
     );
-    b.fill(arena.backend().device_base(), arena_bytes)?;
+    b.fill(arena.backend().base_address(), arena_bytes)?;
 
     println!(
         "\n## 2. in-place read-modify-write, {} MiB per array",

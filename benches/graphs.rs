@@ -18,6 +18,7 @@ use std::time::Instant;
 
 use gpu_aligned::arena::{Arena, ArenaError, ArenaSlice, CapturedGraph};
 use gpu_aligned::backend::cuda::{cudarc, CudaBackend, CudaError};
+use gpu_aligned::backend::MoveBytes;
 
 use cudarc::driver::{
     result, sys, CudaFunction, CudaGraph, CudaSlice, CudaStream, DevicePtr, LaunchConfig,

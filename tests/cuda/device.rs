@@ -9,6 +9,7 @@ use gpu_aligned::arena::ArenaOptions;
 use gpu_aligned::arena::{Arena, ArenaError, Plan};
 use gpu_aligned::backend::cuda::cudarc::driver::{sys, DevicePtr, LaunchConfig, PushKernelArg};
 use gpu_aligned::backend::cuda::CudaError;
+use gpu_aligned::backend::Buffer;
 use gpu_aligned::vector::{float2, float3, float4};
 use gpu_aligned::GpuAligned;
 
@@ -66,7 +67,7 @@ fn carved_derived_and_padded_types_are_updated_by_a_kernel() {
     let mut bytes = carving.take(k_bytes).unwrap();
 
     // One buffer: every address lies inside it, on a 256-byte boundary.
-    let base = arena.backend().device_base();
+    let base = arena.backend().base_address();
     let end = base + (8 << 20);
     for address in [
         arena.address(&pos).unwrap(),
@@ -616,9 +617,9 @@ fn the_device_base_is_recorded_and_at_least_256_aligned() {
         assert!(
             backend.base_alignment() >= 256,
             "{len} B: base {:#x}",
-            backend.device_base()
+            backend.base_address()
         );
-        assert_eq!(backend.device_base() % backend.base_alignment() as u64, 0);
+        assert_eq!(backend.base_address() % backend.base_alignment() as u64, 0);
         assert_eq!(arena.stats().capacity, len);
     }
     assert!(matches!(

@@ -13,6 +13,7 @@ use gpu_aligned::backend::cuda::cudarc::driver::{
     sys::CUstreamCaptureStatus, CudaContext, CudaFunction, CudaStream, LaunchConfig, PushKernelArg,
 };
 use gpu_aligned::backend::cuda::{CudaBackend, CudaError};
+use gpu_aligned::backend::MoveBytes;
 
 use crate::types::module;
 

@@ -13,6 +13,7 @@ use gpu_aligned::backend::cuda::cudarc::driver::{
 };
 use gpu_aligned::backend::cuda::cudarc::nvrtc::compile_ptx;
 use gpu_aligned::backend::cuda::CudaBackend;
+use gpu_aligned::backend::MoveBytes;
 
 const ADD: &str = r#"
 extern "C" __global__ void add(unsigned* p, unsigned long long n, unsigned v) {

@@ -333,7 +333,7 @@ mod device {
     use crate::arena::{Arena, ArenaError, ArenaResult};
     use crate::backend::cuda::Graph;
     use crate::backend::cuda::{CudaBackend, CudaError};
-    use crate::backend::Buffer as _;
+    use crate::backend::{Buffer as _, MoveBytes as _};
 
     /// A CUDA graph captured from the work of a device arena
     /// ([`Arena::capture`]). While it lives, the bytes of every array its

@@ -283,45 +283,20 @@ impl CudaBackend {
         matches!(self.memory, DeviceMemory::Allocated(_))
     }
 
-    /// The stream the arena's copies run on unless another is named.
-    ///
-    /// ```no_run
-    /// # use gpu_aligned::backend::cuda::{cudarc::driver::CudaContext, CudaBackend};
-    /// let stream = CudaContext::new(0)?.default_stream();
-    /// let buffer = CudaBackend::new(&stream, 4096)?;
-    /// assert_eq!(**buffer.stream(), *stream);
-    /// # Ok::<(), Box<dyn std::error::Error>>(())
-    /// ```
-    pub fn stream(&self) -> &Arc<CudaStream> {
-        &self.stream
-    }
-
     /// The largest power of two dividing the device base address, recorded
     /// at creation (at least [`ARRAY_ALIGN`]; 2 MiB was seen on an H100).
     ///
     /// ```no_run
     /// # use gpu_aligned::backend::cuda::{cudarc::driver::CudaContext, CudaBackend};
+    /// use gpu_aligned::backend::Buffer;
     /// # let stream = CudaContext::new(0)?.default_stream();
     /// let buffer = CudaBackend::new(&stream, 4096)?;
     /// let alignment = buffer.base_alignment() as u64;
-    /// assert_eq!(buffer.device_base() % alignment, 0);
+    /// assert_eq!(buffer.base_address() % alignment, 0);
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn base_alignment(&self) -> usize {
         self.base_align
-    }
-
-    /// The device address of byte 0 of the buffer.
-    ///
-    /// ```no_run
-    /// # use gpu_aligned::backend::cuda::{cudarc::driver::CudaContext, CudaBackend};
-    /// # let stream = CudaContext::new(0)?.default_stream();
-    /// let buffer = CudaBackend::new(&stream, 4096)?;
-    /// assert_ne!(buffer.device_base(), 0);
-    /// # Ok::<(), Box<dyn std::error::Error>>(())
-    /// ```
-    pub fn device_base(&self) -> u64 {
-        self.base
     }
 
     /// The sticky fault that destroyed the context, if one was seen.
