@@ -193,21 +193,6 @@ impl Violation {
         }
     }
 
-    /// Whether the type's alignment (an `align(N)` if one was written)
-    /// decides this violation: the place a compile error should point to.
-    ///
-    /// ```
-    /// use gpu_aligned::rules::Violation;
-    /// assert!(Violation::TrailingHole { size: 16, align: 16, bytes: 4 }.is_about_alignment());
-    /// assert!(!Violation::NotWordSized { size: 12, align: 4 }.is_about_alignment());
-    /// ```
-    pub const fn is_about_alignment(&self) -> bool {
-        matches!(
-            self,
-            Violation::Misaligned { .. } | Violation::TrailingHole { .. }
-        )
-    }
-
     /// The full message about type `name`: what is wrong with which numbers,
     /// the rule, and the fix. A `const fn`, so the derive's compile error
     /// carries it.
