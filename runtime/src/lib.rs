@@ -2,208 +2,39 @@
 //!
 //! # A tour
 //!
-//! **Check a type.** The derive compares `size_of`, `align_of` and every
-//! field's `offset_of!` against the rules in a `const`, so the numbers are the
-//! compiler's own. It also implements `bytemuck::Pod` and `Zeroable`:
+//! Each step's example is in the docs it links to.
 //!
-//! ```
-//! use gpu_aligned::vector::float3;
-//! use gpu_aligned::GpuAligned;
-//!
-//! #[derive(Clone, Copy, GpuAligned)]
-//! #[repr(C, align(16))]
-//! struct Particle {
-//!     position: float3, // CUDA's float3: 12 bytes, align 4
-//!     mass: f32,
-//! }
-//!
-//! const _: () = assert!(Particle::LAYOUT.size == 16 && Particle::LAYOUT.fields[1].offset == 12);
-//!
-//! let particles = [Particle { position: float3::new(1.0, 2.0, 3.0), mass: 0.5 }; 4];
-//! let bytes: &[u8] = gpu_aligned::bytemuck::cast_slice(&particles); // ready to upload
-//! assert_eq!(bytes.len(), 64);
-//! ```
-//!
-//! **Fix a near-miss.** `{f32; 3}` is 12 bytes: three loads per element.
-//! [`padded`](macro@padded) rounds it up to CUDA's `float3_16_t`, writing
-//! the pad field, a `const fn new` and `Default`:
-//!
-//! ```
-//! use gpu_aligned::GpuAligned;
-//!
-//! #[gpu_aligned::padded]
-//! #[derive(Clone, Copy, Debug, PartialEq)]
-//! struct Float3 { x: f32, y: f32, z: f32 }
-//!
-//! assert_eq!((Float3::LAYOUT.size, Float3::LAYOUT.align, Float3::LAYOUT.padding), (16, 16, 4));
-//! assert_eq!(&gpu_aligned::bytemuck::bytes_of(&Float3::new(1.0, 2.0, 3.0))[12..], &[0; 4]);
-//! ```
-//!
-//! **Use CUDA's vector types.** Each has CUDA's exact size and alignment; the
-//! word-sized ones are elements themselves, the others (`float3`, `char3`,
-//! ...) are legal as fields:
-//!
-//! ```
-//! use gpu_aligned::vector::{float3, float4, int2};
-//! use gpu_aligned::GpuAligned;
-//!
-//! assert_eq!((core::mem::size_of::<float3>(), core::mem::align_of::<float3>()), (12, 4));
-//! assert_eq!(float4::LAYOUT.align, 16);
-//! assert_eq!(int2::new(1, 2).y, 2);
-//! ```
-//!
-//! **Write the CUDA side.** [`header::CudaHeader`] renders each struct with
-//! `__align__(N)`, its fields (pad fields included), `static_assert`s of its
-//! size, alignment and every offset, and `gpu_load`/`gpu_store` that move it
-//! in one instruction:
-//!
-//! ```
-//! use gpu_aligned::header::CudaHeader;
-//! use gpu_aligned::GpuAligned;
-//!
-//! #[derive(Clone, Copy, GpuAligned)]
-//! #[repr(C, align(16))]
-//! struct Sample {
-//!     value: f32,
-//!     #[gpu_aligned(padding)]
-//!     pad: u32,
-//!     time: f64,
-//! }
-//!
-//! let mut header = CudaHeader::new();
-//! header.add::<Sample>()?;
-//! let text = header.render(); // write it where nvcc or NVRTC can #include it
-//! assert!(text.contains("struct __align__(16) Sample {"));
-//! assert!(text.contains("static_assert(GPU_ALIGNED_OFFSETOF(Sample, time) == 8,"));
-//! # Ok::<(), gpu_aligned::header::HeaderError>(())
-//! ```
-//!
-//! **Price an access pattern.** A warp's load is served as the distinct
-//! 32-byte sectors its lanes touch; [`coalesce`] counts them, and
-//! [`report::LayoutReport`] prints a type's byte map and costs:
-//!
-//! ```
-//! use gpu_aligned::coalesce::WarpAccess;
-//! use gpu_aligned::report::LayoutReport;
-//! use gpu_aligned::vector::float4;
-//!
-//! // 32 consecutive floats: 4 sectors from an aligned base, 5 when shifted by 4 bytes.
-//! assert_eq!(WarpAccess::contiguous(0, 4).measure().sectors, 4);
-//! assert_eq!(WarpAccess::contiguous(4, 4).measure().sectors, 5);
-//! assert!(LayoutReport::of::<float4>().to_string().contains("one GPU word"));
-//! ```
-//!
-//! **Store a big struct as columns.** No layout wins everywhere: a kernel
-//! that touches a few fields of a big struct is many times faster on one
-//! column per field. [`#[derive(GpuSoa)]`](derive@GpuSoa) stores a struct of
-//! any size that way in an arena, the advisor in [`coalesce`] predicts which
-//! layout a kernel wants, and the header emits views with the same members
-//! over columns and over structs, so one templated kernel runs over either:
-//!
-//! ```
-//! use gpu_aligned::arena::Arena;
-//! use gpu_aligned::coalesce::{advise, Access, Fields, Storage};
-//! use gpu_aligned::header::CudaHeader;
-//! use gpu_aligned::soa::GpuSoa;
-//!
-//! #[derive(Clone, Copy, Debug, PartialEq, gpu_aligned::GpuSoa)]
-//! struct Body { x: f32, y: f32, z: f32, vx: f32, vy: f32, vz: f32, mass: f32 }
-//!
-//! // A kernel that updates every mass: a column moves a seventh of the bytes.
-//! let access = Access::streaming(Fields::Only(&["mass"]), Fields::Only(&["mass"]));
-//! assert_eq!(advise(&Body::LAYOUT, &access)?.best, Storage::Soa);
-//!
-//! let mut arena = Arena::host(1 << 20)?;
-//! let mut bodies = arena.alloc_soa::<Body>(1000)?; // seven columns, each 256-byte aligned
-//! arena.get_mut(&mut bodies.columns_mut().mass)?.fill(1.0);
-//!
-//! let mut header = CudaHeader::new();
-//! header.add_soa::<Body>()?; // Body, Body_soa, Body_aos and Body_aos16
-//! assert!(header.render().contains("struct Body_soa {"));
-//! # Ok::<(), Box<dyn std::error::Error>>(())
-//! ```
-//!
-//! **Carve typed arrays out of one buffer.** [`arena::Arena`] keeps every
-//! array's start on a multiple of 256 bytes (what `cudaMalloc` guarantees for
-//! a whole buffer). Its arrays behave like `Vec` and cudarc's `CudaSlice`:
-//! dropping one gives its bytes back (on a GPU, once its last use on any
-//! stream has finished). Its handles are checked, so a stale or foreign
-//! handle is an error, not a view of someone else's bytes:
-//!
-//! ```
-//! use gpu_aligned::arena::Arena;
-//! use gpu_aligned::vector::float4;
-//!
-//! let mut arena = Arena::host(1 << 20)?; // 1 MiB of zeroed host memory
-//! let ids = arena.alloc_from(&[7u32, 8, 9])?;
-//! let points = arena.alloc_zeros::<float4>(1000)?;
-//! assert_eq!(arena.offset(&points)? % 256, 0);
-//! drop(ids); // its bytes are the next array's
-//! assert!(arena.get(&points)?.iter().all(|p| *p == float4::default()));
-//! # Ok::<(), gpu_aligned::arena::ArenaError>(())
-//! ```
-//!
-//! **Let an arena grow.** A growing arena reserves address space up front
-//! and commits host pages (or maps 2 MiB device chunks) at its end as arrays
-//! need them, so nothing already handed out ever moves:
-//!
-//! ```
-//! use gpu_aligned::arena::{ArenaOptions, GrowthPolicy};
-//!
-//! let growing = ArenaOptions::new().growth(GrowthPolicy::up_to(16 << 20));
-//! let mut arena = growing.host(2 << 20)?;
-//! let first = arena.alloc_from(&[1u32, 2, 3, 4])?;
-//! let at = arena.address(&first)?;
-//! let big = arena.alloc::<f32>(1 << 20)?; // 4 MiB more: the arena grows in place
-//! assert_eq!(arena.address(&first)?, at);
-//! assert_eq!(arena.get(&first)?, &[1, 2, 3, 4]);
-//! # Ok::<(), Box<dyn std::error::Error>>(())
-//! ```
-//!
-//! **Do the same on a GPU.** With the `cuda` feature, `Arena::device` puts
-//! the arena on one device allocation. Each array lends typed views
-//! (`arena.view`, `arena.view_mut`) that cudarc's launch builder takes as
-//! kernel arguments, and is ordered on its own across streams, with its own
-//! read and write events (a full example with a kernel is in
-//! `backend::cuda`):
-//!
-//! ```no_run
-//! # #[cfg(feature = "cuda")]
-//! # fn main() -> Result<(), Box<dyn std::error::Error>> {
-//! use gpu_aligned::arena::Arena;
-//! use gpu_aligned::backend::cuda::cudarc::driver::CudaContext;
-//!
-//! let stream = CudaContext::new(0)?.default_stream();
-//! let mut arena = Arena::device(&stream, 1 << 20)?;
-//! let weights = arena.alloc_from(&vec![0.5f32; 1000])?;
-//! assert_eq!(arena.to_vec(&weights)?[999], 0.5);
-//! # Ok(())
-//! # }
-//! # #[cfg(not(feature = "cuda"))]
-//! # fn main() {}
-//! ```
+//! - **Check a type.** [`derive(GpuAligned)`](derive@GpuAligned) compares
+//!   `size_of`, `align_of` and every field's `offset_of!` against [the
+//!   rule](rules) in a `const`, so the numbers are the compiler's own.
+//! - **Fix a near-miss.** [`padded`](macro@padded) rounds `{f32; 3}` up to
+//!   CUDA's `float3_16_t`, writing the pad field, `new` and `Default`.
+//! - **Use CUDA's vector types**, with CUDA's sizes and alignments: [`vector`].
+//! - **Write the CUDA side.** [`header::CudaHeader`] renders each struct with
+//!   `__align__(N)`, `static_assert`s of its size, alignment and offsets, and
+//!   one-instruction `gpu_load`/`gpu_store`.
+//! - **Price an access pattern.** [`coalesce`] counts the 32-byte sectors a
+//!   warp's load touches; [`report::LayoutReport`] prints a type's byte map
+//!   and costs.
+//! - **Store a big struct as columns.** [`derive(GpuSoa)`](derive@GpuSoa)
+//!   stores one column per field in an arena, [`coalesce::advise`] predicts
+//!   which layout a kernel wants, and the header's views let one templated
+//!   kernel run over either.
+//! - **Carve typed arrays out of one buffer.** [`arena::Arena`] starts every
+//!   array on a multiple of 256 bytes; dropping an array gives its bytes
+//!   back, and a stale or foreign handle is an error.
+//! - **Let an arena grow** in place, nothing handed out ever moving:
+//!   [`arena::GrowthPolicy`].
+//! - **Do the same on a GPU** with the `cuda` feature: `Arena::device`, whose
+//!   arrays lend views that cudarc's launch builder takes (`backend::cuda`
+//!   has a full example with a kernel).
 //!
 //! # What it is worth on a GPU
 //!
-//! Measured on an NVIDIA H100 80GB HBM3 (driver 580.159.04, CUDA 13.0):
-//!
-//! - a 1 GiB array carved by the arena at a 256-byte boundary ran an
-//!   in-place read-modify-write at 1.000x (float) and 1.004x (float4) the
-//!   bandwidth of its own `cuMemAlloc` (medians of 21 timed launches); one
-//!   carved naively at +16 or +64 bytes ran at 0.796x to 0.925x, and a
-//!   float4 array at +4 bytes is a misaligned-address fault
-//!   (`CUDA_ERROR_MISALIGNED_ADDRESS`, 716);
-//! - an arena `alloc` + `free` pair took 70 to 84 ns, 830x to 967x faster
-//!   than `cuMemAlloc` + `cuMemFree` and 7.5x to 8.8x faster than CUDA's
-//!   stream-ordered pool (`cuMemAllocAsync`, on a stream of its own,
-//!   warmed, the same pairs in alternating rounds); `alloc` + drop took 19
-//!   to 25 ns, 25x to 33x faster than the pool;
-//! - padding is not free: a `float3` padded to 16 bytes streams 1.31x slower
-//!   per element than the packed 12-byte one, since it moves 33% more bytes.
-//!   What padding buys is one instruction per element and fault-free vector
-//!   access; where bandwidth is what matters, use a structure of arrays.
-//!
-//! The method and every table are in
+//! Arrays the arena carves at 256 bytes run at the bandwidth of arrays of
+//! their own, an arena allocation is many times cheaper than the driver's
+//! stream-ordered pool, and padding costs bandwidth in proportion to the
+//! bytes it adds. The measured numbers, the method and every table are in
 //! [RESULTS.md](https://github.com/gpu-aligned/gpu-aligned/blob/main/docs/RESULTS.md)
 //! in the repository.
 #![no_std]
