@@ -13,85 +13,26 @@
 use crate::layout::{GpuAligned, GpuData, GpuField, GpuLayout, GpuType, GpuWords, Scalar};
 use core::mem::{align_of, offset_of, size_of};
 
-/// The value of a lane in the examples: x = 1, y = 2, z = 3, w = 4.
-macro_rules! lane_value {
-    (x) => {
-        "1"
-    };
-    (y) => {
-        "2"
-    };
-    (z) => {
-        "3"
-    };
-    (w) => {
-        "4"
-    };
-}
-
-/// What makes an integer literal a float literal of the lane type.
-macro_rules! float_suffix {
-    (f32) => {
-        ".0"
-    };
-    (f64) => {
-        ".0"
-    };
-    ($other:ident) => {
-        ""
-    };
-}
-
-/// The arguments of `new` in the examples: `1.0, 2.0, 3.0`.
-macro_rules! lane_args {
-    ($lane:ident; $f:ident) => { concat!(lane_value!($f), float_suffix!($lane)) };
-    ($lane:ident; $f:ident, $($rest:ident),+) => {
-        concat!(lane_value!($f), float_suffix!($lane), ", ", lane_args!($lane; $($rest),+))
-    };
-}
-
-/// The same lanes as a struct literal in the examples: `x: 1.0, y: 2.0`.
-macro_rules! lane_fields {
-    ($lane:ident; $f:ident) => {
-        concat!(stringify!($f), ": ", lane_value!($f), float_suffix!($lane))
-    };
-    ($lane:ident; $f:ident, $($rest:ident),+) => {
-        concat!(lane_fields!($lane; $f), ", ", lane_fields!($lane; $($rest),+))
-    };
-}
-
-/// What the last line of a vector type's example needs.
-macro_rules! vector_role_use {
-    (word) => {
-        "use gpu_aligned::GpuAligned;"
-    };
-    (field) => {
-        "use gpu_aligned::rules::is_word_size;"
-    };
-}
-
 /// The last line of a vector type's example: what the type may be used as.
 macro_rules! vector_role {
     (word, $name:ident) => {
         concat!(
             "assert!(",
             stringify!($name),
-            "::LAYOUT.is_one_word()); ",
-            "// an element: one instruction moves it"
+            "::TYPE.is_one_word()); // an element: one load"
         )
     };
     (field, $name:ident) => {
         concat!(
-            "// Legal as a field of an element, but not an element itself (several loads each):\n",
-            "assert!(!is_word_size(size_of::<",
+            "assert!(!",
             stringify!($name),
-            ">()));"
+            "::TYPE.is_one_word()); // a field: several loads"
         )
     };
 }
 
 macro_rules! vector_struct {
-    ($role:ident, $name:ident, $lane:ident, $scalar:ident, $align:literal, $size:literal, [$($f:ident),+]) => {
+    ($role:ident, $name:ident, $lane:ident, $scalar:ident, $align:literal, $size:literal, [$($f:ident),+], $args:literal) => {
         #[doc = concat!(
             "CUDA's `", stringify!($name), "`: ", stringify!($size), " bytes, aligned to ",
             stringify!($align), "."
@@ -99,11 +40,11 @@ macro_rules! vector_struct {
         #[doc = ""]
         #[doc = "```"]
         #[doc = concat!("use gpu_aligned::vector::", stringify!($name), ";")]
-        #[doc = vector_role_use!($role)]
+        #[doc = "use gpu_aligned::GpuData;"]
         #[doc = "use core::mem::{align_of, size_of};"]
         #[doc = ""]
-        #[doc = concat!("let v = ", stringify!($name), "::new(", lane_args!($lane; $($f),+), ");")]
-        #[doc = concat!("assert_eq!(v.x, 1", float_suffix!($lane), ");")]
+        #[doc = concat!("let v = ", stringify!($name), "::new(", $args, ");")]
+        #[doc = concat!("assert_eq!(gpu_aligned::bytemuck::bytes_of(&v).len(), ", stringify!($size), ");")]
         #[doc = concat!(
             "assert_eq!((size_of::<", stringify!($name), ">(), align_of::<", stringify!($name),
             ">()), (", stringify!($size), ", ", stringify!($align), "));"
@@ -123,15 +64,6 @@ macro_rules! vector_struct {
             #[doc = concat!(
                 "Builds the vector from its lanes, like CUDA's `make_", stringify!($name), "`."
             )]
-            #[doc = ""]
-            #[doc = "```"]
-            #[doc = concat!("use gpu_aligned::vector::", stringify!($name), ";")]
-            #[doc = ""]
-            #[doc = concat!(
-                "assert_eq!(", stringify!($name), "::new(", lane_args!($lane; $($f),+), "), ",
-                stringify!($name), " { ", lane_fields!($lane; $($f),+), " });"
-            )]
-            #[doc = "```"]
             #[allow(clippy::too_many_arguments)]
             pub const fn new($($f: $lane),+) -> Self {
                 Self { $($f),+ }
@@ -172,8 +104,8 @@ macro_rules! vector_struct {
 }
 
 macro_rules! vector_word {
-    ($name:ident, $lane:ident, $scalar:ident, $size:literal, [$($f:ident),+]) => {
-        vector_struct!(word, $name, $lane, $scalar, $size, $size, [$($f),+]);
+    ($name:ident, $lane:ident, $scalar:ident, $size:literal, [$($f:ident),+], $args:literal) => {
+        vector_struct!(word, $name, $lane, $scalar, $size, $size, [$($f),+], $args);
 
         // SAFETY: size == align ∈ {2, 4, 8, 16} and no padding, asserted in
         // `vector_struct!`; `LAYOUT` lists every lane at its real offset.
@@ -203,35 +135,35 @@ macro_rules! vector_word {
 }
 
 // Word-sized: one load each.
-vector_word!(char2, i8, I8, 2, [x, y]);
-vector_word!(uchar2, u8, U8, 2, [x, y]);
-vector_word!(char4, i8, I8, 4, [x, y, z, w]);
-vector_word!(uchar4, u8, U8, 4, [x, y, z, w]);
-vector_word!(short2, i16, I16, 4, [x, y]);
-vector_word!(ushort2, u16, U16, 4, [x, y]);
-vector_word!(short4, i16, I16, 8, [x, y, z, w]);
-vector_word!(ushort4, u16, U16, 8, [x, y, z, w]);
-vector_word!(int2, i32, I32, 8, [x, y]);
-vector_word!(uint2, u32, U32, 8, [x, y]);
-vector_word!(float2, f32, F32, 8, [x, y]);
-vector_word!(int4, i32, I32, 16, [x, y, z, w]);
-vector_word!(uint4, u32, U32, 16, [x, y, z, w]);
-vector_word!(float4, f32, F32, 16, [x, y, z, w]);
-vector_word!(longlong2, i64, I64, 16, [x, y]);
-vector_word!(ulonglong2, u64, U64, 16, [x, y]);
-vector_word!(double2, f64, F64, 16, [x, y]);
+vector_word!(char2, i8, I8, 2, [x, y], "1, 2");
+vector_word!(uchar2, u8, U8, 2, [x, y], "1, 2");
+vector_word!(char4, i8, I8, 4, [x, y, z, w], "1, 2, 3, 4");
+vector_word!(uchar4, u8, U8, 4, [x, y, z, w], "1, 2, 3, 4");
+vector_word!(short2, i16, I16, 4, [x, y], "1, 2");
+vector_word!(ushort2, u16, U16, 4, [x, y], "1, 2");
+vector_word!(short4, i16, I16, 8, [x, y, z, w], "1, 2, 3, 4");
+vector_word!(ushort4, u16, U16, 8, [x, y, z, w], "1, 2, 3, 4");
+vector_word!(int2, i32, I32, 8, [x, y], "1, 2");
+vector_word!(uint2, u32, U32, 8, [x, y], "1, 2");
+vector_word!(float2, f32, F32, 8, [x, y], "1.0, 2.0");
+vector_word!(int4, i32, I32, 16, [x, y, z, w], "1, 2, 3, 4");
+vector_word!(uint4, u32, U32, 16, [x, y, z, w], "1, 2, 3, 4");
+vector_word!(float4, f32, F32, 16, [x, y, z, w], "1.0, 2.0, 3.0, 4.0");
+vector_word!(longlong2, i64, I64, 16, [x, y], "1, 2");
+vector_word!(ulonglong2, u64, U64, 16, [x, y], "1, 2");
+vector_word!(double2, f64, F64, 16, [x, y], "1.0, 2.0");
 
 // Not words: legal as fields, never as elements.
-vector_struct!(field, char3, i8, I8, 1, 3, [x, y, z]);
-vector_struct!(field, uchar3, u8, U8, 1, 3, [x, y, z]);
-vector_struct!(field, short3, i16, I16, 2, 6, [x, y, z]);
-vector_struct!(field, ushort3, u16, U16, 2, 6, [x, y, z]);
-vector_struct!(field, int3, i32, I32, 4, 12, [x, y, z]);
-vector_struct!(field, uint3, u32, U32, 4, 12, [x, y, z]);
-vector_struct!(field, float3, f32, F32, 4, 12, [x, y, z]);
-vector_struct!(field, longlong3, i64, I64, 8, 24, [x, y, z]);
-vector_struct!(field, ulonglong3, u64, U64, 8, 24, [x, y, z]);
-vector_struct!(field, double3, f64, F64, 8, 24, [x, y, z]);
+vector_struct!(field, char3, i8, I8, 1, 3, [x, y, z], "1, 2, 3");
+vector_struct!(field, uchar3, u8, U8, 1, 3, [x, y, z], "1, 2, 3");
+vector_struct!(field, short3, i16, I16, 2, 6, [x, y, z], "1, 2, 3");
+vector_struct!(field, ushort3, u16, U16, 2, 6, [x, y, z], "1, 2, 3");
+vector_struct!(field, int3, i32, I32, 4, 12, [x, y, z], "1, 2, 3");
+vector_struct!(field, uint3, u32, U32, 4, 12, [x, y, z], "1, 2, 3");
+vector_struct!(field, float3, f32, F32, 4, 12, [x, y, z], "1.0, 2.0, 3.0");
+vector_struct!(field, longlong3, i64, I64, 8, 24, [x, y, z], "1, 2, 3");
+vector_struct!(field, ulonglong3, u64, U64, 8, 24, [x, y, z], "1, 2, 3");
+vector_struct!(field, double3, f64, F64, 8, 24, [x, y, z], "1.0, 2.0, 3.0");
 
 /// CUDA's `struct __align__(16) float3_16_t { float x, y, z; }` from the
 /// alignment guide: a float3 that one `LDG.E.128` moves, at the price of 4
@@ -281,29 +213,23 @@ pub struct int8_3_4_t {
     pub z: i8,
 }
 
-impl From<float3> for float3_16_t {
-    fn from(v: float3) -> Self {
-        float3_16_t::new(v.x, v.y, v.z)
-    }
+/// Each padded form converts from and to its CUDA vector, lane for lane.
+macro_rules! padded_from {
+    ($($vector:ident <-> $padded:ident),*) => {$(
+        impl From<$vector> for $padded {
+            fn from(v: $vector) -> Self {
+                $padded::new(v.x, v.y, v.z)
+            }
+        }
+        impl From<$padded> for $vector {
+            fn from(v: $padded) -> Self {
+                $vector::new(v.x, v.y, v.z)
+            }
+        }
+    )*};
 }
 
-impl From<float3_16_t> for float3 {
-    fn from(v: float3_16_t) -> Self {
-        float3::new(v.x, v.y, v.z)
-    }
-}
-
-impl From<char3> for int8_3_4_t {
-    fn from(v: char3) -> Self {
-        int8_3_4_t::new(v.x, v.y, v.z)
-    }
-}
-
-impl From<int8_3_4_t> for char3 {
-    fn from(v: int8_3_4_t) -> Self {
-        char3::new(v.x, v.y, v.z)
-    }
-}
+padded_from!(float3 <-> float3_16_t, char3 <-> int8_3_4_t);
 
 const _: () = {
     assert!(size_of::<float3_16_t>() == 16 && align_of::<float3_16_t>() == 16);
