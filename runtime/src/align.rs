@@ -21,22 +21,15 @@
 /// The alignment `cudaMalloc` guarantees for every allocation (and the
 /// least a device buffer's base must have), and the start alignment every
 /// array of an arena, every host buffer and every structure-of-arrays
-/// column gets by default: 256 bytes.
-///
-/// On an H100, an in-place float read-modify-write of a 1 GiB array
-/// starting 4 bytes past a 256-byte boundary ran at 81.2% of the copy
-/// peak, at the boundary at 99.9% (the repository's GPU benchmark).
+/// column gets by default: 256 bytes, from which in-place writes reach full
+/// bandwidth (docs/RESULTS.md, "The hardware").
 pub const ARRAY_ALIGN: usize = 256;
 
-/// The alignment of a pitched array's row pitch by default: 512 bytes,
-/// what `cuMemAllocPitch` did on an H100 (driver 580.159.04) for widths of
-/// 1 to 65,536 bytes and elements of 4, 8 and 16 bytes (the pitch was
-/// always the row width rounded up to a multiple of 512), so pitched arrays
-/// of a device arena follow the driver's rule.
+/// The alignment of a pitched array's row pitch by default: 512 bytes, the
+/// multiple `cuMemAllocPitch` rounds rows up to (measured on an H100:
+/// docs/RESULTS.md), so pitched arrays of a device arena follow the
+/// driver's rule.
 pub const PITCH_ALIGN: usize = 512;
-
-// Rounding at run time is for the allocator and the buffers, which need
-// `alloc`; without it only the constant rounding below is used.
 
 /// `n` rounded up to a multiple of `to`, or `None` if that overflows or
 /// `to` is zero. A power of two (every alignment) takes a mask, anything
@@ -44,12 +37,7 @@ pub const PITCH_ALIGN: usize = 512;
 #[cfg(feature = "alloc")]
 #[inline(always)]
 pub(crate) fn round_up<N: Unsigned>(n: N, to: N) -> Option<N> {
-    if to.is_power_of_two() {
-        let mask = to.minus_one();
-        Some(n.checked_add(mask)?.and_not(mask))
-    } else {
-        n.checked_add(to.checked_sub_one()?)?.div_mul(to)
-    }
+    n.round_up(to)
 }
 
 /// `round_up` for constant evaluation: `n` rounded up to a multiple of
@@ -76,44 +64,24 @@ pub(crate) fn bytes_of(offset: u64) -> Option<usize> {
     usize::try_from(offset).ok()
 }
 
+/// The unsigned integers `round_up` works on (only with `alloc`: the
+/// allocator and the buffers round at run time).
 #[cfg(feature = "alloc")]
-/// The unsigned integers `round_up` works on.
 pub(crate) trait Unsigned: Copy {
-    fn is_power_of_two(self) -> bool;
-    fn minus_one(self) -> Self;
-    fn checked_add(self, other: Self) -> Option<Self>;
-    fn and_not(self, mask: Self) -> Self;
-    fn checked_sub_one(self) -> Option<Self>;
-    fn div_mul(self, to: Self) -> Option<Self>;
+    fn round_up(self, to: Self) -> Option<Self>;
 }
 
 #[cfg(feature = "alloc")]
 macro_rules! unsigned {
     ($($t:ty),*) => {$(
         impl Unsigned for $t {
-            #[inline]
-            fn is_power_of_two(self) -> bool {
-                <$t>::is_power_of_two(self)
-            }
-            #[inline]
-            fn minus_one(self) -> Self {
-                self - 1
-            }
-            #[inline]
-            fn checked_add(self, other: Self) -> Option<Self> {
-                <$t>::checked_add(self, other)
-            }
-            #[inline]
-            fn and_not(self, mask: Self) -> Self {
-                self & !mask
-            }
-            #[inline]
-            fn checked_sub_one(self) -> Option<Self> {
-                self.checked_sub(1)
-            }
-            #[inline]
-            fn div_mul(self, to: Self) -> Option<Self> {
-                Some(self.checked_div(to)? * to)
+            #[inline(always)]
+            fn round_up(self, to: Self) -> Option<Self> {
+                if to.is_power_of_two() {
+                    Some(self.checked_add(to - 1)? & !(to - 1))
+                } else {
+                    Some(self.checked_add(to.checked_sub(1)?)?.checked_div(to)? * to)
+                }
             }
         }
     )*};
