@@ -33,6 +33,45 @@
 #[cfg(all(feature = "std", unix))]
 pub(crate) mod nvtx;
 
+/// Without `std` on a Unix no NVTX tool can be loaded: a tool that never
+/// exists, so that the code below has one path.
+#[cfg(not(all(feature = "std", unix)))]
+mod nvtx {
+    #[derive(Debug)]
+    pub(crate) enum Tool {}
+    #[derive(Clone, Copy, Debug)]
+    pub(crate) struct HeapHandle;
+    #[cfg(feature = "cuda")]
+    pub(crate) const PERMISSION_READ: u32 = 0x1;
+    #[cfg(feature = "cuda")]
+    pub(crate) const PERMISSION_WRITE: u32 = 0x2;
+    #[cfg(feature = "cuda")]
+    pub(crate) const PERMISSION_ATOMIC: u32 = 0x4;
+    impl HeapHandle {
+        pub(crate) const NONE: HeapHandle = HeapHandle;
+    }
+    pub(crate) fn tool() -> Option<&'static Tool> {
+        None
+    }
+    pub(crate) fn sanitizer_named() -> bool {
+        false
+    }
+    impl Tool {
+        pub(crate) fn heap_register(&self, _: u64, _: u64) -> Option<HeapHandle> {
+            match *self {}
+        }
+        pub(crate) fn heap_unregister(&self, _: HeapHandle) {}
+        pub(crate) fn heap_reset(&self, _: HeapHandle) {}
+        pub(crate) fn region_register(&self, _: HeapHandle, _: u64, _: u64) {}
+        pub(crate) fn region_unregister(&self, _: u64) {}
+        pub(crate) fn region_name(&self, _: u64, _: &core::ffi::CStr) {}
+        #[cfg(feature = "cuda")]
+        pub(crate) fn permissions_assign(&self, _: u64, _: u32) -> bool {
+            match *self {}
+        }
+    }
+}
+
 use alloc_crate::boxed::Box;
 use alloc_crate::collections::BTreeMap;
 use alloc_crate::vec::Vec;
@@ -45,10 +84,7 @@ use crate::align::{offset_of, round_up};
 /// offers the memory functions. Loads it at the first call; afterwards one
 /// atomic load.
 pub fn tool_attached() -> bool {
-    #[cfg(all(feature = "std", unix))]
-    return nvtx::tool().is_some();
-    #[cfg(not(all(feature = "std", unix)))]
-    return false;
+    nvtx::tool().is_some()
 }
 
 /// Whether the attached NVTX tool is compute-sanitizer (the library
@@ -57,10 +93,7 @@ pub fn tool_attached() -> bool {
 /// profiler should not see.
 #[cfg(feature = "cuda")]
 pub(crate) fn sanitizer_attached() -> bool {
-    #[cfg(unix)]
-    return tool_attached() && nvtx::sanitizer_named();
-    #[cfg(not(unix))]
-    return false;
+    tool_attached() && nvtx::sanitizer_named()
 }
 
 /// The shape of an array a region holds.
@@ -308,7 +341,6 @@ struct Entry {
 struct HeapRange {
     start: u64,
     end: u64,
-    #[cfg(all(feature = "std", unix))]
     handle: nvtx::HeapHandle,
 }
 
@@ -325,9 +357,7 @@ struct HeapRange {
 /// nothing.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct DropWatch {
-    #[cfg(all(feature = "std", unix))]
     tool: &'static nvtx::Tool,
-    #[cfg(all(feature = "std", unix))]
     log: bool,
     base: u64,
     floor: u64,
@@ -344,15 +374,10 @@ impl DropWatch {
     /// on.
     pub(crate) fn dropped(&self, offset: u64) {
         let address = self.base.wrapping_add(offset);
-        #[cfg(all(feature = "std", unix))]
-        {
-            self.tool.region_unregister(address);
-            if self.log {
-                std::eprintln!("gpu-aligned: released {address:#x} (dropped)");
-            }
+        self.tool.region_unregister(address);
+        if self.log {
+            log(format_args!("released {address:#x} (dropped)"));
         }
-        #[cfg(not(all(feature = "std", unix)))]
-        let _ = address;
     }
 }
 
@@ -365,29 +390,40 @@ pub(crate) struct Regions {
     /// zones are on. Off, every hook returns after one branch.
     active: bool,
     /// Whether to write each registration to standard error.
-    #[cfg_attr(not(all(feature = "std", unix)), allow(dead_code))]
     log: bool,
-    #[cfg(all(feature = "std", unix))]
     tool: Option<&'static nvtx::Tool>,
     heaps: Vec<HeapRange>,
     /// Live arrays by buffer offset.
     entries: BTreeMap<u64, Entry>,
     /// How many read-only views each array marked read-only has, by
     /// address: views are lent through a shared arena.
-    #[cfg(all(feature = "cuda", unix))]
+    #[cfg(feature = "cuda")]
     read_only: std::sync::Mutex<BTreeMap<u64, usize>>,
 }
 
+/// Writes one line of the region log to standard error (nothing without
+/// `std`, where the log is never on).
+fn log(line: fmt::Arguments<'_>) {
+    #[cfg(feature = "std")]
+    std::eprintln!("gpu-aligned: {line}");
+    #[cfg(not(feature = "std"))]
+    let _ = line;
+}
+
 /// `GPU_ALIGNED_RED_ZONES`: `Some(true)` for `1`/`on`, `Some(false)` for
-/// `0`/`off`, `None` when unset or anything else.
-#[cfg(feature = "std")]
+/// `0`/`off`, `None` when unset or anything else (or without `std`).
 fn forced(name: &str) -> Option<bool> {
-    let value = std::env::var(name).ok()?;
-    match value.trim() {
+    #[cfg(feature = "std")]
+    return match std::env::var(name).ok()?.trim() {
         "1" | "on" | "yes" | "true" => Some(true),
         "0" | "off" | "no" | "false" => Some(false),
         _ => None,
-    }
+    };
+    #[cfg(not(feature = "std"))]
+    return {
+        let _ = name;
+        None
+    };
 }
 
 /// Whether an arena made now starts with red zones on: under
@@ -396,18 +432,7 @@ fn forced(name: &str) -> Option<bool> {
 /// [`Regions::new`] decides, asked before the arena exists by one sized
 /// for a plan, so that it makes room for the red zones.
 pub(crate) fn red_zones_by_default(device_memory: bool) -> bool {
-    #[cfg(all(feature = "std", unix))]
-    return forced("GPU_ALIGNED_RED_ZONES").unwrap_or(device_memory && nvtx::sanitizer_named());
-    #[cfg(all(feature = "std", not(unix)))]
-    return {
-        let _ = device_memory;
-        forced("GPU_ALIGNED_RED_ZONES").unwrap_or(false)
-    };
-    #[cfg(not(feature = "std"))]
-    return {
-        let _ = device_memory;
-        false
-    };
+    forced("GPU_ALIGNED_RED_ZONES").unwrap_or(device_memory && nvtx::sanitizer_named())
 }
 
 /// The red zone after an array of `stride`-byte steps (an element, or a
@@ -424,33 +449,18 @@ impl Regions {
     /// or not: red zones on under compute-sanitizer for such a buffer,
     /// unless `GPU_ALIGNED_RED_ZONES` says otherwise.
     pub(crate) fn new(device_memory: bool) -> Regions {
-        #[cfg(all(feature = "std", unix))]
-        {
-            let tool = if device_memory { nvtx::tool() } else { None };
-            let sanitizer = device_memory && nvtx::sanitizer_named();
-            let red_zones = red_zones_by_default(device_memory);
-            let log = sanitizer && forced("GPU_ALIGNED_REGION_LOG") != Some(false);
-            Regions {
-                red_zones,
-                active: red_zones || tool.is_some(),
-                log,
-                tool,
-                heaps: Vec::new(),
-                entries: BTreeMap::new(),
-                #[cfg(feature = "cuda")]
-                read_only: std::sync::Mutex::new(BTreeMap::new()),
-            }
-        }
-        #[cfg(not(all(feature = "std", unix)))]
-        {
-            let red_zones = red_zones_by_default(device_memory);
-            Regions {
-                red_zones,
-                active: red_zones,
-                log: false,
-                heaps: Vec::new(),
-                entries: BTreeMap::new(),
-            }
+        let tool = if device_memory { nvtx::tool() } else { None };
+        let sanitizer = device_memory && nvtx::sanitizer_named();
+        let red_zones = red_zones_by_default(device_memory);
+        Regions {
+            red_zones,
+            active: red_zones || tool.is_some(),
+            log: sanitizer && forced("GPU_ALIGNED_REGION_LOG") != Some(false),
+            tool,
+            heaps: Vec::new(),
+            entries: BTreeMap::new(),
+            #[cfg(feature = "cuda")]
+            read_only: std::sync::Mutex::new(BTreeMap::new()),
         }
     }
 
@@ -467,12 +477,8 @@ impl Regions {
 
     pub(crate) fn set_red_zones(&mut self, on: bool) {
         self.red_zones = on;
-        #[cfg(all(feature = "std", unix))]
-        let attached = self.tool.is_some();
-        #[cfg(not(all(feature = "std", unix)))]
-        let attached = false;
         // Arrays recorded before stay recorded until they are released.
-        self.active = on || attached || !self.entries.is_empty();
+        self.active = on || self.tool.is_some() || !self.entries.is_empty();
     }
 
     /// The red zone a reservation of `stride`-byte steps (an element, or a
@@ -500,7 +506,6 @@ impl Regions {
         red_zone: usize,
     ) {
         self.cover(base, extent);
-        #[cfg(all(feature = "std", unix))]
         if let Some(tool) = self.tool {
             if let Some(heap) = self.heap_of(offset) {
                 tool.region_register(heap, base.wrapping_add(offset), offset_of(bytes));
@@ -545,45 +550,32 @@ impl Regions {
 
     /// Tells the tool (and the log) the array's name.
     fn announce(&self, base: u64, offset: u64) {
-        #[cfg(all(feature = "std", unix))]
-        {
-            if self.tool.is_none() && !self.log {
-                return;
-            }
-            let Some(region) = self.region(base, offset) else {
-                return;
-            };
-            if let Some(tool) = self.tool {
-                let name = alloc_crate::format!("{}", region.name()).replace('\0', " ");
-                if let Ok(name) = std::ffi::CString::new(name) {
-                    tool.region_name(region.address, &name);
-                }
-            }
-            if self.log {
-                std::eprintln!("gpu-aligned: region {region}");
+        if self.tool.is_none() && !self.log {
+            return;
+        }
+        let Some(region) = self.region(base, offset) else {
+            return;
+        };
+        if let Some(tool) = self.tool {
+            let name = alloc_crate::format!("{}", region.name()).replace('\0', " ");
+            if let Ok(name) = alloc_crate::ffi::CString::new(name) {
+                tool.region_name(region.address, &name);
             }
         }
-        #[cfg(not(all(feature = "std", unix)))]
-        let _ = (base, offset);
+        if self.log {
+            log(format_args!("region {region}"));
+        }
     }
 
     /// What a handle's drop needs to tell the tool at once (see
     /// [`DropWatch`]): `None` when no tool watches.
     pub(crate) fn drop_watch(&self, base: u64, floor: u64) -> Option<DropWatch> {
-        #[cfg(all(feature = "std", unix))]
-        {
-            self.tool.map(|tool| DropWatch {
-                tool,
-                log: self.log,
-                base,
-                floor,
-            })
-        }
-        #[cfg(not(all(feature = "std", unix)))]
-        {
-            let _ = (base, floor);
-            None
-        }
+        self.tool.map(|tool| DropWatch {
+            tool,
+            log: self.log,
+            base,
+            floor,
+        })
     }
 
     /// Forgets the array at `offset` without telling the tool, which its
@@ -597,25 +589,18 @@ impl Regions {
         let Some(entry) = self.entries.remove(&offset) else {
             return;
         };
-        #[cfg(all(feature = "std", unix))]
-        {
-            if let Some(tool) = self.tool {
-                tool.region_unregister(base.wrapping_add(offset));
-            }
-            if self.log {
-                std::eprintln!(
-                    "gpu-aligned: released {:#x} of size {} bytes",
-                    base.wrapping_add(offset),
-                    Grouped(offset_of(entry.bytes))
-                );
-            }
+        let address = base.wrapping_add(offset);
+        if let Some(tool) = self.tool {
+            tool.region_unregister(address);
         }
-        #[cfg(not(all(feature = "std", unix)))]
-        let _ = (base, entry);
+        if self.log {
+            let bytes = Grouped(offset_of(entry.bytes));
+            log(format_args!("released {address:#x} of size {bytes} bytes"));
+        }
     }
 
     /// The read-only view counts, whatever a panicking holder left.
-    #[cfg(all(feature = "cuda", unix))]
+    #[cfg(feature = "cuda")]
     fn read_only_views(&self) -> std::sync::MutexGuard<'_, BTreeMap<u64, usize>> {
         self.read_only
             .lock()
@@ -626,40 +611,35 @@ impl Regions {
     /// counts one more view of it. Returns whether the tool took it.
     #[cfg(feature = "cuda")]
     pub(crate) fn read_only_begin(&self, address: u64) -> bool {
-        #[cfg(unix)]
-        if let Some(tool) = self.tool {
-            let mut views = self.read_only_views();
-            let count = views.entry(address).or_insert(0);
-            if *count == 0 && !tool.permissions_assign(address, nvtx::PERMISSION_READ) {
-                views.remove(&address);
-                return false;
-            }
-            *count += 1;
-            return true;
+        let Some(tool) = self.tool else {
+            return false;
+        };
+        let mut views = self.read_only_views();
+        let count = views.entry(address).or_insert(0);
+        if *count == 0 && !tool.permissions_assign(address, nvtx::PERMISSION_READ) {
+            views.remove(&address);
+            return false;
         }
-        let _ = address;
-        false
+        *count += 1;
+        true
     }
 
     /// One read-only view of the array at `address` dropped: with the last
     /// one, writes are allowed again.
     #[cfg(feature = "cuda")]
     pub(crate) fn read_only_end(&self, address: u64) {
-        #[cfg(unix)]
-        if let Some(tool) = self.tool {
-            let mut views = self.read_only_views();
-            if let Some(count) = views.get_mut(&address) {
-                *count -= 1;
-                if *count == 0 {
-                    views.remove(&address);
-                    let all =
-                        nvtx::PERMISSION_READ | nvtx::PERMISSION_WRITE | nvtx::PERMISSION_ATOMIC;
-                    tool.permissions_assign(address, all);
-                }
+        let Some(tool) = self.tool else {
+            return;
+        };
+        let mut views = self.read_only_views();
+        if let Some(count) = views.get_mut(&address) {
+            *count -= 1;
+            if *count == 0 {
+                views.remove(&address);
+                let all = nvtx::PERMISSION_READ | nvtx::PERMISSION_WRITE | nvtx::PERMISSION_ATOMIC;
+                tool.permissions_assign(address, all);
             }
         }
-        #[cfg(not(unix))]
-        let _ = address;
     }
 
     /// Forgets every array (the arena was reset).
@@ -668,7 +648,6 @@ impl Regions {
             return;
         }
         self.entries.clear();
-        #[cfg(all(feature = "std", unix))]
         if let Some(tool) = self.tool {
             for heap in &self.heaps {
                 tool.heap_reset(heap.handle);
@@ -684,7 +663,6 @@ impl Regions {
                 break;
             }
             let start = heap.start;
-            #[cfg(all(feature = "std", unix))]
             if let Some(tool) = self.tool {
                 tool.heap_unregister(heap.handle);
             }
@@ -705,28 +683,16 @@ impl Regions {
     }
 
     fn register_heap(&mut self, base: u64, start: u64, end: u64) {
-        #[cfg(all(feature = "std", unix))]
-        {
-            let Some(tool) = self.tool else {
-                // Nothing to tell; still track the coverage.
-                return self.heaps.push(HeapRange {
-                    start,
-                    end,
-                    handle: nvtx::HeapHandle::NONE,
-                });
-            };
-            if let Some(handle) = tool.heap_register(base.wrapping_add(start), end - start) {
-                self.heaps.push(HeapRange { start, end, handle });
-            }
-        }
-        #[cfg(not(all(feature = "std", unix)))]
-        {
-            let _ = base;
-            self.heaps.push(HeapRange { start, end });
+        let handle = match self.tool {
+            Some(tool) => tool.heap_register(base.wrapping_add(start), end - start),
+            // Nothing to tell; still track the coverage.
+            None => Some(nvtx::HeapHandle::NONE),
+        };
+        if let Some(handle) = handle {
+            self.heaps.push(HeapRange { start, end, handle });
         }
     }
 
-    #[cfg(all(feature = "std", unix))]
     fn heap_of(&self, offset: u64) -> Option<nvtx::HeapHandle> {
         self.heaps
             .iter()
@@ -763,7 +729,6 @@ impl Regions {
 
 impl Drop for Regions {
     fn drop(&mut self) {
-        #[cfg(all(feature = "std", unix))]
         if let Some(tool) = self.tool {
             for heap in &self.heaps {
                 tool.heap_unregister(heap.handle);
