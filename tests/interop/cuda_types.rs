@@ -6,7 +6,7 @@
 //! derive measures, since the derive only accepts elements.
 #![allow(dead_code)]
 
-use gpu_aligned::__private::{field, layout};
+use crate::{field, layout};
 use gpu_aligned::header::CudaHeader;
 use gpu_aligned::vector::{double3, float2, float3, int2};
 use gpu_aligned::{GpuAligned, GpuData, GpuField, GpuLayout, GpuType};

@@ -8,7 +8,7 @@
 //! tests package's build script found no g++.
 
 use crate::cuda_types::*;
-use gpu_aligned::__private::{field, layout};
+use crate::{field, layout};
 use gpu_aligned::header::{member_name, CudaHeader, HeaderError, LayoutFault};
 use gpu_aligned::vector::{float3, float4};
 use gpu_aligned::{GpuField, GpuLayout, GpuType};

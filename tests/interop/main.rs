@@ -12,3 +12,28 @@ mod report;
 #[path = "../support/mod.rs"]
 mod support;
 mod views;
+
+use gpu_aligned::{GpuField, GpuLayout, GpuType};
+
+/// [`GpuLayout::new`] under a short name, for the hand-written layouts.
+const fn layout(
+    name: &'static str,
+    size: usize,
+    align: usize,
+    padding: usize,
+    fields: &'static [GpuField],
+) -> GpuLayout {
+    GpuLayout::new(name, size, align, padding, fields)
+}
+
+/// [`GpuField::new`] under a short name, for the hand-written layouts.
+const fn field(
+    name: &'static str,
+    offset: usize,
+    size: usize,
+    align: usize,
+    is_padding: bool,
+    ty: GpuType,
+) -> GpuField {
+    GpuField::new(name, offset, size, align, is_padding, ty)
+}

@@ -2,7 +2,7 @@
 //! field-only types.
 
 use crate::cuda_types::*;
-use gpu_aligned::__private::{field, layout};
+use crate::{field, layout};
 use gpu_aligned::coalesce::ElementFacts;
 use gpu_aligned::report::LayoutReport;
 use gpu_aligned::vector::float4;

@@ -5,7 +5,7 @@
 
 use crate::cuda_types::{padding_of, ty, Pair, FRAME, GRID, PAIR};
 use crate::header::{gpp, stderr};
-use gpu_aligned::__private::{field, layout};
+use crate::{field, layout};
 use gpu_aligned::header::{
     write_accessors, write_preamble, write_struct, write_views, CudaHeader, HeaderError,
 };

@@ -54,31 +54,6 @@ pub const fn never<T>() -> T {
 #[cfg(feature = "cuda")]
 pub use cudarc;
 
-use crate::layout::{GpuField, GpuLayout, GpuType};
-
-/// [`GpuLayout::new`], under the name generated code and older tests use.
-pub const fn layout(
-    name: &'static str,
-    size: usize,
-    align: usize,
-    padding: usize,
-    fields: &'static [GpuField],
-) -> GpuLayout {
-    GpuLayout::new(name, size, align, padding, fields)
-}
-
-/// [`GpuField::new`], under the name generated code and older tests use.
-pub const fn field(
-    name: &'static str,
-    offset: usize,
-    size: usize,
-    align: usize,
-    is_padding: bool,
-    ty: GpuType,
-) -> GpuField {
-    GpuField::new(name, offset, size, align, is_padding, ty)
-}
-
 /// A value whose every byte is zero, usable in `const fn`s (the constructors
 /// `#[gpu_aligned::padded]` writes fill pad fields with it).
 pub const fn zeroed<T: bytemuck::Zeroable>() -> T {

@@ -129,7 +129,7 @@ macro_rules! __gpu_soa_derive {
             where
                 $( for<'__column> $fty: $crate::soa::derive::Column<'__column>, )*
             {
-                const LAYOUT: $crate::GpuLayout = $crate::__private::layout(
+                const LAYOUT: $crate::GpuLayout = $crate::GpuLayout::new(
                     $crate::soa::derive::unraw(::core::stringify!($ty)),
                     ::core::mem::size_of::<$ty>(),
                     ::core::mem::align_of::<$ty>(),
@@ -137,7 +137,7 @@ macro_rules! __gpu_soa_derive {
                     &const { $crate::soa::derive::by_offset::<__COUNT>(<$ty as $crate::soa::GpuSoa>::COLUMNS) },
                 );
                 const COLUMNS: &'static [$crate::GpuField] = &[$(
-                    $crate::__private::field(
+                    $crate::GpuField::new(
                         $crate::soa::derive::unraw(::core::stringify!($member)),
                         ::core::mem::offset_of!($ty, $member),
                         ::core::mem::size_of::<$fty>(),
@@ -204,7 +204,7 @@ macro_rules! __gpu_soa_derive {
         where
             $ty<$($param),*>: ::core::marker::Copy + 'static,
         {
-            const LAYOUT: $crate::GpuLayout = $crate::__private::layout("", 0, 1, 0, &[]);
+            const LAYOUT: $crate::GpuLayout = $crate::GpuLayout::new("", 0, 1, 0, &[]);
             const COLUMNS: &'static [$crate::GpuField] = &[];
             type Columns<__Backend: $crate::backend::Backend> = ();
             type View = $crate::soa::SoaView<0>;
