@@ -284,6 +284,22 @@ pub enum Scalar {
     F64,
 }
 
+// Each scalar's size, Rust spelling and CUDA spelling, in declaration order.
+const SCALARS: [(usize, &str, &str); 12] = [
+    (1, "u8", "uint8_t"),
+    (1, "i8", "int8_t"),
+    (2, "u16", "uint16_t"),
+    (2, "i16", "int16_t"),
+    (4, "u32", "uint32_t"),
+    (4, "i32", "int32_t"),
+    (8, "u64", "uint64_t"),
+    (8, "i64", "int64_t"),
+    (16, "u128", "unsigned __int128"),
+    (16, "i128", "__int128"),
+    (4, "f32", "float"),
+    (8, "f64", "double"),
+];
+
 impl Scalar {
     /// Size in bytes.
     ///
@@ -292,13 +308,7 @@ impl Scalar {
     /// assert_eq!((Scalar::I8.size(), Scalar::F32.size(), Scalar::U128.size()), (1, 4, 16));
     /// ```
     pub const fn size(self) -> usize {
-        match self {
-            Scalar::U8 | Scalar::I8 => 1,
-            Scalar::U16 | Scalar::I16 => 2,
-            Scalar::U32 | Scalar::I32 | Scalar::F32 => 4,
-            Scalar::U64 | Scalar::I64 | Scalar::F64 => 8,
-            Scalar::U128 | Scalar::I128 => 16,
-        }
+        SCALARS[self as usize].0
     }
 
     /// The Rust spelling.
@@ -307,20 +317,7 @@ impl Scalar {
     /// assert_eq!(gpu_aligned::Scalar::I64.rust_name(), "i64");
     /// ```
     pub const fn rust_name(self) -> &'static str {
-        match self {
-            Scalar::U8 => "u8",
-            Scalar::I8 => "i8",
-            Scalar::U16 => "u16",
-            Scalar::I16 => "i16",
-            Scalar::U32 => "u32",
-            Scalar::I32 => "i32",
-            Scalar::U64 => "u64",
-            Scalar::I64 => "i64",
-            Scalar::U128 => "u128",
-            Scalar::I128 => "i128",
-            Scalar::F32 => "f32",
-            Scalar::F64 => "f64",
-        }
+        SCALARS[self as usize].1
     }
 
     /// The CUDA C++ spelling: the fixed-width `<cstdint>` name for integers,
@@ -332,20 +329,7 @@ impl Scalar {
     /// assert_eq!((Scalar::I16.cuda_name(), Scalar::F64.cuda_name()), ("int16_t", "double"));
     /// ```
     pub const fn cuda_name(self) -> &'static str {
-        match self {
-            Scalar::U8 => "uint8_t",
-            Scalar::I8 => "int8_t",
-            Scalar::U16 => "uint16_t",
-            Scalar::I16 => "int16_t",
-            Scalar::U32 => "uint32_t",
-            Scalar::I32 => "int32_t",
-            Scalar::U64 => "uint64_t",
-            Scalar::I64 => "int64_t",
-            Scalar::U128 => "unsigned __int128",
-            Scalar::I128 => "__int128",
-            Scalar::F32 => "float",
-            Scalar::F64 => "double",
-        }
+        SCALARS[self as usize].2
     }
 }
 
@@ -547,7 +531,10 @@ impl GpuLayout {
     /// assert_eq!(float3.check(), Err(Violation::NotWordSized { size: 12, align: 4 }));
     /// ```
     pub const fn check(&self) -> Result<(), Violation> {
-        check::check(self)
+        match check::next_violation(self.size, self.align, self.fields, 0) {
+            Some((violation, _)) => Err(violation),
+            None => Ok(()),
+        }
     }
 
     /// Every part of the rule this layout breaks: the size, then the
@@ -570,7 +557,10 @@ impl GpuLayout {
     /// );
     /// ```
     pub fn violations(&self) -> Violations<'_> {
-        check::violations(self)
+        Violations {
+            layout: self,
+            stage: 0,
+        }
     }
 
     /// The whole compile-time message for this layout: each violation
@@ -582,7 +572,7 @@ impl GpuLayout {
     /// assert!(layout.explain().as_str().starts_with("`Float3` is 12 bytes (align 4)"));
     /// ```
     pub const fn explain(&self) -> Message {
-        check::explain(self)
+        explain_parts(self.name, self.size, self.align, self.fields)
     }
 
     /// Where a compile error about this layout belongs, consistent with
@@ -601,7 +591,7 @@ impl GpuLayout {
     /// assert_eq!(GpuLayout::new("T", 12, 4, 0, &[]).blame(), Blame::Type);
     /// ```
     pub const fn blame(&self) -> Blame {
-        check::blame(self)
+        blame_parts(self.size, self.align, self.fields)
     }
 
     /// Whether this layout is exactly what C gives its field list: every
@@ -627,7 +617,7 @@ impl GpuLayout {
     /// assert!(!GpuLayout::new("Tagged", 8, 4, 0, &RUST).is_repr_c());
     /// ```
     pub const fn is_repr_c(&self) -> bool {
-        check::is_repr_c(self)
+        repr_c_mismatch(self.size, self.align, self.fields).is_none()
     }
 
     /// Bytes not covered by any listed field (holes the compiler left). A

@@ -10,19 +10,8 @@ use crate::rules::{Blame, Message, Violation, MAX_WORD};
 /// The iterator [`GpuLayout::violations`] returns.
 #[derive(Clone, Debug)]
 pub struct Violations<'a> {
-    layout: &'a GpuLayout,
-    stage: usize,
-}
-
-pub(crate) const fn check(layout: &GpuLayout) -> Result<(), Violation> {
-    match next_violation(layout.size, layout.align, layout.fields, 0) {
-        Some((violation, _)) => Err(violation),
-        None => Ok(()),
-    }
-}
-
-pub(crate) fn violations(layout: &GpuLayout) -> Violations<'_> {
-    Violations { layout, stage: 0 }
+    pub(super) layout: &'a GpuLayout,
+    pub(super) stage: usize,
 }
 
 impl Iterator for Violations<'_> {
@@ -35,10 +24,6 @@ impl Iterator for Violations<'_> {
         self.stage = next;
         Some(violation)
     }
-}
-
-pub(crate) const fn explain(layout: &GpuLayout) -> Message {
-    explain_parts(layout.name, layout.size, layout.align, layout.fields)
 }
 
 pub(crate) const fn explain_parts(
@@ -98,10 +83,6 @@ pub(crate) const fn first_hole_before(fields: &[GpuField]) -> Option<&'static st
     }
 }
 
-pub(crate) const fn blame(layout: &GpuLayout) -> Blame {
-    blame_parts(layout.size, layout.align, layout.fields)
-}
-
 pub(crate) const fn blame_parts(size: usize, align: usize, fields: &[GpuField]) -> Blame {
     let mut alignment = false;
     let mut stage = 0;
@@ -124,7 +105,7 @@ pub(crate) const fn blame_parts(size: usize, align: usize, fields: &[GpuField]) 
 // field i, 2 + fields.len() a hole after the last field. Returns the first
 // violation at or after `stage` and the stage to resume from. Zero-sized
 // fields hold no bytes, so no hole is before them.
-const fn next_violation(
+pub(super) const fn next_violation(
     size: usize,
     align: usize,
     fields: &[GpuField],
@@ -194,10 +175,6 @@ const fn end_of_fields(fields: &[GpuField], count: usize) -> usize {
         i += 1;
     }
     end
-}
-
-pub(crate) const fn is_repr_c(layout: &GpuLayout) -> bool {
-    repr_c_mismatch(layout.size, layout.align, layout.fields).is_none()
 }
 
 pub(crate) const fn repr_c_mismatch(
