@@ -1,9 +1,8 @@
 //! A model of how a warp's global-memory access turns into DRAM traffic, so
 //! layout choices can be priced before a kernel exists. Since compute
 //! capability 6.0 a warp's request is served as the distinct 32-byte sectors
-//! its lanes touch; ncu's `l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum`
-//! matched this count exactly on an H100, for every element type, offset,
-//! stride and random gather tried. [`measure`] is the primitive;
+//! its lanes touch (ncu's sector count matched the model: docs/RESULTS.md,
+//! "The hardware"). [`measure`] is the primitive;
 //! [`WarpAccess`] prices the regular patterns (a base offset, a stride, an
 //! access width) and [`ElementFacts`] the per-type costs that follow from a
 //! [`GpuLayout`].
@@ -25,21 +24,9 @@
 use crate::layout::{GpuField, GpuLayout, GpuType};
 
 /// Bytes in one sector, the unit DRAM traffic is counted in.
-///
-/// ```
-/// use gpu_aligned::coalesce::{measure, SECTOR_BYTES};
-/// // Two lanes SECTOR_BYTES apart touch two sectors; one byte apart, one.
-/// assert_eq!(measure(&[0, SECTOR_BYTES], 1).sectors, 2);
-/// assert_eq!(measure(&[0, 1], 1).sectors, 1);
-/// ```
 pub const SECTOR_BYTES: u64 = 32;
 
 /// Lanes in a warp.
-///
-/// ```
-/// use gpu_aligned::coalesce::{WarpAccess, WARP_LANES};
-/// assert_eq!(WarpAccess::contiguous(0, 4).addresses().len(), WARP_LANES);
-/// ```
 pub const WARP_LANES: usize = 32;
 
 /// What one warp-wide access costs: the distinct 32-byte sectors touched
@@ -88,12 +75,6 @@ pub struct Coalescing {
 
 impl Coalescing {
     /// Bytes the memory system moves: `32 * sectors`.
-    ///
-    /// ```
-    /// use gpu_aligned::coalesce::Coalescing;
-    /// let cost = Coalescing { sectors: 5, useful_bytes: 128 };
-    /// assert_eq!(cost.fetched_bytes(), 160);
-    /// ```
     pub const fn fetched_bytes(&self) -> u64 {
         self.sectors.saturating_mul(SECTOR_BYTES)
     }
@@ -343,20 +324,13 @@ impl ElementFacts {
     /// assert_eq!(FACTS.padding_bytes, 1);
     /// ```
     pub const fn of(layout: &GpuLayout) -> Self {
-        if layout.fields.is_empty() {
-            return Self {
-                size: layout.size as u64,
-                data_bytes: layout.size as u64,
-                padding_bytes: 0,
-                loads_field_by_field: 1,
-                one_word: layout.is_one_word(),
-            };
-        }
+        let opaque = layout.fields.is_empty();
+        let padding = if opaque { 0 } else { layout.total_padding() };
         Self {
             size: layout.size as u64,
-            data_bytes: layout.data_bytes() as u64,
-            padding_bytes: layout.total_padding() as u64,
-            loads_field_by_field: struct_loads(layout),
+            data_bytes: layout.size.saturating_sub(padding) as u64,
+            padding_bytes: padding as u64,
+            loads_field_by_field: if opaque { 1 } else { struct_loads(layout) },
             one_word: layout.is_one_word(),
         }
     }

@@ -12,9 +12,8 @@
 //! - **structure of arrays** ([`Storage::Soa`]): one column per field, one
 //!   instruction per field used.
 //!
-//! The model, fitted on an H100 (arrays far larger than L2, 8 elements per
-//! thread; three structs of 12, 32 and 52 bytes in the three layouts, the
-//! same kernel source for each):
+//! The model (fitted on an H100: docs/LAYOUT-MEASUREMENTS.md says on what,
+//! and how well it predicts; it overstates random gathers of wide elements):
 //!
 //! - DRAM moves 64-byte blocks. Walking in order, every block any element
 //!   touches is fetched once (and written back once if written): bytes per
@@ -22,16 +21,11 @@
 //!   64, over the elements in it. A random gather fetches every block an
 //!   element's bytes touch, so an element straddling two blocks costs two.
 //! - Stores are not merged in L1: each warp-wide store instruction costs one
-//!   request per 128-byte line its lanes touch, and L2 took about 34 G of
-//!   them a second against about 2.8 TB/s from DRAM, so one request costs
-//!   the time of [`STORE_REQUEST_BYTES`] DRAM bytes. Loads of lines already
-//!   fetched hit L1 and cost nothing extra.
+//!   request per 128-byte line its lanes touch, each the time of
+//!   [`STORE_REQUEST_BYTES`] DRAM bytes. Loads of lines already fetched hit
+//!   L1 and cost nothing extra.
 //! - Predicted time is the larger of the two; layouts within [`TIE`] of the
 //!   fastest are ranked by instructions, then by arrays in flight.
-//!
-//! On the nine H100 kernels it was fitted on (three structs in three
-//! layouts), it picked the fastest layout or one within 5% of it; it
-//! overstates the cost of random gathers of wide elements.
 //!
 //! A uniform read ([`Order::Uniform`]: every lane of a warp reads the same
 //! element, as a path tracer's loop over its spheres or a walk down a BVH
@@ -54,7 +48,7 @@
 //! # Ok::<(), gpu_aligned::coalesce::AdviceError<'static>>(())
 //! ```
 
-use super::{distinct_units, SECTOR_BYTES, WARP_LANES};
+use super::{distinct_units, WarpAccess, SECTOR_BYTES, WARP_LANES};
 use crate::align::const_round_up;
 use crate::layout::{GpuField, GpuLayout, GpuType};
 use crate::rules::MAX_WORD;
@@ -64,8 +58,8 @@ use core::fmt;
 pub const DRAM_BLOCK_BYTES: u64 = 64;
 
 /// DRAM bytes that take as long as one store request (one 128-byte line
-/// touched by one warp-wide store instruction): about 2.8 TB/s over about
-/// 34 G requests a second on an H100.
+/// touched by one warp-wide store instruction): DRAM's bytes a second over
+/// L2's store requests a second on an H100 (docs/SOA.md).
 pub const STORE_REQUEST_BYTES: f64 = 82.0;
 
 /// The line a store request is counted in.
@@ -106,19 +100,9 @@ pub enum Storage {
 impl Storage {
     /// The three layouts, in the order the advisor prefers among equals
     /// (one array before many).
-    ///
-    /// ```
-    /// use gpu_aligned::coalesce::Storage;
-    /// assert_eq!(Storage::ALL[2], Storage::Soa);
-    /// ```
     pub const ALL: [Storage; 3] = [Storage::Aos, Storage::PaddedAos, Storage::Soa];
 
     /// What the layout is called in a report.
-    ///
-    /// ```
-    /// use gpu_aligned::coalesce::Storage;
-    /// assert_eq!(Storage::Soa.name(), "structure of arrays");
-    /// ```
     pub const fn name(self) -> &'static str {
         match self {
             Storage::Aos => "array of structs",
@@ -151,33 +135,21 @@ pub struct Access<'a> {
 }
 
 impl<'a> Access<'a> {
-    /// A kernel that walks the array in order.
-    ///
-    /// ```
-    /// use gpu_aligned::coalesce::{Access, Fields, Order};
-    /// let access = Access::streaming(Fields::Only(&["mass"]), Fields::Only(&["mass"]));
-    /// assert_eq!(access.order, Order::Streaming);
-    /// ```
+    /// A kernel that walks the array in order ([`Order::Streaming`]).
     pub const fn streaming(reads: Fields<'a>, writes: Fields<'a>) -> Self {
-        Self {
-            reads,
-            writes,
-            order: Order::Streaming,
-        }
+        Self::new(reads, writes, Order::Streaming)
     }
 
-    /// A kernel that takes elements at random indices.
-    ///
-    /// ```
-    /// use gpu_aligned::coalesce::{Access, Fields, Order};
-    /// let access = Access::gather(Fields::All, Fields::None);
-    /// assert_eq!(access.order, Order::Gather);
-    /// ```
+    /// A kernel that takes elements at random indices ([`Order::Gather`]).
     pub const fn gather(reads: Fields<'a>, writes: Fields<'a>) -> Self {
+        Self::new(reads, writes, Order::Gather)
+    }
+
+    const fn new(reads: Fields<'a>, writes: Fields<'a>, order: Order) -> Self {
         Self {
             reads,
             writes,
-            order: Order::Gather,
+            order,
         }
     }
 
@@ -206,11 +178,7 @@ impl<'a> Access<'a> {
     /// # Ok::<(), gpu_aligned::coalesce::AdviceError<'static>>(())
     /// ```
     pub const fn uniform(reads: Fields<'a>, writes: Fields<'a>) -> Self {
-        Self {
-            reads,
-            writes,
-            order: Order::Uniform,
-        }
+        Self::new(reads, writes, Order::Uniform)
     }
 }
 
@@ -741,10 +709,7 @@ fn requests(stride: u64, offset: u64, width: u64, order: Order) -> f64 {
             for position in 0..positions {
                 let base =
                     (position * (warp_bytes % LINE_BYTES) % LINE_BYTES).saturating_add(offset);
-                let mut addresses = [0u64; WARP_LANES];
-                for (lane, address) in (0u64..).zip(addresses.iter_mut()) {
-                    *address = base.saturating_add(lane.saturating_mul(stride));
-                }
+                let addresses = WarpAccess::strided(base, stride, width).addresses();
                 lines = lines.saturating_add(distinct_units(&addresses, width, LINE_BYTES));
             }
             lines as f64 / (positions * lanes) as f64
