@@ -240,10 +240,6 @@ fn load_instruction(size: u64) -> &'static str {
     }
 }
 
-fn percent(ratio: f64) -> Percent {
-    Percent(ratio)
-}
-
 /// A ratio printed as a whole percentage, or with one decimal when that
 /// would hide a fraction (12.5%).
 struct Percent(f64);
@@ -316,26 +312,18 @@ impl LayoutReport<'_> {
                 other => reason(f, format_args!("{other}"))?,
             }
         }
-        if layout.implicit_padding() > 0 && !layout.fields.is_empty() {
-            reason(
-                f,
-                format_args!("{} bytes of holes", layout.implicit_padding()),
-            )?;
+        let holes = layout.implicit_padding(); // none without fields
+        if holes > 0 {
+            reason(f, format_args!("{holes} bytes of holes"))?;
         }
         f.write_str(")\n")
     }
 
     fn field_table(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let fields = self.layout.fields;
-        let name_width = |field: &GpuField| {
-            width_of(|w| {
-                w.write_str(field.name)?;
-                if field.is_padding {
-                    w.write_str(" (padding)")?;
-                }
-                Ok(())
-            })
-        };
+        let padding = |field: &GpuField| if field.is_padding { " (padding)" } else { "" };
+        let name_width =
+            |field: &GpuField| width_of(|w| write!(w, "{}{}", field.name, padding(field)));
         let names = fields
             .iter()
             .map(name_width)
@@ -356,12 +344,12 @@ impl LayoutReport<'_> {
         for (mark, field) in marks(fields) {
             write!(
                 f,
-                "  {:>6}  {:>4}   {mark}   {}",
-                field.offset, field.size, field.name
+                "  {:>6}  {:>4}   {mark}   {}{}",
+                field.offset,
+                field.size,
+                field.name,
+                padding(field)
             )?;
-            if field.is_padding {
-                f.write_str(" (padding)")?;
-            }
             pad(f, name_width(field), names + 2)?;
             rust_type(&field.ty, f)?;
             pad(f, width_of(|w| rust_type(&field.ty, w)), rusts + 2)?;
@@ -376,11 +364,11 @@ impl LayoutReport<'_> {
         write!(f, "\n  byte map, {ROW_BYTES} bytes a row")?;
         let has_padding = layout.fields.iter().any(|field| field.is_padding);
         match (has_padding, layout.implicit_padding() > 0) {
-            (true, true) => writeln!(f, " ({PAD} = padding, {HOLE} = hole nobody owns):")?,
-            (true, false) => writeln!(f, " ({PAD} = padding):")?,
-            (false, true) => writeln!(f, " ({HOLE} = hole nobody owns):")?,
-            (false, false) => writeln!(f, ":")?,
-        }
+            (true, true) => writeln!(f, " ({PAD} = padding, {HOLE} = hole nobody owns):"),
+            (true, false) => writeln!(f, " ({PAD} = padding):"),
+            (false, true) => writeln!(f, " ({HOLE} = hole nobody owns):"),
+            (false, false) => writeln!(f, ":"),
+        }?;
         let shown = layout.size.min(ROW_BYTES * MAX_ROWS);
         for row in (0..shown).step_by(ROW_BYTES) {
             write!(f, "  {row:>6}  ")?;
@@ -412,31 +400,26 @@ impl LayoutReport<'_> {
             "\n  {} data bytes, {} padding bytes: {} of each element is data",
             facts.data_bytes,
             facts.padding_bytes,
-            percent(facts.useful_ratio()),
+            Percent(facts.useful_ratio()),
         )?;
         if facts.padding_bytes > 0 {
             writeln!(
                 f,
                 "    (streaming whole elements moves {} more bytes than the data alone)",
-                percent(facts.padding_overhead())
+                Percent(facts.padding_overhead())
             )?;
         }
-        let as_word = if facts.one_word {
-            "1 as one word, "
-        } else {
-            ""
-        };
-        writeln!(
-            f,
-            "  loads per element: {as_word}{} field by field",
-            facts.loads_field_by_field
-        )?;
+        f.write_str("  loads per element: ")?;
+        if facts.one_word {
+            f.write_str("1 as one word, ")?;
+        }
+        writeln!(f, "{} field by field", facts.loads_field_by_field)?;
         let warp = facts.warp_of_elements();
         writeln!(
             f,
             "  a warp reading {WARP_LANES} consecutive elements: {}, {} efficient",
             Sectors(warp.sectors),
-            percent(warp.efficiency())
+            Percent(warp.efficiency())
         )?;
         let data_fields = layout.fields.iter().filter(|field| !field.is_padding);
         if data_fields.clone().count() < 2 {
@@ -459,9 +442,9 @@ impl LayoutReport<'_> {
                 "    {:<names$}  {}, {} efficient ({}, {} as its own array)",
                 field.name,
                 Sectors(strided.sectors),
-                percent(strided.efficiency()),
+                Percent(strided.efficiency()),
                 Sectors(alone.sectors),
-                percent(alone.efficiency()),
+                Percent(alone.efficiency()),
             )?;
         }
         Ok(())
