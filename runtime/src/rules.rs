@@ -30,10 +30,9 @@
 //!   are written like any other field.
 //!
 //! The rule buys single instructions and fault-free access, not bandwidth:
-//! padding a 12-byte float3 to 16 moves 33% more bytes, and streaming it
-//! took 1.31x as long per element on an H100. The
-//! [`report`](crate::report) says what padding costs; where bandwidth
-//! matters, a structure of arrays avoids it.
+//! padding a 12-byte float3 to 16 moves 33% more bytes (docs/RESULTS.md has
+//! what that costs on an H100). The [`report`](crate::report) says what
+//! padding costs; where bandwidth matters, a structure of arrays avoids it.
 //!
 //! ```
 //! use gpu_aligned::rules;
@@ -56,17 +55,9 @@ pub use message::Message;
 
 /// The sizes a GPU element may have: the widths of CUDA's global-memory
 /// loads and stores.
-///
-/// ```
-/// assert_eq!(gpu_aligned::rules::WORD_SIZES, [1, 2, 4, 8, 16]);
-/// ```
 pub const WORD_SIZES: [usize; 5] = [1, 2, 4, 8, 16];
 
 /// The widest element: one instruction moves at most 16 bytes.
-///
-/// ```
-/// assert_eq!(gpu_aligned::rules::MAX_WORD, 16);
-/// ```
 pub const MAX_WORD: usize = 16;
 
 /// Whether `size` is one of [`WORD_SIZES`].
@@ -206,7 +197,7 @@ impl Violation {
     /// ));
     /// ```
     pub const fn describe(&self, name: &str) -> Message {
-        message::describe(Message::new(), name, self)
+        describe_as(Message::new(), name, self, "a GPU element")
     }
 }
 

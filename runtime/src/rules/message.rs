@@ -113,13 +113,8 @@ impl fmt::Debug for Message {
 }
 
 /// Appends the message of `violation` about type `name`: the fact with its
-/// numbers, the rule, and the fix.
-pub(crate) const fn describe(m: Message, name: &str, violation: &Violation) -> Message {
-    describe_as(m, name, violation, "a GPU element")
-}
-
-/// [`describe`], the holes said of `subject` (`"a GPU element"`, or what
-/// `#[derive(GpuData)]` checks: `"GPU data"`).
+/// numbers, the rule, and the fix, the holes said of `subject` (`"a GPU
+/// element"`, or what `#[derive(GpuData)]` checks: `"GPU data"`).
 pub(crate) const fn describe_as(
     m: Message,
     name: &str,

@@ -31,29 +31,14 @@ pub const fn padded_width(shapes: &[(usize, usize)]) -> usize {
 /// when the result breaks another rule.
 pub const fn tail_pad(shapes: &[(usize, usize)], width: usize) -> usize {
     let end = repr_c_end(shapes, shapes.len());
-    let mut align = width;
-    let mut i = 0;
-    while i < shapes.len() {
-        if shapes[i].1 > align {
-            align = shapes[i].1;
-        }
-        i += 1;
-    }
-    const_round_up(end, align) - end
+    const_round_up(end, max_align(shapes, width)) - end
 }
 
 /// The `(size, align)` C gives a struct whose fields have the `(size,
 /// align)` pairs `shapes`, at least `align`-aligned (an `align(N)` written
 /// on it, or 1).
 pub const fn repr_c_size(shapes: &[(usize, usize)], align: usize) -> (usize, usize) {
-    let mut max = if align == 0 { 1 } else { align };
-    let mut i = 0;
-    while i < shapes.len() {
-        if shapes[i].1 > max {
-            max = shapes[i].1;
-        }
-        i += 1;
-    }
+    let max = max_align(shapes, if align == 0 { 1 } else { align });
     (const_round_up(repr_c_end(shapes, shapes.len()), max), max)
 }
 
@@ -61,6 +46,19 @@ pub const fn repr_c_size(shapes: &[(usize, usize)], align: usize) -> (usize, usi
 /// `(size, align)` pairs `shapes`.
 pub const fn repr_c_offset(shapes: &[(usize, usize)], index: usize) -> usize {
     const_round_up(repr_c_end(shapes, index), shapes[index].1)
+}
+
+// The largest of `floor` and the fields' alignments.
+const fn max_align(shapes: &[(usize, usize)], floor: usize) -> usize {
+    let mut max = floor;
+    let mut i = 0;
+    while i < shapes.len() {
+        if shapes[i].1 > max {
+            max = shapes[i].1;
+        }
+        i += 1;
+    }
+    max
 }
 
 // Where the first `count` fields of `shapes` end when `repr(C)` lays them out.
