@@ -640,13 +640,7 @@ impl GpuLayout {
         if self.fields.is_empty() {
             return 0;
         }
-        let mut covered = 0;
-        let mut i = 0;
-        while i < self.fields.len() {
-            covered += self.fields[i].size;
-            i += 1;
-        }
-        self.size.saturating_sub(covered)
+        self.size.saturating_sub(covered(self.fields))
     }
 
     /// Every byte that carries no data: [`GpuLayout::padding`] (explicit
@@ -693,6 +687,17 @@ impl GpuLayout {
     pub fn field(&self, name: &str) -> Option<&'static GpuField> {
         self.fields.iter().find(|f| f.name == name)
     }
+}
+
+/// The bytes `fields` cover, which never overlap.
+pub(crate) const fn covered(fields: &[GpuField]) -> usize {
+    let mut covered = 0usize;
+    let mut i = 0;
+    while i < fields.len() {
+        covered = covered.saturating_add(fields[i].size);
+        i += 1;
+    }
+    covered
 }
 
 macro_rules! scalars {

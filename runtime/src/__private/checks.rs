@@ -53,13 +53,24 @@ impl Shape<'static> {
     /// The shape of a derived type, from its [`Derived::FACTS`] (whose
     /// fields leave out the zero-sized ones).
     pub const fn of<T: Derived>() -> Self {
-        let layout = T::FACTS;
+        Self::of_layout(T::FACTS)
+    }
+
+    const fn of_layout(layout: GpuLayout) -> Self {
         Shape {
             name: layout.name,
             size: layout.size,
             align: layout.align,
             fields: layout.fields,
         }
+    }
+}
+
+impl Shape<'_> {
+    /// Whether the fields are where C puts them: the rules' messages assume
+    /// so, and `not_repr_c_in` reports it otherwise.
+    const fn is_c(&self) -> bool {
+        layout::repr_c_mismatch(self.size, self.align, self.fields).is_none()
     }
 }
 
@@ -114,11 +125,8 @@ pub const fn reject<T: Derived>() {
 /// (and the layout is C's: else [`blame_type_in`], after it, says so).
 #[track_caller]
 pub const fn blame_field_in(shape: &Shape<'_>, name: &str) {
-    if layout::repr_c_mismatch(shape.size, shape.align, shape.fields).is_some() {
-        return;
-    }
     if let Blame::Field(field) = layout::blame_parts(shape.size, shape.align, shape.fields) {
-        if str_eq(field, name) {
+        if shape.is_c() && str_eq(field, name) {
             fail(shape, shape.name)
         }
     }
@@ -128,11 +136,10 @@ pub const fn blame_field_in(shape: &Shape<'_>, name: &str) {
 /// (its `align(N)`, where the derive spans the call), if the layout is C's.
 #[track_caller]
 pub const fn blame_alignment_in(shape: &Shape<'_>) {
-    if layout::repr_c_mismatch(shape.size, shape.align, shape.fields).is_some() {
-        return;
-    }
     if let Blame::Alignment = layout::blame_parts(shape.size, shape.align, shape.fields) {
-        fail(shape, shape.name)
+        if shape.is_c() {
+            fail(shape, shape.name)
+        }
     }
 }
 
@@ -182,16 +189,7 @@ pub(crate) const fn str_eq(a: &str, b: &str) -> bool {
 #[track_caller]
 pub const fn reject_in(shape: &Shape<'_>) {
     not_repr_c_in(shape);
-    let covered = {
-        let mut covered = 0usize;
-        let mut i = 0;
-        while i < shape.fields.len() {
-            covered = covered.saturating_add(shape.fields[i].size);
-            i += 1;
-        }
-        covered
-    };
-    if !rules::is_legal(shape.size, shape.align, covered) {
+    if !rules::is_legal(shape.size, shape.align, layout::covered(shape.fields)) {
         fail(shape, shape.name)
     }
 }
@@ -225,11 +223,8 @@ pub const fn reject_holes_in(shape: &Shape<'_>) {
 /// after it, says so).
 #[track_caller]
 pub const fn blame_hole_in(shape: &Shape<'_>, name: &str) {
-    if layout::repr_c_mismatch(shape.size, shape.align, shape.fields).is_some() {
-        return;
-    }
     if let Some(field) = layout::first_hole_before(shape.fields) {
-        if str_eq(field, name) {
+        if shape.is_c() && str_eq(field, name) {
             reject_holes_in(shape)
         }
     }
@@ -277,12 +272,7 @@ pub const fn c_fields<const N: usize>(
 /// by hand), so its `FACTS` are checked here, for each one.
 #[track_caller]
 pub const fn c_layout(layout: GpuLayout) -> GpuLayout {
-    not_repr_c_in(&Shape {
-        name: layout.name,
-        size: layout.size,
-        align: layout.align,
-        fields: layout.fields,
-    });
+    not_repr_c_in(&Shape::of_layout(layout));
     layout
 }
 
