@@ -4,12 +4,6 @@
 //! [`ArenaOptions`](crate::arena::ArenaOptions) setting, and what the CUDA
 //! driver gives a buffer of its own.
 //!
-//! ```
-//! use gpu_aligned::align::{ARRAY_ALIGN, PITCH_ALIGN};
-//!
-//! assert_eq!((ARRAY_ALIGN, PITCH_ALIGN), (256, 512));
-//! ```
-//!
 //! Inside the crate, this is also the one rounding helper every module uses
 //! (`round_up`; `const_round_up` is the same rounding for the layout rules
 //! and the header's column arithmetic, which run in constant evaluation,

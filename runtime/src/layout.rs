@@ -222,12 +222,6 @@ pub struct GpuField {
 
 impl GpuField {
     /// A field described by hand (see [`GpuLayout::new`]).
-    ///
-    /// ```
-    /// use gpu_aligned::{GpuField, GpuType, Scalar};
-    /// let x = GpuField::new("x", 0, 4, 4, false, GpuType::Scalar(Scalar::F32));
-    /// assert_eq!(x.ty.size(), x.size);
-    /// ```
     pub const fn new(
         name: &'static str,
         offset: usize,
@@ -302,20 +296,11 @@ const SCALARS: [(usize, &str, &str); 12] = [
 
 impl Scalar {
     /// Size in bytes.
-    ///
-    /// ```
-    /// use gpu_aligned::Scalar;
-    /// assert_eq!((Scalar::I8.size(), Scalar::F32.size(), Scalar::U128.size()), (1, 4, 16));
-    /// ```
     pub const fn size(self) -> usize {
         SCALARS[self as usize].0
     }
 
     /// The Rust spelling.
-    ///
-    /// ```
-    /// assert_eq!(gpu_aligned::Scalar::I64.rust_name(), "i64");
-    /// ```
     pub const fn rust_name(self) -> &'static str {
         SCALARS[self as usize].1
     }
@@ -323,11 +308,6 @@ impl Scalar {
     /// The CUDA C++ spelling: the fixed-width `<cstdint>` name for integers,
     /// `__int128` for the 128-bit ones (CUDA has no fixed-width name for
     /// them), `float` and `double`.
-    ///
-    /// ```
-    /// use gpu_aligned::Scalar;
-    /// assert_eq!((Scalar::I16.cuda_name(), Scalar::F64.cuda_name()), ("int16_t", "double"));
-    /// ```
     pub const fn cuda_name(self) -> &'static str {
         SCALARS[self as usize].2
     }

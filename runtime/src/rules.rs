@@ -167,12 +167,6 @@ pub enum Violation {
 
 impl Violation {
     /// The part of the rule this breaks, in one sentence.
-    ///
-    /// ```
-    /// use gpu_aligned::rules::Violation;
-    /// let v = Violation::Misaligned { size: 8, align: 4 };
-    /// assert_eq!(v.rule(), "a GPU element is aligned to its size");
-    /// ```
     pub const fn rule(&self) -> &'static str {
         match self {
             Violation::TooLarge { .. } => "a GPU element is at most 16 bytes, one load or store",

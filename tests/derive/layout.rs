@@ -61,4 +61,16 @@ fn scalar_types_match_rust_sizes() {
         assert_eq!(scalar.size(), size, "{}", scalar.rust_name());
     }
     assert_eq!(<f64 as GpuData>::TYPE, GpuType::Scalar(Scalar::F64));
+    assert_eq!(
+        (Scalar::I64.rust_name(), Scalar::U128.rust_name()),
+        ("i64", "u128")
+    );
+    assert_eq!(
+        (
+            Scalar::I16.cuda_name(),
+            Scalar::U128.cuda_name(),
+            Scalar::F64.cuda_name()
+        ),
+        ("int16_t", "unsigned __int128", "double")
+    );
 }

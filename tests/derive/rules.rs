@@ -9,6 +9,15 @@ const F32: GpuType = GpuType::Scalar(Scalar::F32);
 const F64: GpuType = GpuType::Scalar(Scalar::F64);
 
 #[test]
+fn the_word_sizes_are_the_widths_of_cudas_loads() {
+    assert_eq!(rules::WORD_SIZES, [1, 2, 4, 8, 16]);
+    assert_eq!(rules::MAX_WORD, 16);
+    assert!(rules::WORD_SIZES
+        .iter()
+        .all(|&size| rules::is_word_size(size)));
+}
+
+#[test]
 fn every_derived_and_vector_element_is_legal() {
     for layout in [
         &float4::LAYOUT,
@@ -44,6 +53,7 @@ fn a_float_then_a_double_with_a_hole_lists_every_violation() {
         ]
     );
     assert_eq!(layout.blame(), Blame::Field("y"));
+    assert_eq!(found[0].rule(), "a GPU element is aligned to its size");
     let text = layout.explain();
     assert!(
         text.as_str()

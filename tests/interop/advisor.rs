@@ -236,6 +236,11 @@ fn columns_buy_nothing_for_a_uniform_read_of_a_few_fields() {
     let centre: &[&str] = &["a", "b", "c", "d"];
     let streaming = advise(&EIGHT, &Access::streaming(Fields::Only(centre), NONE)).unwrap();
     assert_eq!(streaming.best, Storage::Soa);
+    assert_eq!(
+        Storage::ALL,
+        [Storage::Aos, Storage::PaddedAos, Storage::Soa]
+    );
+    assert_eq!(streaming.best.name(), "structure of arrays");
     assert_eq!(streaming.ratio(Storage::Aos), 2.0);
     // Read by a whole warp, the same four fields are four 4-byte loads, one
     // sector each, in every layout (partial reads go field by field): a tie

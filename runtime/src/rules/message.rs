@@ -35,12 +35,6 @@ impl Message {
     }
 
     /// The text.
-    ///
-    /// ```
-    /// use gpu_aligned::rules::Violation;
-    /// let message = Violation::TooLarge { size: 32, align: 16 }.describe("Pair");
-    /// assert!(message.as_str().contains("32 bytes"));
-    /// ```
     pub const fn as_str(&self) -> &str {
         match core::str::from_utf8(self.buf.split_at(self.len).0) {
             Ok(text) => text,
