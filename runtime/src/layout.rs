@@ -146,12 +146,9 @@ pub unsafe trait GpuData: Copy + bytemuck::Pod + 'static {
     const TYPE: GpuType;
 }
 
-/// Reads `T::CHECKED` as a constant of the calling function, so that it is
-/// evaluated whenever the function is compiled for `T`. A derived generic
-/// type checks the rule per instantiation there (its `LAYOUT` fails to
-/// compile for an instantiation that breaks it), so every entry point that
-/// relies on [`GpuWords`]' promises calls this: arrays of a refused
-/// instantiation are a compile error, not an array.
+/// Reads `T::CHECKED` as a constant of the calling function, so that a
+/// refused instantiation of a derived generic type (see [`GpuAligned`]'s
+/// safety) is a compile error wherever an entry point is compiled for it.
 #[cfg(feature = "alloc")]
 #[inline(always)]
 pub(crate) fn require_layout<T: GpuWords>() {

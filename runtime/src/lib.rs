@@ -143,14 +143,9 @@ pub use bytemuck;
 /// found, the rule and a fix, pointing at the field or attribute to blame
 /// (every syntactic error is reported in one compile):
 ///
-/// - sizes other than 1, 2, 4, 8 or 16 (3, 12, 24, 32, ...): the element
-///   takes several instructions to move (bigger ones belong in a structure of
-///   arrays);
-/// - an alignment below the size (a 16-byte struct aligned to 4): the wide
-///   instruction needs an aligned address, and a misaligned 8- or 16-byte
-///   access is a fault;
-/// - interior and trailing holes: uninitialised bytes, and partly written
-///   sectors that cost bandwidth;
+/// - sizes other than 1, 2, 4, 8 or 16 (3, 12, 24, 32, ...), an alignment
+///   below the size, interior and trailing holes: [`rules`] says why (bigger
+///   structs belong in a structure of arrays);
 /// - a missing `repr(C)`, `repr(packed)`, `repr(align(N))` without `C`, and
 ///   `align(N)` that is not a power of two or exceeds 16: the layout would be
 ///   the compiler's choice, or unaligned;
@@ -244,15 +239,7 @@ pub use bytemuck;
 ///                 = fix: put `#[gpu_aligned::padded]` on the struct to round it up to 16 bytes with explicit zeroed padding, or write `#[repr(C, align(16))]` and add a 4-byte pad field marked `#[gpu_aligned(padding)]`
 /// ```
 ///
-/// A hole points at the field after it:
-///
-/// ```compile_fail,E0080
-/// use gpu_aligned::GpuAligned;
-///
-/// #[derive(Clone, Copy, GpuAligned)]
-/// #[repr(C, align(8))]
-/// struct Tagged { tag: u8, value: u32 } // 3 bytes of padding before `value`
-/// ```
+/// A hole's error points at the field after it.
 pub use gpu_aligned_derive::GpuAligned;
 
 /// Checks, at compile time, that a struct of **any size** is plain GPU data
@@ -282,23 +269,11 @@ pub use gpu_aligned_derive::GpuAligned;
 /// use gpu_aligned::vector::{float3, float4};
 /// use gpu_aligned::{GpuData, GpuWords};
 ///
-/// // 144 bytes, aligned to 4: passed to a kernel by value.
+/// // 64 bytes, aligned to 4: passed to a kernel by value.
 /// #[derive(Clone, Copy, GpuData)]
 /// #[repr(C)]
-/// struct Camera {
-///     origin: float3,
-///     lower_left: float3,
-///     horizontal: float3,
-///     vertical: float3,
-///     basis: [float3; 3],
-///     lens_radius: f32,
-///     time: [f32; 2],
-///     size: [u32; 2],
-///     samples: u32,
-///     depth: u32,
-///     sky: [f32; 8],
-/// }
-/// assert_eq!((core::mem::size_of::<Camera>(), Camera::TYPE.align()), (144, 4));
+/// struct Camera { origin: float3, basis: [float3; 3], lens_radius: f32, size: [u32; 2], samples: u32 }
+/// assert_eq!((core::mem::size_of::<Camera>(), Camera::TYPE.align()), (64, 4));
 ///
 /// // 32 bytes aligned to 16: stored whole, two 16-byte words per sphere.
 /// #[derive(Clone, Copy, GpuData)]
@@ -309,15 +284,7 @@ pub use gpu_aligned_derive::GpuAligned;
 /// stored::<Sphere>();
 /// ```
 ///
-/// A hole is refused, pointing at the field after it:
-///
-/// ```compile_fail,E0080
-/// #[derive(Clone, Copy, gpu_aligned::GpuData)]
-/// #[repr(C)]
-/// struct Params { scale: f32, offset: f64 } // 4 bytes of padding before `offset`
-/// ```
-///
-/// A generic struct is accepted in the shapes [`derive(GpuAligned)`](derive@GpuAligned#generic-structs)
+/// A hole is refused, pointing at the field after it. A generic struct is accepted in the shapes [`derive(GpuAligned)`](derive@GpuAligned#generic-structs)
 /// accepts (no padding for any type argument), and is GPU data, never an
 /// element or an arena array's type, for every instantiation.
 pub use gpu_aligned_derive::GpuData;
@@ -376,13 +343,6 @@ pub use gpu_aligned_derive::GpuData;
 /// `Hash`, `PartialOrd` and `Ord` you derive itself, over the real fields
 /// only (in declaration order, like the derives).
 ///
-/// | fields | as written (`repr(C)`) | `#[gpu_aligned::padded]` |
-/// |---|---|---|
-/// | `{f32; 3}` | 12 bytes, align 4: 3 loads | 16/16, 4 pad bytes (`float3_16_t`) |
-/// | `{i8; 3}` | 3 bytes, align 1: 3 byte loads | 4/4, 1 pad byte (`int8_3_4_t`) |
-/// | `{u8, u32}` | 8 bytes, align 4, hidden hole | 8/8, the 3-byte hole is a field |
-/// | `{f32, f64}` | 16 bytes, align 8, hidden hole | 16/16, the 4-byte hole is a field |
-///
 /// `#[gpu_aligned::padded(align = 16)]` forces a width (and
 /// `#[gpu_aligned::padded(crate = "path")]` names a renamed dependency, as
 /// for the [derive](derive@GpuAligned#a-renamed-dependency)):
@@ -407,7 +367,8 @@ pub use gpu_aligned_derive::GpuData;
 /// More than 16 bytes of fields are padded to a multiple of 16, aligned to
 /// 16: not an element (no one instruction moves it) but a whole struct of
 /// 16-byte words, [`GpuData`](derive@GpuData) and [`GpuWords`], which an
-/// arena stores whole for kernels that read whole elements:
+/// arena stores whole (see [`GpuWords`]) for kernels that read whole
+/// elements:
 ///
 /// ```
 /// use gpu_aligned::vector::float4;
@@ -416,21 +377,13 @@ pub use gpu_aligned_derive::GpuData;
 /// #[derive(Clone, Copy)]
 /// struct Sphere { center_radius: float4, material: u32, roughness: f32 } // 24 bytes of fields
 ///
+/// fn stored<T: gpu_aligned::GpuWords>() {}
+/// stored::<Sphere>();
 /// assert_eq!((core::mem::size_of::<Sphere>(), core::mem::align_of::<Sphere>()), (32, 16));
-/// let mut arena = gpu_aligned::arena::Arena::host(1 << 16)?;
-/// let spheres = arena.alloc_zeros::<Sphere>(485)?;
-/// assert_eq!(spheres.size_bytes(), 485 * 32);
-/// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 ///
 /// A forced width asks for an element of that width, so fields that do not
-/// fit it are refused, with the routes for a larger struct:
-///
-/// ```compile_fail
-/// #[gpu_aligned::padded(align = 16)]
-/// #[derive(Clone, Copy)]
-/// struct Double3 { x: f64, y: f64, z: f64 } // 24 bytes: no single instruction moves it
-/// ```
+/// fit it are refused, with the routes for a larger struct.
 pub use gpu_aligned_derive::padded;
 
 /// Derives [`soa::GpuSoa`]: a struct of any size, with named fields that
