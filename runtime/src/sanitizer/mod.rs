@@ -326,16 +326,6 @@ impl fmt::Display for RegionMap {
     }
 }
 
-/// What the arena records of one array.
-#[derive(Debug)]
-struct Entry {
-    bytes: usize,
-    red_zone: usize,
-    element: &'static str,
-    shape: RegionShape,
-    label: Option<Box<str>>,
-}
-
 /// A heap registered with the tool: buffer offsets `start .. end`.
 #[derive(Debug)]
 struct HeapRange {
@@ -393,8 +383,8 @@ pub(crate) struct Regions {
     log: bool,
     tool: Option<&'static nvtx::Tool>,
     heaps: Vec<HeapRange>,
-    /// Live arrays by buffer offset.
-    entries: BTreeMap<u64, Entry>,
+    /// Live arrays by buffer offset (their `address` is that offset).
+    entries: BTreeMap<u64, Region>,
     /// How many read-only views each array marked read-only has, by
     /// address: views are lent through a shared arena.
     #[cfg(feature = "cuda")]
@@ -513,7 +503,8 @@ impl Regions {
         }
         self.entries.insert(
             offset,
-            Entry {
+            Region {
+                address: offset,
                 bytes,
                 red_zone,
                 element: "",
@@ -701,15 +692,9 @@ impl Regions {
     }
 
     fn region(&self, base: u64, offset: u64) -> Option<Region> {
-        let entry = self.entries.get(&offset)?;
-        Some(Region {
-            address: base.wrapping_add(offset),
-            bytes: entry.bytes,
-            red_zone: entry.red_zone,
-            element: entry.element,
-            shape: entry.shape,
-            label: entry.label.clone(),
-        })
+        let mut region = self.entries.get(&offset)?.clone();
+        region.address = base.wrapping_add(offset);
+        Some(region)
     }
 
     /// The live arrays, by address: those recorded, but for the ones at
