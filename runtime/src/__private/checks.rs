@@ -21,32 +21,10 @@ pub struct Shape<'a> {
     pub size: usize,
     /// `align_of` the type (or the alignment C gives it).
     pub align: usize,
-    /// Every field in declaration order, zero-sized ones included, each
-    /// typed as bytes (see [`shape_field`]).
+    /// Every field in declaration order, zero-sized ones included. The
+    /// messages of [`rules`] read their names, offsets, sizes and
+    /// alignments, never their types (bytes, in [`c_fields`]).
     pub fields: &'a [GpuField],
-}
-
-/// A field of a [`Shape`]: the messages of [`rules`] read its name, offset,
-/// size and alignment, never its type, which is given as bytes.
-pub const fn shape_field(
-    name: &'static str,
-    offset: usize,
-    size: usize,
-    align: usize,
-    is_padding: bool,
-) -> GpuField {
-    const BYTE: GpuType = GpuType::Scalar(crate::Scalar::U8);
-    GpuField::new(
-        name,
-        offset,
-        size,
-        align,
-        is_padding,
-        GpuType::Array {
-            elem: &BYTE,
-            len: size,
-        },
-    )
 }
 
 impl Shape<'static> {
@@ -249,17 +227,17 @@ pub const fn c_fields<const N: usize>(
     shapes: &[(usize, usize); N],
     names: [(&'static str, bool); N],
 ) -> [GpuField; N] {
-    let mut fields = [shape_field("", 0, 0, 1, false); N];
+    const BYTE: GpuType = GpuType::Scalar(crate::Scalar::U8);
+    let mut fields = [GpuField::new("", 0, 0, 1, false, BYTE); N];
     let mut i = 0;
     while i < N {
-        let (size, align) = shapes[i];
-        fields[i] = shape_field(
-            names[i].0,
-            crate::rules::repr_c::repr_c_offset(shapes, i),
-            size,
-            align,
-            names[i].1,
-        );
+        let ((size, align), (name, is_padding)) = (shapes[i], names[i]);
+        let offset = crate::rules::repr_c::repr_c_offset(shapes, i);
+        let bytes = GpuType::Array {
+            elem: &BYTE,
+            len: size,
+        };
+        fields[i] = GpuField::new(name, offset, size, align, is_padding, bytes);
         i += 1;
     }
     fields

@@ -33,8 +33,7 @@ pub use bounds::{
 pub use checks::{
     blame_alignment, blame_alignment_in, blame_field, blame_field_in, blame_hole, blame_hole_in,
     blame_size, blame_type, blame_type_in, c_fields, c_layout, checked_layout,
-    generic_has_no_padding, not_repr_c_in, reject, reject_holes, reject_holes_in, reject_in,
-    shape_field, Shape,
+    generic_has_no_padding, not_repr_c_in, reject, reject_holes, reject_holes_in, reject_in, Shape,
 };
 pub use derived::{kind, Derived};
 
