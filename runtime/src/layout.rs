@@ -112,13 +112,10 @@ pub unsafe trait GpuWords: GpuData {
 ///
 /// Implemented for the fixed-width integers and floats, arrays of `GpuData`,
 /// the CUDA vector types in [`crate::vector`], every [`GpuAligned`] type,
-/// and every struct with [`#[derive(GpuData)]`](derive@crate::GpuData): a
-/// struct of any size, laid out as C lays out its fields with no hole, that
-/// passes to a kernel by value (cudarc's `DeviceRepr`, with the `cuda`
-/// feature) and that the [header](crate::header) declares with
-/// `static_assert`s of its size, alignment and every offset.
-/// `bool`, `char`, `usize`, references and pointers are deliberately absent:
-/// their size, validity or meaning differs between host and device.
+/// and every struct of any size with
+/// [`#[derive(GpuData)]`](derive@crate::GpuData). `bool`, `char`, `usize`,
+/// references and pointers are deliberately absent: their size, validity or
+/// meaning differs between host and device.
 ///
 /// # Safety
 ///
@@ -687,13 +684,8 @@ macro_rules! scalars {
         }
         // SAFETY: as above; the assertion below checks size == align.
         unsafe impl GpuAligned for $ty {
-            const LAYOUT: GpuLayout = GpuLayout {
-                name: stringify!($ty),
-                size: size_of::<$ty>(),
-                align: align_of::<$ty>(),
-                padding: 0,
-                fields: &[],
-            };
+            const LAYOUT: GpuLayout =
+                GpuLayout::new(stringify!($ty), size_of::<$ty>(), align_of::<$ty>(), 0, &[]);
         }
         // SAFETY: an element (above).
         unsafe impl GpuWords for $ty {

@@ -333,15 +333,12 @@ pub use gpu_aligned_derive::GpuData;
 /// assert_eq!(format!("{t:?}"), "Tagged { tag: 1, value: 2 }"); // no pads
 /// ```
 ///
-/// When pads are not zero: every value made by `new`, `Default`, `From`
-/// or a copy of one has zero pad bytes, and safe code can read them only
-/// through `bytemuck` (`bytes_of`, `cast_slice`). They are not zero after
-/// safe code writes them through `bytemuck` (`bytes_of_mut`,
-/// `cast_slice_mut`, `pod_read_unaligned` of arbitrary bytes) or after a
-/// kernel writes whole words; nothing resets them. So that such a value
-/// still behaves as its fields, `padded` writes the `Debug`, `PartialEq`,
-/// `Hash`, `PartialOrd` and `Ord` you derive itself, over the real fields
-/// only (in declaration order, like the derives).
+/// Values made by `new`, `Default` or `From` (and their copies) have zero
+/// pad bytes; bytes written through `bytemuck` (`bytes_of_mut`,
+/// `cast_slice_mut`, `pod_read_unaligned`) or by a kernel may not, and
+/// nothing resets them. So that such a value still behaves as its fields,
+/// `padded` writes the `Debug`, `PartialEq`, `Hash`, `PartialOrd` and `Ord`
+/// you derive itself, over the real fields only (in declaration order).
 ///
 /// `#[gpu_aligned::padded(align = 16)]` forces a width (and
 /// `#[gpu_aligned::padded(crate = "path")]` names a renamed dependency, as

@@ -40,9 +40,7 @@
 //! ");
 //! ```
 //!
-//! The costs are those of the [`coalesce`](crate::coalesce) model: a warp
-//! reading whole `Sample`s fetches 16 sectors and uses 75% of them, a warp
-//! reading only `value` uses 25%, and as an array of its own, 100%.
+//! The costs are those of the [`coalesce`](crate::coalesce) model.
 
 use crate::coalesce::{Access, Advice, AdviceError, ElementFacts, WarpAccess, WARP_LANES};
 use crate::layout::{GpuAligned, GpuField, GpuLayout, GpuType};

@@ -110,22 +110,10 @@ macro_rules! vector_word {
         // SAFETY: size == align ∈ {2, 4, 8, 16} and no padding, asserted in
         // `vector_struct!`; `LAYOUT` lists every lane at its real offset.
         unsafe impl GpuAligned for $name {
-            const LAYOUT: GpuLayout = GpuLayout {
-                name: stringify!($name),
-                size: size_of::<$name>(),
-                align: align_of::<$name>(),
-                padding: 0,
-                fields: &[$(
-                    GpuField {
-                        name: stringify!($f),
-                        offset: offset_of!($name, $f),
-                        size: size_of::<$lane>(),
-                        align: align_of::<$lane>(),
-                        is_padding: false,
-                        ty: GpuType::Scalar(Scalar::$scalar),
-                    }
-                ),+],
-            };
+            const LAYOUT: GpuLayout = GpuLayout::new(stringify!($name), $size, $size, 0, &[$(
+                GpuField::new(stringify!($f), offset_of!($name, $f), size_of::<$lane>(),
+                    align_of::<$lane>(), false, GpuType::Scalar(Scalar::$scalar))
+            ),+]);
         }
         // SAFETY: an element (above).
         unsafe impl GpuWords for $name {
