@@ -341,3 +341,23 @@ fn a_struct_literal_of_the_fields_builds_one_with_zeroed_pads() {
     assert_eq!((moved.key, moved.payload), (5, 7));
     assert_eq!(Keyed::default(), Keyed::new(0, 0));
 }
+
+/// The `repr(C)` arithmetic `padded` sizes its pad fields and width with.
+#[test]
+fn padded_computations_follow_repr_c() {
+    use gpu_aligned::__private::{pad_before, padded_width, repr_c_offset, repr_c_size, tail_pad};
+    // { tag: u8, value: u32 }: 3 bytes before `value`, 8 bytes in all.
+    let tagged = [(1, 1), (4, 4)];
+    assert_eq!(pad_before(&tagged, 1), 3);
+    assert_eq!(padded_width(&tagged), 8);
+    assert_eq!(tail_pad(&tagged, 8), 0);
+    assert_eq!(repr_c_size(&tagged, 1), (8, 4));
+    assert_eq!(repr_c_offset(&tagged, 1), 4);
+    // float3: 16 wide, 4 bytes of tail.
+    let float3 = [(4, 4), (4, 4), (4, 4)];
+    assert_eq!(padded_width(&float3), 16);
+    assert_eq!(tail_pad(&float3, 16), 4);
+    assert_eq!(repr_c_size(&float3, 16), (16, 16));
+    // Above one word: capped, so the derive reports it as too large.
+    assert_eq!(padded_width(&[(16, 16), (16, 16)]), 16);
+}

@@ -71,26 +71,3 @@ const fn repr_c_end(shapes: &[(usize, usize)], count: usize) -> usize {
     }
     end
 }
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn padded_computations_follow_repr_c() {
-        // { tag: u8, value: u32 }: 3 bytes before `value`, 8 bytes in all.
-        let tagged = [(1, 1), (4, 4)];
-        assert_eq!(pad_before(&tagged, 1), 3);
-        assert_eq!(padded_width(&tagged), 8);
-        assert_eq!(tail_pad(&tagged, 8), 0);
-        assert_eq!(repr_c_size(&tagged, 1), (8, 4));
-        assert_eq!(repr_c_offset(&tagged, 1), 4);
-        // float3: 16 wide, 4 bytes of tail.
-        let float3 = [(4, 4), (4, 4), (4, 4)];
-        assert_eq!(padded_width(&float3), 16);
-        assert_eq!(tail_pad(&float3, 16), 4);
-        assert_eq!(repr_c_size(&float3, 16), (16, 16));
-        // Above one word: capped, so the derive reports it as too large.
-        assert_eq!(padded_width(&[(16, 16), (16, 16)]), 16);
-    }
-}

@@ -7,16 +7,13 @@
 //! writes into the next array, and `compute-sanitizer --tool memcheck` sees
 //! nothing: for it the whole buffer is one allocation. Through NVTX's
 //! memory API the arena registers its buffer (a growing arena's: all it may
-//! grow to, one allocation while a tool is attached) as a sub-allocator heap
-//! and each array as a region of it, so
-//! that bytes no array holds are out of bounds. A region that touches the
-//! next one still hides an overrun into it, so in **red-zone mode** every
-//! array is followed by unregistered bytes: at least the arena's minimum
-//! alignment, and at least one element (one row, for a pitched array), so
-//! an off-by-one lands in them and is reported as an access just past that
-//! array's region, whose start and size the report prints. The arena's
-//! [`RegionMap`] turns that start into the array's element type, length and
-//! label.
+//! grow to) as a sub-allocator heap and each array as a region of it, so
+//! that bytes no array holds are out of bounds. In **red-zone mode** every
+//! array is also followed by unregistered bytes (at least the arena's
+//! minimum alignment and one element, or one row), so an off-by-one into
+//! the next array is reported as an access just past this one's region;
+//! the arena's [`RegionMap`] turns that region's start into the array's
+//! element type, length and label.
 //!
 //! Red zones turn on by themselves when the process runs under
 //! compute-sanitizer (which sets `NVTX_INJECTION64_PATH` to its collection
@@ -335,16 +332,13 @@ struct HeapRange {
 }
 
 /// What a handle's drop needs to take its array off the tool's regions at
-/// once, rather than when the arena takes the dropped array back: a kernel
-/// launched after the drop that reads the array is then reported as a read
-/// after free. A kernel launched before it is not (memcheck checks a
-/// kernel against the regions registered when it was launched: see
-/// docs/SANITIZER.md), so a drop may come before the array's last use on a
-/// stream has finished. Copied into the arena's list
-/// of dropped arrays while a tool watches and no captured graph may replay
-/// a dropped array; `floor` is the lowest stamp of a live handle, so a
-/// handle dropped after a reset, whose bytes may be a newer array's, tells
-/// nothing.
+/// once, rather than when the arena takes it back, so that a kernel
+/// launched after the drop that reads the array is a read after free (one
+/// launched before it is not: docs/SANITIZER.md). Copied into the arena's
+/// list of dropped arrays while a tool watches and no captured graph may
+/// replay a dropped array; `floor` is the lowest stamp of a live handle, so
+/// a handle dropped after a reset, whose bytes may be a newer array's,
+/// tells nothing.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct DropWatch {
     tool: &'static nvtx::Tool,
@@ -471,10 +465,8 @@ impl Regions {
         self.active = on || self.tool.is_some() || !self.entries.is_empty();
     }
 
-    /// The red zone a reservation of `stride`-byte steps (an element, or a
-    /// pitched array's row) gets: none when red zones are off, else `stride`
-    /// rounded up to `granule` (the arena's minimum alignment), at least one
-    /// granule.
+    /// The red zone a reservation gets: [`red_zone_bytes`], none when red
+    /// zones are off (`granule` is the arena's minimum alignment).
     #[inline(always)]
     pub(crate) fn red_zone(&self, stride: usize, granule: usize) -> usize {
         if !self.red_zones {
