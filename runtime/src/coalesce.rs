@@ -300,9 +300,8 @@ pub struct ElementFacts {
     /// field by field: one per scalar or word-sized vector, one per lane of
     /// a `float3`-like vector, one per array element, nested structs
     /// recursively; padding fields are not loaded. This is what a naive copy
-    /// asks for: nvcc may merge neighbours when alignment allows, and it
-    /// may split a struct copy differently (a 16-aligned `{float; pad;
-    /// double}` copied as a struct is two 8-byte loads on an H100).
+    /// asks for: nvcc may merge neighbours when alignment allows, and split
+    /// a struct copy differently (see [`header`](crate::header)).
     pub loads_field_by_field: u64,
     /// Whether one 1/2/4/8/16-byte instruction moves the whole element
     /// (true for every `GpuAligned` type).

@@ -718,16 +718,12 @@ unsafe impl<T: GpuData, const N: usize> GpuData for [T; N] {
     };
 }
 
-/// A derived type's fields, in declaration order, with the zero-sized ones
-/// (such as a padded type's alignment marker) moved behind the others so
-/// that [`Fields::sized`] can hand out the rest as a `'static` slice, and
-/// the padding counted as [`GpuLayout::padding`] defines it: explicit pad
-/// fields whole, and the padding nested inside every other field's type.
-///
-/// The derive builds it once per struct, in a `const` item that its layout
-/// check reads ([`Fields::follow_rule`]) and its `FACTS` borrow: every
-/// `offset_of!` in it is a constant of its own, the largest part of what a
-/// derived type costs to compile, so none is written twice.
+/// A derived type's fields, in declaration order, the zero-sized ones (such
+/// as a padded type's alignment marker) left out so that [`Fields::sized`]
+/// can hand out the rest as a `'static` slice, and the padding counted as
+/// [`GpuLayout::padding`] defines it: explicit pad fields whole, and the
+/// padding nested inside every other field's type. The derive builds it
+/// once per struct (see `__gpu_aligned_derive!`).
 #[doc(hidden)]
 pub struct Fields<const N: usize> {
     fields: [GpuField; N],
@@ -762,15 +758,6 @@ impl<const N: usize> Fields<N> {
             padding = padding.saturating_add(pad);
             i += 1;
         }
-        let mut zero_sized = sized;
-        let mut i = 0;
-        while i < N {
-            if all[i].size == 0 {
-                fields[zero_sized] = all[i];
-                zero_sized += 1;
-            }
-            i += 1;
-        }
         Fields {
             fields,
             sized,
@@ -782,8 +769,7 @@ impl<const N: usize> Fields<N> {
 
     /// Whether the fields follow each other from offset 0 in declaration
     /// order and cover a struct of `size` bytes, with no hole: C's layout
-    /// of the field list (each offset is aligned, the compiler put it there,
-    /// and where the previous field ends).
+    /// of the field list.
     pub const fn no_holes(&self, size: usize) -> bool {
         self.contiguous && self.covered == size
     }

@@ -212,10 +212,10 @@ pub const fn blame_hole_in(shape: &Shape<'_>, name: &str) {
 /// out its field list.
 #[track_caller]
 pub const fn not_repr_c_in(shape: &Shape<'_>) {
-    if let Some(index) = layout::repr_c_mismatch(shape.size, shape.align, shape.fields) {
+    if let Some(at) = layout::repr_c_mismatch(shape.size, shape.align, shape.fields) {
         panic!(
             "{}",
-            layout::not_repr_c(shape.name, shape.fields, shape.size, shape.align, index).as_str()
+            layout::not_repr_c(shape.name, shape.fields, shape.size, shape.align, at).as_str()
         )
     }
 }

@@ -177,70 +177,46 @@ const fn end_of_fields(fields: &[GpuField], count: usize) -> usize {
     end
 }
 
+/// Where the layout first differs from C's layout of its field list: the
+/// index of the first field at another offset with the offset C gives it,
+/// or `fields.len()` for another size (or an alignment C cannot have).
 pub(crate) const fn repr_c_mismatch(
     size: usize,
     align: usize,
     fields: &[GpuField],
-) -> Option<usize> {
+) -> Option<(usize, usize)> {
     if !align.is_power_of_two() {
-        return Some(fields.len());
+        return Some((fields.len(), 0));
     }
     let mut end = 0usize;
     let mut i = 0;
     while i < fields.len() {
         let field = &fields[i];
-        if !field.align.is_power_of_two() {
-            return Some(i);
-        }
         let Some(start) = end.checked_next_multiple_of(field.align) else {
-            return Some(i);
+            return Some((i, usize::MAX));
         };
-        if field.size != 0 && field.offset != start {
-            return Some(i);
+        let (next, overflow) = start.overflowing_add(field.size);
+        let misplaced = field.size != 0 && field.offset != start;
+        if !field.align.is_power_of_two() || misplaced || overflow {
+            return Some((i, start));
         }
-        let Some(next) = start.checked_add(field.size) else {
-            return Some(i);
-        };
         end = next;
         i += 1;
     }
     match end.checked_next_multiple_of(align) {
         Some(c_size) if c_size == size => None,
-        _ => Some(fields.len()),
+        _ => Some((fields.len(), 0)),
     }
-}
-
-pub(crate) const fn repr_c_offset_of(fields: &[GpuField], index: usize) -> usize {
-    let mut end = 0usize;
-    let mut i = 0;
-    while i <= index && i < fields.len() {
-        let align = if fields[i].align == 0 {
-            1
-        } else {
-            fields[i].align
-        };
-        let start = match end.checked_next_multiple_of(align) {
-            Some(start) => start,
-            None => usize::MAX,
-        };
-        if i == index {
-            return start;
-        }
-        end = start.saturating_add(fields[i].size);
-        i += 1;
-    }
-    end
 }
 
 /// The message for a struct the compiler did not lay out as C lays out its
-/// field list, `index` being the first field at another offset, or
-/// `fields.len()` for another size.
+/// field list, `(index, c_offset)` as [`repr_c_mismatch`] says.
 pub(crate) const fn not_repr_c(
     name: &str,
     fields: &[GpuField],
     size: usize,
     align: usize,
-    index: usize,
+    (index, c_offset): (usize, usize),
 ) -> Message {
     let m = Message::new()
         .named(name)
@@ -251,7 +227,7 @@ pub(crate) const fn not_repr_c(
             .text("` is at offset ")
             .number(fields[index].offset)
             .text(", where C puts it at ")
-            .number(repr_c_offset_of(fields, index))
+            .number(c_offset)
     } else {
         m.text("it is ")
             .bytes(size)
