@@ -106,11 +106,4 @@ mod tests {
         assert_eq!(PADDED, 16);
         assert_eq!(const_round_up(5, 3), 6);
     }
-
-    #[cfg(feature = "alloc")]
-    #[test]
-    fn byte_counts_and_offsets_convert_both_ways() {
-        assert_eq!(offset_of(4096), 4096u64);
-        assert_eq!(bytes_of(4096), Some(4096usize));
-    }
 }

@@ -159,13 +159,6 @@ fn distinct_units(lane_addresses: &[u64], access_bytes: u64, unit: u64) -> u64 {
 
 /// A regular warp-wide access: lane `i` reads `width` bytes at
 /// `base + i * stride`, for `lanes` lanes (32 for a full warp).
-///
-/// ```
-/// use gpu_aligned::coalesce::WarpAccess;
-/// // Half a warp active: 16 consecutive floats fill two sectors.
-/// let half = WarpAccess { lanes: 16, ..WarpAccess::contiguous(0, 4) };
-/// assert_eq!(half.measure().sectors, 2);
-/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct WarpAccess {
     /// Address (or offset from a 256-aligned allocation) of lane 0's access.
@@ -180,13 +173,6 @@ pub struct WarpAccess {
 
 impl WarpAccess {
     /// A full warp reading consecutive `width`-byte elements from `base`.
-    ///
-    /// ```
-    /// use gpu_aligned::coalesce::WarpAccess;
-    /// // 32 float4s: 512 bytes, 16 sectors; shifted by 16 bytes, one more.
-    /// assert_eq!(WarpAccess::contiguous(0, 16).measure().sectors, 16);
-    /// assert_eq!(WarpAccess::contiguous(16, 16).measure().sectors, 17);
-    /// ```
     pub const fn contiguous(base: u64, width: u64) -> Self {
         Self::strided(base, width, width)
     }
@@ -213,20 +199,8 @@ impl WarpAccess {
     /// A full warp reading one field of consecutive elements of an array of
     /// structs whose first element starts at `base`: the pattern a kernel
     /// touching only `field` produces, and the one a structure of arrays
-    /// would turn into [`WarpAccess::contiguous`].
-    ///
-    /// ```
-    /// use gpu_aligned::coalesce::WarpAccess;
-    /// use gpu_aligned::vector::float4;
-    /// use gpu_aligned::GpuAligned;
-    ///
-    /// // Only `.x` of 32 float4s: 16 sectors fetched, a quarter of them used;
-    /// // as an array of its own, 4 sectors, all used.
-    /// let x = float4::LAYOUT.field("x").expect("a lane");
-    /// let cost = WarpAccess::field_of(0, &float4::LAYOUT, x).measure();
-    /// assert_eq!((cost.sectors, cost.efficiency()), (16, 0.25));
-    /// assert_eq!(WarpAccess::contiguous(0, 4).measure().sectors, 4);
-    /// ```
+    /// would turn into [`WarpAccess::contiguous`] (the layout report shows
+    /// both for every field).
     pub const fn field_of(base: u64, layout: &GpuLayout, field: &GpuField) -> Self {
         Self::strided(
             base.saturating_add(field.offset as u64),

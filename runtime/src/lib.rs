@@ -107,10 +107,8 @@ pub use bytemuck;
 ///
 /// - A struct with named or tuple fields, `#[repr(C)]`, `#[repr(C, align(N))]`
 ///   with N = 1, 2, 4, 8 or 16, or `#[repr(transparent)]`.
-/// - That derives **`Clone` and `Copy`** too: [`GpuAligned`] and
-///   `bytemuck::Pod` require `Copy`, and a GPU element is copied byte for
-///   byte. Forgetting `Copy` is reported as `the trait bound `T: Copy` is not
-///   satisfied`, once per trait that needs it.
+/// - That derives **`Clone` and `Copy`** too: a GPU element is copied byte
+///   for byte. Forgetting `Copy` is one error that says so.
 /// - Whose fields are [`GpuData`]: `u8`..`u64`, `i8`..`i64`, `f32`, `f64`,
 ///   `u128`/`i128` where they are 16-aligned (x86_64, aarch64), arrays of
 ///   these, the [`vector`] types (the non-word ones such as `float3` as

@@ -6,13 +6,10 @@
 use crate::layout::{Fields, GpuAligned, GpuData, GpuField, GpuLayout, GpuType};
 
 /// `T: Copy`, with a message that names the fix. Every arm of the derive's
-/// macro asks for it with this trait, once (a supertrait of [`Derived`](super::Derived),
-/// and through [`derives_copy`] where there is no `Derived` impl): the
-/// impls that need `Copy` are
-/// left unusable rather than in error when it is missing (`GpuData` and
-/// `GpuAligned` are blanket impls bounded by it, `Pod`'s bound is under
-/// `for<'__a>`), so a struct without `Copy` gets this one error instead of
-/// one per impl, each pointing into this crate or bytemuck.
+/// macro asks for it with this trait, once (a supertrait of
+/// [`Derived`](super::Derived), else through [`derives_copy`]); the impls
+/// that need `Copy` are left unusable rather than in error without it, so a
+/// struct without `Copy` gets this one error instead of one per impl.
 #[diagnostic::on_unimplemented(
     message = "`{Self}` must derive `Clone, Copy` to be GPU data",
     label = "add `#[derive(Clone, Copy)]` to this struct",

@@ -30,8 +30,8 @@ use crate::layout::{GpuAligned, GpuData, GpuLayout, GpuType};
 /// checks, per type or per instantiation), [`kind::Whole`] only if `Self`
 /// is aligned to a multiple of 16.
 ///
-/// `DerivesCopy` is a supertrait so that the impl itself asks for `Copy`,
-/// once, with the fix: cheaper to compile than a call that asks for it.
+/// `DerivesCopy` is a supertrait (rather than a call) because that is
+/// cheaper to compile.
 pub unsafe trait Derived: DerivesCopy + 'static {
     /// [`kind::Element`], [`kind::Whole`] or [`kind::Data`].
     type Kind;

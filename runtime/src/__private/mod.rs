@@ -18,10 +18,7 @@
 //! `ui-tests/ui-cuda/`).
 #![allow(missing_docs)]
 
-// One file per job: the bounds that read one fact each (`bounds`), the
-// checks that turn the rules into compile errors (`checks`), the trait the
-// derives implement with its blanket impls (`derived`), the hidden macros
-// (`macros`); re-exported here, at the paths the generated code names.
+// One file per job, re-exported here at the paths the generated code names.
 mod bounds;
 mod checks;
 mod derived;
