@@ -223,11 +223,9 @@ impl core::error::Error for AdviceError<'_> {}
 
 /// The predicted cost of one layout, per element.
 ///
-/// For a uniform read ([`Order::Uniform`]) an element is read by a whole
-/// warp, and the costs are per warp and element: the bytes are those of the
-/// 32-byte sectors the warp's instructions request from cache, each
-/// instruction counted on its own (what ncu reports as
-/// `l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum`), not DRAM traffic.
+/// For a uniform read ([`Order::Uniform`]) the costs are per warp and
+/// element, and the bytes those of the sectors its instructions request
+/// from cache, each instruction on its own (see the module docs).
 ///
 /// ```
 /// use gpu_aligned::coalesce::{predict, Access, Fields, Storage, SECTOR_BYTES};

@@ -429,9 +429,8 @@ pub(crate) fn red_zone_bytes(stride: usize, granule: usize) -> usize {
 }
 
 impl Regions {
-    /// The state of a new arena whose buffer the tools can be told about
-    /// or not: red zones on under compute-sanitizer for such a buffer,
-    /// unless `GPU_ALIGNED_RED_ZONES` says otherwise.
+    /// The state of a new arena whose buffer the tools can be told about or
+    /// not (red zones as [`red_zones_by_default`] says).
     pub(crate) fn new(device_memory: bool) -> Regions {
         let tool = if device_memory { nvtx::tool() } else { None };
         let sanitizer = device_memory && nvtx::sanitizer_named();
