@@ -1,42 +1,15 @@
 #![doc = include_str!("../README.md")]
 //!
-//! # A tour
+//! # Where to start
 //!
-//! Each step's example is in the docs it links to.
-//!
-//! - **Check a type.** [`derive(GpuAligned)`](derive@GpuAligned) compares
-//!   `size_of`, `align_of` and every field's `offset_of!` against [the
-//!   rule](rules) in a `const`, so the numbers are the compiler's own.
-//! - **Fix a near-miss.** [`padded`](macro@padded) rounds `{f32; 3}` up to
-//!   CUDA's `float3_16_t`, writing the pad field, `new` and `Default`.
-//! - **Use CUDA's vector types**, with CUDA's sizes and alignments: [`vector`].
-//! - **Write the CUDA side.** [`header::CudaHeader`] renders each struct with
-//!   `__align__(N)`, `static_assert`s of its size, alignment and offsets, and
-//!   one-instruction `gpu_load`/`gpu_store`.
-//! - **Price an access pattern.** [`coalesce`] counts the 32-byte sectors a
-//!   warp's load touches; [`report::LayoutReport`] prints a type's byte map
-//!   and costs.
-//! - **Store a big struct as columns.** [`derive(GpuSoa)`](derive@GpuSoa)
-//!   stores one column per field in an arena, [`coalesce::advise`] predicts
-//!   which layout a kernel wants, and the header's views let one templated
-//!   kernel run over either.
-//! - **Carve typed arrays out of one buffer.** [`arena::Arena`] starts every
-//!   array on a multiple of 256 bytes; dropping an array gives its bytes
-//!   back, and a stale or foreign handle is an error.
-//! - **Let an arena grow** in place, nothing handed out ever moving:
-//!   [`arena::GrowthPolicy`].
-//! - **Do the same on a GPU** with the `cuda` feature: `Arena::device`, whose
-//!   arrays lend views that cudarc's launch builder takes (`backend::cuda`
-//!   has a full example with a kernel).
-//!
-//! # What it is worth on a GPU
-//!
-//! Arrays the arena carves at 256 bytes run at the bandwidth of arrays of
-//! their own, an arena allocation is many times cheaper than the driver's
-//! stream-ordered pool, and padding costs bandwidth in proportion to the
-//! bytes it adds. The measured numbers, the method and every table are in
-//! [RESULTS.md](https://github.com/gpu-aligned/gpu-aligned/blob/main/docs/RESULTS.md)
-//! in the repository.
+//! [`derive(GpuAligned)`](derive@GpuAligned), [`padded`](macro@padded) and
+//! [`derive(GpuData)`](derive@GpuData) check and fix types against [the
+//! rule](rules); [`vector`] has CUDA's vector types; [`header::CudaHeader`]
+//! writes the CUDA side; [`coalesce`] and [`report::LayoutReport`] price a
+//! layout; [`derive(GpuSoa)`](derive@GpuSoa) stores a struct as columns;
+//! [`arena::Arena`] carves typed arrays out of one buffer, on the host or,
+//! with the `cuda` feature, on a GPU (`backend::cuda` has an example with a
+//! kernel). Each has its example.
 #![no_std]
 #![cfg_attr(docsrs, feature(doc_cfg))]
 #![deny(missing_docs)]
