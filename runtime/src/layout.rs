@@ -178,11 +178,9 @@ pub struct GpuLayout {
     pub align: usize,
     /// Bytes of the element that carry no data, nested ones included:
     /// explicit padding fields, and the padding inside every field's type
-    /// (a `float3_16_t` field brings its 4 pad bytes, in a struct that
-    /// wraps it, in a `repr(transparent)` newtype of it or in a padded type
-    /// around it alike). Holes at this level, which no field covers, are
-    /// [`GpuLayout::implicit_padding`] (none in a `GpuAligned` type); what
-    /// is left is [`GpuLayout::data_bytes`].
+    /// (a `float3_16_t` field brings its 4 pad bytes). Holes at this level
+    /// are [`GpuLayout::implicit_padding`] (none in a `GpuAligned` type);
+    /// what is left is [`GpuLayout::data_bytes`].
     pub padding: usize,
     /// Every field with a nonzero size, in declaration order (which, for
     /// `repr(C)`, is offset order).

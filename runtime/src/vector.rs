@@ -5,9 +5,8 @@
 //! GPU word.
 //!
 //! The word-sized ones (1, 2, 4, 8 or 16 bytes, aligned to their size) are
-//! [`GpuAligned`] elements. The others (`char3` 3/1,
-//! `short3` 6/2, `int3`/`float3` 12/4, `double3` 24/8, ...) are legal only as
-//! fields: an array of `float3` costs three loads per element.
+//! [`GpuAligned`] elements. The others (`float3`, `char3`, ...) are legal
+//! only as fields: an array of `float3` costs three loads per element.
 #![allow(non_camel_case_types)]
 
 use crate::layout::{GpuAligned, GpuData, GpuField, GpuLayout, GpuType, GpuWords, Scalar};

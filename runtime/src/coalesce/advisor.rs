@@ -78,10 +78,8 @@ pub enum Order {
     Streaming,
     /// Each element is taken at a random index.
     Gather,
-    /// Every lane of a warp takes the same element, and the warp goes
-    /// through the array one element at a time (a scene table, a BVH node,
-    /// a lookup table read in a loop): each instruction serves the whole
-    /// warp from one element's bytes.
+    /// Every lane of a warp takes the same element, one element at a time
+    /// (a scene table, a BVH node): see the module docs.
     Uniform,
 }
 
