@@ -217,13 +217,8 @@ impl fmt::Display for Violation {
     }
 }
 
-/// What a compile error about a layout should point at.
-///
-/// ```
-/// use gpu_aligned::rules::Blame;
-/// use gpu_aligned::{vector::float4, GpuAligned};
-/// assert_eq!(float4::LAYOUT.blame(), Blame::Nothing);
-/// ```
+/// What a compile error about a layout should point at
+/// ([`GpuLayout::blame`](crate::GpuLayout::blame)).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum Blame {
