@@ -62,12 +62,7 @@ pub const fn blame_size<T>(name: &str) {
     let (size, align) = (core::mem::size_of::<T>(), core::mem::align_of::<T>());
     if !crate::rules::is_word_size(size) {
         fail(
-            &Shape {
-                name: "",
-                size,
-                align,
-                fields: &[],
-            },
+            &Shape::of_layout(GpuLayout::new("", size, align, 0, &[])),
             name,
         )
     }
