@@ -424,13 +424,6 @@ impl GpuType {
     }
 
     /// Alignment in bytes.
-    ///
-    /// ```
-    /// use gpu_aligned::vector::{float3, float4};
-    /// use gpu_aligned::GpuData;
-    /// assert_eq!(<float3 as GpuData>::TYPE.align(), 4);
-    /// assert_eq!(<float4 as GpuData>::TYPE.align(), 16);
-    /// ```
     pub const fn align(&self) -> usize {
         match self {
             GpuType::Scalar(s) => s.size(),
@@ -479,12 +472,6 @@ impl GpuLayout {
     /// layout obeys [the rule](crate::rules) (size 1, 2, 4, 8 or 16,
     /// alignment equal to size, no holes). Always true for a [`GpuAligned`]
     /// type; useful for reporting on others.
-    ///
-    /// ```
-    /// use gpu_aligned::vector::{float3_16_t, float4};
-    /// use gpu_aligned::GpuAligned;
-    /// assert!(float4::LAYOUT.is_one_word() && float3_16_t::LAYOUT.is_one_word());
-    /// ```
     pub const fn is_one_word(&self) -> bool {
         self.check().is_ok()
     }
@@ -631,19 +618,6 @@ impl GpuLayout {
     /// Bytes of real data: the size less every padding byte, nested ones
     /// ([`GpuLayout::padding`]) and holes ([`GpuLayout::implicit_padding`])
     /// alike.
-    ///
-    /// ```
-    /// use gpu_aligned::vector::float3_16_t;
-    /// use gpu_aligned::GpuAligned;
-    ///
-    /// #[derive(Clone, Copy, GpuAligned)]
-    /// #[repr(C)]
-    /// struct Wrap {
-    ///     v: float3_16_t,
-    /// }
-    /// assert_eq!(Wrap::LAYOUT.padding, 4);
-    /// assert_eq!(Wrap::LAYOUT.data_bytes(), 12);
-    /// ```
     pub const fn data_bytes(&self) -> usize {
         self.size.saturating_sub(self.total_padding())
     }

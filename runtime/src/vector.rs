@@ -154,17 +154,8 @@ vector_struct!(field, double3, f64, F64, 8, 24, [x, y, z], "1.0, 2.0, 3.0");
 
 /// CUDA's `struct __align__(16) float3_16_t { float x, y, z; }` from the
 /// alignment guide: a float3 that one `LDG.E.128` moves, at the price of 4
-/// pad bytes (zeroed, and listed in its layout) per element.
-///
-/// ```
-/// use gpu_aligned::vector::{float3, float3_16_t};
-/// use gpu_aligned::GpuAligned;
-///
-/// let v = float3_16_t::from(float3::new(1.0, 2.0, 3.0));
-/// assert_eq!((float3_16_t::LAYOUT.size, float3_16_t::LAYOUT.padding), (16, 4));
-/// assert_eq!(&gpu_aligned::bytemuck::bytes_of(&v)[12..], &[0; 4]);
-/// assert_eq!(float3::from(v), float3::new(1.0, 2.0, 3.0));
-/// ```
+/// pad bytes (zeroed, and listed in its layout) per element; `From` both
+/// ways with `float3`.
 #[crate::padded(align = 16)]
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct float3_16_t {
