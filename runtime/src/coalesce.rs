@@ -310,15 +310,6 @@ impl ElementFacts {
 
     /// Data bytes over element bytes: the efficiency ceiling of any access
     /// that reads whole elements.
-    ///
-    /// ```
-    /// use gpu_aligned::coalesce::ElementFacts;
-    /// use gpu_aligned::vector::{float3_16_t, float4};
-    /// use gpu_aligned::GpuAligned;
-    ///
-    /// assert_eq!(ElementFacts::of(&float4::LAYOUT).useful_ratio(), 1.0);
-    /// assert_eq!(ElementFacts::of(&float3_16_t::LAYOUT).useful_ratio(), 0.75);
-    /// ```
     pub fn useful_ratio(&self) -> f64 {
         if self.size == 0 {
             return 1.0;

@@ -177,18 +177,8 @@ pub use bytemuck;
 ///
 /// The generated code names `::gpu_aligned`. When the dependency has another
 /// name (`ga = { package = "gpu-aligned", .. }`) or is re-exported by another
-/// crate, say where it is with `#[gpu_aligned(crate = "path")]`:
-///
-/// ```
-/// use gpu_aligned as ga;
-///
-/// #[derive(Clone, Copy, ga::GpuAligned)]
-/// #[gpu_aligned(crate = "ga")]
-/// #[repr(C, align(8))]
-/// struct Vec2 { x: f32, y: f32 }
-///
-/// assert_eq!(<Vec2 as ga::GpuAligned>::LAYOUT.size, 8);
-/// ```
+/// crate, say where it is with `#[gpu_aligned(crate = "ga")]` next to the
+/// `#[derive]`.
 ///
 /// # Errors at compile time
 ///
