@@ -29,6 +29,9 @@ use cudarc::driver::{sys, CudaContext, CudaFunction, CudaStream, LaunchConfig, P
 
 // Alternating rounds and medians, shared with the other device benches and
 // `trace_replay`.
+#[path = "../tests/support/address.rs"]
+mod address;
+use address::address_of;
 #[path = "../runtime/examples/support/rounds.rs"]
 #[allow(dead_code)]
 mod rounds;
@@ -405,8 +408,11 @@ fn main() -> Res<()> {
         "{:<8} {:<26} {:>9} {:>9} {:>8}",
         "type", "placement", "ms", "GB/s", "% peak"
     );
-    let carved = [arena.address(&carved_f32)?, arena.address(&carved_f4)?];
-    let scratch_at = arena.address(&scratch)?;
+    let carved = [
+        address_of(&arena, &carved_f32)?,
+        address_of(&arena, &carved_f4)?,
+    ];
+    let scratch_at = address_of(&arena, &scratch)?;
     for (ti, (ty, kernel, size)) in [("float", "rmw_float", 4usize), ("float4", "rmw_float4", 16)]
         .into_iter()
         .enumerate()
@@ -464,7 +470,7 @@ fn main() -> Res<()> {
         "layout / op", "B/el", "ms", "GB/s moved", "Gelem/s", "% peak"
     );
     let sink = raw_alloc(256)?;
-    let padded_at = arena.address(&padded)?;
+    let padded_at = address_of(&arena, &padded)?;
     // The packed and implicit-hole layouts are not legal elements, so the
     // arena cannot type them: they live in the scratch bytes.
     for (label, suffix, size, ptr) in [
@@ -663,6 +669,6 @@ fn allocation_speed(b: &mut Bench) -> Res<()> {
     }
     arena.free(head)?;
     host.free(host_head)?;
-    arena.synchronize()?;
+    arena.backend().synchronize()?;
     Ok(())
 }

@@ -53,7 +53,7 @@ fn main() -> Result<(), Box<dyn Error>> {
             let live: Vec<_> = (0..64)
                 .map(|_| arena.alloc::<u8>(bytes))
                 .collect::<Result<_, _>>()?;
-            let reserved = arena.stats().used;
+            let reserved = arena.allocator().stats().used;
             let ns = pairs_ns(&mut arena, bytes, pairs)?;
             let useful = 64 * bytes as u64;
             println!(

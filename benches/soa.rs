@@ -22,6 +22,9 @@ use cudarc::driver::{sys, CudaContext, CudaFunction, CudaStream, LaunchConfig, P
 use cudarc::nvrtc::{compile_ptx_with_opts, CompileOptions};
 
 // The tests' launch grid.
+#[path = "../tests/support/address.rs"]
+mod address;
+use address::address_of;
 #[path = "../tests/support/launch.rs"]
 mod launch;
 
@@ -205,7 +208,7 @@ fn main() {
 
     let bytes = N * (52 + 52 + 64 + 4 + 4 * 3) + (64 << 20);
     let mut arena = Arena::device(&stream, bytes).unwrap();
-    let soa = arena.alloc_soa::<Body>(N).unwrap();
+    let mut soa = arena.alloc_soa::<Body>(N).unwrap();
     let packed = arena.alloc::<u32>(N * 13).unwrap();
     let slots = arena.alloc::<u32>(N * 16).unwrap();
     let mut idx = arena.alloc::<u32>(N).unwrap();
@@ -223,15 +226,20 @@ fn main() {
             (state % N as u64) as u32
         })
         .collect();
-    arena.write(&mut idx, &indices).unwrap();
+    arena.write(&mut idx, .., &indices).unwrap();
     let views = [
-        arena.soa_view(&soa).unwrap(),
-        struct_view(arena.address(&packed).unwrap()),
-        struct_view(arena.address(&slots).unwrap()),
+        // A bare copy of the lent view: every launch below is on the
+        // arena's stream, which orders it.
+        *arena.soa_view(&mut soa, &stream).unwrap(),
+        struct_view(address_of(&arena, &packed).unwrap()),
+        struct_view(address_of(&arena, &slots).unwrap()),
     ];
     let tags = ["soa", "aos", "aos16"];
-    let idx_address = arena.address(&idx).unwrap();
-    let out_addresses: Vec<u64> = outs.iter().map(|o| arena.address(o).unwrap()).collect();
+    let idx_address = address_of(&arena, &idx).unwrap();
+    let out_addresses: Vec<u64> = outs
+        .iter()
+        .map(|o| address_of(&arena, o).unwrap())
+        .collect();
 
     let fills: Vec<CudaFunction> = tags
         .iter()

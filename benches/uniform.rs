@@ -29,6 +29,9 @@ use cudarc::driver::{sys, CudaFunction, CudaStream, PushKernelArg};
 use cudarc::nvrtc::{compile_ptx_with_opts, CompileOptions};
 
 // The tests' launch grid and median of samples.
+#[path = "../tests/support/address.rs"]
+mod address;
+use address::address_of;
 #[path = "../tests/support/launch.rs"]
 mod launch;
 #[path = "../tests/support/median.rs"]
@@ -238,7 +241,7 @@ fn main() {
     // Columns round each up to 256 bytes; every array starts on 256.
     let bytes = 3 * (table * 32 + 8 * 256) + 3 * (outputs * 4 + 256) + (1 << 20);
     let mut arena = Arena::device(&stream, bytes).unwrap();
-    let soa = arena.alloc_soa::<Sphere>(table).unwrap();
+    let mut soa = arena.alloc_soa::<Sphere>(table).unwrap();
     let packed = arena.alloc::<u32>(table * 8).unwrap();
     let slots = arena.alloc::<u32>(table * 8).unwrap();
     let outs = [
@@ -247,11 +250,16 @@ fn main() {
         arena.alloc::<f32>(outputs).unwrap(),
     ];
     let views = [
-        arena.soa_view(&soa).unwrap(),
-        struct_view(arena.address(&packed).unwrap(), spheres),
-        struct_view(arena.address(&slots).unwrap(), spheres),
+        // A bare copy of the lent view: every launch below is on the
+        // arena's stream, which orders it.
+        *arena.soa_view(&mut soa, &stream).unwrap(),
+        struct_view(address_of(&arena, &packed).unwrap(), spheres),
+        struct_view(address_of(&arena, &slots).unwrap(), spheres),
     ];
-    let out_addresses: Vec<u64> = outs.iter().map(|o| arena.address(o).unwrap()).collect();
+    let out_addresses: Vec<u64> = outs
+        .iter()
+        .map(|o| address_of(&arena, o).unwrap())
+        .collect();
     for (layout, view) in LAYOUTS.iter().zip(&views) {
         launch(
             &stream,

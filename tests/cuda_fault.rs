@@ -9,6 +9,7 @@ use gpu_aligned::arena::{Arena, ArenaError};
 use gpu_aligned::backend::cuda::cudarc::driver::{sys, CudaContext, LaunchConfig, PushKernelArg};
 use gpu_aligned::backend::cuda::cudarc::nvrtc::{compile_ptx_with_opts, CompileOptions};
 use gpu_aligned::backend::cuda::CudaError;
+use gpu_aligned::backend::Buffer;
 use gpu_aligned::vector::float4;
 
 const READ_FLOAT4: &str = r#"
@@ -36,13 +37,14 @@ fn a_misaligned_access_poisons_the_arena() {
     let mut points = arena.alloc::<float4>(4).unwrap();
     let mut out = arena.alloc::<f32>(1).unwrap();
     arena
-        .write(&mut points, &[float4::new(1.0, 2.0, 3.0, 4.0); 4])
+        .write(&mut points, .., &[float4::new(1.0, 2.0, 3.0, 4.0); 4])
         .unwrap();
 
     // The safe API cannot make this pointer; raw addresses can: 4 bytes
     // into a float4 array, the "naive carve" the arena exists to prevent.
-    let misaligned = arena.address(&points).unwrap() + 4;
-    let out_address = arena.address(&out).unwrap();
+    let base = arena.backend().base_address();
+    let misaligned = base + arena.offset(&points).unwrap() + 4;
+    let out_address = base + arena.offset(&out).unwrap();
     let mut launch = stream.launch_builder(&kernel);
     launch.arg(&misaligned).arg(&out_address);
     let one = LaunchConfig {
@@ -58,8 +60,8 @@ fn a_misaligned_access_poisons_the_arena() {
         "a launch reports success; the fault comes later"
     );
 
-    match arena.synchronize() {
-        Err(ArenaError::Backend(CudaError::Driver { error, .. })) => {
+    match arena.backend().synchronize() {
+        Err(CudaError::Driver { error, .. }) => {
             assert_eq!(
                 error.0,
                 sys::CUresult::CUDA_ERROR_MISALIGNED_ADDRESS,
@@ -73,11 +75,11 @@ fn a_misaligned_access_poisons_the_arena() {
 
     // From now on every device operation refuses, naming the first fault.
     for outcome in [
-        arena.write(&mut out, &[1.0]),
-        arena.read(&out, &mut [0.0]),
+        arena.write(&mut out, .., &[1.0]),
+        arena.read(&out, .., &mut [0.0]),
         arena.zero(&mut out),
-        arena.synchronize(),
-        arena.view(&out).map(|_| ()),
+        arena.backend().synchronize().map_err(ArenaError::Backend),
+        arena.view(&out, ..).map(|_| ()),
     ] {
         match outcome {
             Err(ArenaError::Backend(CudaError::Poisoned { first: f })) => assert_eq!(f, first),
@@ -87,6 +89,6 @@ fn a_misaligned_access_poisons_the_arena() {
     // Bookkeeping still works, and dropping everything does not panic.
     arena.free(points).unwrap();
     arena.free(out).unwrap();
-    assert_eq!(arena.stats().allocations, 0);
+    assert_eq!(arena.allocator().stats().allocations, 0);
     drop(arena);
 }

@@ -119,7 +119,7 @@ fn size_overflow_is_an_error() {
         arena.alloc_pitched::<u8>(usize::MAX, 1).unwrap_err(),
         ArenaError::Alloc(AllocError::SizeOverflow)
     );
-    assert_eq!(arena.stats().allocations, 0);
+    assert_eq!(arena.allocator().stats().allocations, 0);
     assert_consistent(arena.allocator());
 }
 
@@ -285,7 +285,7 @@ fn foreign_arena_handle_is_an_error() {
         refused.error,
         ArenaError::Handle(HandleError::ForeignHandle)
     );
-    assert_eq!(mine.stats().allocations, 1);
+    assert_eq!(mine.allocator().stats().allocations, 1);
     mine.free(refused.handle).unwrap();
 }
 
@@ -369,13 +369,18 @@ fn row_out_of_range_is_an_error() {
     assert!(arena.row(&image, 2).is_ok());
     assert_eq!(
         arena.row(&image, 3).unwrap_err(),
-        ArenaError::RowOutOfRange { row: 3, height: 3 }
+        ArenaError::OutOfRange {
+            start: 3,
+            end: 4,
+            array_len: 3
+        }
     );
     assert_eq!(
         arena.row_mut(&mut image, usize::MAX).unwrap_err(),
-        ArenaError::RowOutOfRange {
-            row: usize::MAX,
-            height: 3
+        ArenaError::OutOfRange {
+            start: usize::MAX,
+            end: usize::MAX,
+            array_len: 3
         }
     );
 }
@@ -385,14 +390,14 @@ fn packed_length_mismatch_is_an_error() {
     let mut arena = Arena::host(1 << 16).unwrap();
     let mut image = arena.alloc_pitched::<u16>(10, 3).unwrap();
     assert_eq!(
-        arena.write_rows(&mut image, &[0u16; 29]).unwrap_err(),
+        arena.write(&mut image, .., &[0u16; 29]).unwrap_err(),
         ArenaError::LengthMismatch {
             expected: 30,
             found: 29
         }
     );
     assert_eq!(
-        arena.read_rows(&image, &mut [0u16; 31]).unwrap_err(),
+        arena.read(&image, .., &mut [0u16; 31]).unwrap_err(),
         ArenaError::LengthMismatch {
             expected: 30,
             found: 31

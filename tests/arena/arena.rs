@@ -6,6 +6,7 @@ use gpu_aligned::arena::ArenaOptions;
 use gpu_aligned::backend::Buffer;
 use gpu_aligned::vector::{double2, float4};
 
+use crate::support::address_of;
 use crate::support::assert_consistent;
 
 #[test]
@@ -18,16 +19,16 @@ fn arrays_start_on_the_minimum_alignment() {
     let base = arena.backend().base_address();
     assert_eq!(base % ARRAY_ALIGN as u64, 0);
     for (offset, address) in [
-        (arena.offset(&a).unwrap(), arena.address(&a).unwrap()),
-        (arena.offset(&b).unwrap(), arena.address(&b).unwrap()),
-        (arena.offset(&c).unwrap(), arena.address(&c).unwrap()),
-        (arena.offset(&d).unwrap(), arena.address(&d).unwrap()),
+        (arena.offset(&a).unwrap(), address_of(&arena, &a).unwrap()),
+        (arena.offset(&b).unwrap(), address_of(&arena, &b).unwrap()),
+        (arena.offset(&c).unwrap(), address_of(&arena, &c).unwrap()),
+        (arena.offset(&d).unwrap(), address_of(&arena, &d).unwrap()),
     ] {
         assert_eq!(offset % 256, 0, "offset {offset}");
         assert_eq!(address, base + offset);
         assert_eq!(address % 256, 0, "address {address:#x}");
     }
-    let stats = arena.stats();
+    let stats = arena.allocator().stats();
     assert_eq!(stats.requested, 3 + 5 * 8 + 7 * 16 + 2);
     // Each array's block is rounded up to the minimum alignment.
     assert_eq!(stats.used, 4 * 256);
@@ -52,10 +53,13 @@ fn minimum_alignment_is_configurable() {
         }
         let wide = arena.alloc::<double2>(3).unwrap();
         for handle in &handles {
-            assert_eq!(arena.address(handle).unwrap() % min_align as u64, 0);
+            assert_eq!(address_of(&arena, handle).unwrap() % min_align as u64, 0);
         }
         // The element's own alignment wins when it is larger.
-        assert_eq!(arena.address(&wide).unwrap() % min_align.max(16) as u64, 0);
+        assert_eq!(
+            address_of(&arena, &wide).unwrap() % min_align.max(16) as u64,
+            0
+        );
         assert_consistent(arena.allocator());
     }
 }
@@ -129,7 +133,7 @@ fn arrays_do_not_overlap() {
     for (_, array) in kept {
         arena.free(array).unwrap();
     }
-    let stats = arena.stats();
+    let stats = arena.allocator().stats();
     assert_eq!((stats.allocations, stats.free_blocks), (0, 1));
     assert_eq!(stats.largest_free_block, 1 << 14);
     assert_consistent(arena.allocator());

@@ -5,6 +5,7 @@
 use gpu_aligned::arena::{Arena, ArenaOptions, Plan, ThreadArena};
 use gpu_aligned::vector::float4;
 
+use crate::support::address_of;
 use crate::support::Rng;
 
 #[test]
@@ -27,7 +28,7 @@ fn every_maker_accepts_no_elements_and_takes_no_bytes() {
     assert_eq!((wide.width(), wide.height()), (0, 4));
     assert_eq!((flat.width(), flat.height()), (4, 0));
     // No allocator call: nothing is used, nothing is live.
-    let stats = arena.stats();
+    let stats = arena.allocator().stats();
     assert_eq!((stats.allocations, stats.used, arena.live()), (0, 0, 0));
     assert!(arena.leaks().is_empty());
     // The whole buffer is still one array's.
@@ -42,13 +43,13 @@ fn an_empty_array_reads_back_empty_and_its_views_are_empty() {
     assert_eq!(arena.to_vec(&a).unwrap(), Vec::<u32>::new());
     assert_eq!(arena.get(&a).unwrap(), &[] as &[u32]);
     assert!(arena.get_mut(&mut a).unwrap().is_empty());
-    arena.write(&mut a, &[]).unwrap();
-    arena.read(&a, &mut []).unwrap();
+    arena.write(&mut a, .., &[]).unwrap();
+    arena.read(&a, .., &mut []).unwrap();
     arena.zero(&mut a).unwrap();
-    arena.write_range(&mut a, 0, &[]).unwrap();
+    arena.write(&mut a, 0..0, &[]).unwrap();
     // Past its end is out of range, as for any array.
-    assert!(arena.write(&mut a, &[1]).is_err());
-    assert!(arena.read_range(&a, 1, &mut []).is_err());
+    assert!(arena.write(&mut a, .., &[1]).is_err());
+    assert!(arena.read(&a, 1.., &mut []).is_err());
     let mut b = arena.alloc::<u32>(0).unwrap();
     arena.copy(&a, &mut b).unwrap();
     let full = arena.alloc::<u32>(1).unwrap();
@@ -56,20 +57,20 @@ fn an_empty_array_reads_back_empty_and_its_views_are_empty() {
     // The address a kernel would get: the buffer's base, at offset 0.
     assert_eq!(arena.offset(&a).unwrap(), 0);
     assert_eq!(
-        arena.address(&a).unwrap(),
+        address_of(&arena, &a).unwrap(),
         gpu_aligned::backend::Buffer::base_address(arena.backend())
     );
     let mut image = arena.alloc_pitched::<u16>(0, 3).unwrap();
-    arena.write_rows(&mut image, &[]).unwrap();
-    arena.read_rows(&image, &mut []).unwrap();
-    assert!(arena.write_rows(&mut image, &[1]).is_err());
+    arena.write(&mut image, .., &[]).unwrap();
+    arena.read(&image, .., &mut []).unwrap();
+    assert!(arena.write(&mut image, .., &[1]).is_err());
 }
 
 #[test]
 fn dropping_or_freeing_an_empty_array_changes_nothing() {
     let mut arena = Arena::host(4096).unwrap();
     let kept = arena.alloc_from(&[1u32, 2, 3]).unwrap();
-    let before = arena.stats();
+    let before = arena.allocator().stats();
     let a = arena.alloc::<u32>(0).unwrap();
     let b = arena.alloc::<u32>(0).unwrap();
     drop(a);
@@ -81,7 +82,7 @@ fn dropping_or_freeing_an_empty_array_changes_nothing() {
     let mut other = Arena::host(4096).unwrap();
     let theirs = other.alloc::<u32>(0).unwrap();
     arena.free(theirs).unwrap();
-    assert_eq!(arena.stats(), before);
+    assert_eq!(arena.allocator().stats(), before);
     assert_eq!(arena.to_vec(&kept).unwrap(), [1, 2, 3]);
     assert_eq!((arena.live(), arena.pending_frees()), (1, 0));
     // Freed twice, through a carving that still holds its empty arrays.
@@ -148,7 +149,7 @@ fn a_thread_arena_makes_empty_arrays_too() {
     assert_eq!(arena.lock().to_vec(&c).unwrap(), Vec::<u8>::new());
     drop((a, b, c));
     arena.flush().unwrap();
-    assert_eq!(arena.lock().stats().allocations, 0);
+    assert_eq!(arena.stats().allocations, 0);
 }
 
 #[test]
@@ -159,7 +160,7 @@ fn empty_arrays_need_no_red_zone_or_region() {
     let image = arena.alloc_pitched::<f32>(0, 2).unwrap();
     arena.label(&a, "nothing").unwrap();
     assert!(arena.regions().regions().is_empty());
-    assert_eq!(arena.stats().allocations, 0);
+    assert_eq!(arena.allocator().stats().allocations, 0);
     drop((a, image));
     assert!(arena.regions().regions().is_empty());
 }

@@ -5,6 +5,7 @@ use gpu_aligned::arena::Arena;
 use gpu_aligned::arena::ArenaOptions;
 use gpu_aligned::backend::Buffer;
 
+use crate::support::address_of;
 use crate::support::{align_up, assert_consistent, StandIn};
 
 #[test]
@@ -58,11 +59,11 @@ fn rows_round_trip_and_padding_stays_untouched() {
     let mut arena = Arena::host(1 << 16).unwrap();
     let mut image = arena.alloc_pitched::<u16>(5, 4).unwrap();
     let packed: Vec<u16> = (1..=20).collect();
-    arena.write_rows(&mut image, &packed).unwrap();
+    arena.write(&mut image, .., &packed).unwrap();
     assert_eq!(arena.row(&image, 2).unwrap(), &[11, 12, 13, 14, 15]);
     arena.row_mut(&mut image, 3).unwrap()[0] = 99;
     let mut back = vec![0u16; 20];
-    arena.read_rows(&image, &mut back).unwrap();
+    arena.read(&image, .., &mut back).unwrap();
     let mut expected = packed.clone();
     expected[15] = 99;
     assert_eq!(back, expected);
@@ -85,7 +86,10 @@ fn a_pitched_array_on_a_device_has_what_cuda_memcpy_2d_takes() {
     let image = arena.alloc_pitched::<f32>(760, 760).unwrap();
     let offset = arena.offset(&image).unwrap();
     assert_eq!(offset % 512, 0);
-    assert_eq!(arena.address(&image).unwrap(), 0x7f00_0000_0000 + offset);
+    assert_eq!(
+        address_of(&arena, &image).unwrap(),
+        0x7f00_0000_0000 + offset
+    );
     assert_eq!(
         (image.pitch(), image.row_bytes(), image.height()),
         (3072, 760 * 4, 760)

@@ -8,6 +8,7 @@ use gpu_aligned::arena::{Arena, ArenaOptions, Plan};
 use gpu_aligned::sanitizer::{Nearest, RegionShape};
 use gpu_aligned::vector::float4;
 
+use crate::support::address_of;
 use crate::support::Rng;
 
 #[test]
@@ -50,8 +51,8 @@ fn a_dropped_array_leaves_the_map_at_once() {
     let kept = arena.alloc::<u32>(64).unwrap();
     let dropped = arena.alloc::<u32>(64).unwrap();
     let (kept_at, dropped_at) = (
-        arena.address(&kept).unwrap(),
-        arena.address(&dropped).unwrap(),
+        address_of(&arena, &kept).unwrap(),
+        address_of(&arena, &dropped).unwrap(),
     );
     drop(dropped);
     let map = arena.regions();
@@ -75,7 +76,9 @@ fn a_pitched_array_is_followed_by_a_whole_row() {
     let end = arena.offset(&image).unwrap() + image.size_bytes() as u64;
     assert!(arena.offset(&next).unwrap() - end >= image.pitch() as u64);
     let map = arena.regions();
-    let region = map.starting_at(arena.address(&image).unwrap()).unwrap();
+    let region = map
+        .starting_at(address_of(&arena, &image).unwrap())
+        .unwrap();
     assert_eq!(
         region.shape,
         RegionShape::Rows {
@@ -102,7 +105,7 @@ fn a_coarser_minimum_alignment_makes_coarser_red_zones() {
     assert_eq!(arena.offset(&b).unwrap() - arena.offset(&a).unwrap(), 8192);
     let map = arena.regions();
     assert_eq!(
-        map.starting_at(arena.address(&a).unwrap())
+        map.starting_at(address_of(&arena, &a).unwrap())
             .unwrap()
             .red_zone,
         4096
@@ -173,7 +176,7 @@ fn random_programs_keep_every_red_zone_clear_and_the_map_exact() {
         let mut spans: Vec<(u64, u64)> = live
             .iter()
             .map(|array| {
-                let start = arena.address(array).unwrap();
+                let start = address_of(&arena, array).unwrap();
                 let region = map.starting_at(start).expect("a live array has a region");
                 assert_eq!(region.bytes, array.size_bytes());
                 assert!(region.red_zone >= 256);
@@ -188,7 +191,7 @@ fn random_programs_keep_every_red_zone_clear_and_the_map_exact() {
     // An address just past any live array is in its red zone.
     if let Some(array) = live.first() {
         let map = arena.regions();
-        let end = arena.address(array).unwrap() + array.size_bytes() as u64;
+        let end = address_of(&arena, array).unwrap() + array.size_bytes() as u64;
         assert_eq!(map.nearest(end).unwrap().1, Nearest::After(0));
     }
 }

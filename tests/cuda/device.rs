@@ -7,12 +7,15 @@ use gpu_aligned::align::ARRAY_ALIGN;
 use gpu_aligned::alloc::AllocError;
 use gpu_aligned::arena::ArenaOptions;
 use gpu_aligned::arena::{Arena, ArenaError, Plan};
-use gpu_aligned::backend::cuda::cudarc::driver::{sys, DevicePtr, LaunchConfig, PushKernelArg};
+use gpu_aligned::backend::cuda::cudarc::driver::{
+    sys, DevicePtr, DeviceSlice, LaunchConfig, PushKernelArg,
+};
 use gpu_aligned::backend::cuda::CudaError;
 use gpu_aligned::backend::Buffer;
 use gpu_aligned::vector::{float2, float3, float4};
 use gpu_aligned::GpuAligned;
 
+use crate::support::address_of;
 use crate::support::Rng;
 use crate::types::{module, stream, Pair, Particle, Position, Rgba, Sample};
 
@@ -70,14 +73,14 @@ fn carved_derived_and_padded_types_are_updated_by_a_kernel() {
     let base = arena.backend().base_address();
     let end = base + (8 << 20);
     for address in [
-        arena.address(&pos).unwrap(),
-        arena.address(&smp).unwrap(),
-        arena.address(&pairs).unwrap(),
-        arena.address(&parts).unwrap(),
-        arena.address(&px).unwrap(),
-        arena.address(&f4).unwrap(),
-        arena.address(&d).unwrap(),
-        arena.address(&bytes).unwrap(),
+        address_of(&arena, &pos).unwrap(),
+        address_of(&arena, &smp).unwrap(),
+        address_of(&arena, &pairs).unwrap(),
+        address_of(&arena, &parts).unwrap(),
+        address_of(&arena, &px).unwrap(),
+        address_of(&arena, &f4).unwrap(),
+        address_of(&arena, &d).unwrap(),
+        address_of(&arena, &bytes).unwrap(),
     ] {
         assert!(
             address >= base && address < end,
@@ -119,25 +122,25 @@ fn carved_derived_and_padded_types_are_updated_by_a_kernel() {
     let h_d: Vec<f64> = (0..n_d).map(|_| rng.f64()).collect();
     let h_bytes: Vec<u8> = vec![0, 41, 255];
 
-    arena.write(&mut pos, &h_pos).unwrap();
-    arena.write(&mut smp, &h_smp).unwrap();
-    arena.write(&mut pairs, &h_pairs).unwrap();
-    arena.write(&mut parts, &h_parts).unwrap();
-    arena.write(&mut px, &h_px).unwrap();
-    arena.write(&mut f4, &h_f4).unwrap();
-    arena.write(&mut d, &h_d).unwrap();
-    arena.write(&mut bytes, &h_bytes).unwrap();
+    arena.write(&mut pos, .., &h_pos).unwrap();
+    arena.write(&mut smp, .., &h_smp).unwrap();
+    arena.write(&mut pairs, .., &h_pairs).unwrap();
+    arena.write(&mut parts, .., &h_parts).unwrap();
+    arena.write(&mut px, .., &h_px).unwrap();
+    arena.write(&mut f4, .., &h_f4).unwrap();
+    arena.write(&mut d, .., &h_d).unwrap();
+    arena.write(&mut bytes, .., &h_bytes).unwrap();
 
     {
         let mut views = (
-            arena.view_mut(&mut pos).unwrap(),
-            arena.view_mut(&mut smp).unwrap(),
-            arena.view_mut(&mut pairs).unwrap(),
-            arena.view_mut(&mut parts).unwrap(),
-            arena.view_mut(&mut px).unwrap(),
-            arena.view_mut(&mut f4).unwrap(),
-            arena.view_mut(&mut d).unwrap(),
-            arena.view_mut(&mut bytes).unwrap(),
+            arena.view_mut(&mut pos, ..).unwrap(),
+            arena.view_mut(&mut smp, ..).unwrap(),
+            arena.view_mut(&mut pairs, ..).unwrap(),
+            arena.view_mut(&mut parts, ..).unwrap(),
+            arena.view_mut(&mut px, ..).unwrap(),
+            arena.view_mut(&mut f4, ..).unwrap(),
+            arena.view_mut(&mut d, ..).unwrap(),
+            arena.view_mut(&mut bytes, ..).unwrap(),
         );
         let counts = [n_pos, n_smp, n_pairs, n_parts, n_px, n_f4, n_d, n_bytes].map(|n| n as u64);
         let mut launch = stream.launch_builder(&kernel);
@@ -164,7 +167,7 @@ fn carved_derived_and_padded_types_are_updated_by_a_kernel() {
         // passed is the length of the view before it.
         unsafe { launch.launch(grid(n_px, 128)) }.unwrap();
     }
-    arena.synchronize().unwrap();
+    arena.backend().synchronize().unwrap();
 
     let want_pos: Vec<Position> = h_pos
         .iter()
@@ -220,7 +223,7 @@ fn carved_derived_and_padded_types_are_updated_by_a_kernel() {
     arena.free(f4).unwrap();
     arena.free(d).unwrap();
     arena.free(bytes).unwrap();
-    assert_eq!(arena.stats().allocations, 0);
+    assert_eq!(arena.allocator().stats().allocations, 0);
 }
 
 const TOUCH_ROWS: &str = r#"
@@ -251,10 +254,10 @@ fn pitched_round_trip_with_a_kernel_on_every_row() {
 
     let mut rng = Rng(7);
     let host: Vec<f32> = (0..width * height).map(|_| rng.f32()).collect();
-    arena.write_rows(&mut rows, &host).unwrap();
+    arena.write(&mut rows, .., &host).unwrap();
     {
         let pitch_elems = rows.pitch() / 4;
-        let mut view = arena.pitched_view_mut(&mut rows).unwrap();
+        let mut view = arena.view_mut(&mut rows, ..).unwrap();
         assert_eq!(view.len(), pitch_elems * height);
         let (w, h) = (width as u64, height as u64);
         let mut launch = stream.launch_builder(&kernel);
@@ -273,7 +276,7 @@ fn pitched_round_trip_with_a_kernel_on_every_row() {
         unsafe { launch.launch(cfg) }.unwrap();
     }
     let mut back = vec![f32::NAN; host.len()];
-    arena.read_rows(&rows, &mut back).unwrap();
+    arena.read(&rows, .., &mut back).unwrap();
     for row in 0..height {
         for col in 0..width {
             let i = row * width + col;
@@ -285,7 +288,7 @@ fn pitched_round_trip_with_a_kernel_on_every_row() {
     let pitch_elems = rows.pitch() / 4;
     let mut whole = vec![f32::NAN; pitch_elems * height];
     {
-        let view = arena.pitched_view(&rows).unwrap();
+        let view = arena.view(&rows, ..).unwrap();
         stream.memcpy_dtoh(&view, &mut whole).unwrap();
         stream.synchronize().unwrap();
     }
@@ -367,7 +370,7 @@ fn a_launch_over_the_largest_array_that_fits() {
     // Pins an exact layout: no red zones even under compute-sanitizer.
     arena.set_red_zones(false);
     let head = arena.alloc::<u8>(1000).unwrap();
-    let align = arena.align_for::<u32>();
+    let align = arena.min_align().max(align_of::<u32>());
     let largest = arena.allocator().largest_allocatable(align).unwrap() / 4;
     assert!(largest * 4 > capacity - 2048, "{largest}");
     let mut big = arena.alloc::<u32>(largest).unwrap();
@@ -378,7 +381,7 @@ fn a_launch_over_the_largest_array_that_fits() {
         other => panic!("a full arena allocated: {other:?}"),
     }
     {
-        let mut view = arena.view_mut(&mut big).unwrap();
+        let mut view = arena.view_mut(&mut big, ..).unwrap();
         let mut launch = stream.launch_builder(&kernel);
         launch.arg(&mut view).arg(&n);
         let cfg = LaunchConfig {
@@ -436,10 +439,10 @@ fn a_misaligned_typed_view_cannot_be_made() {
     let mut s = arena.alloc::<u16>(9).unwrap();
     let b7 = arena.alloc::<u8>(7).unwrap();
     let mut p = arena.alloc::<Position>(3).unwrap();
-    assert_eq!(arena.address(&f4).unwrap() % 16, 0);
-    assert_eq!(arena.address(&d).unwrap() % 8, 0);
-    assert_eq!(arena.address(&s).unwrap() % 2, 0);
-    assert_eq!(arena.address(&p).unwrap() % 16, 0);
+    assert_eq!(address_of(&arena, &f4).unwrap() % 16, 0);
+    assert_eq!(address_of(&arena, &d).unwrap() % 8, 0);
+    assert_eq!(address_of(&arena, &s).unwrap() % 2, 0);
+    assert_eq!(address_of(&arena, &p).unwrap() % 16, 0);
     // With a minimum of 1, the arena did not round these to 256: the
     // alignment each got came from its type alone.
     let offsets = [
@@ -450,48 +453,74 @@ fn a_misaligned_typed_view_cannot_be_made() {
     ];
     assert!(offsets.iter().any(|o| o % 256 != 0), "{offsets:?}");
 
-    // Every sub-range view starts on an element boundary.
+    // Every sub-range view, read-only or writable, starts on an element
+    // boundary and holds the elements its range names.
+    let base = address_of(&arena, &f4).unwrap();
     for start in 0..5usize {
-        let view = arena.view_range(&f4, start, 5 - start).unwrap();
+        let view = arena.view(&f4, start..).unwrap();
         let (ptr, _sync) = view.device_ptr(&stream);
-        assert_eq!(ptr % 16, 0, "float4 view at element {start}");
+        assert_eq!(
+            ptr,
+            base + 16 * start as u64,
+            "float4 view at element {start}"
+        );
+        assert_eq!(view.len(), 5 - start);
+    }
+    for start in 0..5usize {
+        let view = arena.view_mut(&mut f4, start..=start).unwrap();
+        let (ptr, _sync) = view.device_ptr(&stream);
+        assert_eq!(
+            ptr,
+            base + 16 * start as u64,
+            "writable float4 view at {start}"
+        );
+        assert_eq!(view.len(), 1);
     }
     for start in 0..7usize {
-        let view = arena.view_range(&d, start, 1).unwrap();
+        let view = arena.view(&d, start..start + 1).unwrap();
         let (ptr, _sync) = view.device_ptr(&stream);
         assert_eq!(ptr % 8, 0, "f64 view at element {start}");
     }
-    assert!(matches!(
-        arena.view_range(&f4, 4, 2),
-        Err(ArenaError::OutOfRange { .. })
-    ));
-    assert!(matches!(
-        arena.view_range(&f4, usize::MAX, 2),
-        Err(ArenaError::OutOfRange { .. })
-    ));
+    // A range outside the array, reversed or overflowing is refused.
+    #[allow(clippy::reversed_empty_ranges)]
+    let refused = [
+        arena.view(&f4, 4..6).map(drop),
+        arena.view(&f4, usize::MAX..).map(drop),
+        arena.view(&f4, 3..1).map(drop),
+        arena.view(&f4, ..=usize::MAX).map(drop),
+        arena.view_mut(&mut d, 7..8).map(drop),
+        arena.view_mut(&mut d, 2..1).map(drop),
+        arena.view_mut(&mut d, 1..=usize::MAX).map(drop),
+    ];
+    for result in refused {
+        assert!(
+            matches!(result, Err(ArenaError::OutOfRange { .. })),
+            "{result:?}"
+        );
+    }
 
     // And a kernel doing 16- and 8-byte accesses through them does not fault.
     arena
-        .write(&mut f4, &[float4::new(1.0, 2.0, 3.0, 4.0); 5])
+        .write(&mut f4, .., &[float4::new(1.0, 2.0, 3.0, 4.0); 5])
         .unwrap();
-    arena.write(&mut d, &[0.5; 7]).unwrap();
-    arena.write(&mut s, &[10; 9]).unwrap();
+    arena.write(&mut d, .., &[0.5; 7]).unwrap();
+    arena.write(&mut s, .., &[10; 9]).unwrap();
     arena
-        .write(&mut p, &[Position::new(float3::new(1.0, 2.0, 3.0)); 3])
+        .write(&mut p, .., &[Position::new(float3::new(1.0, 2.0, 3.0)); 3])
         .unwrap();
     {
         let (mut vf4, mut vd, mut vs, mut vp) = (
-            arena.view_mut(&mut f4).unwrap(),
-            arena.view_mut(&mut d).unwrap(),
-            arena.view_mut(&mut s).unwrap(),
-            arena.view_mut(&mut p).unwrap(),
+            arena.view_mut(&mut f4, ..).unwrap(),
+            arena.view_mut(&mut d, ..).unwrap(),
+            arena.view_mut(&mut s, ..).unwrap(),
+            arena.view_mut(&mut p, ..).unwrap(),
         );
         let mut launch = stream.launch_builder(&kernel);
         launch.arg(&mut vf4).arg(&mut vd).arg(&mut vs).arg(&mut vp);
         // SAFETY: `touch_aligned` touches 5, 7, 9 and 3 elements.
         unsafe { launch.launch(grid(32, 32)) }.unwrap();
     }
-    arena.synchronize().unwrap();
+    arena.backend().synchronize().unwrap();
     assert_eq!(
         arena.to_vec(&f4).unwrap(),
         vec![float4::new(2.0, 2.0, 3.0, 4.0); 5]
@@ -518,24 +547,24 @@ fn sub_range_copies_and_zero_fill() {
     let mut arena = Arena::device(&stream, 1 << 20).unwrap();
     let mut a = arena.alloc::<u32>(1000).unwrap();
     let data: Vec<u32> = (0..1000).map(|i| i * 3 + 1).collect();
-    arena.write(&mut a, &data).unwrap();
-    arena.write_range(&mut a, 10, &[7, 8, 9]).unwrap();
+    arena.write(&mut a, .., &data).unwrap();
+    arena.write(&mut a, 10..13, &[7, 8, 9]).unwrap();
     let mut middle = [0u32; 5];
-    arena.read_range(&a, 9, &mut middle).unwrap();
+    arena.read(&a, 9..14, &mut middle).unwrap();
     assert_eq!(middle, [28, 7, 8, 9, 40]);
     arena.zero(&mut a).unwrap();
     assert!(arena.to_vec(&a).unwrap().iter().all(|&v| v == 0));
     // The last element alone, then one past the end.
-    arena.write_range(&mut a, 999, &[5]).unwrap();
+    arena.write(&mut a, 999.., &[5]).unwrap();
     let mut last = [0u32];
-    arena.read_range(&a, 999, &mut last).unwrap();
+    arena.read(&a, 999.., &mut last).unwrap();
     assert_eq!(last, [5]);
     assert!(matches!(
-        arena.write_range(&mut a, 999, &[5, 6]),
+        arena.write(&mut a, 999..1001, &[5, 6]),
         Err(ArenaError::OutOfRange { .. })
     ));
     assert!(matches!(
-        arena.read_range(&a, 1000, &mut last),
+        arena.read(&a, 1000..1001, &mut last),
         Err(ArenaError::OutOfRange { .. })
     ));
     arena.free(a).unwrap();
@@ -556,9 +585,9 @@ fn neighbours_are_untouched_by_copies_and_zero_fill() {
     let mut middle = arena.alloc::<u32>(5).unwrap();
     let mut after = arena.alloc::<u32>(3).unwrap();
     assert_eq!(arena.offset(&middle).unwrap(), 12);
-    arena.write(&mut before, &[1, 2, 3]).unwrap();
-    arena.write(&mut after, &[4, 5, 6]).unwrap();
-    arena.write(&mut middle, &[9; 5]).unwrap();
+    arena.write(&mut before, .., &[1, 2, 3]).unwrap();
+    arena.write(&mut after, .., &[4, 5, 6]).unwrap();
+    arena.write(&mut middle, .., &[9; 5]).unwrap();
     arena.zero(&mut middle).unwrap();
     assert_eq!(arena.to_vec(&before).unwrap(), [1, 2, 3]);
     assert_eq!(arena.to_vec(&middle).unwrap(), [0; 5]);
@@ -575,7 +604,7 @@ fn length_mismatch_and_foreign_handles_are_errors() {
     let mut one = Arena::device(&stream, 1 << 20).unwrap();
     let two = Arena::device(&stream, 1 << 20).unwrap();
     let mut a = one.alloc::<f32>(10).unwrap();
-    match one.write(&mut a, &[1.0; 9]) {
+    match one.write(&mut a, .., &[1.0; 9]) {
         Err(ArenaError::LengthMismatch {
             expected: 10,
             found: 9,
@@ -584,22 +613,22 @@ fn length_mismatch_and_foreign_handles_are_errors() {
     }
     let mut out = [0.0f32; 11];
     assert!(matches!(
-        one.read(&a, &mut out),
+        one.read(&a, .., &mut out),
         Err(ArenaError::LengthMismatch { .. })
     ));
     assert!(matches!(
-        two.write(&mut a, &[1.0; 10]),
+        two.write(&mut a, .., &[1.0; 10]),
         Err(ArenaError::Handle(_))
     ));
-    assert!(matches!(two.view(&a), Err(ArenaError::Handle(_))));
+    assert!(matches!(two.view(&a, ..), Err(ArenaError::Handle(_))));
     assert!(matches!(two.zero(&mut a), Err(ArenaError::Handle(_))));
     let mut rows = one.alloc_pitched::<f32>(10, 4).unwrap();
     assert!(matches!(
-        one.write_rows(&mut rows, &[0.0; 39]),
+        one.write(&mut rows, .., &[0.0; 39]),
         Err(ArenaError::LengthMismatch { .. })
     ));
     assert!(matches!(
-        two.write_rows(&mut rows, &[0.0; 40]),
+        two.write(&mut rows, .., &[0.0; 40]),
         Err(ArenaError::Handle(_))
     ));
     one.free(rows).unwrap();
@@ -620,7 +649,7 @@ fn the_device_base_is_recorded_and_at_least_256_aligned() {
             backend.base_address()
         );
         assert_eq!(backend.base_address() % backend.base_alignment() as u64, 0);
-        assert_eq!(arena.stats().capacity, len);
+        assert_eq!(arena.allocator().stats().capacity, len);
     }
     assert!(matches!(
         Arena::device(&stream, 0),
@@ -662,31 +691,31 @@ fn handles_made_stale_by_a_reset_or_a_trim_give_no_device_view_and_free_nothing(
     let (s1, s2) = (context.new_stream().unwrap(), context.new_stream().unwrap());
     let mut arena = Arena::device(&s1, 1 << 20).unwrap();
     let mut old = arena.alloc::<u32>(256).unwrap();
-    arena.on(&s2).write(&mut old, &[5; 256]).unwrap();
+    s2.memcpy_htod(&[5; 256], &mut arena.view_mut(&mut old, ..).unwrap())
+        .unwrap();
     let mut old_rows = arena.alloc_pitched::<u32>(8, 4).unwrap();
-    arena.write_rows(&mut old_rows, &[6; 32]).unwrap();
+    arena.write(&mut old_rows, .., &[6; 32]).unwrap();
     let at = arena.offset(&old).unwrap();
     arena.reset().unwrap();
     // A new array takes the same bytes.
     let mut fresh = arena.alloc::<u32>(256).unwrap();
     assert_eq!(arena.offset(&fresh).unwrap(), at);
-    arena.on(&s2).write(&mut fresh, &[7; 256]).unwrap();
-    // Every verb refuses the stale handles, on either stream.
+    s2.memcpy_htod(&[7; 256], &mut arena.view_mut(&mut fresh, ..).unwrap())
+        .unwrap();
+    // Every verb and view refuses the stale handles.
     let stale = |result: Result<(), ArenaError<CudaError>>| {
         assert!(matches!(result, Err(ArenaError::Handle(_))), "{result:?}");
     };
-    stale(arena.view(&old).map(drop));
-    stale(arena.view_range(&old, 0, 1).map(drop));
-    stale(arena.view_mut(&mut old).map(drop));
-    stale(arena.pitched_view(&old_rows).map(drop));
-    stale(arena.pitched_view_mut(&mut old_rows).map(drop));
-    for on in [arena.on(&s1), arena.on(&s2)] {
-        stale(on.write(&mut old, &[9; 256]));
-        stale(on.zero(&mut old));
-        stale(on.to_vec(&old).map(drop));
-        stale(on.write_rows(&mut old_rows, &[9; 32]));
-        stale(on.read_rows(&old_rows, &mut [0; 32]));
-    }
+    stale(arena.view(&old, ..).map(drop));
+    stale(arena.view(&old, 0..1).map(drop));
+    stale(arena.view_mut(&mut old, ..).map(drop));
+    stale(arena.view(&old_rows, ..).map(drop));
+    stale(arena.view_mut(&mut old_rows, 1..2).map(drop));
+    stale(arena.write(&mut old, .., &[9; 256]));
+    stale(arena.zero(&mut old));
+    stale(arena.to_vec(&old).map(drop));
+    stale(arena.write(&mut old_rows, .., &[9; 32]));
+    stale(arena.read(&old_rows, .., &mut [0; 32]));
     // A refused free hands the handle back and queues nothing; dropping it
     // gives its events up without freeing any bytes.
     let refused = arena.free(old).unwrap_err();
@@ -697,7 +726,7 @@ fn handles_made_stale_by_a_reset_or_a_trim_give_no_device_view_and_free_nothing(
     assert_eq!(arena.pending_frees(), 0);
     assert_eq!(arena.to_vec(&fresh).unwrap(), [7; 256]);
     arena.free(fresh).unwrap();
-    arena.synchronize().unwrap();
+    arena.backend().synchronize().unwrap();
 
     // A growing arena: the chunks a trim unmaps held a stale array, which
     // gives no view of the unmapped addresses.
@@ -706,19 +735,20 @@ fn handles_made_stale_by_a_reset_or_a_trim_give_no_device_view_and_free_nothing(
         .unwrap();
     if growing.growth().grows() {
         let mut big = growing.alloc::<u8>(8 << 20).unwrap();
-        growing.on(&s2).zero(&mut big).unwrap();
+        s2.memset_zeros(&mut growing.view_mut(&mut big, ..).unwrap())
+            .unwrap();
         growing.reset().unwrap();
         assert!(growing.trim().unwrap() > 0);
         assert_eq!(growing.capacity(), growing.growth().initial());
-        stale(growing.view(&big).map(drop));
-        stale(growing.view_mut(&mut big).map(drop));
-        stale(growing.on(&s2).write(&mut big, &vec![1; 8 << 20]));
+        stale(growing.view(&big, ..).map(drop));
+        stale(growing.view_mut(&mut big, ..).map(drop));
+        stale(growing.write(&mut big, .., &vec![1; 8 << 20]));
         let refused = growing.free(big).unwrap_err();
         drop(refused.handle);
         let mut again = growing.alloc::<u8>(8 << 20).unwrap();
         assert!(growing.to_vec(&again).unwrap().iter().all(|&b| b == 0));
         growing.zero(&mut again).unwrap();
         growing.free(again).unwrap();
-        growing.synchronize().unwrap();
+        growing.backend().synchronize().unwrap();
     }
 }

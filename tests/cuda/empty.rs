@@ -9,10 +9,13 @@
 //! ```
 
 use gpu_aligned::arena::{Arena, ArenaOptions, Plan};
-use gpu_aligned::backend::cuda::cudarc::driver::{CudaContext, LaunchConfig, PushKernelArg};
+use gpu_aligned::backend::cuda::cudarc::driver::{
+    CudaContext, DeviceSlice, LaunchConfig, PushKernelArg,
+};
 use gpu_aligned::backend::Buffer;
 use gpu_aligned::vector::float4;
 
+use crate::support::address_of;
 use crate::types::{module, stream};
 
 const KERNELS: &str = r#"
@@ -45,28 +48,32 @@ fn zero_length_device_arrays_upload_download_launch_and_free() {
     let touch = kernels.load_function("touch").unwrap();
     let mut arena = Arena::device(&stream, 1 << 20).unwrap();
     let kept = arena.alloc_from(&[1.0f32, 2.0, 3.0]).unwrap();
-    let before = arena.stats();
+    let before = arena.allocator().stats();
     let mut a = arena.alloc::<f32>(0).unwrap();
     let b = arena.alloc_zeros::<float4>(0).unwrap();
     let mut c = arena.alloc_from::<f32>(&[]).unwrap();
     assert!(a.is_empty() && b.is_empty() && c.is_empty());
-    assert_eq!(arena.stats(), before);
+    assert_eq!(arena.allocator().stats(), before);
     // Upload and download nothing.
-    arena.write(&mut a, &[]).unwrap();
+    arena.write(&mut a, .., &[]).unwrap();
     assert!(arena.to_vec(&b).unwrap().is_empty());
     arena.copy(&a, &mut c).unwrap();
     arena.zero(&mut c).unwrap();
     // Views of no elements, at the buffer's base.
     let base = arena.backend().base_address();
-    assert_eq!(arena.view(&a).unwrap().len(), 0);
-    assert_eq!(arena.view_mut(&mut c).unwrap().len(), 0);
-    assert_eq!(arena.address(&a).unwrap(), base);
+    assert_eq!(arena.view(&a, ..).unwrap().len(), 0);
+    assert_eq!(arena.view_mut(&mut c, ..).unwrap().len(), 0);
+    assert_eq!(address_of(&arena, &a).unwrap(), base);
     // A kernel handed one sees length 0 and touches nothing.
     let mut seen = arena.alloc_from(&[u64::MAX]).unwrap();
     {
-        let arg = arena.kernel_array_mut(&mut a, &stream).unwrap();
+        let arg = arena
+            .view_mut(&mut a, ..)
+            .unwrap()
+            .checked(&stream)
+            .unwrap();
         assert_eq!((arg.address(), arg.len()), (base, 0));
-        let mut out = arena.view_mut(&mut seen).unwrap();
+        let mut out = arena.view_mut(&mut seen, ..).unwrap();
         let mut launch = stream.launch_builder(&touch);
         launch.arg(&arg).arg(&mut out);
         // SAFETY: `touch` reads `a.len` elements of `a` (none) and writes
@@ -77,12 +84,12 @@ fn zero_length_device_arrays_upload_download_launch_and_free() {
     assert_eq!(arena.to_vec(&kept).unwrap(), [1.0, 2.0, 3.0]);
     // An empty pitched array and a read-only view of an empty array.
     let image = arena.alloc_pitched::<f32>(0, 4).unwrap();
-    assert_eq!(arena.pitched_view(&image).unwrap().len(), 0);
-    assert_eq!(arena.view_read_only(&b).unwrap().len(), 0);
+    assert_eq!(arena.view(&image, ..).unwrap().len(), 0);
+    assert_eq!(arena.view(&b, ..).unwrap().read_only().len(), 0);
     // Freed, dropped: nothing changes.
     arena.free(a).unwrap();
     drop((b, c, image));
-    arena.synchronize().unwrap();
+    arena.backend().synchronize().unwrap();
     assert_eq!(arena.live(), 2);
     assert_eq!(arena.to_vec(&kept).unwrap(), [1.0, 2.0, 3.0]);
 }
@@ -99,14 +106,14 @@ fn zero_length_arrays_inside_a_capture() {
     let mut arena = Arena::device(&stream, 1 << 20).unwrap();
     let mut outside = arena.alloc::<f32>(0).unwrap();
     // Used before the capture: its own events were recorded outside it.
-    drop(arena.kernel_array_mut(&mut outside, &stream).unwrap());
+    drop(arena.view_mut(&mut outside, ..).unwrap().checked(&stream));
     let mut seen = arena.alloc_zeros::<u64>(1).unwrap();
     let (graph, ()) = arena
         .capture(|arena| {
             let mut inside = arena.alloc::<f32>(0)?;
             for empty in [&mut outside, &mut inside] {
-                let arg = arena.kernel_array_mut(empty, &stream)?;
-                let mut out = arena.view_mut(&mut seen)?;
+                let arg = arena.view_mut(empty, ..)?.checked(&stream)?;
+                let mut out = arena.view_mut(&mut seen, ..)?;
                 let mut launch = stream.launch_builder(&touch);
                 launch.arg(&arg).arg(&mut out);
                 // SAFETY: as in the test above.
@@ -115,14 +122,14 @@ fn zero_length_arrays_inside_a_capture() {
             Ok(())
         })
         .unwrap();
-    arena.write(&mut seen, &[7]).unwrap();
+    arena.write(&mut seen, .., &[7]).unwrap();
     graph.launch().unwrap();
     assert_eq!(arena.to_vec(&seen).unwrap(), [0]);
     // The empty array used inside the capture is still usable outside.
-    assert_eq!(arena.view(&outside).unwrap().len(), 0);
+    assert_eq!(arena.view(&outside, ..).unwrap().len(), 0);
     drop(graph);
     drop(outside);
-    arena.synchronize().unwrap();
+    arena.backend().synchronize().unwrap();
 }
 
 /// An arena sized by `device_for` holds its plan's red zones when they are
@@ -148,7 +155,7 @@ fn an_arena_sized_for_a_plan_carves_it_under_the_sanitizer() {
     let image = carving.take_pitched(image).unwrap();
     for array in &mut arrays {
         let n = array.len() as u64;
-        let mut view = arena.view_mut(array).unwrap();
+        let mut view = arena.view_mut(array, ..).unwrap();
         let mut launch = stream.launch_builder(&fill);
         launch.arg(&mut view).arg(&n);
         // SAFETY: `fill` writes elements [0, n) of an array of n.
@@ -167,5 +174,5 @@ fn an_arena_sized_for_a_plan_carves_it_under_the_sanitizer() {
         assert!(map.regions().iter().all(|region| region.red_zone > 0));
     }
     drop((arrays, image));
-    arena.synchronize().unwrap();
+    arena.backend().synchronize().unwrap();
 }

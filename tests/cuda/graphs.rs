@@ -108,8 +108,8 @@ fn step(
             offsets.push(arena.offset(array)?);
         }
         {
-            let (xv, av, zv) = (arena.view(x)?, arena.view(&a)?, arena.view(&z)?);
-            let (mut bv, mut dv) = (arena.view_mut(&mut b)?, arena.view_mut(&mut d)?);
+            let (xv, av, zv) = (arena.view(x, ..)?, arena.view(&a, ..)?, arena.view(&z, ..)?);
+            let (mut bv, mut dv) = (arena.view_mut(&mut b, ..)?, arena.view_mut(&mut d, ..)?);
             let mut launch = stream.launch_builder(kernels.0);
             launch
                 .arg(&xv)
@@ -122,7 +122,11 @@ fn step(
             unsafe { launch.launch(config()) }?;
         }
         {
-            let (dv, bv, mut xv) = (arena.view(&d)?, arena.view(&b)?, arena.view_mut(x)?);
+            let (dv, bv, mut xv) = (
+                arena.view(&d, ..)?,
+                arena.view(&b, ..)?,
+                arena.view_mut(x, ..)?,
+            );
             let mut launch = stream.launch_builder(kernels.1);
             launch.arg(&dv).arg(&bv).arg(&mut xv).arg(&n);
             // SAFETY: `fold` touches elements [0, n) of arrays of n elements.
@@ -149,7 +153,9 @@ fn a_step_of_100_kernels_and_200_temporaries_replays_10_000_times() {
     let mut x = arena.alloc::<u32>(N).unwrap();
     // Last written on another stream before the capture: joined below, as
     // the capture does not wait on events recorded outside it.
-    arena.on(&other).write(&mut x, &start).unwrap();
+    other
+        .memcpy_htod(&start, &mut arena.view_mut(&mut x, ..).unwrap())
+        .unwrap();
     stream.join(&other).unwrap();
     let constants: Vec<_> = (0..ITERATIONS).map(constants).collect();
 
@@ -206,7 +212,7 @@ fn a_step_of_100_kernels_and_200_temporaries_replays_10_000_times() {
     stream.context().check_err().unwrap();
     // Once the graphs are gone (and their replays done), their bytes come
     // back: filling the arena reaches them.
-    arena.synchronize().unwrap();
+    arena.backend().synchronize().unwrap();
     let mut back = Vec::new();
     while let Ok(array) = arena.alloc::<u32>(N) {
         let offset = arena.offset(&array).unwrap();
@@ -249,7 +255,8 @@ fn a_verb_that_cannot_be_captured_returns_its_error_and_the_capture_goes_on() {
             };
             assert!(capturing(arena.to_vec(&x).unwrap_err()), "a download");
             active(arena);
-            assert!(capturing(arena.synchronize().unwrap_err()), "synchronize");
+            let synchronized = arena.backend().synchronize().map_err(ArenaError::Backend);
+            assert!(capturing(synchronized.unwrap_err()), "synchronize");
             active(arena);
             assert!(capturing(arena.reset().unwrap_err()), "reset");
             active(arena);
@@ -278,7 +285,7 @@ fn a_verb_that_cannot_be_captured_returns_its_error_and_the_capture_goes_on() {
     model_step(&mut expected, &constants);
     assert_eq!(arena.to_vec(&x).unwrap(), expected);
     // Outside the capture the same verbs work again.
-    arena.synchronize().unwrap();
+    arena.backend().synchronize().unwrap();
     let big = arena.alloc::<u8>(8 << 20).unwrap();
     drop(big);
     stream.context().check_err().unwrap();
@@ -303,14 +310,14 @@ fn a_graph_s_arrays_are_not_reused_while_it_lives_nor_before_its_replay_ends() {
             let mut t = arena.alloc::<u32>(N)?;
             let offset = arena.offset(&t)?;
             {
-                let mut tv = arena.view_mut(&mut t)?;
+                let mut tv = arena.view_mut(&mut t, ..)?;
                 let mut launch = stream.launch_builder(&fill);
                 launch.arg(&mut tv).arg(&n).arg(&7u32).arg(&SPIN_CYCLES);
                 // SAFETY: `slow_fill` writes [0, n) of an array of n elements.
                 unsafe { launch.launch(config()) }?;
             }
             {
-                let (tv, mut ov) = (arena.view(&t)?, arena.view_mut(&mut out)?);
+                let (tv, mut ov) = (arena.view(&t, ..)?, arena.view_mut(&mut out, ..)?);
                 let mut launch = stream.launch_builder(&double);
                 launch.arg(&tv).arg(&mut ov).arg(&n).arg(&SPIN_CYCLES);
                 // SAFETY: `slow_double` reads [0, n) of `t`, writes [0, n) of
@@ -334,7 +341,9 @@ fn a_graph_s_arrays_are_not_reused_while_it_lives_nor_before_its_replay_ends() {
     assert_eq!(arena.offset(&b).unwrap(), temporary);
     // Written on another stream: had the arena not waited, this would land
     // before the replay's second kernel read the temporary.
-    arena.on(&other).write(&mut b, &vec![u32::MAX; N]).unwrap();
+    other
+        .memcpy_htod(&vec![u32::MAX; N], &mut arena.view_mut(&mut b, ..).unwrap())
+        .unwrap();
     other.synchronize().unwrap();
     let expected: Vec<u32> = (0..n).map(|j| (7 + j) * 2 + 1).collect();
     assert_eq!(arena.to_vec(&out).unwrap(), expected);
@@ -383,7 +392,7 @@ fn reset_stops_graphs_launched_from_other_threads_before_it_waits() {
             .capture(|arena| {
                 let mut t = arena.alloc::<u32>(N)?;
                 let offset = arena.offset(&t)?;
-                let mut tv = arena.view_mut(&mut t)?;
+                let mut tv = arena.view_mut(&mut t, ..)?;
                 let mut launch = stream.launch_builder(&fill);
                 launch
                     .arg(&mut tv)
@@ -398,7 +407,7 @@ fn reset_stops_graphs_launched_from_other_threads_before_it_waits() {
         // Something for `reset` to wait for: about 50 ms on the arena's stream.
         let mut busy = arena.alloc::<u32>(N).unwrap();
         {
-            let mut bv = arena.view_mut(&mut busy).unwrap();
+            let mut bv = arena.view_mut(&mut busy, ..).unwrap();
             let mut launch = stream.launch_builder(&fill);
             launch.arg(&mut bv).arg(&n).arg(&1u32).arg(&SPIN_CYCLES);
             // SAFETY: `slow_fill` writes [0, n) of an array of n elements.
@@ -419,14 +428,16 @@ fn reset_stops_graphs_launched_from_other_threads_before_it_waits() {
         arena.reset().unwrap();
         let mut fresh = arena.alloc::<u32>(N).unwrap();
         assert_eq!(arena.offset(&fresh).unwrap(), temporary, "round {round}");
-        arena
-            .on(&other)
-            .write(&mut fresh, &vec![u32::MAX; N])
+        other
+            .memcpy_htod(
+                &vec![u32::MAX; N],
+                &mut arena.view_mut(&mut fresh, ..).unwrap(),
+            )
             .unwrap();
         other.synchronize().unwrap();
         let launched = launcher.join().unwrap();
         stream.synchronize().unwrap();
-        let values = arena.on(&other).to_vec(&fresh).unwrap();
+        let values = other.clone_dtoh(&arena.view(&fresh, ..).unwrap()).unwrap();
         let overwritten = values.iter().filter(|&&v| v != u32::MAX).count();
         assert_eq!(
             overwritten, 0,

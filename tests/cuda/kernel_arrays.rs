@@ -1,8 +1,8 @@
-//! Kernel arrays (`Arena::kernel_array`, `kernel_array_mut` and a
-//! read-only view's `kernel_array`) are ordered like cudarc's views: a
-//! launch on another stream waits for the array's earlier writes (and, for
-//! a writing argument, reads), and its own use is recorded, so later work
-//! on the arena's stream waits for it. Each case runs a kernel that spins
+//! Checked kernel arrays (`checked` on a view, a writable view or a
+//! read-only view) are ordered like cudarc's views: a launch on another
+//! stream waits for the array's earlier writes (and, for a writing
+//! argument, reads), and its own use is recorded, so later work on the
+//! arena's stream waits for it. Each case runs a kernel that spins
 //! for about 50 ms, so a missing wait or record shows as wrong values.
 
 use std::sync::Arc;
@@ -66,7 +66,7 @@ fn a_kernel_array_on_another_stream_waits_for_the_arrays_last_write() {
     let mut out = arena.alloc::<u32>(N).unwrap();
     {
         // S1 spins, then fills A.
-        let a_arg = arena.kernel_array_mut(&mut a, &s1).unwrap();
+        let a_arg = arena.view_mut(&mut a, ..).unwrap().checked(&s1).unwrap();
         let mut launch = s1.launch_builder(&fill);
         launch.arg(&a_arg).arg(&7u32).arg(&SPIN_CYCLES);
         // SAFETY: `slow_fill` writes the `len` elements of its argument.
@@ -74,8 +74,8 @@ fn a_kernel_array_on_another_stream_waits_for_the_arrays_last_write() {
     }
     {
         // S2 doubles A into OUT at once: it must wait for S1's fill.
-        let a_arg = arena.kernel_array(&a, &s2).unwrap();
-        let out_arg = arena.kernel_array_mut(&mut out, &s2).unwrap();
+        let a_arg = arena.view(&a, ..).unwrap().checked(&s2).unwrap();
+        let out_arg = arena.view_mut(&mut out, ..).unwrap().checked(&s2).unwrap();
         let mut launch = s2.launch_builder(&double);
         launch.arg(&a_arg).arg(&out_arg).arg(&0i64);
         // SAFETY: `slow_double` reads `a.len` elements of A and writes as
@@ -97,31 +97,31 @@ fn a_kernel_array_read_on_another_stream_is_waited_for_before_a_write() {
     let mut a = arena.alloc::<u32>(N).unwrap();
     let mut out = arena.alloc::<u32>(N).unwrap();
     let first: Vec<u32> = (0..N as u32).map(|i| 3 + i).collect();
-    arena.write(&mut a, &first).unwrap();
-    arena.synchronize().unwrap();
+    arena.write(&mut a, .., &first).unwrap();
+    arena.backend().synchronize().unwrap();
     for read_only in [false, true] {
         {
-            // S2 spins, then reads A (through a plain kernel array, or
-            // through a read-only view's).
-            let view = arena.view_read_only(&a).unwrap();
+            // S2 spins, then reads A (through a plain view's checked
+            // array, or through a read-only view's).
+            let view = arena.view(&a, ..).unwrap();
             let a_arg = match read_only {
-                true => view.kernel_array(&s2).unwrap(),
-                false => arena.kernel_array(&a, &s2).unwrap(),
+                true => view.read_only().checked(&s2).unwrap(),
+                false => view.checked(&s2).unwrap(),
             };
-            let out_arg = arena.kernel_array_mut(&mut out, &s2).unwrap();
+            let out_arg = arena.view_mut(&mut out, ..).unwrap().checked(&s2).unwrap();
             let mut launch = s2.launch_builder(&double);
             launch.arg(&a_arg).arg(&out_arg).arg(&SPIN_CYCLES);
             // SAFETY: as above.
             unsafe { launch.launch(GRID_STRIDE) }.unwrap();
         }
         // Overwriting A on S1 at once must wait for S2's read.
-        arena.write(&mut a, &vec![1_000_000; N]).unwrap();
+        arena.write(&mut a, .., &vec![1_000_000; N]).unwrap();
         assert_eq!(
             arena.to_vec(&out).unwrap(),
             expected(3),
             "read-only view: {read_only}"
         );
-        arena.write(&mut a, &first).unwrap();
+        arena.write(&mut a, .., &first).unwrap();
     }
     arena.free(a).unwrap();
     arena.free(out).unwrap();
@@ -135,14 +135,12 @@ fn a_kernel_array_for_a_stream_of_another_context_is_refused() {
     let other = CudaContext::new_non_primary(0, 0).expect("a second context");
     let foreign = other.new_stream().unwrap();
     let refused = |e: Result<_, _>| matches!(e, Err(ArenaError::Backend(CudaError::ForeignStream)));
-    assert!(refused(arena.kernel_array(&a, &foreign).map(|_| ())));
-    assert!(refused(
-        arena.kernel_array_mut(&mut a, &foreign).map(|_| ())
-    ));
-    {
-        let view = arena.view_read_only(&a).unwrap();
-        assert!(refused(view.kernel_array(&foreign).map(|_| ())));
-    }
+    let view = arena.view(&a, ..).unwrap();
+    assert!(refused(view.checked(&foreign).map(|_| ())));
+    let view = arena.view(&a, ..).unwrap().read_only();
+    assert!(refused(view.checked(&foreign).map(|_| ())));
+    let view = arena.view_mut(&mut a, ..).unwrap();
+    assert!(refused(view.checked(&foreign).map(|_| ())));
     // compute-sanitizer refuses to unregister regions while a second
     // context exists: it goes first.
     drop(foreign);

@@ -83,12 +83,16 @@ fn start_copy(
     data: &[u32],
 ) -> (Array, Array) {
     let mut input = arena.alloc::<u32>(LEN).unwrap();
-    arena.lock().on(stream).write(&mut input, data).unwrap();
+    let shared = arena.lock();
+    stream
+        .memcpy_htod(data, &mut shared.view_mut(&mut input, ..).unwrap())
+        .unwrap();
+    drop(shared);
     let mut output = arena.alloc::<u32>(LEN).unwrap();
     {
         let shared = arena.lock();
-        let src = shared.view(&input).unwrap();
-        let mut dst = shared.view_mut(&mut output).unwrap();
+        let src = shared.view(&input, ..).unwrap();
+        let mut dst = shared.view_mut(&mut output, ..).unwrap();
         let n = LEN as u64;
         let mut launch = stream.launch_builder(copy);
         launch.arg(&src).arg(&mut dst).arg(&n).arg(&SPIN_CYCLES);
@@ -180,7 +184,10 @@ fn threads_on_streams_of_their_own_reuse_no_bytes_a_kernel_still_reads() {
                             last = Some((out, expected));
                         } else {
                             stream.synchronize().unwrap();
-                            let back = arena.lock().on(stream).to_vec(&out).unwrap();
+                            let shared = arena.lock();
+                            let back = stream.clone_dtoh(&shared.view(&out, ..).unwrap());
+                            drop(shared);
+                            let back = back.unwrap();
                             assert!(back == expected, "thread {id}, round {round}");
                         }
                         drop(fillers);
@@ -245,7 +252,10 @@ fn a_full_thread_arena_waits_for_the_kernels_of_other_threads() {
                     // Every input is dropped and its kernel may still run.
                     let filler = filler(arena);
                     let filler_offset = arena.lock().offset(&filler).unwrap();
-                    let back = arena.lock().on(stream).to_vec(&out).unwrap();
+                    let shared = arena.lock();
+                    let back = stream.clone_dtoh(&shared.view(&out, ..).unwrap());
+                    drop(shared);
+                    let back = back.unwrap();
                     assert!(back == expected, "thread {id}'s output");
                     Some(filler_offset)
                 })

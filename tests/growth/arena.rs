@@ -2,7 +2,7 @@
 //! maximum refused with a typed error, memory given back by `trim`, and a
 //! fixed arena far larger than RAM that costs only what it touches.
 
-use crate::support::{page_size, GrowingArena};
+use crate::support::{address_of, page_size, GrowingArena};
 use gpu_aligned::alloc::AllocError;
 use gpu_aligned::arena::ArenaOptions;
 use gpu_aligned::arena::{Arena, ArenaError, GrowthError, GrowthPolicy, DEFAULT_CHUNK};
@@ -23,8 +23,8 @@ fn growth_keeps_the_first_arrays_address_and_contents() {
     assert_eq!(arena.capacity(), CHUNK);
     let mut first = arena.alloc::<u32>(1000).unwrap();
     let values: Vec<u32> = (0..1000).map(|i| i * 7).collect();
-    arena.write(&mut first, &values).unwrap();
-    let address = arena.address(&first).unwrap();
+    arena.write(&mut first, .., &values).unwrap();
+    let at = address_of(&arena, &first).unwrap();
 
     // Miri interprets every write: fewer arrays there, still several chunks.
     let count = if cfg!(miri) { 12 } else { 100 };
@@ -33,9 +33,9 @@ fn growth_keeps_the_first_arrays_address_and_contents() {
         // Odd sizes, so growth does not always land on a chunk boundary.
         let len = 5000 + i as usize * 37;
         let mut array = arena.alloc::<u32>(len).unwrap();
-        arena.write(&mut array, &vec![i; len]).unwrap();
+        arena.write(&mut array, .., &vec![i; len]).unwrap();
         others.push(array);
-        assert_eq!(arena.address(&first).unwrap(), address);
+        assert_eq!(address_of(&arena, &first).unwrap(), at);
     }
     assert!(
         arena.capacity() >= 4 * CHUNK,
@@ -77,7 +77,7 @@ fn growth_past_the_maximum_is_a_typed_error_and_the_arena_stays_usable() {
     assert_eq!(arena.capacity(), max);
     // Still usable: what fits is allocated, and freed space is reused.
     let mut small = arena.alloc::<u8>(1000).unwrap();
-    arena.write(&mut small, &[3; 1000]).unwrap();
+    arena.write(&mut small, .., &[3; 1000]).unwrap();
     let freed = kept.pop().unwrap();
     arena.free(freed).unwrap();
     let again = arena.alloc::<u8>(100_000).unwrap();
@@ -118,9 +118,9 @@ fn trim_gives_whole_chunks_back_and_keeps_live_arrays() {
         .growing_host(small_policy(4 << 20))
         .unwrap();
     let mut first = arena.alloc::<u64>(100).unwrap();
-    arena.write(&mut first, &[9; 100]).unwrap();
+    arena.write(&mut first, .., &[9; 100]).unwrap();
     let mut big = arena.alloc::<u8>(3 << 20).unwrap();
-    arena.write(&mut big, &vec![0xEE; 3 << 20]).unwrap();
+    arena.write(&mut big, .., &vec![0xEE; 3 << 20]).unwrap();
     let grown = arena.capacity();
     assert!(grown >= 3 << 20);
     // A live array at the end keeps everything.
@@ -182,10 +182,10 @@ fn a_64_gib_host_arena_costs_only_what_it_touches() {
     let before = resident_bytes();
     let mut arena = Arena::host(64 << 30).unwrap();
     let mut small = arena.alloc::<u32>(1 << 16).unwrap();
-    arena.write(&mut small, &vec![5; 1 << 16]).unwrap();
+    arena.write(&mut small, .., &vec![5; 1 << 16]).unwrap();
     let far = arena.alloc::<u8>(60 << 30).unwrap();
     let mut last = arena.alloc::<u32>(1024).unwrap();
-    arena.write(&mut last, &[6; 1024]).unwrap();
+    arena.write(&mut last, .., &[6; 1024]).unwrap();
     assert!(arena.offset(&last).unwrap() > 60 << 30);
     let grown = resident_bytes().saturating_sub(before);
     assert!(grown < 64 << 20, "resident memory grew by {grown} bytes");
@@ -205,7 +205,7 @@ fn a_growing_arena_reserves_64_gib_and_commits_one_chunk() {
         .unwrap();
     assert_eq!(arena.capacity(), 2 << 20);
     let mut small = arena.alloc::<u32>(1000).unwrap();
-    arena.write(&mut small, &[1; 1000]).unwrap();
+    arena.write(&mut small, .., &[1; 1000]).unwrap();
     assert_eq!(arena.capacity(), 2 << 20);
     arena.free(small).unwrap();
 }

@@ -7,6 +7,7 @@ use crate::support::GrowingArena;
 use gpu_aligned::arena::ArenaOptions;
 use std::sync::Arc;
 
+use crate::support::address_of;
 use gpu_aligned::arena::{Arena, ArenaError, ArenaSlice, GrowthError, GrowthPolicy};
 use gpu_aligned::backend::cuda::cudarc::driver::{
     CudaContext, CudaFunction, CudaStream, LaunchConfig, PushKernelArg,
@@ -40,7 +41,7 @@ fn add(
 ) {
     let stream = Arc::clone(arena.backend().stream());
     let n = array.len() as u64;
-    let mut view = arena.view_mut(array).unwrap();
+    let mut view = arena.view_mut(array, ..).unwrap();
     let mut launch = stream.launch_builder(kernel);
     launch.arg(&mut view).arg(&n).arg(&v);
     let cfg = LaunchConfig::for_num_elems(u32::try_from(n).unwrap());
@@ -64,8 +65,8 @@ fn grows_from_one_chunk_to_8_gib_without_moving() {
     assert_eq!(arena.capacity(), 2 << 20);
     let mut first = arena.alloc::<u32>(1 << 16).unwrap();
     let values: Vec<u32> = (0..1 << 16).collect();
-    arena.write(&mut first, &values).unwrap();
-    let address = arena.address(&first).unwrap();
+    arena.write(&mut first, .., &values).unwrap();
+    let at = address_of(&arena, &first).unwrap();
     let free_before = free_device_memory(&stream);
 
     let mut arrays = Vec::new();
@@ -74,7 +75,7 @@ fn grows_from_one_chunk_to_8_gib_without_moving() {
         let array = arena
             .alloc::<u32>((12 << 20) + 3 * arrays.len() + 1)
             .unwrap();
-        assert_eq!(arena.address(&first).unwrap(), address);
+        assert_eq!(address_of(&arena, &first).unwrap(), at);
         arrays.push(array);
     }
     assert!(arrays.len() >= 150, "{} allocations", arrays.len());
@@ -91,7 +92,7 @@ fn grows_from_one_chunk_to_8_gib_without_moving() {
     // Kernels over the first array and over the last one.
     let mut last = arrays.pop().unwrap();
     let last_len = last.len();
-    arena.write(&mut last, &vec![7; last_len]).unwrap();
+    arena.write(&mut last, .., &vec![7; last_len]).unwrap();
     add(&arena, &add_kernel, &mut first, 10);
     add(&arena, &add_kernel, &mut last, 20);
     let expected: Vec<u32> = (10..(1 << 16) + 10).collect();
@@ -115,7 +116,7 @@ fn grows_from_one_chunk_to_8_gib_without_moving() {
         after_trim + (64 << 20) >= before_trim + expected_back,
         "{before_trim} -> {after_trim}"
     );
-    assert_eq!(arena.address(&first).unwrap(), address);
+    assert_eq!(address_of(&arena, &first).unwrap(), at);
     assert_eq!(arena.to_vec(&first).unwrap(), expected);
     arena.free(first).unwrap();
 }
@@ -137,7 +138,7 @@ fn growth_past_the_maximum_is_refused_and_the_arena_stays_usable() {
         other => panic!("expected the maximum to refuse, got {other:?}"),
     }
     assert_eq!(arena.capacity(), 40 << 20);
-    arena.write(&mut a, &vec![1; 10 << 20]).unwrap();
+    arena.write(&mut a, .., &vec![1; 10 << 20]).unwrap();
     add(&arena, &add_kernel, &mut a, 1);
     assert!(arena.to_vec(&a).unwrap().iter().all(|&v| v == 2));
     let b = arena.alloc::<u32>(6 << 20).unwrap(); // 24 MiB: up to the maximum

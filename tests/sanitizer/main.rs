@@ -25,6 +25,7 @@ mod support;
 use std::process::Command;
 use std::sync::Arc;
 
+use crate::support::address_of;
 use gpu_aligned::arena::{Arena, ArenaOptions, ArenaSlice, GrowthPolicy};
 use gpu_aligned::backend::cuda::cudarc::driver::{
     CudaContext, CudaFunction, CudaStream, LaunchConfig, PushKernelArg,
@@ -127,7 +128,7 @@ fn past_the_end<T: gpu_aligned::GpuAligned>(device: &Device, kernel: &str, len: 
     let target = arena.alloc::<T>(len).unwrap();
     let after = arena.alloc::<T>(len).unwrap();
     arena.label(&target, "target").unwrap();
-    let address = arena.address(&target).unwrap();
+    let address = address_of(&arena, &target).unwrap();
     let planted = planted(&arena, address);
     device.store(kernel, address, len as i64);
     drop((before, after));
@@ -146,12 +147,12 @@ fn read_after(
     let given = arena.alloc::<u32>(64).unwrap();
     let out = arena.alloc::<u32>(1).unwrap();
     arena.label(&given, label).unwrap();
-    let address = arena.address(&given).unwrap();
+    let address = address_of(&arena, &given).unwrap();
     let planted = planted(&arena, address);
     give_back(&mut arena, given);
     assert!(arena.regions().starting_at(address).is_none());
     let kernel = device.kernel("load4");
-    let out_address = arena.address(&out).unwrap();
+    let out_address = address_of(&arena, &out).unwrap();
     let mut launch = device.stream.launch_builder(&kernel);
     launch.arg(&address).arg(&0i64).arg(&out_address);
     // SAFETY: deliberately not: the kernel reads an array given back.
@@ -174,7 +175,7 @@ fn run_case(name: &str) -> Planted {
             let first = arena.alloc::<u32>(64).unwrap();
             let target = arena.alloc::<u32>(64).unwrap();
             arena.label(&target, "target").unwrap();
-            let address = arena.address(&target).unwrap();
+            let address = address_of(&arena, &target).unwrap();
             let planted = planted(&arena, address);
             device.store("store4", address, -1);
             drop(first);
@@ -188,8 +189,8 @@ fn run_case(name: &str) -> Planted {
             let target = arena.alloc::<u32>(256).unwrap();
             let next = arena.alloc::<u32>(256).unwrap();
             arena.label(&target, "target").unwrap();
-            let address = arena.address(&target).unwrap();
-            let gap = arena.address(&next).unwrap() - (address + 1024);
+            let address = address_of(&arena, &target).unwrap();
+            let gap = address_of(&arena, &next).unwrap() - (address + 1024);
             assert_eq!(gap, 256, "only the red zone lies between them");
             let planted = planted(&arena, address);
             device.store("store4", address, 256);
@@ -201,7 +202,7 @@ fn run_case(name: &str) -> Planted {
             let image = arena.alloc_pitched::<f32>(100, 8).unwrap();
             let next = arena.alloc::<f32>(64).unwrap();
             arena.label(&image, "image").unwrap();
-            let address = arena.address(&image).unwrap();
+            let address = address_of(&arena, &image).unwrap();
             let planted = planted(&arena, address);
             // Row 8 of 8, element 0.
             let index = (image.pitch() * 8 / 4) as i64;
@@ -212,7 +213,7 @@ fn run_case(name: &str) -> Planted {
         "soa_column" => {
             let mut arena = arena(&device);
             let particles = arena.alloc_soa::<Particle>(100).unwrap();
-            let address = arena.address(&particles.columns().mass).unwrap();
+            let address = address_of(&arena, &particles.columns().mass).unwrap();
             let planted = planted(&arena, address);
             device.store("store4", address, 100);
             drop(particles);
@@ -243,7 +244,7 @@ fn run_case(name: &str) -> Planted {
                 offset >= initial as u64,
                 "the array lies in a chunk mapped after the first ({offset} < {initial})"
             );
-            let address = arena.address(&target).unwrap();
+            let address = address_of(&arena, &target).unwrap();
             let planted = planted(&arena, address);
             device.store("store4", address, 1 << 20);
             drop(filler);
@@ -254,13 +255,13 @@ fn run_case(name: &str) -> Planted {
             let first = arena.alloc::<u32>(64).unwrap();
             let weights = arena.alloc::<u32>(256).unwrap();
             arena.label(&weights, "weights").unwrap();
-            let address = arena.address(&weights).unwrap();
+            let address = address_of(&arena, &weights).unwrap();
             let planted = planted(&arena, address);
             {
-                let view = arena.view_read_only(&weights).unwrap();
+                let view = arena.view(&weights, ..).unwrap().read_only();
                 let kernel = device.kernel("store4");
                 let mut launch = device.stream.launch_builder(&kernel);
-                launch.arg(&*view).arg(&7i64);
+                launch.arg(&view).arg(&7i64);
                 // SAFETY: deliberately not: the kernel writes element 7 of
                 // an array it was handed read-only (in bounds, so only the
                 // permission is wrong).
@@ -275,15 +276,15 @@ fn run_case(name: &str) -> Planted {
             // again; the tool must stay silent.
             let mut arena = arena(&device);
             let mut weights = arena.alloc::<u32>(256).unwrap();
-            let address = arena.address(&weights).unwrap();
+            let address = address_of(&arena, &weights).unwrap();
             let planted = planted(&arena, address);
             {
-                let first = arena.view_read_only(&weights).unwrap();
-                let second = arena.view_read_only(&weights).unwrap();
+                let first = arena.view(&weights, ..).unwrap().read_only();
+                let second = arena.view(&weights, ..).unwrap().read_only();
                 drop(first);
                 drop(second);
             }
-            let mut view = arena.view_mut(&mut weights).unwrap();
+            let mut view = arena.view_mut(&mut weights, ..).unwrap();
             let kernel = device.kernel("store4");
             let mut launch = device.stream.launch_builder(&kernel);
             launch.arg(&mut view).arg(&7i64);
@@ -302,7 +303,7 @@ fn run_case(name: &str) -> Planted {
             let initial = arena.capacity();
             let filler = arena.alloc::<u8>(initial - 4096).unwrap();
             let target = arena.alloc::<u32>(1 << 20).unwrap();
-            let address = arena.address(&target).unwrap();
+            let address = address_of(&arena, &target).unwrap();
             let planted = planted(&arena, address);
             device.store("store4", address, 1 << 20);
             drop(filler);
@@ -572,11 +573,15 @@ fn checked_case() {
     let mut weights = arena.alloc::<Pair>(100).unwrap();
     let mut out = arena.alloc::<Pair>(101).unwrap();
     arena
-        .write(&mut weights, &[Pair { a: 1.0, b: 2.0 }; 100])
+        .write(&mut weights, .., &[Pair { a: 1.0, b: 2.0 }; 100])
         .unwrap();
     let (weights_arg, out_arg) = (
-        arena.kernel_array(&weights, &stream).unwrap(),
-        arena.kernel_array_mut(&mut out, &stream).unwrap(),
+        arena.view(&weights, ..).unwrap().checked(&stream).unwrap(),
+        arena
+            .view_mut(&mut out, ..)
+            .unwrap()
+            .checked(&stream)
+            .unwrap(),
     );
     let n = 101u64;
     let mut launch = stream.launch_builder(&kernel);

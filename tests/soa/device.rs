@@ -1,9 +1,10 @@
 //! Structures of arrays on a GPU (`--include-ignored` on a machine with one):
 //! the same kernel source, compiled by NVRTC against the header the emitter
 //! writes for the Rust struct, runs over the Rust-allocated columns
-//! (`Arena::alloc_soa`, `soa_view`) and over the same elements stored as an
+//! (`Arena::alloc_soa`, `Arena::soa_view`) and over the same elements stored as an
 //! array of structs, and both give what the same steps give on the host.
 
+use crate::support::address_of;
 use crate::support::{Rng, GRID_STRIDE};
 use crate::types::{particle, Pair, Particle};
 use gpu_aligned::arena::Arena;
@@ -110,15 +111,16 @@ fn one_kernel_source_gives_the_same_results_over_columns_and_structs() {
     // Columns: allocated, written and viewed through the arena.
     let mut soa = arena.alloc_soa::<Body>(n).unwrap();
     arena.write_soa(&mut soa, &items).unwrap();
-    let view = arena.soa_view(&soa).unwrap();
     let step_soa = module.load_function("step_soa").unwrap();
-    let mut launch = stream.launch_builder(&step_soa);
-    launch.arg(&view);
-    // SAFETY: the kernel's one parameter is `Body_soa`, whose layout the
-    // header asserts to be `SoaView<9>`'s; every column holds `n` elements
-    // and the kernel touches element i < len only; the launch is on the
-    // arena's stream, ordered before the reads below.
-    unsafe { launch.launch(cfg) }.unwrap();
+    {
+        let view = arena.soa_view(&mut soa, &stream).unwrap();
+        let mut launch = stream.launch_builder(&step_soa);
+        launch.arg(&view);
+        // SAFETY: the kernel's one parameter is `Body_soa`, whose layout the
+        // header asserts to be `SoaView<9>`'s; every column holds `n`
+        // elements and the kernel touches element i < len only.
+        unsafe { launch.launch(cfg) }.unwrap();
+    }
     let from_columns = arena.read_soa(&soa).unwrap();
     assert_eq!(arena.to_vec(&soa.columns().kind).unwrap()[7], 3);
     arena.free(soa).unwrap();
@@ -129,9 +131,9 @@ fn one_kernel_source_gives_the_same_results_over_columns_and_structs() {
     for kernel in ["step_aos", "step_aos16"] {
         let mut words = arena.alloc::<u32>(n * 12).unwrap();
         arena
-            .write(&mut words, bytemuck::cast_slice(&items))
+            .write(&mut words, .., bytemuck::cast_slice(&items))
             .unwrap();
-        let base = arena.address(&words).unwrap();
+        let base = address_of(&arena, &words).unwrap();
         assert_eq!(base % 16, 0);
         let mut columns = [0u64; 9];
         for (column, field) in columns.iter_mut().zip(Body::COLUMNS) {
@@ -197,22 +199,19 @@ fn two_streams_and_slow_mark() -> (Arc<CudaStream>, Arc<CudaStream>, CudaFunctio
     (s1, s2, module.load_function("slow_mark").unwrap())
 }
 
-/// Runs `slow_mark` over `soa` on `stream` through `launch_soa`.
+/// Runs `slow_mark` over `soa` on `stream` through `soa_view`.
 fn launch_slow_mark(
     arena: &Arena<CudaBackend>,
     soa: &mut Soa<Body, CudaBackend>,
     stream: &CudaStream,
     slow: &CudaFunction,
 ) {
-    arena
-        .launch_soa(soa, stream, |view| {
-            let mut launch = stream.launch_builder(slow);
-            launch.arg(view).arg(&SLOW_CYCLES);
-            // SAFETY: `slow_mark` takes a `Body_soa` (the view's layout)
-            // and a `long long`; it writes elements below `len` only.
-            unsafe { launch.launch(GRID_STRIDE) }.map(|_| ())
-        })
-        .unwrap();
+    let view = arena.soa_view(soa, stream).unwrap();
+    let mut launch = stream.launch_builder(slow);
+    launch.arg(&view).arg(&SLOW_CYCLES);
+    // SAFETY: `slow_mark` takes a `Body_soa` (the view's layout) and a
+    // `long long`; it writes elements below `len` only.
+    unsafe { launch.launch(GRID_STRIDE) }.unwrap();
 }
 
 #[test]
@@ -233,29 +232,30 @@ fn a_read_on_one_stream_waits_for_a_kernel_writing_the_columns_on_another() {
             "element {i}"
         );
     }
-    println!("tracked (launch_soa): a read on s1 saw every column the kernel on s2 wrote");
+    println!("tracked (soa_view): a read on s1 saw every column the kernel on s2 wrote");
 
-    // The control: the same launch with the bare view records nothing, so
-    // the read on s1 does not wait (reported, not asserted: it is a race).
+    // The control: the same launch with a bare copy of the view's value
+    // records nothing, so the read on s1 does not wait (reported, not
+    // asserted: it is a race).
     arena.write_soa(&mut soa, &vec![body(0); n]).unwrap();
-    arena.synchronize().unwrap();
-    let view = arena.soa_view(&soa).unwrap();
+    arena.backend().synchronize().unwrap();
+    let bare: SoaView<9> = *arena.soa_view(&mut soa, &s1).unwrap();
     let mut launch = s2.launch_builder(&slow);
-    launch.arg(&view).arg(&SLOW_CYCLES);
+    launch.arg(&bare).arg(&SLOW_CYCLES);
     // SAFETY: as `launch_slow_mark`; the columns outlive the kernel
     // (synchronized below before they are freed).
     unsafe { launch.launch(GRID_STRIDE) }.unwrap();
     let early = arena.read_soa(&soa).unwrap();
     let seen = early.iter().filter(|b| b.id != 0 || b.mass != 1.0).count();
     s2.synchronize().unwrap();
-    println!("untracked (soa_view alone): the read on s1 saw {seen} of {n} elements written");
+    println!("untracked (a bare view): the read on s1 saw {seen} of {n} elements written");
     arena.free(soa).unwrap();
-    arena.synchronize().unwrap();
+    arena.backend().synchronize().unwrap();
 }
 
 #[test]
 #[ignore = "needs an NVIDIA GPU"]
-fn a_stream_of_another_context_is_refused_by_every_verb_and_by_launch_soa() {
+fn a_stream_of_another_context_is_refused_by_soa_view_and_checked_arrays() {
     use gpu_aligned::arena::ArenaError;
     use gpu_aligned::backend::cuda::CudaError;
 
@@ -270,32 +270,24 @@ fn a_stream_of_another_context_is_refused_by_every_verb_and_by_launch_soa() {
     let other = CudaContext::new_non_primary(0, 0).expect("a second context");
     let foreign = other.new_stream().unwrap();
     let refused = Err(ArenaError::Backend(CudaError::ForeignStream));
-    let called = std::cell::Cell::new(false);
-    let launched_closure = |_: &_| -> Result<(), ArenaError<CudaError>> {
-        called.set(true);
-        Ok(())
-    };
-    let launched = arena.launch_soa(&mut soa, &foreign, launched_closure);
+    let launched = arena.soa_view(&mut soa, &foreign).map(drop);
     assert_eq!(launched, refused);
-    assert!(!called.get(), "the launch closure ran for a foreign stream");
-    // Columns of another arena are refused before anything is launched.
+    // Columns of another arena are refused before anything is ordered.
     let elsewhere = Arena::device(&stream, 1 << 16).unwrap();
-    let launched = elsewhere.launch_soa(&mut soa, &stream, launched_closure);
+    let launched = elsewhere.soa_view(&mut soa, &stream).map(drop);
     assert!(
         matches!(launched, Err(ArenaError::Handle(_))),
         "{launched:?}"
     );
-    assert!(
-        !called.get(),
-        "the launch closure ran for another arena's columns"
-    );
-    let on = arena.on(&foreign);
+    // Cudarc could not record a kernel's use of an array on a foreign
+    // stream either: a checked argument for one is refused.
     let column = &mut soa.columns_mut().id;
-    assert_eq!(on.write(column, &[9; 64]), refused);
-    assert_eq!(on.zero(column), refused);
-    assert_eq!(on.to_vec(column).map(|_| ()), refused);
-    assert_eq!(on.write_rows(&mut image, &[1; 10]), refused);
-    assert_eq!(on.read_rows(&image, &mut [0; 10]), refused);
+    let read = arena.view(column, ..).unwrap().checked(&foreign);
+    assert_eq!(read.map(drop), refused);
+    let written = arena.view_mut(column, 1..).unwrap().checked(&foreign);
+    assert_eq!(written.map(drop), refused);
+    let rows = arena.view_mut(&mut image, ..).unwrap().checked(&foreign);
+    assert_eq!(rows.map(drop), refused);
     // The second context goes before the arrays are freed: while it exists,
     // compute-sanitizer (2025.3.1) refuses to unregister any NVTX region,
     // so freeing them would be a warning under memcheck.
@@ -305,7 +297,7 @@ fn a_stream_of_another_context_is_refused_by_every_verb_and_by_launch_soa() {
     assert_eq!(arena.read_soa(&soa).unwrap(), vec![body(3); 64]);
     arena.free(soa).unwrap();
     arena.free(image).unwrap();
-    arena.synchronize().unwrap();
+    arena.backend().synchronize().unwrap();
 }
 
 /// A kernel that reads the arena's columns through the header's
@@ -358,19 +350,23 @@ fn a_kernel_carving_the_columns_with_the_header_sees_each_field_of_a_reordered_s
     let items: Vec<Particle> = (0..n).map(|_| particle(&mut rng)).collect();
     let mut soa = arena.alloc_soa::<Particle>(n).unwrap();
     arena.write_soa(&mut soa, &items).unwrap();
-    let view = arena.soa_view(&soa).unwrap();
-    // The first column in declaration order is the first in the buffer.
-    let base = arena.address(&soa.columns().kind).unwrap();
-    assert_eq!(view.columns[0], base);
-    let count = n as u64;
-    let mut launch = stream.launch_builder(&carved);
-    launch.arg(&base).arg(&count);
-    let cfg = LaunchConfig::for_num_elems(n as u32);
-    // SAFETY: `carved` takes a device pointer and a count; the arena's
-    // columns of `n` elements start at `base`, laid out as `carve` expects
-    // (each column after the one before, in declaration order, on 256-byte
-    // boundaries); the launch is on the arena's stream, before the read.
-    unsafe { launch.launch(cfg) }.unwrap();
+    let base = address_of(&arena, &soa.columns().kind).unwrap();
+    {
+        // The view orders the launch; the kernel takes only its first
+        // address, the first column in declaration order, which is the
+        // first in the buffer.
+        let view = arena.soa_view(&mut soa, &stream).unwrap();
+        assert_eq!(view.columns[0], base);
+        let count = n as u64;
+        let mut launch = stream.launch_builder(&carved);
+        launch.arg(&view.columns[0]).arg(&count);
+        let cfg = LaunchConfig::for_num_elems(n as u32);
+        // SAFETY: `carved` takes a device pointer and a count; the arena's
+        // columns of `n` elements start at `base`, laid out as `carve`
+        // expects (each column after the one before, in declaration
+        // order, on 256-byte boundaries).
+        unsafe { launch.launch(cfg) }.unwrap();
+    }
     let after = arena.read_soa(&soa).unwrap();
     for (i, (before, after)) in items.iter().zip(&after).enumerate() {
         let mut expected = *before;

@@ -1,15 +1,18 @@
 //! What several test binaries share: the allocator's invariant checks, a
 //! `ThreadArena`'s final check, and the files the benches include by path
 //! too: one seeded random generator (`rng`), the median of samples
-//! (`median`), the launch grids of the device tests (`launch`) and a
-//! made-up device buffer (`stand_in`). Each binary uses part of it.
+//! (`median`), an array's raw address (`address`), the launch grids of the
+//! device tests (`launch`) and a made-up device buffer (`stand_in`). Each binary uses part of it.
 #![allow(dead_code)]
 
+mod address;
 #[cfg(feature = "cuda")]
 mod launch;
 mod median;
 mod rng;
 mod stand_in;
+#[allow(unused_imports)] // each binary uses part of this module
+pub use address::address_of;
 #[allow(unused_imports)] // each binary uses part of this module
 #[cfg(feature = "cuda")]
 pub use launch::{grid, GRID_STRIDE};

@@ -13,7 +13,7 @@ use gpu_aligned::backend::cuda::{probe, CudaError};
 fn scaled(stream: &Arc<CudaStream>, values: &[f32]) -> Result<Vec<f32>, ArenaError<CudaError>> {
     let mut arena = Arena::device(stream, 1 << 20)?;
     let mut array = arena.alloc::<f32>(values.len())?;
-    arena.write(&mut array, values)?;
+    arena.write(&mut array, .., values)?;
     stream.synchronize()?; // cudarc's DriverError
     arena.to_vec(&array)
 }

@@ -129,7 +129,7 @@ impl Replayed for ArenaReplay {
     }
 
     fn fragmentation(&self) -> Option<f64> {
-        let stats = self.arena.stats();
+        let stats = self.arena.allocator().stats();
         Some(if stats.free == 0 {
             0.0
         } else {

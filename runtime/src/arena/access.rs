@@ -1,25 +1,97 @@
-//! Checked typed ranges of an array, and the verbs that move its bytes:
-//! host slices in and out ([`write`](Arena::write), [`read`](Arena::read),
-//! [`to_vec`](Arena::to_vec)), zero-fill, and one array into another on the
-//! device ([`copy`](Arena::copy)), on the backend's stream or on one named
-//! with [`on`](Arena::on). Every typed view and copy of a flat array goes
-//! through one check, [`Arena::element_span`], in release builds too.
+//! Checked typed ranges of an array, and the verbs that move its bytes on
+//! the backend's stream: host slices in and out ([`write`](Arena::write),
+//! [`read`](Arena::read), [`to_vec`](Arena::to_vec)), zero-fill, and one
+//! array into another on the device ([`copy`](Arena::copy)). A range is a
+//! `RangeBounds<usize>` (`..`, `2..4`, `3..`), as cudarc's `slice(range)`
+//! takes one: elements of a flat array, rows of a pitched one. [`bounds`]
+//! turns it into a start and a count, and every typed range goes through one
+//! check, [`Arena::part`], in release builds too. Work on another stream
+//! goes through cudarc's own verbs on the arena's device views, which order
+//! the array against the stream that uses them.
 
 use alloc_crate::vec::Vec;
-use core::fmt;
 use core::mem::{align_of, size_of};
+use core::ops::{Bound, RangeBounds};
 
-use super::{Arena, ArenaArray, ArenaError, ArenaResult, ArenaSlice, Place, SEALED};
+use super::handle::Shape;
+use super::{Arena, ArenaArray, ArenaError, ArenaResult, ArenaSlice, Place, TypedArray, SEALED};
 use crate::align::offset_of;
-use crate::backend::{Backend, Span};
+use crate::backend::{Backend, Rows, Span};
 use crate::{GpuField, GpuWords};
+
+/// `range` over a sequence of `len` as its start and its count.
+///
+/// # Errors
+///
+/// [`ArenaError::OutOfRange`] when the range is reversed, its end
+/// overflows (`..=usize::MAX`), or it ends past `len`.
+pub(super) fn bounds<E>(
+    range: &impl RangeBounds<usize>,
+    len: usize,
+) -> Result<(usize, usize), ArenaError<E>> {
+    let start = match range.start_bound() {
+        Bound::Included(&start) => Some(start),
+        Bound::Excluded(&start) => start.checked_add(1),
+        Bound::Unbounded => Some(0),
+    };
+    let end = match range.end_bound() {
+        Bound::Included(&end) => end.checked_add(1),
+        Bound::Excluded(&end) => Some(end),
+        Bound::Unbounded => Some(len),
+    };
+    match (start, end) {
+        (Some(start), Some(end)) if start <= end && end <= len => Ok((start, end - start)),
+        _ => Err(ArenaError::OutOfRange {
+            start: start.unwrap_or(usize::MAX),
+            end: end.unwrap_or(usize::MAX),
+            array_len: len,
+        }),
+    }
+}
+
+pub(super) fn check_len<E>(expected: usize, found: usize) -> Result<(), ArenaError<E>> {
+    if expected == found {
+        Ok(())
+    } else {
+        Err(ArenaError::LengthMismatch { expected, found })
+    }
+}
+
+/// What a range of a typed array reaches, checked by [`Arena::part`].
+#[derive(Clone, Copy, Debug)]
+pub(super) enum Part {
+    /// Elements of a flat array, back to back.
+    Flat { span: Span, elements: usize },
+    /// Whole rows of a pitched array: the rows' elements, and `span`, the
+    /// rows with their padding.
+    Rows {
+        rows: Rows,
+        span: Span,
+        elements: usize,
+    },
+}
+
+impl Part {
+    /// Elements a host slice holds for this part (packed, for rows).
+    pub(super) fn elements(&self) -> usize {
+        match *self {
+            Part::Flat { elements, .. } | Part::Rows { elements, .. } => elements,
+        }
+    }
+
+    /// The bytes from the part's first to its last, padding included.
+    pub(super) fn span(&self) -> Span {
+        match *self {
+            Part::Flat { span, .. } | Part::Rows { span, .. } => span,
+        }
+    }
+}
 
 impl<B: Backend> Arena<B> {
     /// The bytes of elements `start .. start + count` of `slice`, checked:
     /// the handle is live here, its elements fit the bytes its allocation
     /// holds, the range lies inside it and inside the buffer, and its first
-    /// address is aligned for `T`. Every typed view and copy of a flat array
-    /// goes through this one check, in release builds too.
+    /// address is aligned for `T`.
     pub(super) fn element_span<T>(
         &self,
         slice: &ArenaSlice<T, B>,
@@ -28,6 +100,75 @@ impl<B: Backend> Arena<B> {
     ) -> ArenaResult<Span, B> {
         let element = (size_of::<T>(), align_of::<T>());
         self.place_span(&slice.place, slice.len, element, start, count)
+    }
+
+    /// `range` of `array`, checked: the handle is live here, its elements
+    /// (or rows) fit the bytes its allocation holds, the range lies inside
+    /// it and inside the buffer, and every element it reaches is aligned.
+    /// Every verb that takes a range goes through here.
+    pub(super) fn part<A: TypedArray<B>>(
+        &self,
+        array: &A,
+        range: impl RangeBounds<usize>,
+    ) -> ArenaResult<Part, B> {
+        let place = array.place(SEALED);
+        self.check_place(place)?;
+        let element = (size_of::<A::Element>(), align_of::<A::Element>());
+        match array.shape(SEALED) {
+            Shape::Flat { len } => {
+                let (start, count) = bounds(&range, len)?;
+                let span = self.place_span(place, len, element, start, count)?;
+                Ok(Part::Flat {
+                    span,
+                    elements: count,
+                })
+            }
+            Shape::Rows {
+                width,
+                height,
+                pitch,
+            } => {
+                let (first, count) = bounds(&range, height)?;
+                let elements = width.checked_mul(count).ok_or(ArenaError::OutsideBuffer)?;
+                let array_span = place.span();
+                if place.is_empty() || count == 0 {
+                    // No rows, or rows of no bytes: nothing to reach.
+                    let rows = Rows {
+                        offset: array_span.offset,
+                        pitch,
+                        row_bytes: 0,
+                        rows: 0,
+                    };
+                    let span = Span {
+                        offset: array_span.offset,
+                        len: 0,
+                    };
+                    return Ok(Part::Rows {
+                        rows,
+                        span,
+                        elements,
+                    });
+                }
+                let shape = (width, height, pitch);
+                let rows = self.rows_span(place, shape, element, first, count)?;
+                // The rows' whole pitch, the last row's padding included,
+                // must lie inside the array too.
+                let bytes = pitch.checked_mul(count).ok_or(ArenaError::OutsideBuffer)?;
+                let span = Span {
+                    offset: rows.offset,
+                    len: bytes,
+                };
+                match (span.end(), array_span.end()) {
+                    (Some(end), Some(array_end)) if end <= array_end => {}
+                    _ => return Err(ArenaError::OutsideBuffer),
+                }
+                Ok(Part::Rows {
+                    rows,
+                    span,
+                    elements,
+                })
+            }
+        }
     }
 
     /// [`element_span`](Arena::element_span) for the array of `len`
@@ -43,14 +184,15 @@ impl<B: Backend> Arena<B> {
     ) -> ArenaResult<Span, B> {
         let allocation = &place.allocation;
         self.check_place(place)?;
-        let out_of_range = ArenaError::OutOfRange {
-            start,
-            len: count,
-            array_len: len,
-        };
         match start.checked_add(count) {
             Some(end) if end <= len => {}
-            _ => return Err(out_of_range),
+            _ => {
+                return Err(ArenaError::OutOfRange {
+                    start,
+                    end: start.saturating_add(count),
+                    array_len: len,
+                })
+            }
         }
         if place.is_empty() {
             // No bytes, none to reach: the span of nothing at offset 0.
@@ -75,12 +217,8 @@ impl<B: Backend> Arena<B> {
     }
 
     /// `span` if it lies inside the buffer and starts on an address aligned
-    /// for `T`.
-    pub(super) fn checked_start<T>(&self, span: Span) -> ArenaResult<Span, B> {
-        self.aligned_span(span, align_of::<T>())
-    }
-
-    fn aligned_span(&self, span: Span, align: usize) -> ArenaResult<Span, B> {
+    /// to `align`.
+    pub(super) fn aligned_span(&self, span: Span, align: usize) -> ArenaResult<Span, B> {
         if !span.within(self.backend.len()) {
             return Err(ArenaError::OutsideBuffer);
         }
@@ -122,117 +260,69 @@ impl<B: Backend> Arena<B> {
             .ok_or(ArenaError::AddressOverflow)
     }
 
-    /// A view of the arena that runs copies and zero-fill on `stream`
-    /// instead of the backend's own (on the host, where there are no
-    /// streams, the same as the arena).
+    /// Copies `src` into elements `range` of the array (for a pitched
+    /// array, rows `range`, packed: `width` elements a row, the padding
+    /// left alone). `src.len()` must equal the elements the range holds.
     ///
     /// ```
-    /// # let mut arena = gpu_aligned::arena::Arena::host(4096)?;
-    /// let mut a = arena.alloc::<u32>(2)?;
-    /// arena.on(&()).write(&mut a, &[4, 5])?;
-    /// assert_eq!(arena.to_vec(&a)?, [4, 5]);
-    /// # Ok::<(), Box<dyn std::error::Error>>(())
-    /// ```
-    pub fn on<'a>(&'a self, stream: &'a B::Stream) -> OnStream<'a, B> {
-        OnStream {
-            arena: self,
-            stream,
-        }
-    }
-
-    pub(crate) fn here(&self) -> OnStream<'_, B> {
-        self.on(self.backend.stream())
-    }
-
-    /// Copies `src` into the array (`src.len()` must equal its length).
-    ///
-    /// ```
-    /// # let mut arena = gpu_aligned::arena::Arena::host(4096)?;
-    /// let mut a = arena.alloc::<u32>(3)?;
-    /// arena.write(&mut a, &[1, 2, 3])?;
-    /// assert_eq!(arena.to_vec(&a)?, [1, 2, 3]);
-    /// # Ok::<(), Box<dyn std::error::Error>>(())
-    /// ```
-    ///
-    /// # Errors
-    ///
-    /// [`ArenaError::LengthMismatch`], [`ArenaError::Handle`] for a handle
-    /// this arena does not hold, [`ArenaError::Backend`].
-    pub fn write<T: GpuWords>(
-        &self,
-        slice: &mut ArenaSlice<T, B>,
-        src: &[T],
-    ) -> ArenaResult<(), B> {
-        self.here().write(slice, src)
-    }
-
-    /// Copies `src` into elements `start .. start + src.len()` of the array.
-    ///
-    /// ```
-    /// # let mut arena = gpu_aligned::arena::Arena::host(4096)?;
+    /// # let mut arena = gpu_aligned::arena::Arena::host(1 << 16)?;
     /// let mut a = arena.alloc::<u32>(4)?;
-    /// arena.write_range(&mut a, 2, &[7, 8])?;
-    /// assert_eq!(arena.to_vec(&a)?, [0, 0, 7, 8]);
+    /// arena.write(&mut a, .., &[1, 2, 3, 4])?;
+    /// arena.write(&mut a, 2.., &[7, 8])?;
+    /// assert_eq!(arena.to_vec(&a)?, [1, 2, 7, 8]);
+    /// let mut image = arena.alloc_pitched::<u16>(3, 2)?;
+    /// arena.write(&mut image, 1..2, &[4, 5, 6])?; // the second row
+    /// assert_eq!(arena.to_vec(&image)?, [0, 0, 0, 4, 5, 6]);
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     ///
     /// # Errors
     ///
-    /// As [`write`](Arena::write), and [`ArenaError::OutOfRange`].
-    pub fn write_range<T: GpuWords>(
+    /// [`ArenaError::OutOfRange`] for a range that is reversed or not
+    /// inside the array, [`ArenaError::LengthMismatch`],
+    /// [`ArenaError::Handle`] for a handle this arena does not hold,
+    /// [`ArenaError::Backend`].
+    pub fn write<A: TypedArray<B>>(
         &self,
-        slice: &mut ArenaSlice<T, B>,
-        start: usize,
-        src: &[T],
+        array: &mut A,
+        range: impl RangeBounds<usize>,
+        src: &[A::Element],
     ) -> ArenaResult<(), B> {
-        self.here().write_range(slice, start, src)
+        let part = self.part(array, range)?;
+        check_len(part.elements(), src.len())?;
+        self.write_part(array.place_mut(SEALED), part, bytemuck::cast_slice(src))
     }
 
-    /// Copies the array into `dst` (`dst.len()` must equal its length); on a
-    /// device, waits for the copy.
+    /// Copies elements `range` of the array (rows, packed, for a pitched
+    /// one) into `dst`, whose length must equal the elements the range
+    /// holds; on a device, waits for the copy.
     ///
     /// ```
     /// # let mut arena = gpu_aligned::arena::Arena::host(4096)?;
-    /// let mut a = arena.alloc::<u32>(2)?;
-    /// arena.write(&mut a, &[1, 2])?;
-    /// let mut out = [0; 2];
-    /// arena.read(&a, &mut out)?;
-    /// assert_eq!(out, [1, 2]);
+    /// let a = arena.alloc_from(&[1u32, 2, 3, 4])?;
+    /// let mut middle = [0; 2];
+    /// arena.read(&a, 1..3, &mut middle)?;
+    /// assert_eq!(middle, [2, 3]);
+    /// assert!(arena.read(&a, 3..5, &mut middle).is_err());
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     ///
     /// # Errors
     ///
     /// As [`write`](Arena::write).
-    pub fn read<T: GpuWords>(&self, slice: &ArenaSlice<T, B>, dst: &mut [T]) -> ArenaResult<(), B> {
-        self.here().read(slice, dst)
-    }
-
-    /// Copies elements `start .. start + dst.len()` of the array into `dst`.
-    ///
-    /// ```
-    /// # let mut arena = gpu_aligned::arena::Arena::host(4096)?;
-    /// let mut a = arena.alloc::<u32>(4)?;
-    /// arena.write(&mut a, &[1, 2, 3, 4])?;
-    /// let mut middle = [0; 2];
-    /// arena.read_range(&a, 1, &mut middle)?;
-    /// assert_eq!(middle, [2, 3]);
-    /// # Ok::<(), Box<dyn std::error::Error>>(())
-    /// ```
-    ///
-    /// # Errors
-    ///
-    /// As [`write_range`](Arena::write_range).
-    pub fn read_range<T: GpuWords>(
+    pub fn read<A: TypedArray<B>>(
         &self,
-        slice: &ArenaSlice<T, B>,
-        start: usize,
-        dst: &mut [T],
+        array: &A,
+        range: impl RangeBounds<usize>,
+        dst: &mut [A::Element],
     ) -> ArenaResult<(), B> {
-        self.here().read_range(slice, start, dst)
+        let part = self.part(array, range)?;
+        check_len(part.elements(), dst.len())?;
+        self.read_part(array.place(SEALED), part, bytemuck::cast_slice_mut(dst))
     }
 
-    /// The array, copied into a new `Vec`.
+    /// The whole array (a pitched one's rows, packed), copied into a new
+    /// `Vec`.
     ///
     /// ```
     /// # let mut arena = gpu_aligned::arena::Arena::host(4096)?;
@@ -244,16 +334,25 @@ impl<B: Backend> Arena<B> {
     /// # Errors
     ///
     /// As [`read`](Arena::read).
-    pub fn to_vec<T: GpuWords>(&self, slice: &ArenaSlice<T, B>) -> ArenaResult<Vec<T>, B> {
-        self.here().to_vec(slice)
+    pub fn to_vec<A: TypedArray<B>>(&self, array: &A) -> ArenaResult<Vec<A::Element>, B> {
+        // Checked before the `Vec` is made, so a forged length cannot ask for
+        // a huge allocation.
+        let part = self.part(array, ..)?;
+        let mut out =
+            alloc_crate::vec![<A::Element as bytemuck::Zeroable>::zeroed(); part.elements()];
+        self.read_part(
+            array.place(SEALED),
+            part,
+            bytemuck::cast_slice_mut(&mut out),
+        )?;
+        Ok(out)
     }
 
-    /// Sets every byte of the array to zero.
+    /// Sets every byte of the array (a pitched one's padding too) to zero.
     ///
     /// ```
     /// # let mut arena = gpu_aligned::arena::Arena::host(4096)?;
-    /// let mut a = arena.alloc::<u32>(2)?;
-    /// arena.write(&mut a, &[1, 2])?;
+    /// let mut a = arena.alloc_from(&[1u32, 2])?;
     /// arena.zero(&mut a)?;
     /// assert_eq!(arena.to_vec(&a)?, [0, 0]);
     /// # Ok::<(), Box<dyn std::error::Error>>(())
@@ -263,14 +362,26 @@ impl<B: Backend> Arena<B> {
     ///
     /// [`ArenaError::Handle`] for a handle this arena does not hold,
     /// [`ArenaError::Backend`].
-    pub fn zero<T: GpuWords>(&self, slice: &mut ArenaSlice<T, B>) -> ArenaResult<(), B> {
-        self.here().zero(slice)
+    pub fn zero<A: TypedArray<B>>(&self, array: &mut A) -> ArenaResult<(), B> {
+        let dst = self.part(array, ..)?.span();
+        let place = array.place_mut(SEALED);
+        if place.is_empty() || dst.len == 0 {
+            return Ok(());
+        }
+        let array = place.span();
+        // SAFETY: `dst` lies inside the buffer and inside the live array at
+        // `place` (checked by `part`), which `&mut` gives us alone.
+        unsafe {
+            self.backend
+                .zero(self.backend.stream(), &mut place.tracking, array, dst)
+        }
+        .map_err(ArenaError::Backend)
     }
 
-    /// Copies array `src` into array `dst`, of the same type and length: on
-    /// a device, one device-to-device copy queued on the arena's stream
-    /// after the work recorded on both arrays, recorded as a read of `src`
-    /// and a write of `dst` (the host does not wait for it).
+    /// Copies flat array `src` into flat array `dst`, of the same type and
+    /// length: on a device, one device-to-device copy queued on the arena's
+    /// stream after the work recorded on both arrays, recorded as a read of
+    /// `src` and a write of `dst` (the host does not wait for it).
     ///
     /// ```
     /// # let mut arena = gpu_aligned::arena::Arena::host(4096)?;
@@ -293,224 +404,9 @@ impl<B: Backend> Arena<B> {
         src: &ArenaSlice<T, B>,
         dst: &mut ArenaSlice<T, B>,
     ) -> ArenaResult<(), B> {
-        self.here().copy(src, dst)
-    }
-}
-
-/// An [`Arena`] whose copies and zero-fill run on a stream the caller named
-/// (see [`Arena::on`]): the same verbs, the same checks.
-///
-/// ```
-/// # let mut arena = gpu_aligned::arena::Arena::host(4096)?;
-/// let mut a = arena.alloc::<u8>(2)?;
-/// let on = arena.on(&());
-/// on.write(&mut a, &[1, 2])?;
-/// assert_eq!(on.to_vec(&a)?, [1, 2]);
-/// # Ok::<(), Box<dyn std::error::Error>>(())
-/// ```
-pub struct OnStream<'a, B: Backend> {
-    pub(super) arena: &'a Arena<B>,
-    pub(super) stream: &'a B::Stream,
-}
-
-impl<B: Backend> fmt::Debug for OnStream<'_, B> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("OnStream")
-            .field("arena", self.arena)
-            .finish_non_exhaustive()
-    }
-}
-
-impl<B: Backend> Clone for OnStream<'_, B> {
-    fn clone(&self) -> Self {
-        *self
-    }
-}
-
-impl<B: Backend> Copy for OnStream<'_, B> {}
-
-pub(super) fn check_len<E>(expected: usize, found: usize) -> Result<(), ArenaError<E>> {
-    if expected == found {
-        Ok(())
-    } else {
-        Err(ArenaError::LengthMismatch { expected, found })
-    }
-}
-
-impl<'a, B: Backend> OnStream<'a, B> {
-    /// The arena.
-    ///
-    /// ```
-    /// # let arena = gpu_aligned::arena::Arena::host(4096)?;
-    /// assert_eq!(arena.on(&()).arena().min_align(), 256);
-    /// # Ok::<(), Box<dyn std::error::Error>>(())
-    /// ```
-    pub fn arena(&self) -> &'a Arena<B> {
-        self.arena
-    }
-
-    /// [`Arena::write`] on this stream.
-    ///
-    /// ```
-    /// # let mut arena = gpu_aligned::arena::Arena::host(4096)?;
-    /// let mut a = arena.alloc::<u8>(1)?;
-    /// arena.on(&()).write(&mut a, &[9])?;
-    /// # Ok::<(), Box<dyn std::error::Error>>(())
-    /// ```
-    ///
-    /// # Errors
-    ///
-    /// As [`Arena::write`].
-    pub fn write<T: GpuWords>(self, slice: &mut ArenaSlice<T, B>, src: &[T]) -> ArenaResult<(), B> {
-        check_len(slice.len, src.len())?;
-        self.write_range(slice, 0, src)
-    }
-
-    /// [`Arena::write_range`] on this stream.
-    ///
-    /// ```
-    /// # let mut arena = gpu_aligned::arena::Arena::host(4096)?;
-    /// let mut a = arena.alloc::<u8>(3)?;
-    /// arena.on(&()).write_range(&mut a, 1, &[9])?;
-    /// # Ok::<(), Box<dyn std::error::Error>>(())
-    /// ```
-    ///
-    /// # Errors
-    ///
-    /// As [`Arena::write_range`].
-    pub fn write_range<T: GpuWords>(
-        self,
-        slice: &mut ArenaSlice<T, B>,
-        start: usize,
-        src: &[T],
-    ) -> ArenaResult<(), B> {
-        let element = (size_of::<T>(), align_of::<T>());
-        self.write_bytes(
-            &mut slice.place,
-            slice.len,
-            element,
-            start,
-            bytemuck::cast_slice(src),
-        )
-    }
-
-    /// [`Arena::read`] on this stream.
-    ///
-    /// ```
-    /// # let mut arena = gpu_aligned::arena::Arena::host(4096)?;
-    /// let a = arena.alloc::<u8>(1)?;
-    /// let mut out = [7];
-    /// arena.on(&()).read(&a, &mut out)?;
-    /// assert_eq!(out, [0]);
-    /// # Ok::<(), Box<dyn std::error::Error>>(())
-    /// ```
-    ///
-    /// # Errors
-    ///
-    /// As [`Arena::read`].
-    pub fn read<T: GpuWords>(self, slice: &ArenaSlice<T, B>, dst: &mut [T]) -> ArenaResult<(), B> {
-        check_len(slice.len, dst.len())?;
-        self.read_range(slice, 0, dst)
-    }
-
-    /// [`Arena::read_range`] on this stream.
-    ///
-    /// ```
-    /// # let mut arena = gpu_aligned::arena::Arena::host(4096)?;
-    /// let a = arena.alloc::<u8>(3)?;
-    /// let mut out = [7];
-    /// arena.on(&()).read_range(&a, 2, &mut out)?;
-    /// # Ok::<(), Box<dyn std::error::Error>>(())
-    /// ```
-    ///
-    /// # Errors
-    ///
-    /// As [`Arena::read_range`].
-    pub fn read_range<T: GpuWords>(
-        self,
-        slice: &ArenaSlice<T, B>,
-        start: usize,
-        dst: &mut [T],
-    ) -> ArenaResult<(), B> {
-        let element = (size_of::<T>(), align_of::<T>());
-        self.read_bytes(
-            &slice.place,
-            slice.len,
-            element,
-            start,
-            bytemuck::cast_slice_mut(dst),
-        )
-    }
-
-    /// [`Arena::to_vec`] on this stream.
-    ///
-    /// ```
-    /// # let mut arena = gpu_aligned::arena::Arena::host(4096)?;
-    /// let a = arena.alloc::<u8>(2)?;
-    /// assert_eq!(arena.on(&()).to_vec(&a)?, [0, 0]);
-    /// # Ok::<(), Box<dyn std::error::Error>>(())
-    /// ```
-    ///
-    /// # Errors
-    ///
-    /// As [`Arena::to_vec`].
-    pub fn to_vec<T: GpuWords>(self, slice: &ArenaSlice<T, B>) -> ArenaResult<Vec<T>, B> {
-        // Checked before the `Vec` is made, so a forged length cannot ask for
-        // a huge allocation.
-        self.arena.element_span(slice, 0, slice.len)?;
-        let mut out = alloc_crate::vec![T::zeroed(); slice.len];
-        self.read(slice, &mut out)?;
-        Ok(out)
-    }
-
-    /// [`Arena::zero`] on this stream.
-    ///
-    /// ```
-    /// # let mut arena = gpu_aligned::arena::Arena::host(4096)?;
-    /// let mut a = arena.alloc::<u8>(2)?;
-    /// arena.on(&()).zero(&mut a)?;
-    /// # Ok::<(), Box<dyn std::error::Error>>(())
-    /// ```
-    ///
-    /// # Errors
-    ///
-    /// As [`Arena::zero`].
-    pub fn zero<T: GpuWords>(self, slice: &mut ArenaSlice<T, B>) -> ArenaResult<(), B> {
-        let dst = self.arena.element_span(slice, 0, slice.len)?;
-        if slice.place.is_empty() {
-            return Ok(());
-        }
-        let array = slice.span();
-        // SAFETY: as in `write_range`.
-        unsafe {
-            self.arena
-                .backend
-                .zero(self.stream, &mut slice.place.tracking, array, dst)
-        }
-        .map_err(ArenaError::Backend)
-    }
-
-    /// [`Arena::copy`] on this stream.
-    ///
-    /// ```
-    /// # let mut arena = gpu_aligned::arena::Arena::host(4096)?;
-    /// let a = arena.alloc_from(&[7u8])?;
-    /// let mut b = arena.alloc::<u8>(1)?;
-    /// arena.on(&()).copy(&a, &mut b)?;
-    /// # Ok::<(), Box<dyn std::error::Error>>(())
-    /// ```
-    ///
-    /// # Errors
-    ///
-    /// As [`Arena::copy`].
-    pub fn copy<T: GpuWords>(
-        self,
-        src: &ArenaSlice<T, B>,
-        dst: &mut ArenaSlice<T, B>,
-    ) -> ArenaResult<(), B> {
         check_len(dst.len, src.len)?;
-        let from = self.arena.element_span(src, 0, src.len)?;
-        let to = self.arena.element_span(dst, 0, dst.len)?;
+        let from = self.element_span(src, 0, src.len)?;
+        let to = self.element_span(dst, 0, dst.len)?;
         // The backend's tracking spans whole arrays.
         if from != src.span() || to != dst.span() {
             return Err(ArenaError::OutsideBuffer);
@@ -526,8 +422,8 @@ impl<'a, B: Backend> OnStream<'a, B> {
         // `len`); `&src` keeps the first from being written, `&mut dst`
         // gives us the second alone.
         unsafe {
-            self.arena.backend.copy(
-                self.stream,
+            self.backend.copy(
+                self.backend.stream(),
                 &src.place.tracking,
                 from,
                 &mut dst.place.tracking,
@@ -537,59 +433,82 @@ impl<'a, B: Backend> OnStream<'a, B> {
         .map_err(ArenaError::Backend)
     }
 
-    /// Copies `src` into whole elements of the array of `len` elements of
-    /// `(size, align)` at `place`, from element `start` on: every write
-    /// goes through here, checked by [`Arena::element_span`]'s check.
-    pub(crate) fn write_bytes(
-        self,
+    /// Copies `src` into a structure of arrays' column: the whole array of
+    /// `len` elements of `field` at `place`, whose type only the derive
+    /// names.
+    pub(crate) fn write_column(
+        &self,
         place: &mut Place<B>,
         len: usize,
-        element: (usize, usize),
-        start: usize,
+        field: &GpuField,
         src: &[u8],
     ) -> ArenaResult<(), B> {
-        let count = src.len() / element.0.max(1);
-        let dst = self.arena.place_span(place, len, element, start, count)?;
-        check_len(dst.len, src.len())?;
-        // An empty array has no bytes for the backend to write or track.
-        if place.is_empty() {
+        let span = self.place_span(place, len, (field.size, field.align), 0, len)?;
+        check_len(span.len, src.len())?;
+        let elements = len;
+        self.write_part(place, Part::Flat { span, elements }, src)
+    }
+
+    /// Copies a structure of arrays' column into `dst`, as
+    /// [`write_column`](Arena::write_column) writes it.
+    pub(crate) fn read_column(
+        &self,
+        place: &Place<B>,
+        len: usize,
+        field: &GpuField,
+        dst: &mut [u8],
+    ) -> ArenaResult<(), B> {
+        let span = self.place_span(place, len, (field.size, field.align), 0, len)?;
+        check_len(span.len, dst.len())?;
+        let elements = len;
+        self.read_part(place, Part::Flat { span, elements }, dst)
+    }
+
+    /// Copies `src` into the checked `part` of the array at `place`: every
+    /// write goes through here.
+    fn write_part(&self, place: &mut Place<B>, part: Part, src: &[u8]) -> ArenaResult<(), B> {
+        // An empty array or range has no bytes for the backend to write
+        // or track.
+        if place.is_empty() || part.span().len == 0 {
             return Ok(());
         }
         let array = place.span();
-        // SAFETY: `dst` lies inside the buffer and inside the live array at
-        // `place` (checked by `place_span`), which `&mut` gives us alone;
-        // `src` holds exactly `dst.len` bytes.
-        unsafe {
-            self.arena
-                .backend
-                .write(self.stream, &mut place.tracking, array, dst, src)
+        let (stream, tracking) = (self.backend.stream(), &mut place.tracking);
+        match part {
+            // SAFETY: `span` lies inside the buffer and inside the live
+            // array at `place` (checked by `part`), which `&mut` gives us
+            // alone; `src` holds exactly its bytes (the caller checked the
+            // element count).
+            Part::Flat { span, .. } => unsafe {
+                self.backend.write(stream, tracking, array, span, src)
+            },
+            // SAFETY: as above, for every row of `rows`; `src` holds
+            // `row_bytes` for each.
+            Part::Rows { rows, .. } => unsafe {
+                self.backend.write_rows(stream, tracking, array, rows, src)
+            },
         }
         .map_err(ArenaError::Backend)
     }
 
-    /// Copies whole elements of the array at `place`, from element `start`
-    /// on, into `dst`: every read goes through here.
-    pub(crate) fn read_bytes(
-        self,
-        place: &Place<B>,
-        len: usize,
-        element: (usize, usize),
-        start: usize,
-        dst: &mut [u8],
-    ) -> ArenaResult<(), B> {
-        let count = dst.len() / element.0.max(1);
-        let src = self.arena.place_span(place, len, element, start, count)?;
-        check_len(src.len, dst.len())?;
-        if place.is_empty() {
+    /// Copies the checked `part` of the array at `place` into `dst`: every
+    /// read goes through here.
+    fn read_part(&self, place: &Place<B>, part: Part, dst: &mut [u8]) -> ArenaResult<(), B> {
+        if place.is_empty() || part.span().len == 0 {
             return Ok(());
         }
-        // SAFETY: `src` lies inside the buffer and inside the live array at
-        // `place`, which `&` keeps from being written meanwhile; `dst` holds
-        // exactly `src.len` bytes.
-        unsafe {
-            self.arena
-                .backend
-                .read(self.stream, &place.tracking, place.span(), src, dst)
+        let (stream, tracking, array) = (self.backend.stream(), &place.tracking, place.span());
+        match part {
+            // SAFETY: `span` lies inside the buffer and inside the live
+            // array at `place`, which `&` keeps from being written
+            // meanwhile; `dst` holds exactly its bytes.
+            Part::Flat { span, .. } => unsafe {
+                self.backend.read(stream, tracking, array, span, dst)
+            },
+            // SAFETY: as above, for every row of `rows`.
+            Part::Rows { rows, .. } => unsafe {
+                self.backend.read_rows(stream, tracking, array, rows, dst)
+            },
         }
         .map_err(ArenaError::Backend)
     }

@@ -54,22 +54,17 @@ pub enum ArenaError<E = HostError> {
     /// A handle's elements do not fit in the bytes its allocation holds, or
     /// the allocation lies outside the buffer.
     OutsideBuffer,
-    /// Elements `start .. start + len` are not inside an array of
-    /// `array_len`.
+    /// The range `start .. end` is reversed or not inside an array of
+    /// `array_len` elements (rows, for a pitched array).
     OutOfRange {
-        /// First element of the range.
+        /// First element (or row) of the range; `usize::MAX` when the
+        /// range starts after `usize::MAX`.
         start: usize,
-        /// Elements in the range.
-        len: usize,
-        /// Elements in the array.
+        /// One past its last; `usize::MAX` when that overflows
+        /// (`..=usize::MAX`).
+        end: usize,
+        /// Elements (or rows) in the array.
         array_len: usize,
-    },
-    /// A row index past the last row of a pitched array.
-    RowOutOfRange {
-        /// The row asked for.
-        row: usize,
-        /// The number of rows.
-        height: usize,
     },
     /// A host slice whose length differs from the elements it is copied to
     /// or from.
@@ -118,15 +113,12 @@ impl<E: fmt::Display> fmt::Display for ArenaError<E> {
             }
             ArenaError::OutOfRange {
                 start,
-                len,
+                end,
                 array_len,
             } => write!(
                 f,
-                "elements {start}..{start}+{len} are not inside an array of {array_len}"
-            ),
-            ArenaError::RowOutOfRange { row, height } => write!(
-                f,
-                "row {row} is out of range for a pitched array of {height} rows"
+                "the range {start}..{end} is reversed or not inside an array of {array_len} \
+                 elements (rows, for a pitched array)"
             ),
             ArenaError::LengthMismatch { expected, found } => write!(
                 f,

@@ -13,6 +13,7 @@ use core::mem::ManuallyDrop;
 use super::returns::ReturnsRef;
 use crate::alloc::Allocation;
 use crate::backend::{Backend, HostBuffer, Span};
+use crate::GpuWords;
 
 /// One array's place in its arena. Not nameable outside the crate; every
 /// handle holds one (or several).
@@ -145,7 +146,7 @@ pub struct ArenaSlice<T, B: Backend = HostBuffer> {
 impl<T, B: Backend> ArenaSlice<T, B> {
     pub(crate) fn new(place: Place<B>, len: usize) -> Self
     where
-        T: crate::GpuWords,
+        T: GpuWords,
     {
         crate::layout::require_layout::<T>();
         ArenaSlice {
@@ -239,9 +240,28 @@ mod sealed {
         fn place(&self, _: Sealed) -> &Place<B>;
         fn place_mut(&mut self, _: Sealed) -> &mut Place<B>;
     }
+
+    /// How a typed array's elements lie in its bytes.
+    pub trait Shaped {
+        fn shape(&self, _: Sealed) -> Shape;
+    }
+
+    /// What a range of a typed array counts: elements of a flat array,
+    /// rows of a pitched one.
+    #[derive(Clone, Copy, Debug)]
+    pub enum Shape {
+        Flat {
+            len: usize,
+        },
+        Rows {
+            width: usize,
+            height: usize,
+            pitch: usize,
+        },
+    }
 }
 
-pub(super) use sealed::OnePlace;
+pub(super) use sealed::{OnePlace, Shape, Shaped};
 pub(crate) use sealed::{Places, Sealed, SEALED};
 
 /// Something that holds arrays of an arena on backend `B`, which
@@ -263,8 +283,7 @@ impl<T, B: Backend> Places<B> for ArenaSlice<T, B> {
 impl<T, B: Backend> ArenaHandle<B> for ArenaSlice<T, B> {}
 
 /// A handle of one array, flat or pitched, whose place in the buffer
-/// [`Arena::offset`](super::Arena::offset) and
-/// [`Arena::address`](super::Arena::address) tell. Sealed.
+/// [`Arena::offset`](super::Arena::offset) tells. Sealed.
 pub trait ArenaArray<B: Backend>: ArenaHandle<B> + OnePlace<B> {}
 
 impl<T, B: Backend> OnePlace<B> for ArenaSlice<T, B> {
@@ -278,3 +297,24 @@ impl<T, B: Backend> OnePlace<B> for ArenaSlice<T, B> {
 }
 
 impl<T, B: Backend> ArenaArray<B> for ArenaSlice<T, B> {}
+
+/// An array of one element type, flat ([`ArenaSlice`]) or pitched
+/// ([`Pitched`](super::Pitched)): what the verbs that take a range move or
+/// lend ([`Arena::write`](super::Arena::write),
+/// [`Arena::read`](super::Arena::read), and on a device `Arena::view` and
+/// `Arena::view_mut`). A range counts elements of a flat array and rows of
+/// a pitched one. Sealed.
+pub trait TypedArray<B: Backend>: ArenaArray<B> + Shaped {
+    /// The element type.
+    type Element: GpuWords;
+}
+
+impl<T, B: Backend> Shaped for ArenaSlice<T, B> {
+    fn shape(&self, _: Sealed) -> Shape {
+        Shape::Flat { len: self.len }
+    }
+}
+
+impl<T: GpuWords, B: Backend> TypedArray<B> for ArenaSlice<T, B> {
+    type Element = T;
+}

@@ -2,8 +2,10 @@
 //! borrowed shared, a mutable one the array borrowed `&mut`; both borrow
 //! the arena shared, so views of different arrays live side by side.
 
+use core::mem::{align_of, size_of};
+
 use super::{Arena, ArenaResult, ArenaSlice, Pitched};
-use crate::backend::{HostAccess, HostBuffer};
+use crate::backend::{HostAccess, HostBuffer, Rows};
 use crate::GpuWords;
 
 impl Arena<HostBuffer> {
@@ -13,7 +15,7 @@ impl Arena<HostBuffer> {
     /// ```
     /// # let mut arena = gpu_aligned::arena::Arena::host(4096)?;
     /// let mut a = arena.alloc::<u8>(2)?;
-    /// arena.write(&mut a, &[5, 6])?;
+    /// arena.write(&mut a, .., &[5, 6])?;
     /// let at = arena.offset(&a)? as usize;
     /// assert_eq!(&arena.bytes()[at..at + 2], &[5, 6]);
     /// # Ok::<(), Box<dyn std::error::Error>>(())
@@ -24,6 +26,13 @@ impl Arena<HostBuffer> {
 }
 
 impl<B: HostAccess> Arena<B> {
+    /// Row `row` of a pitched array, checked.
+    fn row_span<T>(&self, array: &Pitched<T, B>, row: usize) -> ArenaResult<Rows, B> {
+        let shape = (array.width, array.height, array.pitch);
+        let element = (size_of::<T>(), align_of::<T>());
+        self.rows_span(&array.place, shape, element, row, 1)
+    }
+
     /// The array's elements.
     ///
     /// ```
@@ -103,13 +112,13 @@ impl<B: HostAccess> Arena<B> {
     ///
     /// # Errors
     ///
-    /// [`ArenaError::RowOutOfRange`](super::ArenaError::RowOutOfRange), or as [`Arena::get`].
+    /// [`ArenaError::OutOfRange`](super::ArenaError::OutOfRange), or as [`Arena::get`].
     pub fn row<'a, T: GpuWords>(
         &'a self,
         array: &'a Pitched<T, B>,
         row: usize,
     ) -> ArenaResult<&'a [T], B> {
-        let rows = self.rows_span(array, row, 1)?;
+        let rows = self.row_span(array, row)?;
         let elements = self.host_elements::<T>(crate::backend::Span {
             offset: rows.offset,
             len: rows.row_bytes,
@@ -137,7 +146,7 @@ impl<B: HostAccess> Arena<B> {
         array: &'a mut Pitched<T, B>,
         row: usize,
     ) -> ArenaResult<&'a mut [T], B> {
-        let rows = self.rows_span(array, row, 1)?;
+        let rows = self.row_span(array, row)?;
         let elements = self.host_elements::<T>(crate::backend::Span {
             offset: rows.offset,
             len: rows.row_bytes,

@@ -38,7 +38,7 @@
 //! let points = arena.alloc_zeros::<float4>(100)?;
 //! assert_eq!(arena.offset(&points)? % 256, 0);
 //! let view = arena.get(&points)?;          // a view of one array ...
-//! arena.write(&mut counts, &[4, 5, 6])?;   // ... while another is written
+//! arena.write(&mut counts, .., &[4, 5, 6])?; // ... while another is written
 //! assert_eq!(view.len(), 100);
 //! assert_eq!(arena.to_vec(&counts)?, [4, 5, 6]);
 //! drop((points, counts));                  // both given back
@@ -49,12 +49,13 @@
 //! One API for every backend: [`alloc`](Arena::alloc) and its zeroed and
 //! filled forms, [`carve`](Arena::carve), [`write`](Arena::write),
 //! [`read`](Arena::read), [`to_vec`](Arena::to_vec), [`zero`](Arena::zero),
-//! [`copy`](Arena::copy), their `_range` variants, pitched rows
-//! ([`write_rows`](Arena::write_rows), [`read_rows`](Arena::read_rows)),
-//! [`offset`](Arena::offset) and [`address`](Arena::address) mean the same
-//! on the host and on a CUDA device, so code written once over
-//! `B: Backend` runs on both. Work runs on the backend's stream unless
-//! [`on`](Arena::on) names another.
+//! [`copy`](Arena::copy) and [`offset`](Arena::offset) mean the same on the
+//! host and on a CUDA device, so code written once over `B: Backend` runs
+//! on both. `write` and `read` take a range (`..`, `2..4`), of elements for
+//! a flat array and of rows for a pitched one ([`TypedArray`]). They run on
+//! the backend's stream; on a device, `Arena::view` and `Arena::view_mut`
+//! lend part of an array to a kernel or to cudarc's own verbs on any
+//! stream, ordered against it as cudarc orders its own slices.
 //!
 //! Content operations borrow the arena shared and the array as they need
 //! it: writing array `a` takes `&mut a`, reading it `&a`. So one array can
@@ -97,9 +98,10 @@
 //! path: the one way bytes are reserved and the one way they come back),
 //! `pool` (the layers, and `Arena::capture` with its graph holds), `access` (checked typed ranges and the
 //! verbs that move bytes), `options` (constructors), `regions` (the
-//! sanitizer's face), and one file each for
-//! pitched arrays, plans, growth, host and device views, errors, and the
-//! arena with a cache per thread (`threads`, [`ThreadArena`]).
+//! sanitizer's face), `view` (the device views and their adaptors), and
+//! one file each for pitched arrays, plans, growth, host and device views,
+//! errors, and the arena with a cache per thread (`threads`,
+//! [`ThreadArena`]).
 
 mod access;
 mod error;
@@ -121,33 +123,28 @@ mod tuning;
 #[cfg(feature = "cuda")]
 mod device;
 #[cfg(feature = "cuda")]
-mod kernel_array;
-#[cfg(feature = "cuda")]
-mod read_only;
+mod view;
 
-pub use access::OnStream;
 pub use error::{ArenaError, FreeFailed};
 pub use growth::{GrowthError, GrowthPolicy, DEFAULT_CHUNK};
-pub use handle::{ArenaArray, ArenaHandle, ArenaSlice};
+pub use handle::{ArenaArray, ArenaHandle, ArenaSlice, TypedArray};
 #[cfg(feature = "cuda")]
 pub use pool::CapturedGraph;
 // The structure of arrays is a handle too.
 pub(crate) use handle::{Place, Places, Sealed, SEALED};
-#[cfg(feature = "cuda")]
-pub use kernel_array::{KernelArg, KernelArray};
 pub use options::ArenaOptions;
 pub use pitched::Pitched;
 pub use plan::{ArrayKey, CarvedArray, Carving, PitchedKey, Plan};
-#[cfg(feature = "cuda")]
-pub use read_only::ReadOnlyView;
 #[cfg(feature = "std")]
 pub use threads::{ArenaLock, ThreadArena};
+#[cfg(feature = "cuda")]
+pub use view::{KernelArg, KernelArray, ReadOnly, View, ViewMut};
 
 use alloc_crate::vec::Vec;
 use core::fmt;
 use core::mem::align_of;
 
-use crate::alloc::{Allocator, HandleError, Stats};
+use crate::alloc::{Allocator, HandleError};
 use crate::backend::{Backend, HostAccess, HostBuffer};
 use crate::GpuWords;
 use pool::Pool;
@@ -250,21 +247,6 @@ impl<B: Backend> Arena<B> {
         &self.pool.offsets().allocator
     }
 
-    /// The allocator's counters; see [`Stats`]. Arrays given back whose
-    /// bytes the arena has not taken back yet ([`pending_frees`](Arena::pending_frees):
-    /// dropped ones not taken back, ones waiting for the device, and blocks
-    /// kept for the next array of their size) still count as allocated.
-    ///
-    /// ```
-    /// # let mut arena = gpu_aligned::arena::Arena::host(4096)?;
-    /// let a = arena.alloc::<u8>(10)?;
-    /// assert_eq!(arena.stats().requested, 10);
-    /// # Ok::<(), Box<dyn std::error::Error>>(())
-    /// ```
-    pub fn stats(&self) -> Stats {
-        self.allocator().stats()
-    }
-
     /// How many arrays are live: allocated (or taken out of a carving, or
     /// still inside one) and neither dropped nor freed. Empty arrays hold
     /// no bytes and are not counted.
@@ -351,22 +333,14 @@ impl<B: Backend> Arena<B> {
     }
 
     /// The alignment an array of `T` gets in this arena.
-    ///
-    /// ```
-    /// use gpu_aligned::arena::ArenaOptions;
-    /// use gpu_aligned::vector::float4;
-    ///
-    /// let arena = ArenaOptions::new().min_align(4).host(4096)?;
-    /// assert_eq!(arena.align_for::<float4>(), 16);
-    /// # Ok::<(), Box<dyn std::error::Error>>(())
-    /// ```
-    pub fn align_for<T: GpuWords>(&self) -> usize {
+    pub(super) fn align_for<T: GpuWords>(&self) -> usize {
         self.min_align.max(align_of::<T>())
     }
 
     /// The array's byte offset from the start of the buffer (flat or
-    /// pitched). An empty array's is 0: it holds no bytes, and its
-    /// [`address`](Arena::address) is the buffer's base.
+    /// pitched): its address is the buffer's
+    /// [`base_address`](crate::backend::Buffer::base_address) plus this.
+    /// An empty array's is 0: it holds no bytes.
     ///
     /// ```
     /// # let mut arena = gpu_aligned::arena::Arena::host(1 << 16)?;
@@ -396,36 +370,6 @@ impl<B: Backend> Arena<B> {
             return Ok(());
         }
         self.allocator().check_handle(&place.allocation)
-    }
-
-    /// The array's address in the buffer's address space (a device pointer
-    /// for a device backend): what a kernel is handed. Row `r` of a pitched
-    /// array starts `r * pitch` bytes after it.
-    ///
-    /// An empty array's address is the buffer's base address: never null,
-    /// aligned to [`min_align`](Arena::min_align), and never to be read or
-    /// written, since its length is 0. (A `Vec`'s empty pointer is likewise
-    /// dangling but aligned; cudarc's empty `CudaSlice` holds whatever the
-    /// driver's zero-byte allocation returned. A kernel must look at the
-    /// length before the address in either case.)
-    ///
-    /// ```
-    /// use gpu_aligned::backend::Buffer;
-    /// # let mut arena = gpu_aligned::arena::Arena::host(4096)?;
-    /// let a = arena.alloc::<u8>(10)?;
-    /// assert_eq!(arena.address(&a)?, arena.backend().base_address() + arena.offset(&a)?);
-    /// # Ok::<(), Box<dyn std::error::Error>>(())
-    /// ```
-    ///
-    /// # Errors
-    ///
-    /// [`ArenaError::Handle`] for a handle this arena does not hold.
-    pub fn address(&self, array: &impl ArenaArray<B>) -> ArenaResult<u64, B> {
-        let offset = self.offset(array)?;
-        self.backend
-            .base_address()
-            .checked_add(offset)
-            .ok_or(ArenaError::AddressOverflow)
     }
 }
 

@@ -100,10 +100,10 @@ impl ArenaOptions {
     ///
     /// let mut arena = ArenaOptions::new().growth(GrowthPolicy::up_to(16 << 20)).host(2 << 20)?;
     /// let small = arena.alloc_from(&[1u32, 2, 3, 4])?;
-    /// let at = arena.address(&small)?;
+    /// let at = arena.offset(&small)?;
     /// let big = arena.alloc::<f32>(1 << 20)?; // 4 MiB: the arena grows
     /// assert!(arena.capacity() >= 4 << 20);
-    /// assert_eq!(arena.address(&small)?, at); // nothing moved
+    /// assert_eq!(arena.offset(&small)?, at); // nothing moved (nor does the base)
     /// assert_eq!(arena.get(&small)?, &[1, 2, 3, 4]);
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
@@ -264,8 +264,8 @@ impl ArenaOptions {
     }
 
     /// An arena over a fresh, zeroed device buffer of `bytes` bytes on
-    /// `stream`'s device (feature `cuda`); copies run on `stream` unless
-    /// [`on`](Arena::on) names another. If the options grow, it lives on
+    /// `stream`'s device (feature `cuda`); copies run on `stream`. If the
+    /// options grow, it lives on
     /// CUDA virtual memory: the policy's maximum (at most the device's
     /// memory) is reserved as device addresses, `bytes` mapped and zeroed,
     /// and when an array does not fit, the next chunks are mapped onto the
@@ -282,9 +282,9 @@ impl ArenaOptions {
     /// let growing = ArenaOptions::new().growth(GrowthPolicy::up_to(16 << 30));
     /// let mut arena = growing.device(&stream, 2 << 20)?;
     /// let first = arena.alloc::<f32>(1000)?;
-    /// let at = arena.address(&first)?;
+    /// let at = arena.offset(&first)?;
     /// let big = arena.alloc::<f32>(1 << 30)?; // 4 GiB: chunks are mapped
-    /// assert_eq!(arena.address(&first)?, at); // nothing moved
+    /// assert_eq!(arena.offset(&first)?, at); // nothing moved (nor does the base)
     /// drop(big);
     /// arena.trim()?; // the 4 GiB go back to the device
     /// # Ok::<(), Box<dyn std::error::Error>>(())
@@ -387,8 +387,9 @@ impl Arena<CudaBackend> {
     /// An arena over a fresh, zeroed device buffer of `bytes` bytes on
     /// `stream`'s device, with the default [options](ArenaOptions): array
     /// starts on multiples of 256 bytes, row pitches on multiples of 512
-    /// (what `cuMemAllocPitch` does). Copies run on `stream` unless
-    /// [`on`](Arena::on) names another.
+    /// (what `cuMemAllocPitch` does). Copies run on `stream`; the device
+    /// views ([`view`](Arena::view), [`view_mut`](Arena::view_mut)) serve
+    /// any other.
     ///
     /// ```no_run
     /// use gpu_aligned::arena::Arena;
@@ -399,7 +400,7 @@ impl Arena<CudaBackend> {
     /// let mut arena = Arena::device(&stream, 64 << 20)?;
     /// let points = arena.alloc_zeros::<float4>(1000)?;
     /// let weights = arena.alloc_from(&vec![1.0f32; 1000])?;
-    /// assert_eq!(arena.address(&weights)? % 256, 0);
+    /// assert_eq!(arena.offset(&weights)? % 256, 0);
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     ///

@@ -1,8 +1,9 @@
 //! Pitched 2D arrays, laid out like `cudaMallocPitch`: every row starts on a
 //! multiple of the pitch alignment, so each row is as aligned as the array,
 //! at the cost of `pitch - width * size_of::<T>()` padding bytes per row.
-//! [`Arena::write_rows`] and [`Arena::read_rows`] move such an array to or
-//! from a packed host array on any backend, as `cudaMemcpy2D` would.
+//! The arena's verbs take one as they take a flat array, a range counting
+//! rows: [`Arena::write`] and [`Arena::read`] move rows to or from a packed
+//! host array on any backend, as `cudaMemcpy2D` would.
 
 use core::fmt;
 use core::marker::PhantomData;
@@ -10,10 +11,9 @@ use core::mem::size_of;
 
 use crate::align::{offset_of, round_up};
 
-use super::access::check_len;
-use super::handle::{ArenaArray, ArenaHandle, OnePlace, Place, Places, Sealed};
+use super::handle::{ArenaArray, ArenaHandle, OnePlace, Place, Places, Sealed, Shape, Shaped};
 use super::reserve::Request;
-use super::{Arena, ArenaError, ArenaResult, OnStream};
+use super::{Arena, ArenaError, ArenaResult, TypedArray};
 use crate::alloc::AllocError;
 use crate::backend::{Backend, Rows, Span};
 use crate::sanitizer::{ArrayInfo, RegionShape};
@@ -128,10 +128,6 @@ impl<T, B: Backend> Pitched<T, B> {
             .saturating_sub(self.row_bytes())
             .saturating_mul(self.height)
     }
-
-    pub(super) fn span(&self) -> Span {
-        self.place.span()
-    }
 }
 
 impl<T, B: Backend> Places<B> for Pitched<T, B> {
@@ -156,6 +152,20 @@ impl<T, B: Backend> OnePlace<B> for Pitched<T, B> {
 
 impl<T, B: Backend> ArenaHandle<B> for Pitched<T, B> {}
 impl<T, B: Backend> ArenaArray<B> for Pitched<T, B> {}
+
+impl<T, B: Backend> Shaped for Pitched<T, B> {
+    fn shape(&self, _: Sealed) -> Shape {
+        Shape::Rows {
+            width: self.width,
+            height: self.height,
+            pitch: self.pitch,
+        }
+    }
+}
+
+impl<T: GpuWords, B: Backend> TypedArray<B> for Pitched<T, B> {
+    type Element = T;
+}
 
 impl<T, B: Backend> fmt::Debug for Pitched<T, B> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -259,181 +269,51 @@ impl<B: Backend> Arena<B> {
         Ok(Pitched::new(place, width, height, footprint.pitch))
     }
 
-    /// Rows `first .. first + count` of a pitched array, checked as
-    /// [`element_span`](Arena::element_span) checks flat ranges: the handle
-    /// is live, its rows fit the bytes its allocation holds, every row
-    /// starts aligned for `T`, and all lie inside the buffer.
-    pub(super) fn rows_span<T>(
+    /// Rows `first .. first + count` (at least one) of the pitched array
+    /// at `place`, of `(width, height, pitch)` and elements of `(size,
+    /// align)`, checked as [`part`](Arena::part) checks flat ranges: the
+    /// handle is live, its rows fit the bytes its allocation holds, every
+    /// row starts aligned, and all lie inside the buffer.
+    pub(super) fn rows_span(
         &self,
-        array: &Pitched<T, B>,
+        place: &Place<B>,
+        (width, height, pitch): (usize, usize, usize),
+        (size, align): (usize, usize),
         first: usize,
         count: usize,
     ) -> ArenaResult<Rows, B> {
-        let allocation = &array.place.allocation;
-        self.check_place(&array.place)?;
+        let allocation = &place.allocation;
+        self.check_place(place)?;
         match first.checked_add(count) {
-            Some(end) if end <= array.height && count > 0 => {}
+            Some(end) if end <= height && count > 0 => {}
             _ => {
-                let last = first.saturating_add(count.saturating_sub(1));
-                return Err(ArenaError::RowOutOfRange {
-                    row: if first >= array.height { first } else { last },
-                    height: array.height,
-                });
+                return Err(ArenaError::OutOfRange {
+                    start: first,
+                    end: first.saturating_add(count),
+                    array_len: height,
+                })
             }
         }
-        let row_bytes = array
-            .width
-            .checked_mul(size_of::<T>())
-            .ok_or(ArenaError::OutsideBuffer)?;
-        let align = core::mem::align_of::<T>();
+        let row_bytes = width.checked_mul(size).ok_or(ArenaError::OutsideBuffer)?;
         // Every row, not only the first, must start aligned and hold its
         // elements, and all rows must fit the allocation.
-        let fits = row_bytes <= array.pitch
-            && array.pitch % align == 0
-            && array
-                .height
-                .checked_mul(array.pitch)
+        let fits = row_bytes <= pitch
+            && pitch % align == 0
+            && height
+                .checked_mul(pitch)
                 .is_some_and(|bytes| bytes <= allocation.size());
         if !fits {
             return Err(ArenaError::OutsideBuffer);
         }
         // Below the allocation's size (checked just above).
-        let offset = allocation.offset() + offset_of(first * array.pitch);
-        let reach = (count - 1) * array.pitch + row_bytes;
-        self.checked_start::<T>(Span { offset, len: reach })?;
+        let offset = allocation.offset() + offset_of(first * pitch);
+        let reach = (count - 1) * pitch + row_bytes;
+        self.aligned_span(Span { offset, len: reach }, align)?;
         Ok(Rows {
             offset,
-            pitch: array.pitch,
+            pitch,
             row_bytes,
             rows: count,
         })
-    }
-
-    /// Copies a packed array (`height` rows of `width` elements back to back)
-    /// into the pitched array, leaving the row padding alone: one
-    /// `cuMemcpy2D` on a device.
-    ///
-    /// ```
-    /// # let mut arena = gpu_aligned::arena::Arena::host(1 << 16)?;
-    /// let mut image = arena.alloc_pitched::<u16>(3, 2)?;
-    /// arena.write_rows(&mut image, &[1, 2, 3, 4, 5, 6])?;
-    /// let mut back = [0; 6];
-    /// arena.read_rows(&image, &mut back)?;
-    /// assert_eq!(back, [1, 2, 3, 4, 5, 6]);
-    /// # Ok::<(), Box<dyn std::error::Error>>(())
-    /// ```
-    ///
-    /// # Errors
-    ///
-    /// [`ArenaError::LengthMismatch`] unless `packed.len() == width * height`;
-    /// [`ArenaError::Handle`] for a handle this arena does not hold;
-    /// [`ArenaError::Backend`].
-    pub fn write_rows<T: GpuWords>(
-        &self,
-        array: &mut Pitched<T, B>,
-        packed: &[T],
-    ) -> ArenaResult<(), B> {
-        self.here().write_rows(array, packed)
-    }
-
-    /// Copies the pitched array out into a packed array, dropping the row
-    /// padding; on a device, waits for the copy.
-    ///
-    /// ```
-    /// # let mut arena = gpu_aligned::arena::Arena::host(1 << 16)?;
-    /// let image = arena.alloc_pitched::<u16>(3, 2)?;
-    /// let mut back = [9; 6];
-    /// arena.read_rows(&image, &mut back)?;
-    /// assert_eq!(back, [0; 6]);
-    /// # Ok::<(), Box<dyn std::error::Error>>(())
-    /// ```
-    ///
-    /// # Errors
-    ///
-    /// As [`write_rows`](Arena::write_rows).
-    pub fn read_rows<T: GpuWords>(
-        &self,
-        array: &Pitched<T, B>,
-        packed: &mut [T],
-    ) -> ArenaResult<(), B> {
-        self.here().read_rows(array, packed)
-    }
-}
-
-impl<B: Backend> OnStream<'_, B> {
-    /// [`Arena::write_rows`] on this stream.
-    ///
-    /// ```
-    /// # let mut arena = gpu_aligned::arena::Arena::host(1 << 16)?;
-    /// let mut image = arena.alloc_pitched::<u8>(2, 2)?;
-    /// arena.on(&()).write_rows(&mut image, &[1, 2, 3, 4])?;
-    /// # Ok::<(), Box<dyn std::error::Error>>(())
-    /// ```
-    ///
-    /// # Errors
-    ///
-    /// As [`Arena::write_rows`].
-    pub fn write_rows<T: GpuWords>(
-        self,
-        array: &mut Pitched<T, B>,
-        packed: &[T],
-    ) -> ArenaResult<(), B> {
-        check_len(array.width.saturating_mul(array.height), packed.len())?;
-        // No bytes to write (and no rows to check when there are none);
-        // a forged size is refused by the length check above.
-        if array.place.is_empty() {
-            return Ok(());
-        }
-        let rows = self.arena.rows_span(array, 0, array.height)?;
-        let whole = array.span();
-        // SAFETY: every row lies inside the live array `array` names and
-        // inside the buffer (checked by `rows_span`), which `&mut` gives us
-        // alone; `packed` holds `row_bytes * rows` bytes (checked above).
-        unsafe {
-            self.arena.backend.write_rows(
-                self.stream,
-                &mut array.place.tracking,
-                whole,
-                rows,
-                bytemuck::cast_slice(packed),
-            )
-        }
-        .map_err(ArenaError::Backend)
-    }
-
-    /// [`Arena::read_rows`] on this stream.
-    ///
-    /// ```
-    /// # let mut arena = gpu_aligned::arena::Arena::host(1 << 16)?;
-    /// let image = arena.alloc_pitched::<u8>(2, 2)?;
-    /// let mut back = [0; 4];
-    /// arena.on(&()).read_rows(&image, &mut back)?;
-    /// # Ok::<(), Box<dyn std::error::Error>>(())
-    /// ```
-    ///
-    /// # Errors
-    ///
-    /// As [`Arena::read_rows`].
-    pub fn read_rows<T: GpuWords>(
-        self,
-        array: &Pitched<T, B>,
-        packed: &mut [T],
-    ) -> ArenaResult<(), B> {
-        check_len(array.width.saturating_mul(array.height), packed.len())?;
-        if array.place.is_empty() {
-            return Ok(());
-        }
-        let rows = self.arena.rows_span(array, 0, array.height)?;
-        // SAFETY: as in `write_rows`, with `&` keeping writers away.
-        unsafe {
-            self.arena.backend.read_rows(
-                self.stream,
-                &array.place.tracking,
-                array.span(),
-                rows,
-                bytemuck::cast_slice_mut(packed),
-            )
-        }
-        .map_err(ArenaError::Backend)
     }
 }

@@ -56,12 +56,14 @@ impl<B: Backend> Arena<B> {
     /// zones are on; empty otherwise.
     ///
     /// ```
+    /// use gpu_aligned::backend::Buffer;
     /// # let mut arena = gpu_aligned::arena::Arena::host(4096)?;
     /// arena.set_red_zones(true);
     /// let weights = arena.alloc::<f32>(256)?;
     /// arena.label(&weights, "weights")?;
     /// let map = arena.regions();
-    /// let region = map.starting_at(arena.address(&weights)?).unwrap();
+    /// let start = arena.backend().base_address() + arena.offset(&weights)?;
+    /// let region = map.starting_at(start).unwrap();
     /// assert_eq!(region.name().to_string(), r#"f32[256] "weights""#);
     /// assert_eq!(region.bytes, 1024);
     /// # arena.free(weights)?;

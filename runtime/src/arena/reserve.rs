@@ -376,7 +376,8 @@ impl<B: Backend> Arena<B> {
     }
 
     /// Allocates an array of `len` elements of `T`, starting at a multiple of
-    /// [`align_for::<T>()`](Arena::align_for). The bytes are whatever the
+    /// the larger of `align_of::<T>()` and the arena's
+    /// [minimum alignment](Arena::min_align). The bytes are whatever the
     /// buffer held (zeros for a fresh buffer, an earlier array's elements
     /// for reused bytes): [`alloc_zeros`](Arena::alloc_zeros) and
     /// [`alloc_from`](Arena::alloc_from) set them.
@@ -391,8 +392,8 @@ impl<B: Backend> Arena<B> {
     /// An array of no elements (`len == 0`) is accepted, as `Vec` and
     /// cudarc accept one: it takes no bytes (the allocator is not asked,
     /// no red zone or sanitizer region is made, [`live`](Arena::live) does
-    /// not count it), reads back empty, its views are empty, its
-    /// [`address`](Arena::address) is the buffer's base, and dropping or
+    /// not count it), reads back empty, its views are empty (at the
+    /// buffer's base address, never to be dereferenced), and dropping or
     /// [freeing](Arena::free) it does nothing.
     ///
     /// ```
@@ -438,7 +439,7 @@ impl<B: Backend> Arena<B> {
     /// ```
     /// # let mut arena = gpu_aligned::arena::Arena::host(256)?;
     /// let mut a = arena.alloc::<u32>(4)?;
-    /// arena.write(&mut a, &[1, 2, 3, 4])?;
+    /// arena.write(&mut a, .., &[1, 2, 3, 4])?;
     /// drop(a);
     /// let b = arena.alloc_zeros::<u32>(4)?; // the same bytes, zeroed
     /// assert_eq!(arena.offset(&b)?, 0);
@@ -473,7 +474,7 @@ impl<B: Backend> Arena<B> {
     /// back then).
     pub fn alloc_from<T: GpuWords>(&mut self, src: &[T]) -> ArenaResult<ArenaSlice<T, B>, B> {
         let mut array = self.alloc::<T>(src.len())?;
-        self.write(&mut array, src)?;
+        self.write(&mut array, .., src)?;
         Ok(array)
     }
 

@@ -318,7 +318,7 @@ where
     /// As [`Arena::alloc_from`].
     pub fn alloc_from<T: GpuWords>(&self, src: &[T]) -> ArenaResult<ArenaSlice<T, B>, B> {
         let mut array = self.alloc::<T>(src.len())?;
-        self.lock().write(&mut array, src)?;
+        self.lock().write(&mut array, .., src)?;
         Ok(array)
     }
 
@@ -329,7 +329,7 @@ where
     /// # let arena = gpu_aligned::arena::ThreadArena::new(gpu_aligned::arena::Arena::host(4096)?);
     /// let mut a = arena.alloc::<u8>(2)?;
     /// let shared = arena.lock();
-    /// shared.write(&mut a, &[7, 8])?;
+    /// shared.write(&mut a, .., &[7, 8])?;
     /// assert_eq!(shared.get(&a)?, &[7, 8]);
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
@@ -373,7 +373,7 @@ where
         core.live().saturating_sub(cached)
     }
 
-    /// The shared allocator's counters (see [`Arena::stats`]): the blocks
+    /// The shared allocator's counters (see [`Allocator::stats`](crate::alloc::Allocator::stats)): the blocks
     /// the threads keep for reuse count as allocated until
     /// [`flush`](ThreadArena::flush) gives them back.
     ///
@@ -385,7 +385,7 @@ where
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn stats(&self) -> Stats {
-        lock(&self.shared.core).stats()
+        lock(&self.shared.core).allocator().stats()
     }
 
     /// Gives every block the threads keep, and every dropped array on their

@@ -63,10 +63,9 @@
 //!   over(void* elements, unsigned long long len)` (and `P_aos16::over`).
 //!
 //! A view is pointers and a length, passed to a kernel by value. From Rust,
-//! [`Arena::soa_view`](crate::arena::Arena::soa_view) gives a structure of
-//! arrays' `P_soa` (a [`SoaView`](crate::soa::SoaView), laid out as the
-//! header's `static_assert`s check), and with the `cuda` feature
-//! `Arena::launch_soa` hands it to a launch and orders it. No index is
+//! with the `cuda` feature, `Arena::soa_view` lends a structure of arrays'
+//! `P_soa` (a [`SoaView`](crate::soa::SoaView), laid out as the header's
+//! `static_assert`s check) to one launch and orders it. No index is
 //! checked: test `i < v.len` as below. A kernel templated on the view (or
 //! written against a typedef) compiles unchanged for every layout:
 //!

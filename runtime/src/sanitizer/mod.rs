@@ -252,6 +252,7 @@ pub enum Nearest {
 ///
 /// ```
 /// use gpu_aligned::arena::Arena;
+/// use gpu_aligned::backend::Buffer;
 /// use gpu_aligned::sanitizer::Nearest;
 ///
 /// let mut arena = Arena::host(1 << 16)?; // a device arena works the same way
@@ -259,7 +260,7 @@ pub enum Nearest {
 /// let weights = arena.alloc::<f32>(256)?;
 /// arena.label(&weights, "weights")?;
 /// let map = arena.regions();
-/// let start = arena.address(&weights)?;
+/// let start = arena.backend().base_address() + arena.offset(&weights)?;
 /// let (region, at) = map.nearest(start + 1024).expect("a region");
 /// assert_eq!(region.name().to_string(), r#"f32[256] "weights""#);
 /// assert_eq!(at, Nearest::After(0)); // the first byte past the end

@@ -1,12 +1,16 @@
 //! The structure-of-arrays verbs, written once over [`GpuSoa`]'s
-//! primitives: allocation (alone or in a [`Plan`]), the kernel's view and
-//! launch, and whole elements in and out. The arena checks each column as
-//! an array of its field's size and alignment.
+//! primitives: allocation (alone or in a [`Plan`]), whole elements in and
+//! out, and on a device the kernel's view, lent to one launch. The arena
+//! checks each column as an array of its field's size and alignment.
 
-use super::{derive::ColumnPlaces, FromAddresses, GpuSoa, Soa};
+#[cfg(feature = "cuda")]
+use super::FromAddresses;
+use super::{derive::ColumnPlaces, GpuSoa, Soa};
+#[cfg(feature = "cuda")]
+use crate::arena::KernelArg;
 use crate::arena::{Arena, ArenaError, ArenaResult, Carving, Plan, SEALED};
 #[cfg(feature = "cuda")]
-use crate::backend::cuda::{CudaBackend, CudaError};
+use crate::backend::cuda::CudaBackend;
 use crate::backend::Backend;
 use alloc_crate::vec::Vec;
 use core::fmt;
@@ -105,22 +109,6 @@ impl<B: Backend> Arena<B> {
         self.carve(&plan)?.take_soa(key)
     }
 
-    /// The kernel's view of `soa` (the example is [`SoaView`](super::SoaView)'s).
-    /// It records no stream use: launch on the arena's stream, or use
-    /// `launch_soa`.
-    ///
-    /// # Errors
-    ///
-    /// [`ArenaError::Handle`] if a column is not this arena's;
-    /// [`ArenaError::LengthMismatch`] if one was swapped (through
-    /// [`columns_mut`](Soa::columns_mut)) for one of another length.
-    pub fn soa_view<T: GpuSoa>(&self, soa: &Soa<T, B>) -> ArenaResult<T::View, B> {
-        let addresses = self.column_addresses(soa)?;
-        let (expected, found) = (T::COLUMNS.len(), addresses.len());
-        T::View::from_addresses(&addresses, soa.len as u64)
-            .ok_or(ArenaError::LengthMismatch { expected, found })
-    }
-
     /// Every column's address, each checked to be this arena's and to hold
     /// `soa.len()` elements of its field.
     fn column_addresses<T: GpuSoa>(&self, soa: &Soa<T, B>) -> ArenaResult<Vec<u64>, B> {
@@ -135,8 +123,8 @@ impl<B: Backend> Arena<B> {
     /// # Errors
     ///
     /// [`ArenaError::LengthMismatch`] for `items` of another length, and
-    /// [`soa_view`](Arena::soa_view)'s, before anything is written;
-    /// [`ArenaError::Backend`] if a copy fails.
+    /// [`read_soa`](Arena::read_soa)'s column checks, before anything is
+    /// written; [`ArenaError::Backend`] if a copy fails.
     pub fn write_soa<T: GpuSoa>(&self, soa: &mut Soa<T, B>, items: &[T]) -> ArenaResult<(), B> {
         if items.len() != soa.len {
             let (expected, found) = (soa.len, items.len());
@@ -153,8 +141,7 @@ impl<B: Backend> Arena<B> {
         }
         let columns = T::columns_mut(&mut soa.columns).into_iter().zip(T::COLUMNS);
         for ((column, field), bytes) in columns.zip(&bytes) {
-            let element = (field.size, field.align);
-            (self.here()).write_bytes(column.place_mut(SEALED), soa.len, element, 0, bytes)?;
+            self.write_column(column.place_mut(SEALED), soa.len, field, bytes)?;
         }
         Ok(())
     }
@@ -163,8 +150,10 @@ impl<B: Backend> Arena<B> {
     ///
     /// # Errors
     ///
-    /// [`soa_view`](Arena::soa_view)'s; [`ArenaError::Backend`] if a copy
-    /// fails.
+    /// [`ArenaError::Handle`] if a column is not this arena's;
+    /// [`ArenaError::LengthMismatch`] if one was swapped (through
+    /// [`columns_mut`](Soa::columns_mut)) for one of another length;
+    /// [`ArenaError::Backend`] if a copy fails.
     pub fn read_soa<T: GpuSoa>(&self, soa: &Soa<T, B>) -> ArenaResult<Vec<T>, B> {
         self.column_addresses(soa)?;
         let columns = T::columns(&soa.columns).into_iter().zip(T::COLUMNS);
@@ -172,8 +161,7 @@ impl<B: Backend> Arena<B> {
             .map(|(column, field)| {
                 // `column_addresses` checked that the column holds these bytes.
                 let mut bytes = alloc_crate::vec![0; soa.len * field.size];
-                let element = (field.size, field.align);
-                (self.here()).read_bytes(column.place(SEALED), soa.len, element, 0, &mut bytes)?;
+                self.read_column(column.place(SEALED), soa.len, field, &mut bytes)?;
                 Ok(bytes)
             })
             .collect::<ArenaResult<Vec<Vec<u8>>, B>>()?;
@@ -197,11 +185,12 @@ impl<B: Backend> Arena<B> {
 
 #[cfg(feature = "cuda")]
 impl Arena<CudaBackend> {
-    /// Runs `launch` with the kernel's view of `soa`, tracking every column
-    /// as written by it: `stream` first waits for the columns' earlier
-    /// reads and writes, and a write of each is recorded on `stream` after
-    /// `launch` (which must enqueue its work there), so later use on any
-    /// stream, and reuse after a drop, waits for the kernel.
+    /// The kernel's view of `soa` ([`SoaView`](super::SoaView): one address
+    /// per column, then the length), lent to one launch on `stream` as a
+    /// [`KernelArg`], which orders it as a view orders an array: `stream`
+    /// waits for the columns' earlier reads and writes now, and a write of
+    /// each is recorded on `stream` when the argument drops, so later use
+    /// on any stream, and reuse after a drop, waits for the kernel.
     ///
     /// ```no_run
     /// use gpu_aligned::arena::Arena;
@@ -227,12 +216,12 @@ impl Arena<CudaBackend> {
     ///
     /// let mut arena = Arena::device(&s1, 1 << 20)?;
     /// let mut hits = arena.alloc_soa::<Hit>(1000)?;
-    /// arena.launch_soa(&mut hits, &s2, |view| {
-    ///     let mut launch = s2.launch_builder(&bump); // not the arena's stream
-    ///     launch.arg(view);
-    ///     // SAFETY: `bump` takes one `Hit_soa`, laid out as the view.
-    ///     unsafe { launch.launch(LaunchConfig::for_num_elems(1000)) }.map(|_| ())
-    /// })?;
+    /// let view = arena.soa_view(&mut hits, &s2)?; // not the arena's stream
+    /// let mut launch = s2.launch_builder(&bump);
+    /// launch.arg(&view);
+    /// // SAFETY: `bump` takes one `Hit_soa`, laid out as the view.
+    /// unsafe { launch.launch(LaunchConfig::for_num_elems(1000)) }?;
+    /// drop(view); // records the kernel's write of every column
     /// let after = arena.read_soa(&hits)?; // on s1: waits for the kernel on s2
     /// assert!(after.iter().all(|hit| hit.x == 1.0));
     /// # Ok::<(), Box<dyn std::error::Error>>(())
@@ -240,38 +229,33 @@ impl Arena<CudaBackend> {
     ///
     /// # Errors
     ///
-    /// [`soa_view`](Arena::soa_view)'s, [`CudaError::ForeignStream`] for a
-    /// stream of another context, a backend error after a sticky fault:
-    /// `launch` is not called then. Its own error comes back converted.
-    pub fn launch_soa<T: GpuSoa, R, E>(
-        &self,
-        soa: &mut Soa<T, CudaBackend>,
-        stream: &cudarc::driver::CudaStream,
-        launch: impl FnOnce(&T::View) -> Result<R, E>,
-    ) -> ArenaResult<R, CudaBackend>
-    where
-        ArenaError<CudaError>: From<E>,
-    {
+    /// [`CudaError::ForeignStream`](crate::backend::cuda::CudaError::ForeignStream)
+    /// for a stream of another context;
+    /// [`read_soa`](Arena::read_soa)'s column checks; a backend error after
+    /// a sticky fault.
+    pub fn soa_view<'a, T: GpuSoa>(
+        &'a self,
+        soa: &'a mut Soa<T, CudaBackend>,
+        stream: &'a cudarc::driver::CudaStream,
+    ) -> ArenaResult<KernelArg<'a, T::View>, CudaBackend> {
         use cudarc::driver::DevicePtrMut;
         // cudarc records a write event only on a stream of the event's own
         // context: on a foreign stream the kernel would go untracked.
         self.backend()
             .same_context(stream)
             .map_err(ArenaError::Backend)?;
-        let view = self.soa_view(soa)?;
+        let addresses = self.column_addresses(soa)?;
+        let (expected, found) = (T::COLUMNS.len(), addresses.len());
+        let view = T::View::from_addresses(&addresses, soa.len as u64)
+            .ok_or(ArenaError::LengthMismatch { expected, found })?;
+        let len = soa.len;
         let columns = T::columns_mut(&mut soa.columns).into_iter().zip(T::COLUMNS);
-        let mut bytes = columns
-            .map(|(column, field)| self.column_bytes_mut(column, soa.len, field))
+        let writes = columns
+            .map(|(column, field)| {
+                let bytes = self.column_bytes_mut(column, len, field)?;
+                Ok(bytes.device_ptr_mut(stream).1)
+            })
             .collect::<ArenaResult<Vec<_>, CudaBackend>>()?;
-        let writes: Vec<_> = bytes
-            .iter_mut()
-            .map(|bytes| bytes.device_ptr_mut(stream).1)
-            .collect();
-        let result = launch(&view);
-        // Dropping the guards records each column's write on `stream`,
-        // after what `launch` enqueued (also after a failed launch: what it
-        // enqueued before failing is still ordered).
-        drop(writes);
-        Ok(result?)
+        Ok(KernelArg::lent(view, writes))
     }
 }

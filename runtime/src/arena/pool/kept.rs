@@ -11,7 +11,7 @@
 //! ever made, dropped, given back by hand or stale, can name it again. The
 //! kept blocks stay allocated as far as the allocator knows: they count
 //! among the arena's [pending frees](crate::arena::Arena::pending_frees) and in
-//! its [`stats`](crate::arena::Arena::stats) as allocated, like the dropped arrays
+//! its allocator's [`stats`](crate::alloc::Allocator::stats) as allocated, like the dropped arrays
 //! still queued. They go back to the allocator whenever an array would not
 //! fit without them (before a growing arena grows), and when a growing
 //! arena is [trimmed](crate::arena::Arena::trim); a [`reset`](crate::arena::Arena::reset)

@@ -193,7 +193,7 @@ impl std::error::Error for CudaError {
 ///     let stream = CudaContext::new(0)?.default_stream(); // cudarc's DriverError
 ///     let mut arena = Arena::device(&stream, 1 << 20)?;   // the arena's error
 ///     let mut array = arena.alloc::<f32>(weights.len())?;
-///     arena.write(&mut array, weights)?;
+///     arena.write(&mut array, .., weights)?;
 ///     arena.to_vec(&array)
 /// }
 /// # upload(&[1.0]).unwrap();

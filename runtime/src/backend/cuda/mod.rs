@@ -40,11 +40,11 @@
 //! let mut arena = Arena::device(&stream, 1 << 20)?;
 //! let mut points = arena.alloc::<float4>(1000)?; // both start on 256-byte boundaries
 //! let mut weights = arena.alloc::<f32>(1000)?;   // of the same device buffer
-//! arena.write(&mut points, &vec![float4::new(1.0, 2.0, 3.0, 4.0); 1000])?;
-//! arena.write(&mut weights, &vec![0.5; 1000])?;
+//! arena.write(&mut points, .., &vec![float4::new(1.0, 2.0, 3.0, 4.0); 1000])?;
+//! arena.write(&mut weights, .., &vec![0.5; 1000])?;
 //! {
-//!     let mut p = arena.view_mut(&mut points)?; // written by the kernel
-//!     let w = arena.view(&weights)?;            // read by it
+//!     let mut p = arena.view_mut(&mut points, ..)?; // written by the kernel
+//!     let w = arena.view(&weights, ..)?;            // read by it
 //!     let n = 1000u32;
 //!     let mut launch = stream.launch_builder(&scale);
 //!     launch.arg(&mut p).arg(&w).arg(&n);
