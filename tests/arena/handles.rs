@@ -1,5 +1,9 @@
 //! Handles that cannot be lost or misused: a refused free hands the handle
-//! back, leaks can be counted, views borrow one array, not the arena.
+//! back, leaks can be counted, views borrow one array, not the arena, and a
+//! range outside an array, reversed or overflowing is an error, not a
+//! panic.
+
+use std::ops::Bound;
 
 use gpu_aligned::alloc::HandleError;
 use gpu_aligned::arena::{Arena, ArenaError, Plan};
@@ -137,29 +141,129 @@ fn a_view_of_one_array_lives_while_another_is_written() {
 }
 
 #[test]
-fn sub_ranges_and_rows_are_checked() {
+fn every_form_of_range_reaches_the_elements_it_names() {
     let mut arena = Arena::host(1 << 16).unwrap();
-    let mut a = arena.alloc::<u16>(10).unwrap();
+    let mut a = arena.alloc_from(&[0u16; 10]).unwrap();
+    arena.write(&mut a, 9.., &[1]).unwrap();
+    arena.write(&mut a, ..1, &[2]).unwrap();
+    arena.write(&mut a, 3..=4, &[3, 4]).unwrap();
+    arena.write(&mut a, 5..5, &[]).unwrap();
+    let excluded_start = (Bound::Excluded(5), Bound::Included(6));
+    arena.write(&mut a, excluded_start, &[6]).unwrap();
+    assert_eq!(arena.to_vec(&a).unwrap(), [2, 0, 0, 3, 4, 0, 6, 0, 0, 1]);
+    let mut two = [0; 2];
+    arena.read(&a, 8.., &mut two).unwrap();
+    assert_eq!(two, [0, 1]);
+    // The range's length, not the array's, is what the slice must hold.
     assert_eq!(
-        arena.write(&mut a, usize::MAX.., &[1]).unwrap_err(),
-        ArenaError::OutOfRange {
-            start: usize::MAX,
-            end: 10,
-            array_len: 10
+        arena.write(&mut a, 2..4, &[1]).unwrap_err(),
+        ArenaError::LengthMismatch {
+            expected: 2,
+            found: 1
         }
     );
-    arena.write(&mut a, 9..10, &[1]).unwrap();
-    assert!(arena.write(&mut a, 10..11, &[1]).is_err());
+    arena.free(a).unwrap();
+}
+
+#[test]
+fn a_range_outside_the_array_is_out_of_range() {
+    let mut arena = Arena::host(1 << 16).unwrap();
+    let mut a = arena.alloc::<u16>(10).unwrap();
+    let out = |start, end| ArenaError::OutOfRange {
+        start,
+        end,
+        array_len: 10,
+    };
+    assert_eq!(arena.write(&mut a, 10..11, &[1]).unwrap_err(), out(10, 11));
+    assert_eq!(
+        arena.write(&mut a, 9..=10, &[1, 2]).unwrap_err(),
+        out(9, 11)
+    );
+    assert_eq!(
+        arena.read(&a, usize::MAX.., &mut []).unwrap_err(),
+        out(usize::MAX, 10)
+    );
+    assert_eq!(arena.read(&a, ..11, &mut [0; 11]).unwrap_err(), out(0, 11));
+    let mut image = arena.alloc_pitched::<u16>(3, 2).unwrap();
+    let rows = |start, end| ArenaError::OutOfRange {
+        start,
+        end,
+        array_len: 2,
+    };
+    assert_eq!(
+        arena.write(&mut image, 1..3, &[0; 6]).unwrap_err(),
+        rows(1, 3)
+    );
+    assert_eq!(arena.read(&image, 3.., &mut []).unwrap_err(), rows(3, 2));
+    arena.read(&image, 2.., &mut []).unwrap(); // empty, at the end
+    assert_eq!(arena.row(&image, 2).unwrap_err(), rows(2, 3));
+    assert!(arena.row_mut(&mut image, usize::MAX).is_err());
+    // Nothing was written.
+    assert_eq!(arena.to_vec(&a).unwrap(), [0; 10]);
+    assert_eq!(arena.to_vec(&image).unwrap(), [0; 6]);
+    arena.free(a).unwrap();
+    arena.free(image).unwrap();
+}
+
+#[test]
+#[allow(clippy::reversed_empty_ranges)]
+fn a_reversed_range_is_out_of_range_not_a_panic() {
+    let mut arena = Arena::host(1 << 16).unwrap();
+    let mut a = arena.alloc::<u16>(10).unwrap();
+    let out = |start, end| ArenaError::OutOfRange {
+        start,
+        end,
+        array_len: 10,
+    };
+    assert_eq!(arena.write(&mut a, 4..2, &[]).unwrap_err(), out(4, 2));
+    assert_eq!(arena.read(&a, 3..=1, &mut []).unwrap_err(), out(3, 2));
+    let excluded = (Bound::Excluded(5), Bound::Excluded(5));
+    assert_eq!(arena.read(&a, excluded, &mut []).unwrap_err(), out(6, 5));
+    let mut image = arena.alloc_pitched::<u16>(3, 2).unwrap();
+    let rows = ArenaError::OutOfRange {
+        start: 2,
+        end: 1,
+        array_len: 2,
+    };
+    assert_eq!(arena.write(&mut image, 2..1, &[]).unwrap_err(), rows);
+    assert_eq!(arena.read(&image, 2..1, &mut []).unwrap_err(), rows);
+    arena.free(a).unwrap();
+    arena.free(image).unwrap();
+}
+
+#[test]
+fn a_range_whose_bounds_overflow_is_out_of_range_not_a_panic() {
+    let mut arena = Arena::host(1 << 16).unwrap();
+    let mut a = arena.alloc::<u16>(10).unwrap();
+    let out = |start, end| ArenaError::OutOfRange {
+        start,
+        end,
+        array_len: 10,
+    };
+    // `..=usize::MAX` ends one past `usize::MAX`; an excluded start of
+    // `usize::MAX` starts there.
+    assert_eq!(
+        arena.write(&mut a, ..=usize::MAX, &[]).unwrap_err(),
+        out(0, usize::MAX)
+    );
+    assert_eq!(
+        arena.read(&a, 5..=usize::MAX, &mut []).unwrap_err(),
+        out(5, usize::MAX)
+    );
+    let after_max = (Bound::Excluded(usize::MAX), Bound::Unbounded);
+    assert_eq!(
+        arena.read(&a, after_max, &mut []).unwrap_err(),
+        out(usize::MAX, 10)
+    );
     let mut image = arena.alloc_pitched::<u16>(3, 2).unwrap();
     assert_eq!(
-        arena.row(&image, 2).unwrap_err(),
+        arena.write(&mut image, 1..=usize::MAX, &[]).unwrap_err(),
         ArenaError::OutOfRange {
-            start: 2,
-            end: 3,
+            start: 1,
+            end: usize::MAX,
             array_len: 2
         }
     );
-    assert!(arena.row_mut(&mut image, usize::MAX).is_err());
     arena.free(a).unwrap();
     arena.free(image).unwrap();
 }
