@@ -10,6 +10,7 @@
 //! the array against the stream that uses them.
 
 use alloc_crate::vec::Vec;
+use bytemuck::Zeroable;
 use core::mem::{align_of, size_of};
 use core::ops::{Bound, RangeBounds};
 
@@ -57,34 +58,16 @@ pub(super) fn check_len<E>(expected: usize, found: usize) -> Result<(), ArenaErr
     }
 }
 
-/// What a range of a typed array reaches, checked by [`Arena::part`].
+/// What a range of a typed array reaches, checked by [`Arena::part`]:
+/// `span` from its first byte to its last (a pitched array's rows with
+/// their padding), the rows of a pitched array (`None` for a flat one, or
+/// when there are none), and the elements a host slice holds for it
+/// (packed, for rows).
 #[derive(Clone, Copy, Debug)]
-pub(super) enum Part {
-    /// Elements of a flat array, back to back.
-    Flat { span: Span, elements: usize },
-    /// Whole rows of a pitched array: the rows' elements, and `span`, the
-    /// rows with their padding.
-    Rows {
-        rows: Rows,
-        span: Span,
-        elements: usize,
-    },
-}
-
-impl Part {
-    /// Elements a host slice holds for this part (packed, for rows).
-    pub(super) fn elements(&self) -> usize {
-        match *self {
-            Part::Flat { elements, .. } | Part::Rows { elements, .. } => elements,
-        }
-    }
-
-    /// The bytes from the part's first to its last, padding included.
-    pub(super) fn span(&self) -> Span {
-        match *self {
-            Part::Flat { span, .. } | Part::Rows { span, .. } => span,
-        }
-    }
+pub(super) struct Part {
+    pub(super) span: Span,
+    pub(super) rows: Option<Rows>,
+    pub(super) elements: usize,
 }
 
 impl<B: Backend> Arena<B> {
@@ -118,8 +101,9 @@ impl<B: Backend> Arena<B> {
             Shape::Flat { len } => {
                 let (start, count) = bounds(&range, len)?;
                 let span = self.place_span(place, len, element, start, count)?;
-                Ok(Part::Flat {
+                Ok(Part {
                     span,
+                    rows: None,
                     elements: count,
                 })
             }
@@ -130,22 +114,14 @@ impl<B: Backend> Arena<B> {
             } => {
                 let (first, count) = bounds(&range, height)?;
                 let elements = width.checked_mul(count).ok_or(ArenaError::OutsideBuffer)?;
-                let array_span = place.span();
+                let array = place.span();
                 if place.is_empty() || count == 0 {
                     // No rows, or rows of no bytes: nothing to reach.
-                    let rows = Rows {
-                        offset: array_span.offset,
-                        pitch,
-                        row_bytes: 0,
-                        rows: 0,
-                    };
-                    let span = Span {
-                        offset: array_span.offset,
-                        len: 0,
-                    };
-                    return Ok(Part::Rows {
-                        rows,
+                    let span = Span { len: 0, ..array };
+                    let rows = None;
+                    return Ok(Part {
                         span,
+                        rows,
                         elements,
                     });
                 }
@@ -153,18 +129,19 @@ impl<B: Backend> Arena<B> {
                 let rows = self.rows_span(place, shape, element, first, count)?;
                 // The rows' whole pitch, the last row's padding included,
                 // must lie inside the array too.
-                let bytes = pitch.checked_mul(count).ok_or(ArenaError::OutsideBuffer)?;
+                let len = pitch.checked_mul(count).ok_or(ArenaError::OutsideBuffer)?;
                 let span = Span {
                     offset: rows.offset,
-                    len: bytes,
+                    len,
                 };
-                match (span.end(), array_span.end()) {
+                match (span.end(), array.end()) {
                     (Some(end), Some(array_end)) if end <= array_end => {}
                     _ => return Err(ArenaError::OutsideBuffer),
                 }
-                Ok(Part::Rows {
-                    rows,
+                let rows = Some(rows);
+                Ok(Part {
                     span,
+                    rows,
                     elements,
                 })
             }
@@ -289,7 +266,7 @@ impl<B: Backend> Arena<B> {
         src: &[A::Element],
     ) -> ArenaResult<(), B> {
         let part = self.part(array, range)?;
-        check_len(part.elements(), src.len())?;
+        check_len(part.elements, src.len())?;
         self.write_part(array.place_mut(SEALED), part, bytemuck::cast_slice(src))
     }
 
@@ -317,7 +294,7 @@ impl<B: Backend> Arena<B> {
         dst: &mut [A::Element],
     ) -> ArenaResult<(), B> {
         let part = self.part(array, range)?;
-        check_len(part.elements(), dst.len())?;
+        check_len(part.elements, dst.len())?;
         self.read_part(array.place(SEALED), part, bytemuck::cast_slice_mut(dst))
     }
 
@@ -338,13 +315,9 @@ impl<B: Backend> Arena<B> {
         // Checked before the `Vec` is made, so a forged length cannot ask for
         // a huge allocation.
         let part = self.part(array, ..)?;
-        let mut out =
-            alloc_crate::vec![<A::Element as bytemuck::Zeroable>::zeroed(); part.elements()];
-        self.read_part(
-            array.place(SEALED),
-            part,
-            bytemuck::cast_slice_mut(&mut out),
-        )?;
+        let mut out: Vec<A::Element> = alloc_crate::vec![Zeroable::zeroed(); part.elements];
+        let dst = bytemuck::cast_slice_mut(&mut out);
+        self.read_part(array.place(SEALED), part, dst)?;
         Ok(out)
     }
 
@@ -363,7 +336,7 @@ impl<B: Backend> Arena<B> {
     /// [`ArenaError::Handle`] for a handle this arena does not hold,
     /// [`ArenaError::Backend`].
     pub fn zero<A: TypedArray<B>>(&self, array: &mut A) -> ArenaResult<(), B> {
-        let dst = self.part(array, ..)?.span();
+        let dst = self.part(array, ..)?.span;
         let place = array.place_mut(SEALED);
         if place.is_empty() || dst.len == 0 {
             return Ok(());
@@ -445,8 +418,16 @@ impl<B: Backend> Arena<B> {
     ) -> ArenaResult<(), B> {
         let span = self.place_span(place, len, (field.size, field.align), 0, len)?;
         check_len(span.len, src.len())?;
-        let elements = len;
-        self.write_part(place, Part::Flat { span, elements }, src)
+        let (rows, elements) = (None, len);
+        self.write_part(
+            place,
+            Part {
+                span,
+                rows,
+                elements,
+            },
+            src,
+        )
     }
 
     /// Copies a structure of arrays' column into `dst`, as
@@ -460,8 +441,16 @@ impl<B: Backend> Arena<B> {
     ) -> ArenaResult<(), B> {
         let span = self.place_span(place, len, (field.size, field.align), 0, len)?;
         check_len(span.len, dst.len())?;
-        let elements = len;
-        self.read_part(place, Part::Flat { span, elements }, dst)
+        let (rows, elements) = (None, len);
+        self.read_part(
+            place,
+            Part {
+                span,
+                rows,
+                elements,
+            },
+            dst,
+        )
     }
 
     /// Copies `src` into the checked `part` of the array at `place`: every
@@ -469,24 +458,19 @@ impl<B: Backend> Arena<B> {
     fn write_part(&self, place: &mut Place<B>, part: Part, src: &[u8]) -> ArenaResult<(), B> {
         // An empty array or range has no bytes for the backend to write
         // or track.
-        if place.is_empty() || part.span().len == 0 {
+        if place.is_empty() || part.span.len == 0 {
             return Ok(());
         }
-        let array = place.span();
-        let (stream, tracking) = (self.backend.stream(), &mut place.tracking);
-        match part {
-            // SAFETY: `span` lies inside the buffer and inside the live
-            // array at `place` (checked by `part`), which `&mut` gives us
-            // alone; `src` holds exactly its bytes (the caller checked the
-            // element count).
-            Part::Flat { span, .. } => unsafe {
-                self.backend.write(stream, tracking, array, span, src)
-            },
-            // SAFETY: as above, for every row of `rows`; `src` holds
-            // `row_bytes` for each.
-            Part::Rows { rows, .. } => unsafe {
-                self.backend.write_rows(stream, tracking, array, rows, src)
-            },
+        let (stream, array, tracking) = (self.backend.stream(), place.span(), &mut place.tracking);
+        // SAFETY: `part` lies inside the buffer and inside the live array
+        // at `place` (checked by `part`), which `&mut` gives us alone; `src`
+        // holds exactly its bytes (the caller checked the element count):
+        // `span`'s, or `row_bytes` for each of its rows.
+        unsafe {
+            match part.rows {
+                None => (self.backend).write(stream, tracking, array, part.span, src),
+                Some(rows) => (self.backend).write_rows(stream, tracking, array, rows, src),
+            }
         }
         .map_err(ArenaError::Backend)
     }
@@ -494,21 +478,16 @@ impl<B: Backend> Arena<B> {
     /// Copies the checked `part` of the array at `place` into `dst`: every
     /// read goes through here.
     fn read_part(&self, place: &Place<B>, part: Part, dst: &mut [u8]) -> ArenaResult<(), B> {
-        if place.is_empty() || part.span().len == 0 {
+        if place.is_empty() || part.span.len == 0 {
             return Ok(());
         }
-        let (stream, tracking, array) = (self.backend.stream(), &place.tracking, place.span());
-        match part {
-            // SAFETY: `span` lies inside the buffer and inside the live
-            // array at `place`, which `&` keeps from being written
-            // meanwhile; `dst` holds exactly its bytes.
-            Part::Flat { span, .. } => unsafe {
-                self.backend.read(stream, tracking, array, span, dst)
-            },
-            // SAFETY: as above, for every row of `rows`.
-            Part::Rows { rows, .. } => unsafe {
-                self.backend.read_rows(stream, tracking, array, rows, dst)
-            },
+        let (stream, array, tracking) = (self.backend.stream(), place.span(), &place.tracking);
+        // SAFETY: as in `write_part`, with `&` keeping writers away.
+        unsafe {
+            match part.rows {
+                None => (self.backend).read(stream, tracking, array, part.span, dst),
+                Some(rows) => (self.backend).read_rows(stream, tracking, array, rows, dst),
+            }
         }
         .map_err(ArenaError::Backend)
     }

@@ -79,8 +79,8 @@ impl Arena<CudaBackend> {
             .tracking
             .get(&self.backend, whole)
             .map_err(ArenaError::Backend)?;
-        let (start, end) = within(part.span(), whole)?;
-        let outside = outside(part.span());
+        let (start, end) = within(part.span, whole)?;
+        let outside = outside(part.span);
         let len = view_len::<A::Element>(part);
         let range = bytes.try_slice(start..end).ok_or(outside)?;
         // SAFETY: `part` checked that its span holds `len` elements of the
@@ -130,10 +130,10 @@ impl Arena<CudaBackend> {
             .tracking
             .get_mut(&self.backend, whole)
             .map_err(ArenaError::Backend)?;
-        let (start, end) = within(part.span(), whole)?;
+        let (start, end) = within(part.span, whole)?;
         let bytes = bytes
             .try_slice_mut(start..end)
-            .ok_or_else(|| outside(part.span()))?;
+            .ok_or_else(|| outside(part.span))?;
         Ok(ViewMut::new(bytes, view_len::<A::Element>(part), self))
     }
 
@@ -171,9 +171,9 @@ impl Arena<CudaBackend> {
 /// The elements of `T` a view of `part` holds: a flat range's own, or
 /// whole rows with their padding.
 fn view_len<T>(part: Part) -> usize {
-    match part {
-        Part::Flat { elements, .. } => elements,
-        Part::Rows { span, .. } => span.len / core::mem::size_of::<T>().max(1),
+    match part.rows {
+        None => part.elements,
+        Some(_) => part.span.len / core::mem::size_of::<T>().max(1),
     }
 }
 

@@ -39,6 +39,7 @@ use crate::backend::cuda::CudaBackend;
 /// [read-only](View::read_only) for the tools: only such a view has work to
 /// do when it drops, so a plain one's borrows end at its last use, as a
 /// cudarc view's do.
+#[derive(Debug)]
 pub struct View<'a, T, R = ()> {
     view: CudaView<'a, T>,
     arena: &'a Arena<CudaBackend>,
@@ -142,17 +143,12 @@ impl<'a, T, R: Marked<'a>> View<'a, T, R> {
             read_only,
             ..
         } = self;
-        arena
-            .backend
-            .same_context(stream)
-            .map_err(ArenaError::Backend)?;
+        same_context(arena, stream)?;
         let len = view.len();
         let (address, used) = view.view_ptr(stream);
-        Ok(KernelArg {
-            value: KernelArray::new(address, len),
-            uses: alloc_crate::vec![used],
-            _read_only: read_only.into_read_only(),
-        })
+        let mut arg = KernelArg::lent(KernelArray::new(address, len), alloc_crate::vec![used]);
+        arg._read_only = read_only.into_read_only();
+        Ok(arg)
     }
 }
 
@@ -161,16 +157,6 @@ impl<'a, T, R> Deref for View<'a, T, R> {
 
     fn deref(&self) -> &CudaView<'a, T> {
         &self.view
-    }
-}
-
-impl<T, R> fmt::Debug for View<'_, T, R> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("View")
-            .field("type", &core::any::type_name::<T>())
-            .field("len", &self.view.len())
-            .field("read_only", &core::any::type_name::<R>())
-            .finish()
     }
 }
 
@@ -202,19 +188,12 @@ unsafe impl<'a, 'b: 'a, 'c: 'b, T, R> PushKernelArg<&'b View<'c, T, R>> for Laun
 /// What keeps a [read-only](View::read_only) view's array read-only for
 /// the tools: the view's last type parameter. The array is writable again
 /// when the last one drops.
+#[derive(Debug)]
 pub struct ReadOnly<'a> {
     arena: &'a Arena<CudaBackend>,
     /// The array's address while it is marked, `None` when no tool is
     /// attached (or the array, empty, has no region).
     address: Option<u64>,
-}
-
-impl fmt::Debug for ReadOnly<'_> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("ReadOnly")
-            .field("marked", &self.address.is_some())
-            .finish()
-    }
 }
 
 impl Drop for ReadOnly<'_> {
@@ -253,6 +232,7 @@ use sealed::Marked;
 /// view)`, `stream.memset_zeros(&mut view)`), recorded as a write of the
 /// array on the stream that uses it. Its length is cudarc's
 /// `DeviceSlice::len`.
+#[derive(Debug)]
 pub struct ViewMut<'a, T> {
     /// The range's bytes, with the array's events.
     bytes: CudaViewMut<'a, u8>,
@@ -300,25 +280,10 @@ impl<'a, T> ViewMut<'a, T> {
         self,
         stream: &'a CudaStream,
     ) -> ArenaResult<KernelArg<'a, KernelArray<T>>, CudaBackend> {
-        self.arena
-            .backend
-            .same_context(stream)
-            .map_err(ArenaError::Backend)?;
+        same_context(self.arena, stream)?;
         let (address, used) = self.bytes.view_ptr_mut(stream);
-        Ok(KernelArg {
-            value: KernelArray::new(address, self.len),
-            uses: alloc_crate::vec![used],
-            _read_only: None,
-        })
-    }
-}
-
-impl<T> fmt::Debug for ViewMut<'_, T> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("ViewMut")
-            .field("type", &core::any::type_name::<T>())
-            .field("len", &self.len)
-            .finish()
+        let uses = alloc_crate::vec![used];
+        Ok(KernelArg::lent(KernelArray::new(address, self.len), uses))
     }
 }
 
@@ -356,6 +321,15 @@ unsafe impl<'a, 'b: 'a, 'c: 'b, T> PushKernelArg<&'b mut ViewMut<'c, T>> for Lau
     fn arg(&mut self, arg: &'b mut ViewMut<'c, T>) -> &mut Self {
         self.arg(&mut arg.bytes)
     }
+}
+
+/// `stream`, if it is of the arena's context: cudarc records an array's
+/// use only on a stream of the array's own context.
+fn same_context(arena: &Arena<CudaBackend>, stream: &CudaStream) -> ArenaResult<(), CudaBackend> {
+    arena
+        .backend
+        .same_context(stream)
+        .map_err(ArenaError::Backend)
 }
 
 /// An array's device address and length, laid out as the header's
@@ -458,11 +432,12 @@ unsafe impl<T> DeviceRepr for KernelArray<T> {}
 /// let back = arena.to_vec(&out)?; // on s1: waits for the kernel on s2
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
+#[derive(Debug)]
 pub struct KernelArg<'a, A> {
     value: A,
     /// Record this launch's use of each array when dropped, before the
     /// read-only mark goes.
-    uses: Vec<SyncOnDrop<'a>>,
+    _uses: Vec<SyncOnDrop<'a>>,
     _read_only: Option<ReadOnly<'a>>,
 }
 
@@ -471,7 +446,7 @@ impl<'a, A> KernelArg<'a, A> {
     pub(crate) fn lent(value: A, uses: Vec<SyncOnDrop<'a>>) -> Self {
         KernelArg {
             value,
-            uses,
+            _uses: uses,
             _read_only: None,
         }
     }
@@ -482,15 +457,6 @@ impl<A> Deref for KernelArg<'_, A> {
 
     fn deref(&self) -> &A {
         &self.value
-    }
-}
-
-impl<A: fmt::Debug> fmt::Debug for KernelArg<'_, A> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("KernelArg")
-            .field("value", &self.value)
-            .field("arrays", &self.uses.len())
-            .finish()
     }
 }
 
