@@ -75,62 +75,27 @@ unsafe impl MoveBytes for StandIn {
         &()
     }
 
-    unsafe fn write(
-        &self,
-        _: &(),
-        _: &mut Events,
-        _: Span,
-        _: Span,
-        _: &[u8],
-    ) -> Result<(), NoBytes> {
+    unsafe fn write(&self, _: &mut Events, _: Span, _: Span, _: &[u8]) -> Result<(), NoBytes> {
         Err(NoBytes)
     }
 
-    unsafe fn read(
-        &self,
-        _: &(),
-        _: &Events,
-        _: Span,
-        _: Span,
-        _: &mut [u8],
-    ) -> Result<(), NoBytes> {
+    unsafe fn read(&self, _: &Events, _: Span, _: Span, _: &mut [u8]) -> Result<(), NoBytes> {
         Err(NoBytes)
     }
 
-    unsafe fn zero(&self, _: &(), _: &mut Events, _: Span, _: Span) -> Result<(), NoBytes> {
+    unsafe fn zero(&self, _: &mut Events, _: Span, _: Span) -> Result<(), NoBytes> {
         Err(NoBytes)
     }
 
-    unsafe fn copy(
-        &self,
-        _: &(),
-        _: &Events,
-        _: Span,
-        _: &mut Events,
-        _: Span,
-    ) -> Result<(), NoBytes> {
+    unsafe fn copy(&self, _: &Events, _: Span, _: &mut Events, _: Span) -> Result<(), NoBytes> {
         Err(NoBytes)
     }
 
-    unsafe fn write_rows(
-        &self,
-        _: &(),
-        _: &mut Events,
-        _: Span,
-        _: Rows,
-        _: &[u8],
-    ) -> Result<(), NoBytes> {
+    unsafe fn write_rows(&self, _: &mut Events, _: Span, _: Rows, _: &[u8]) -> Result<(), NoBytes> {
         Err(NoBytes)
     }
 
-    unsafe fn read_rows(
-        &self,
-        _: &(),
-        _: &Events,
-        _: Span,
-        _: Rows,
-        _: &mut [u8],
-    ) -> Result<(), NoBytes> {
+    unsafe fn read_rows(&self, _: &Events, _: Span, _: Rows, _: &mut [u8]) -> Result<(), NoBytes> {
         Err(NoBytes)
     }
 }

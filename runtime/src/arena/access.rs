@@ -344,11 +344,7 @@ impl<B: Backend> Arena<B> {
         let array = place.span();
         // SAFETY: `dst` lies inside the buffer and inside the live array at
         // `place` (checked by `part`), which `&mut` gives us alone.
-        unsafe {
-            self.backend
-                .zero(self.backend.stream(), &mut place.tracking, array, dst)
-        }
-        .map_err(ArenaError::Backend)
+        unsafe { self.backend.zero(&mut place.tracking, array, dst) }.map_err(ArenaError::Backend)
     }
 
     /// Copies flat array `src` into flat array `dst`, of the same type and
@@ -395,13 +391,8 @@ impl<B: Backend> Arena<B> {
         // `len`); `&src` keeps the first from being written, `&mut dst`
         // gives us the second alone.
         unsafe {
-            self.backend.copy(
-                self.backend.stream(),
-                &src.place.tracking,
-                from,
-                &mut dst.place.tracking,
-                to,
-            )
+            self.backend
+                .copy(&src.place.tracking, from, &mut dst.place.tracking, to)
         }
         .map_err(ArenaError::Backend)
     }
@@ -461,15 +452,15 @@ impl<B: Backend> Arena<B> {
         if place.is_empty() || part.span.len == 0 {
             return Ok(());
         }
-        let (stream, array, tracking) = (self.backend.stream(), place.span(), &mut place.tracking);
+        let (array, tracking) = (place.span(), &mut place.tracking);
         // SAFETY: `part` lies inside the buffer and inside the live array
         // at `place` (checked by `part`), which `&mut` gives us alone; `src`
         // holds exactly its bytes (the caller checked the element count):
         // `span`'s, or `row_bytes` for each of its rows.
         unsafe {
             match part.rows {
-                None => (self.backend).write(stream, tracking, array, part.span, src),
-                Some(rows) => (self.backend).write_rows(stream, tracking, array, rows, src),
+                None => (self.backend).write(tracking, array, part.span, src),
+                Some(rows) => (self.backend).write_rows(tracking, array, rows, src),
             }
         }
         .map_err(ArenaError::Backend)
@@ -481,12 +472,12 @@ impl<B: Backend> Arena<B> {
         if place.is_empty() || part.span.len == 0 {
             return Ok(());
         }
-        let (stream, array, tracking) = (self.backend.stream(), place.span(), &place.tracking);
+        let (array, tracking) = (place.span(), &place.tracking);
         // SAFETY: as in `write_part`, with `&` keeping writers away.
         unsafe {
             match part.rows {
-                None => (self.backend).read(stream, tracking, array, part.span, dst),
-                Some(rows) => (self.backend).read_rows(stream, tracking, array, rows, dst),
+                None => (self.backend).read(tracking, array, part.span, dst),
+                Some(rows) => (self.backend).read_rows(tracking, array, rows, dst),
             }
         }
         .map_err(ArenaError::Backend)

@@ -301,7 +301,6 @@ unsafe impl MoveBytes for HostBuffer {
 
     unsafe fn write(
         &self,
-        _stream: &(),
         _tracking: &mut (),
         _array: Span,
         dst: Span,
@@ -320,7 +319,6 @@ unsafe impl MoveBytes for HostBuffer {
 
     unsafe fn read(
         &self,
-        _stream: &(),
         _tracking: &(),
         _array: Span,
         src: Span,
@@ -337,13 +335,7 @@ unsafe impl MoveBytes for HostBuffer {
         Ok(())
     }
 
-    unsafe fn zero(
-        &self,
-        _stream: &(),
-        _tracking: &mut (),
-        _array: Span,
-        dst: Span,
-    ) -> Result<(), HostError> {
+    unsafe fn zero(&self, _tracking: &mut (), _array: Span, dst: Span) -> Result<(), HostError> {
         let to = self.at(dst).ok_or(outside(dst))?;
         // SAFETY: as in `write`.
         unsafe { core::ptr::write_bytes(to, 0, dst.len) };
@@ -352,7 +344,6 @@ unsafe impl MoveBytes for HostBuffer {
 
     unsafe fn copy(
         &self,
-        _stream: &(),
         _src_tracking: &(),
         src: Span,
         _dst_tracking: &mut (),
@@ -373,7 +364,6 @@ unsafe impl MoveBytes for HostBuffer {
 
     unsafe fn write_rows(
         &self,
-        stream: &(),
         tracking: &mut (),
         array: Span,
         dst: Rows,
@@ -394,14 +384,13 @@ unsafe impl MoveBytes for HostBuffer {
             };
             // SAFETY: the caller promises every row lies inside the array it
             // holds exclusively; `write` checks the buffer's bounds again.
-            unsafe { self.write(stream, tracking, array, span, source) }?;
+            unsafe { self.write(tracking, array, span, source) }?;
         }
         Ok(())
     }
 
     unsafe fn read_rows(
         &self,
-        stream: &(),
         tracking: &(),
         array: Span,
         src: Rows,
@@ -421,7 +410,7 @@ unsafe impl MoveBytes for HostBuffer {
                 len: src.row_bytes,
             };
             // SAFETY: as in `write_rows`, with shared access.
-            unsafe { self.read(stream, tracking, array, span, target) }?;
+            unsafe { self.read(tracking, array, span, target) }?;
         }
         Ok(())
     }

@@ -184,10 +184,10 @@ pub unsafe trait MoveBytes: StreamOrder {
     /// Where work is ordered: a CUDA stream on a device, nothing on the host.
     type Stream;
 
-    /// The stream work goes to when none is named.
+    /// The stream every verb's work goes to.
     fn stream(&self) -> &Self::Stream;
 
-    /// Copies `src` into the bytes of `dst`, in `stream`'s order.
+    /// Copies `src` into the bytes of `dst`, in the backend's stream order.
     ///
     /// # Safety
     ///
@@ -200,14 +200,13 @@ pub unsafe trait MoveBytes: StreamOrder {
     /// The backend's error when the copy cannot be made.
     unsafe fn write(
         &self,
-        stream: &Self::Stream,
         tracking: &mut Self::Tracking,
         array: Span,
         dst: Span,
         src: &[u8],
     ) -> Result<(), Self::Error>;
 
-    /// Copies the bytes of `src` into `dst`, in `stream`'s order, and waits
+    /// Copies the bytes of `src` into `dst`, in the backend's stream order, and waits
     /// for the copy.
     ///
     /// # Safety
@@ -220,14 +219,13 @@ pub unsafe trait MoveBytes: StreamOrder {
     /// The backend's error.
     unsafe fn read(
         &self,
-        stream: &Self::Stream,
         tracking: &Self::Tracking,
         array: Span,
         src: Span,
         dst: &mut [u8],
     ) -> Result<(), Self::Error>;
 
-    /// Sets the bytes of `dst` to zero, in `stream`'s order.
+    /// Sets the bytes of `dst` to zero, in the backend's stream order.
     ///
     /// # Safety
     ///
@@ -238,14 +236,13 @@ pub unsafe trait MoveBytes: StreamOrder {
     /// The backend's error.
     unsafe fn zero(
         &self,
-        stream: &Self::Stream,
         tracking: &mut Self::Tracking,
         array: Span,
         dst: Span,
     ) -> Result<(), Self::Error>;
 
     /// Copies the bytes of one array, `src`, into another of the same
-    /// length, `dst`, in `stream`'s order, without waiting: after the work
+    /// length, `dst`, in the backend's stream order, without waiting: after the work
     /// recorded on both, and recorded as a read of one and a write of the
     /// other.
     ///
@@ -260,7 +257,6 @@ pub unsafe trait MoveBytes: StreamOrder {
     /// The backend's error.
     unsafe fn copy(
         &self,
-        stream: &Self::Stream,
         src_tracking: &Self::Tracking,
         src: Span,
         dst_tracking: &mut Self::Tracking,
@@ -280,7 +276,6 @@ pub unsafe trait MoveBytes: StreamOrder {
     /// The backend's error.
     unsafe fn write_rows(
         &self,
-        stream: &Self::Stream,
         tracking: &mut Self::Tracking,
         array: Span,
         dst: Rows,
@@ -299,7 +294,6 @@ pub unsafe trait MoveBytes: StreamOrder {
     /// The backend's error.
     unsafe fn read_rows(
         &self,
-        stream: &Self::Stream,
         tracking: &Self::Tracking,
         array: Span,
         src: Rows,

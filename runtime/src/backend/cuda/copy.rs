@@ -1,5 +1,5 @@
 //! How the device buffer's bytes move: host<->device copies, zero-fill and
-//! pitched 2D copies of one array's range on a named stream, each waiting on
+//! pitched 2D copies of one array's range on the buffer's stream, each waiting on
 //! and recording that array's events; and stream-ordered reuse of freed
 //! arrays' bytes.
 
@@ -152,14 +152,13 @@ unsafe impl MoveBytes for CudaBackend {
 
     unsafe fn write(
         &self,
-        stream: &Arc<CudaStream>,
         tracking: &mut ArrayEvents,
         array: Span,
         dst: Span,
         src: &[u8],
     ) -> Result<(), CudaError> {
         self.healthy()?;
-        self.same_context(stream)?;
+        let stream = &self.stream;
         let range = local(array, dst)?;
         if range.len() != src.len() {
             return Err(CudaError::OutOfRange {
@@ -180,7 +179,6 @@ unsafe impl MoveBytes for CudaBackend {
 
     unsafe fn read(
         &self,
-        stream: &Arc<CudaStream>,
         tracking: &ArrayEvents,
         array: Span,
         src: Span,
@@ -189,7 +187,7 @@ unsafe impl MoveBytes for CudaBackend {
         self.healthy()?;
         // A download waits for the stream.
         self.not_capturing("reading an array to the host")?;
-        self.same_context(stream)?;
+        let stream = &self.stream;
         let range = local(array, src)?;
         if range.len() != dst.len() {
             return Err(CudaError::OutOfRange {
@@ -209,13 +207,12 @@ unsafe impl MoveBytes for CudaBackend {
 
     unsafe fn zero(
         &self,
-        stream: &Arc<CudaStream>,
         tracking: &mut ArrayEvents,
         array: Span,
         dst: Span,
     ) -> Result<(), CudaError> {
         self.healthy()?;
-        self.same_context(stream)?;
+        let stream = &self.stream;
         let range = local(array, dst)?;
         let slice = tracking.get_mut(self, array)?;
         let mut view = slice.try_slice_mut(range).ok_or(CudaError::OutOfRange {
@@ -228,14 +225,13 @@ unsafe impl MoveBytes for CudaBackend {
 
     unsafe fn copy(
         &self,
-        stream: &Arc<CudaStream>,
         src_tracking: &ArrayEvents,
         src: Span,
         dst_tracking: &mut ArrayEvents,
         dst: Span,
     ) -> Result<(), CudaError> {
         self.healthy()?;
-        self.same_context(stream)?;
+        let stream = &self.stream;
         if src.len != dst.len {
             return Err(CudaError::OutOfRange {
                 offset: dst.offset,
@@ -253,7 +249,6 @@ unsafe impl MoveBytes for CudaBackend {
 
     unsafe fn write_rows(
         &self,
-        stream: &Arc<CudaStream>,
         tracking: &mut ArrayEvents,
         array: Span,
         dst: Rows,
@@ -262,7 +257,7 @@ unsafe impl MoveBytes for CudaBackend {
         self.healthy()?;
         // A 2D copy from borrowed host rows is waited for.
         self.not_capturing("writing rows from the host")?;
-        self.same_context(stream)?;
+        let stream = &self.stream;
         if Some(src.len()) != dst.row_bytes.checked_mul(dst.rows) {
             return Err(CudaError::OutOfRange {
                 offset: dst.offset,
@@ -285,7 +280,6 @@ unsafe impl MoveBytes for CudaBackend {
 
     unsafe fn read_rows(
         &self,
-        stream: &Arc<CudaStream>,
         tracking: &ArrayEvents,
         array: Span,
         src: Rows,
@@ -293,7 +287,7 @@ unsafe impl MoveBytes for CudaBackend {
     ) -> Result<(), CudaError> {
         self.healthy()?;
         self.not_capturing("reading rows to the host")?;
-        self.same_context(stream)?;
+        let stream = &self.stream;
         if Some(dst.len()) != src.row_bytes.checked_mul(src.rows) {
             return Err(CudaError::OutOfRange {
                 offset: src.offset,
