@@ -10,10 +10,12 @@ use crate::support::{align_up, assert_consistent};
 fn carve_reserves_every_array_aligned_and_back_to_back() {
     let mut arena = Arena::host(1 << 16).unwrap();
     let mut plan = Plan::new();
+    assert_eq!((plan.len(), plan.is_empty()), (0, true));
     let bytes = plan.array::<u8>(10);
     let doubles = plan.array::<f64>(3);
     let points = plan.array::<float4>(7);
     let counts = plan.array::<u32>(1000);
+    assert_eq!((plan.len(), plan.is_empty()), (4, false));
     let mut carving = arena.carve(&plan).unwrap();
 
     let arrays = carving.arrays().to_vec();
@@ -108,6 +110,7 @@ fn carving_reports_pitched_padding() {
     let mut arena = Arena::host(1 << 16).unwrap();
     let mut plan = Plan::new();
     let image = plan.pitched::<f32>(100, 10);
+    assert_eq!(plan.len(), 1);
     let mut carving = arena.carve(&plan).unwrap();
     assert_eq!(carving.padding_bytes(), (512 - 400) * 10);
     assert_eq!(carving.total_bytes(), 512 * 10);

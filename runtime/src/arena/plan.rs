@@ -149,17 +149,6 @@ impl Default for Plan {
 }
 
 /// Names a flat array of a [`Plan`]; redeem it with [`Carving::take`].
-///
-/// ```
-/// # use gpu_aligned::arena::{Arena, Plan};
-/// let mut plan = Plan::new();
-/// let key = plan.array::<u32>(10);
-/// # let mut arena = Arena::host(4096)?;
-/// let mut carving = arena.carve(&plan)?;
-/// let array = carving.take(key)?;
-/// assert_eq!(array.len(), 10);
-/// # Ok::<(), Box<dyn std::error::Error>>(())
-/// ```
 #[derive(Debug)]
 #[must_use = "a key is the only way to take its array out of a carving"]
 pub struct ArrayKey<T> {
@@ -170,17 +159,6 @@ pub struct ArrayKey<T> {
 
 /// Names a pitched array of a [`Plan`]; redeem it with
 /// [`Carving::take_pitched`].
-///
-/// ```
-/// # use gpu_aligned::arena::{Arena, Plan};
-/// let mut plan = Plan::new();
-/// let key = plan.pitched::<f32>(10, 2);
-/// # let mut arena = Arena::host(4096)?;
-/// let mut carving = arena.carve(&plan)?;
-/// let image = carving.take_pitched(key)?;
-/// assert_eq!(image.height(), 2);
-/// # Ok::<(), Box<dyn std::error::Error>>(())
-/// ```
 #[derive(Debug)]
 #[must_use = "a key is the only way to take its array out of a carving"]
 pub struct PitchedKey<T> {
@@ -206,11 +184,6 @@ impl<T> Copy for PitchedKey<T> {}
 
 impl Plan {
     /// An empty plan.
-    ///
-    /// ```
-    /// # use gpu_aligned::arena::Plan;
-    /// assert!(Plan::new().is_empty());
-    /// ```
     pub fn new() -> Plan {
         Plan {
             id: next_plan_id(),
@@ -219,13 +192,6 @@ impl Plan {
     }
 
     /// Adds an array of `len` elements of `T`.
-    ///
-    /// ```
-    /// # use gpu_aligned::arena::Plan;
-    /// let mut plan = Plan::new();
-    /// let _key = plan.array::<f64>(100);
-    /// assert_eq!(plan.len(), 1);
-    /// ```
     pub fn array<T: GpuWords>(&mut self, len: usize) -> ArrayKey<T> {
         let index = self.push::<T>(Shape::Array { len });
         ArrayKey {
@@ -236,13 +202,6 @@ impl Plan {
     }
 
     /// Adds a pitched array of `height` rows of `width` elements of `T`.
-    ///
-    /// ```
-    /// # use gpu_aligned::arena::Plan;
-    /// let mut plan = Plan::new();
-    /// let _key = plan.pitched::<u8>(640, 480);
-    /// assert_eq!(plan.len(), 1);
-    /// ```
     pub fn pitched<T: GpuWords>(&mut self, width: usize, height: usize) -> PitchedKey<T> {
         let index = self.push::<T>(Shape::Pitched { width, height });
         PitchedKey {
@@ -267,21 +226,11 @@ impl Plan {
     }
 
     /// Number of arrays planned.
-    ///
-    /// ```
-    /// # use gpu_aligned::arena::Plan;
-    /// assert_eq!(Plan::new().len(), 0);
-    /// ```
     pub fn len(&self) -> usize {
         self.entries.len()
     }
 
     /// Whether nothing is planned.
-    ///
-    /// ```
-    /// # use gpu_aligned::arena::Plan;
-    /// assert!(Plan::new().is_empty());
-    /// ```
     pub fn is_empty(&self) -> bool {
         self.entries.is_empty()
     }
@@ -428,20 +377,6 @@ pub struct CarvedArray {
 /// The arrays of a [`Plan`], reserved in an arena. Take each typed handle
 /// out with [`take`](Carving::take) / [`take_pitched`](Carving::take_pitched);
 /// dropping the carving gives back the arrays not taken.
-///
-/// ```
-/// # use gpu_aligned::arena::{Arena, Plan};
-/// let mut plan = Plan::new();
-/// let a = plan.array::<u32>(10);
-/// let _b = plan.array::<u32>(10);
-/// let mut arena = Arena::host(4096)?;
-/// let mut carving = arena.carve(&plan)?;
-/// let a = carving.take(a)?;
-/// assert_eq!(arena.live(), 2);
-/// drop(carving); // gives back `_b`, never taken
-/// assert_eq!(arena.live(), 1);
-/// # Ok::<(), Box<dyn std::error::Error>>(())
-/// ```
 pub struct Carving<B: Backend = HostBuffer> {
     plan: u64,
     arrays: Vec<CarvedArray>,
@@ -471,32 +406,11 @@ impl<B: Backend> fmt::Debug for Carving<B> {
 
 impl<B: Backend> Carving<B> {
     /// Every array, in plan order.
-    ///
-    /// ```
-    /// # use gpu_aligned::arena::{Arena, Plan};
-    /// # let mut plan = Plan::new();
-    /// # let _a = plan.array::<u32>(10);
-    /// # let mut arena = Arena::host(4096)?;
-    /// let carving = arena.carve(&plan)?;
-    /// assert_eq!(carving.arrays()[0].bytes, 40);
-    /// # Ok::<(), Box<dyn std::error::Error>>(())
-    /// ```
     pub fn arrays(&self) -> &[CarvedArray] {
         &self.arrays
     }
 
     /// Bytes reserved for all arrays together (row padding included).
-    ///
-    /// ```
-    /// # use gpu_aligned::arena::{Arena, Plan};
-    /// # let mut plan = Plan::new();
-    /// # let _a = plan.array::<u32>(10);
-    /// # let _b = plan.array::<u8>(3);
-    /// # let mut arena = Arena::host(4096)?;
-    /// let carving = arena.carve(&plan)?;
-    /// assert_eq!(carving.total_bytes(), 43);
-    /// # Ok::<(), Box<dyn std::error::Error>>(())
-    /// ```
     pub fn total_bytes(&self) -> usize {
         self.arrays.iter().map(|array| array.bytes).sum()
     }
@@ -508,31 +422,11 @@ impl<B: Backend> Carving<B> {
     /// last). The arena rounds each array's block up to its minimum
     /// alignment, so these bytes count as used in its [`Stats`](crate::alloc::Stats)
     /// (`used - requested`).
-    ///
-    /// ```
-    /// # use gpu_aligned::arena::{Arena, Plan};
-    /// # let mut plan = Plan::new();
-    /// # let _a = plan.array::<u32>(10);
-    /// # let mut arena = Arena::host(4096)?;
-    /// let carving = arena.carve(&plan)?;
-    /// assert_eq!(carving.alignment_bytes(), 256 - 40);
-    /// # Ok::<(), Box<dyn std::error::Error>>(())
-    /// ```
     pub fn alignment_bytes(&self) -> usize {
         self.alignment_bytes
     }
 
     /// Bytes of row padding in the pitched arrays.
-    ///
-    /// ```
-    /// # use gpu_aligned::arena::{Arena, Plan};
-    /// # let mut plan = Plan::new();
-    /// # let _a = plan.pitched::<u8>(500, 2);
-    /// # let mut arena = Arena::host(4096)?;
-    /// let carving = arena.carve(&plan)?;
-    /// assert_eq!(carving.padding_bytes(), 24);
-    /// # Ok::<(), Box<dyn std::error::Error>>(())
-    /// ```
     pub fn padding_bytes(&self) -> usize {
         self.arrays.iter().map(|array| array.padding).sum()
     }
@@ -541,50 +435,45 @@ impl<B: Backend> Carving<B> {
     /// element type unchecked: a structure of arrays' key names its columns'
     /// entries, which the same derive planned.
     pub(crate) fn take_place(&mut self, plan: u64, index: usize) -> ArenaResult<Place<B>, B> {
-        if plan != self.plan {
-            return Err(ArenaError::ForeignKey);
-        }
-        let slot = self.handles.get_mut(index).ok_or(ArenaError::ForeignKey)?;
-        let (place, _) = slot.take().ok_or(ArenaError::AlreadyTaken)?;
+        let (place, _) = self
+            .slot(plan, index)?
+            .take()
+            .ok_or(ArenaError::AlreadyTaken)?;
         Ok(place)
     }
 
-    /// The entry `index` of the plan, taken out, once it is checked to hold
-    /// what a key for `T` in `shape` asks for.
-    fn take_entry<T: GpuWords>(
+    /// The slot of entry `index` of plan `plan`; a key of another plan has
+    /// none.
+    fn slot(&mut self, plan: u64, index: usize) -> ArenaResult<&mut Option<(Place<B>, Entry)>, B> {
+        match plan == self.plan {
+            true => self.handles.get_mut(index).ok_or(ArenaError::ForeignKey),
+            false => Err(ArenaError::ForeignKey),
+        }
+    }
+
+    /// The entry `index` of the plan, taken out once it is checked to hold
+    /// a `T` of the shape `shaped` accepts, with what `shaped` made of it.
+    fn take_entry<T: GpuWords, S>(
         &mut self,
         plan: u64,
         index: usize,
-        pitched: bool,
-    ) -> ArenaResult<(Place<B>, Shape), B> {
-        if plan != self.plan {
-            return Err(ArenaError::ForeignKey);
-        }
-        let slot = self.handles.get_mut(index).ok_or(ArenaError::ForeignKey)?;
-        let (_, entry) = slot.as_ref().ok_or(ArenaError::AlreadyTaken)?;
-        let same_shape = matches!(entry.shape, Shape::Pitched { .. }) == pitched;
-        if entry.element != Element::of::<T>() || !same_shape {
-            return Err(ArenaError::KeyMismatch {
-                planned: entry.element.name,
-                asked: type_name::<T>(),
-            });
-        }
+        shaped: impl Fn(Shape) -> Option<S>,
+    ) -> ArenaResult<(Place<B>, S), B> {
+        let slot = self.slot(plan, index)?;
         let (place, entry) = slot.take().ok_or(ArenaError::AlreadyTaken)?;
-        Ok((place, entry.shape))
+        match shaped(entry.shape) {
+            Some(shape) if entry.element == Element::of::<T>() => Ok((place, shape)),
+            _ => {
+                *slot = Some((place, entry));
+                Err(ArenaError::KeyMismatch {
+                    planned: entry.element.name,
+                    asked: type_name::<T>(),
+                })
+            }
+        }
     }
 
     /// The typed handle of a flat array, once.
-    ///
-    /// ```
-    /// # use gpu_aligned::arena::{Arena, ArenaError, Plan};
-    /// let mut plan = Plan::new();
-    /// let key = plan.array::<u32>(10);
-    /// let mut arena = Arena::host(4096)?;
-    /// let mut carving = arena.carve(&plan)?;
-    /// let array = carving.take(key)?;
-    /// assert_eq!(carving.take(key).unwrap_err(), ArenaError::AlreadyTaken);
-    /// # Ok::<(), Box<dyn std::error::Error>>(())
-    /// ```
     ///
     /// # Errors
     ///
@@ -593,28 +482,15 @@ impl<B: Backend> Carving<B> {
     /// [`ArenaError::KeyMismatch`] if the entry holds another element type
     /// or a pitched array.
     pub fn take<T: GpuWords>(&mut self, key: ArrayKey<T>) -> ArenaResult<ArenaSlice<T, B>, B> {
-        match self.take_entry::<T>(key.plan, key.index, false)? {
-            (place, Shape::Array { len }) => Ok(ArenaSlice::new(place, len)),
-            // `take_entry` checked the shape.
-            (_, Shape::Pitched { .. }) => Err(ArenaError::KeyMismatch {
-                planned: type_name::<T>(),
-                asked: type_name::<T>(),
-            }),
-        }
+        let flat = |shape| match shape {
+            Shape::Array { len } => Some(len),
+            Shape::Pitched { .. } => None,
+        };
+        let (place, len) = self.take_entry::<T, _>(key.plan, key.index, flat)?;
+        Ok(ArenaSlice::new(place, len))
     }
 
     /// The typed handle of a pitched array, once.
-    ///
-    /// ```
-    /// # use gpu_aligned::arena::{Arena, ArenaError, Plan};
-    /// let mut plan = Plan::new();
-    /// let key = plan.pitched::<f32>(64, 2);
-    /// let mut arena = Arena::host(4096)?;
-    /// let mut carving = arena.carve(&plan)?;
-    /// let image = carving.take_pitched(key)?;
-    /// assert_eq!(image.pitch(), 512);
-    /// # Ok::<(), Box<dyn std::error::Error>>(())
-    /// ```
     ///
     /// # Errors
     ///
@@ -623,21 +499,14 @@ impl<B: Backend> Carving<B> {
         &mut self,
         key: PitchedKey<T>,
     ) -> ArenaResult<Pitched<T, B>, B> {
-        let pitch = self
-            .arrays
-            .get(key.index)
-            .ok_or(ArenaError::ForeignKey)?
-            .pitch;
-        match self.take_entry::<T>(key.plan, key.index, true)? {
-            (place, Shape::Pitched { width, height }) => {
-                Ok(Pitched::new(place, width, height, pitch))
-            }
-            // `take_entry` checked the shape.
-            (_, Shape::Array { .. }) => Err(ArenaError::KeyMismatch {
-                planned: type_name::<T>(),
-                asked: type_name::<T>(),
-            }),
-        }
+        let rows = |shape| match shape {
+            Shape::Pitched { width, height } => Some((width, height)),
+            Shape::Array { .. } => None,
+        };
+        let (place, (width, height)) = self.take_entry::<T, _>(key.plan, key.index, rows)?;
+        // Pushed with its handle, so there when the handle was.
+        let pitch = self.arrays[key.index].pitch;
+        Ok(Pitched::new(place, width, height, pitch))
     }
 }
 
@@ -645,31 +514,17 @@ impl<B: Backend> Arena<B> {
     /// Reserves every array of `plan`, or none: if one cannot be placed, the
     /// ones already placed are freed and the error is returned.
     ///
-    /// ```
-    /// # use gpu_aligned::arena::{Arena, Plan};
-    /// let mut plan = Plan::new();
-    /// let _big = plan.array::<u8>(3000);
-    /// let _more = plan.array::<u8>(3000);
-    /// let mut arena = Arena::host(4096)?;
-    /// assert!(arena.carve(&plan).is_err());
-    /// assert_eq!(arena.live(), 0); // nothing was kept
-    /// # Ok::<(), Box<dyn std::error::Error>>(())
-    /// ```
-    ///
     /// # Errors
     ///
     /// The first array's error, as [`Arena::alloc`] or
     /// [`Arena::alloc_pitched`] would give it. Sizes are all computed before
     /// anything is reserved.
     pub fn carve(&mut self, plan: &Plan) -> ArenaResult<Carving<B>, B> {
-        let mut layouts = Vec::with_capacity(plan.entries.len());
-        for entry in &plan.entries {
-            layouts.push((entry.layout)(
-                entry.shape,
-                self.min_align,
-                self.pitch_align,
-            )?);
-        }
+        let layouts = plan
+            .entries
+            .iter()
+            .map(|entry| (entry.layout)(entry.shape, self.min_align, self.pitch_align))
+            .collect::<Result<Vec<_>, _>>()?;
         let mut carving = Carving {
             plan: plan.id,
             arrays: Vec::with_capacity(layouts.len()),
@@ -677,11 +532,7 @@ impl<B: Backend> Arena<B> {
             alignment_bytes: 0,
         };
         for (entry, footprint) in plan.entries.iter().zip(&layouts) {
-            let Footprint {
-                bytes,
-                pitch,
-                align,
-            } = *footprint;
+            let (bytes, pitch, align) = (footprint.bytes, footprint.pitch, footprint.align);
             let request = super::reserve::Request {
                 bytes,
                 align,
