@@ -16,6 +16,39 @@ fn small_policy(max: usize) -> GrowthPolicy {
 }
 
 #[test]
+fn a_policy_says_what_it_was_made_with() {
+    let fixed = GrowthPolicy::fixed();
+    assert!(!fixed.grows() && !GrowthPolicy::default().grows());
+    assert_eq!(
+        (fixed.initial(), fixed.max()),
+        (DEFAULT_CHUNK, DEFAULT_CHUNK)
+    );
+    assert_eq!(fixed.with_initial(4096).max(), 4096);
+    let policy = GrowthPolicy::up_to(1 << 30);
+    assert!(policy.grows());
+    assert_eq!(
+        (policy.initial(), policy.max(), policy.chunk()),
+        (DEFAULT_CHUNK, 1 << 30, DEFAULT_CHUNK)
+    );
+    assert_eq!(policy.with_chunk(8 << 20).chunk(), 8 << 20);
+    assert_eq!(policy.with_chunk(8 << 20).initial(), 8 << 20);
+    assert_eq!(policy.with_initial(4 << 20).initial(), 4 << 20);
+}
+
+#[test]
+fn an_arena_settles_its_policy_in_whole_chunks_and_grows_by_them() {
+    let mut arena = ArenaOptions::new()
+        .growth(small_policy(16 * CHUNK + 1))
+        .host(CHUNK)
+        .unwrap();
+    assert_eq!(arena.growth().max(), 16 * CHUNK);
+    assert_eq!(arena.capacity(), CHUNK);
+    let big = arena.alloc::<u8>(5 * CHUNK / 2).unwrap();
+    assert_eq!(arena.capacity(), 3 * CHUNK);
+    arena.free(big).unwrap();
+}
+
+#[test]
 fn growth_keeps_the_first_arrays_address_and_contents() {
     let mut arena = ArenaOptions::new()
         .growing_host(small_policy(4 << 20))

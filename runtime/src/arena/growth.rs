@@ -47,12 +47,6 @@ impl GrowthPolicy {
     /// does. The arena spans [`initial`](GrowthPolicy::initial) bytes
     /// ([`DEFAULT_CHUNK`] unless set with
     /// [`with_initial`](GrowthPolicy::with_initial)).
-    ///
-    /// ```
-    /// use gpu_aligned::arena::GrowthPolicy;
-    /// let fixed = GrowthPolicy::fixed();
-    /// assert_eq!(fixed.max(), fixed.initial());
-    /// ```
     pub const fn fixed() -> GrowthPolicy {
         GrowthPolicy {
             grows: false,
@@ -65,13 +59,6 @@ impl GrowthPolicy {
     /// Grow by whole [`DEFAULT_CHUNK`]s, starting from one chunk, until the
     /// arena spans `max` bytes (rounded down to whole chunks when the arena
     /// is made; the range reserved up front is `max` bytes long).
-    ///
-    /// ```
-    /// use gpu_aligned::arena::GrowthPolicy;
-    /// let policy = GrowthPolicy::up_to(64 << 30);
-    /// assert!(policy.grows());
-    /// assert_eq!(policy.initial(), policy.chunk());
-    /// ```
     pub const fn up_to(max: usize) -> GrowthPolicy {
         GrowthPolicy {
             grows: true,
@@ -84,11 +71,6 @@ impl GrowthPolicy {
     /// Grow in steps of `chunk` bytes (a multiple of the backend's
     /// granularity: the host page size, or the device's allocation
     /// granularity; checked when the arena is made).
-    ///
-    /// ```
-    /// use gpu_aligned::arena::GrowthPolicy;
-    /// assert_eq!(GrowthPolicy::up_to(1 << 30).with_chunk(8 << 20).chunk(), 8 << 20);
-    /// ```
     pub const fn with_chunk(self, chunk: usize) -> GrowthPolicy {
         GrowthPolicy { chunk, ..self }
     }
@@ -96,11 +78,6 @@ impl GrowthPolicy {
     /// Start with `initial` bytes (rounded up to whole chunks when the
     /// arena is made) rather than one chunk; for a [fixed](GrowthPolicy::fixed)
     /// policy, the arena's length.
-    ///
-    /// ```
-    /// use gpu_aligned::arena::GrowthPolicy;
-    /// assert_eq!(GrowthPolicy::up_to(1 << 30).with_initial(8 << 20).initial(), 8 << 20);
-    /// ```
     pub const fn with_initial(self, initial: usize) -> GrowthPolicy {
         GrowthPolicy {
             initial: Some(initial),
@@ -109,21 +86,12 @@ impl GrowthPolicy {
     }
 
     /// Whether the arena grows at all.
-    ///
-    /// ```
-    /// assert!(!gpu_aligned::arena::GrowthPolicy::default().grows());
-    /// ```
     pub const fn grows(&self) -> bool {
         self.grows
     }
 
     /// Bytes the arena spans when it is made: one chunk unless set with
     /// [`with_initial`](GrowthPolicy::with_initial).
-    ///
-    /// ```
-    /// use gpu_aligned::arena::{GrowthPolicy, DEFAULT_CHUNK};
-    /// assert_eq!(GrowthPolicy::up_to(1 << 30).initial(), DEFAULT_CHUNK);
-    /// ```
     pub const fn initial(&self) -> usize {
         match self.initial {
             Some(initial) => initial,
@@ -133,12 +101,6 @@ impl GrowthPolicy {
 
     /// The most bytes the arena may span: for a [fixed](GrowthPolicy::fixed)
     /// policy, its [`initial`](GrowthPolicy::initial) length.
-    ///
-    /// ```
-    /// use gpu_aligned::arena::GrowthPolicy;
-    /// assert_eq!(GrowthPolicy::up_to(1 << 30).max(), 1 << 30);
-    /// assert_eq!(GrowthPolicy::fixed().with_initial(4096).max(), 4096);
-    /// ```
     pub const fn max(&self) -> usize {
         // A fixed arena spans its initial length for good; the field is
         // only the limit of a growing one.
@@ -150,11 +112,6 @@ impl GrowthPolicy {
     }
 
     /// The step the arena grows by.
-    ///
-    /// ```
-    /// use gpu_aligned::arena::{GrowthPolicy, DEFAULT_CHUNK};
-    /// assert_eq!(GrowthPolicy::up_to(1 << 30).chunk(), DEFAULT_CHUNK);
-    /// ```
     pub const fn chunk(&self) -> usize {
         self.chunk
     }
@@ -266,59 +223,22 @@ impl<B: Backend> Arena<B> {
     /// The arena's growth policy, as settled when it was made (lengths in
     /// whole chunks, the maximum at most what the backend reserved); a
     /// fixed arena's says it does not grow.
-    ///
-    /// ```
-    /// use gpu_aligned::arena::{Arena, ArenaOptions, GrowthPolicy};
-    ///
-    /// assert!(!Arena::host(4096)?.growth().grows());
-    /// let growing = ArenaOptions::new().growth(GrowthPolicy::up_to((16 << 20) + 1));
-    /// let arena = growing.host(2 << 20)?;
-    /// assert_eq!(arena.growth().max(), 16 << 20);
-    /// # Ok::<(), Box<dyn std::error::Error>>(())
-    /// ```
     pub fn growth(&self) -> GrowthPolicy {
         self.pool.offsets().growth
     }
 
     /// Bytes the arena spans now: a growing arena raises it as arrays need
     /// it, and [`trim`](Arena::trim) lowers it.
-    ///
-    /// ```
-    /// use gpu_aligned::arena::{ArenaOptions, GrowthPolicy};
-    ///
-    /// let growing = ArenaOptions::new().growth(GrowthPolicy::up_to(16 << 20));
-    /// let mut arena = growing.host(2 << 20)?;
-    /// assert_eq!(arena.capacity(), 2 << 20);
-    /// let big = arena.alloc::<u8>(5 << 20)?;
-    /// assert_eq!(arena.capacity(), 6 << 20);
-    /// # Ok::<(), Box<dyn std::error::Error>>(())
-    /// ```
     pub fn capacity(&self) -> usize {
         self.allocator().capacity()
     }
 
     /// Gives back the memory at the end of a growing arena that no live
     /// array holds, in whole chunks, never below the initial length, and
-    /// returns the bytes of the end given back (the span shrinks by them).
-    /// Over a backend that can, the memory of the whole free chunks inside
-    /// the arena goes back too (see [`committed`](Arena::committed)).
-    /// Dropped arrays whose work may still be
-    /// queued on a stream are waited for first: a device backend unmaps
-    /// memory only once no stream can use it. A fixed arena gives nothing
-    /// back.
-    ///
-    /// ```
-    /// use gpu_aligned::arena::{ArenaOptions, GrowthPolicy};
-    ///
-    /// let growing = ArenaOptions::new().growth(GrowthPolicy::up_to(16 << 20));
-    /// let mut arena = growing.host(2 << 20)?;
-    /// let big = arena.alloc::<u8>(10 << 20)?;
-    /// assert_eq!(arena.capacity(), 10 << 20);
-    /// drop(big);
-    /// assert_eq!(arena.trim()?, 8 << 20);
-    /// assert_eq!(arena.capacity(), 2 << 20);
-    /// # Ok::<(), Box<dyn std::error::Error>>(())
-    /// ```
+    /// returns the bytes given back (the span shrinks by them); over a
+    /// backend that can, the whole free chunks inside go back too (see
+    /// [`committed`](Arena::committed)). Dropped arrays a stream may still
+    /// use are waited for first. A fixed arena gives nothing back.
     ///
     /// # Errors
     ///
@@ -341,16 +261,12 @@ impl<B: Backend> Arena<B> {
     }
 
     /// Bytes of memory the arena holds: its [`capacity`](Arena::capacity)
-    /// less the whole chunks it gave back and holds no memory for. Those
-    /// are chunks of free space, and, where the minimum alignment is larger
-    /// than a chunk, the chunks past an array's last byte inside its block
-    /// (a block is a whole number of minimum alignments; only the chunks
-    /// the array's bytes cover get memory back). Equal to the
-    /// capacity but for a growing arena over a backend that gives memory
-    /// back while keeping the addresses (a host arena), which gives back the
-    /// whole chunks of every hole as it becomes free: a long-lived array
-    /// can fence a freed range off from the arena's end, and the memory
-    /// held then follows the live bytes rather than the span.
+    /// less the whole chunks it gave back. Below the capacity only for a
+    /// growing arena over a backend that gives memory back while keeping
+    /// the addresses (a host arena): it gives back the whole chunks of every
+    /// hole as the hole becomes free (and, where the minimum alignment is
+    /// larger than a chunk, those past an array's last byte in its block),
+    /// so the memory held follows the live bytes rather than the span.
     ///
     /// ```
     /// use gpu_aligned::arena::{ArenaOptions, GrowthPolicy};
