@@ -3,7 +3,7 @@
 use gpu_aligned::align::ARRAY_ALIGN;
 use gpu_aligned::arena::Arena;
 use gpu_aligned::arena::ArenaOptions;
-use gpu_aligned::backend::Buffer;
+use gpu_aligned::backend::{Buffer, HostBuffer};
 use gpu_aligned::vector::{double2, float4};
 
 use crate::support::address_of;
@@ -37,12 +37,22 @@ fn arrays_start_on_the_minimum_alignment() {
 
 #[test]
 fn minimum_alignment_is_configurable() {
+    let defaults = ArenaOptions::new().host(4096).unwrap();
+    assert_eq!((defaults.min_align(), defaults.pitch_align()), (256, 512));
+    assert_eq!(defaults.capacity(), 4096);
+    assert_eq!(Arena::host(1 << 20).unwrap().capacity(), 1 << 20);
+    let narrow = ArenaOptions::new().pitch_align(128).host(4096).unwrap();
+    assert_eq!((narrow.min_align(), narrow.pitch_align()), (256, 128));
+    let over = ArenaOptions::new().min_align(64);
+    let over = over.over(HostBuffer::new(4096, 256).unwrap()).unwrap();
+    assert_eq!((over.min_align(), over.capacity()), (64, 4096));
     for min_align in [1, 2, 64, 512, 4096] {
         let mut arena = ArenaOptions::new()
             .min_align(min_align)
             .pitch_align(512)
             .host(1 << 18)
             .unwrap();
+        assert_eq!(arena.min_align(), min_align);
         assert_eq!(
             arena.backend().base_address() % min_align.max(256) as u64,
             0

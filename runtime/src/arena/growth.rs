@@ -116,6 +116,14 @@ impl GrowthPolicy {
         self.chunk
     }
 
+    /// A growing policy of this one's chunk, from `initial` up to `max`
+    /// bytes: what an arena settles on once its backend's lengths are known.
+    pub(crate) const fn settled(&self, initial: usize, max: usize) -> GrowthPolicy {
+        GrowthPolicy::up_to(max)
+            .with_chunk(self.chunk)
+            .with_initial(initial)
+    }
+
     /// Checks the policy against a backend whose memory comes in multiples
     /// of `granularity` bytes, and returns the `(initial, max)` lengths it
     /// settles on: the initial length rounded up to whole chunks (one chunk

@@ -4,11 +4,12 @@
 //! a [`Plan`]. [`Arena::host`] and [`Arena::device`] are its defaults.
 
 use super::growth::GrowthPolicy;
+use super::plan::check_alignments;
 use super::pool::{Offsets, Stack};
 use super::returns::ReturnsOwner;
 use super::{Arena, ArenaError, ArenaResult, Plan};
 use crate::align::{offset_of, ARRAY_ALIGN, PITCH_ALIGN};
-use crate::alloc::{AllocError, Allocator};
+use crate::alloc::Allocator;
 use crate::backend::{Backend, HostBuffer, HostVm};
 #[cfg(feature = "cuda")]
 use {
@@ -48,12 +49,6 @@ impl Default for ArenaOptions {
 
 impl ArenaOptions {
     /// The defaults: arrays on 256-byte boundaries, rows on 512, no growth.
-    ///
-    /// ```
-    /// let arena = gpu_aligned::arena::ArenaOptions::new().host(4096)?;
-    /// assert_eq!((arena.min_align(), arena.pitch_align()), (256, 512));
-    /// # Ok::<(), Box<dyn std::error::Error>>(())
-    /// ```
     pub const fn new() -> Self {
         ArenaOptions {
             min_align: ARRAY_ALIGN,
@@ -64,12 +59,6 @@ impl ArenaOptions {
 
     /// Every array starts on a multiple of `align` bytes (a power of two),
     /// or of its element's alignment where that is larger.
-    ///
-    /// ```
-    /// let arena = gpu_aligned::arena::ArenaOptions::new().min_align(64).host(4096)?;
-    /// assert_eq!(arena.min_align(), 64);
-    /// # Ok::<(), Box<dyn std::error::Error>>(())
-    /// ```
     pub const fn min_align(self, align: usize) -> Self {
         ArenaOptions {
             min_align: align,
@@ -79,12 +68,6 @@ impl ArenaOptions {
 
     /// Every pitched row is a multiple of `align` bytes long (a power of
     /// two).
-    ///
-    /// ```
-    /// let arena = gpu_aligned::arena::ArenaOptions::new().pitch_align(128).host(4096)?;
-    /// assert_eq!(arena.pitch_align(), 128);
-    /// # Ok::<(), Box<dyn std::error::Error>>(())
-    /// ```
     pub const fn pitch_align(self, align: usize) -> Self {
         ArenaOptions {
             pitch_align: align,
@@ -94,19 +77,6 @@ impl ArenaOptions {
 
     /// The arena grows in place as `policy` says when an array does not
     /// fit (its initial length is the one the arena is made with).
-    ///
-    /// ```
-    /// use gpu_aligned::arena::{ArenaOptions, GrowthPolicy};
-    ///
-    /// let mut arena = ArenaOptions::new().growth(GrowthPolicy::up_to(16 << 20)).host(2 << 20)?;
-    /// let small = arena.alloc_from(&[1u32, 2, 3, 4])?;
-    /// let at = arena.offset(&small)?;
-    /// let big = arena.alloc::<f32>(1 << 20)?; // 4 MiB: the arena grows
-    /// assert!(arena.capacity() >= 4 << 20);
-    /// assert_eq!(arena.offset(&small)?, at); // nothing moved (nor does the base)
-    /// assert_eq!(arena.get(&small)?, &[1, 2, 3, 4]);
-    /// # Ok::<(), Box<dyn std::error::Error>>(())
-    /// ```
     pub const fn growth(self, policy: GrowthPolicy) -> Self {
         ArenaOptions {
             growth: policy,
@@ -114,46 +84,26 @@ impl ArenaOptions {
         }
     }
 
-    fn check_alignments<E>(&self) -> Result<(), ArenaError<E>> {
-        for align in [self.min_align, self.pitch_align] {
-            if !align.is_power_of_two() {
-                return Err(ArenaError::Alloc(AllocError::AlignNotPowerOfTwo { align }));
-            }
-        }
-        Ok(())
-    }
-
     /// An arena over `backend`, which keeps its length unless the options
     /// grow (then up to the backend's [`max_len`](crate::backend::Grow::max_len)).
     ///
-    /// ```
-    /// use gpu_aligned::arena::ArenaOptions;
-    /// use gpu_aligned::backend::HostBuffer;
-    ///
-    /// let arena = ArenaOptions::new().min_align(64).over(HostBuffer::new(4096, 256)?)?;
-    /// assert_eq!((arena.min_align(), arena.capacity()), (64, 4096));
-    /// # Ok::<(), Box<dyn std::error::Error>>(())
-    /// ```
-    ///
     /// # Errors
     ///
-    /// [`AllocError::AlignNotPowerOfTwo`] (in [`ArenaError::Alloc`]) for a bad alignment;
+    /// [`AllocError::AlignNotPowerOfTwo`](crate::alloc::AllocError::AlignNotPowerOfTwo) (in [`ArenaError::Alloc`]) for a bad alignment;
     /// [`ArenaError::MisalignedBase`] if the buffer's address is not a
     /// multiple of the minimum alignment.
     pub fn over<B: Backend>(self, backend: B) -> ArenaResult<Arena<B>, B> {
         let len = backend.len();
         let max_len = backend.max_len();
         let growth = match self.growth.grows() {
-            true => GrowthPolicy::up_to(self.growth.max().min(max_len))
-                .with_chunk(self.growth.chunk())
-                .with_initial(len),
+            true => self.growth.settled(len, self.growth.max().min(max_len)),
             false => GrowthPolicy::fixed().with_initial(len),
         };
         self.build(backend, growth)
     }
 
     fn build<B: Backend>(self, backend: B, growth: GrowthPolicy) -> ArenaResult<Arena<B>, B> {
-        self.check_alignments()?;
+        check_alignments(self.min_align, self.pitch_align)?;
         let base = backend.base_address();
         if base % offset_of(self.min_align) != 0 {
             return Err(ArenaError::MisalignedBase {
@@ -190,20 +140,14 @@ impl ArenaOptions {
     /// reserved as address space, at no cost in memory, and committed a
     /// chunk at a time).
     ///
-    /// ```
-    /// let arena = gpu_aligned::arena::ArenaOptions::new().host(1 << 20)?;
-    /// assert_eq!(arena.capacity(), 1 << 20);
-    /// # Ok::<(), Box<dyn std::error::Error>>(())
-    /// ```
-    ///
     /// # Errors
     ///
-    /// [`AllocError::AlignNotPowerOfTwo`] (in [`ArenaError::Alloc`]) for a bad alignment,
+    /// [`AllocError::AlignNotPowerOfTwo`](crate::alloc::AllocError::AlignNotPowerOfTwo) (in [`ArenaError::Alloc`]) for a bad alignment,
     /// [`ArenaError::Growth`] for a policy whose chunk is not a multiple of
     /// the page size or whose initial length is above its maximum,
     /// [`ArenaError::Backend`] if the buffer cannot be made.
     pub fn host(self, bytes: usize) -> Result<Arena<HostBuffer>, ArenaError> {
-        self.check_alignments()?;
+        check_alignments(self.min_align, self.pitch_align)?;
         let align = self.min_align.max(self.pitch_align);
         if !self.growth.grows() {
             let buffer = HostBuffer::new(bytes, align).map_err(ArenaError::Backend)?;
@@ -216,10 +160,7 @@ impl ArenaOptions {
             .resolve(page)
             .map_err(ArenaError::Growth)?;
         let buffer = HostBuffer::growable(initial, max, align).map_err(ArenaError::Backend)?;
-        let growth = GrowthPolicy::up_to(max)
-            .with_chunk(self.growth.chunk())
-            .with_initial(initial);
-        self.build(buffer, growth)
+        self.build(buffer, self.growth.settled(initial, max))
     }
 
     /// A fixed host arena of exactly the bytes `plan` needs with these
@@ -294,7 +235,7 @@ impl ArenaOptions {
     ///
     /// As [`CudaBackend::new`] and [`CudaBackend::growable`], inside
     /// [`ArenaError::Backend`]; [`ArenaError::Growth`] for a bad policy;
-    /// [`AllocError::AlignNotPowerOfTwo`] or [`ArenaError::MisalignedBase`]
+    /// [`AllocError::AlignNotPowerOfTwo`](crate::alloc::AllocError::AlignNotPowerOfTwo) or [`ArenaError::MisalignedBase`]
     /// for an alignment that is not a power of two or that the buffer's
     /// base lacks.
     #[cfg(feature = "cuda")]
@@ -303,7 +244,7 @@ impl ArenaOptions {
         stream: &Arc<CudaStream>,
         bytes: usize,
     ) -> ArenaResult<Arena<CudaBackend>, CudaBackend> {
-        self.check_alignments()?;
+        check_alignments(self.min_align, self.pitch_align)?;
         let context = stream.context();
         if !self.growth.grows() || !CudaVm::supported(context).map_err(ArenaError::Backend)? {
             let backend = CudaBackend::new(stream, bytes).map_err(ArenaError::Backend)?;
@@ -316,16 +257,11 @@ impl ArenaOptions {
                 error,
             })
         })?;
-        let policy = GrowthPolicy::up_to(self.growth.max().min(total))
-            .with_chunk(self.growth.chunk())
-            .with_initial(bytes);
+        let policy = self.growth.settled(bytes, self.growth.max().min(total));
         let (initial, max) = policy.resolve(granularity).map_err(ArenaError::Growth)?;
         let backend = CudaBackend::growable(stream, initial, max, policy.chunk())
             .map_err(ArenaError::Backend)?;
-        let growth = GrowthPolicy::up_to(max)
-            .with_chunk(policy.chunk())
-            .with_initial(initial);
-        self.build(backend, growth)
+        self.build(backend, policy.settled(initial, max))
     }
 
     /// A fixed device arena of exactly the bytes `plan` needs (feature
@@ -365,14 +301,6 @@ impl ArenaOptions {
 impl Arena<HostBuffer> {
     /// An arena over a fresh, zeroed host buffer of `bytes` bytes, with the
     /// default [options](ArenaOptions).
-    ///
-    /// ```
-    /// use gpu_aligned::arena::Arena;
-    ///
-    /// let arena = Arena::host(1 << 20)?;
-    /// assert_eq!(arena.capacity(), 1 << 20);
-    /// # Ok::<(), Box<dyn std::error::Error>>(())
-    /// ```
     ///
     /// # Errors
     ///

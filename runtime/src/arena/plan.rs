@@ -282,11 +282,7 @@ impl Plan {
         pitch_align: usize,
         red_zones: bool,
     ) -> Result<usize, AllocError> {
-        for align in [min_align, pitch_align] {
-            if !align.is_power_of_two() {
-                return Err(AllocError::AlignNotPowerOfTwo { align });
-            }
-        }
+        check_alignments(min_align, pitch_align)?;
         let mut footprints = Vec::with_capacity(self.entries.len());
         // Room for any placement: every array, rounded up, plus its
         // alignment.
@@ -333,6 +329,18 @@ impl Plan {
             step = step.saturating_mul(2);
         }
         Ok(room)
+    }
+}
+
+/// [`AllocError::AlignNotPowerOfTwo`] for the first of an arena's minimum
+/// and pitch alignments that is not a power of two.
+pub(super) fn check_alignments(min_align: usize, pitch_align: usize) -> Result<(), AllocError> {
+    match [min_align, pitch_align]
+        .into_iter()
+        .find(|a| !a.is_power_of_two())
+    {
+        Some(align) => Err(AllocError::AlignNotPowerOfTwo { align }),
+        None => Ok(()),
     }
 }
 
