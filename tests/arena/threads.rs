@@ -140,6 +140,7 @@ fn a_thread_reuses_the_blocks_it_dropped() {
     let arena = ThreadArena::new(Arena::host(1 << 16).unwrap());
     let first = arena.alloc::<f32>(64).unwrap();
     let at = arena.lock().offset(&first).unwrap();
+    assert_eq!(at % 256, 0);
     drop(first);
     for _ in 0..20 {
         let again = arena.alloc::<f32>(64).unwrap();
@@ -323,6 +324,7 @@ fn trim_takes_back_what_every_thread_keeps_and_leaves_held_arrays() {
 #[test]
 fn bad_requests_are_the_arenas_errors() {
     let arena = ThreadArena::new(Arena::host(4096).unwrap());
+    assert_eq!(arena.stats().capacity, 4096);
     assert!(matches!(
         arena.alloc::<u32>(usize::MAX),
         Err(ArenaError::Alloc(AllocError::SizeOverflow))

@@ -46,26 +46,22 @@ use crate::GpuWords;
 ///
 /// # Why this design
 ///
-/// One arena behind one lock (a `Mutex<Arena>`, and PyTorch's
-/// caching allocator, which takes one global lock) makes every allocation
-/// hand the lock and the allocator's cache lines from core to core: two
-/// threads get less done than one. RMM's arena resource gives each thread
-/// an arena of its own, carved from superblocks of a shared one. This type
-/// keeps that shape with one difference: a thread's slot keeps *blocks of
-/// the shared arena* (those of arrays it dropped, for its next array of
-/// their size), not a sub-allocator over superblocks. So every array is an
-/// array of the one shared allocator: its offset is the buffer's, the
-/// shared arena checks its handle on every use, and the verbs that read
-/// and write arrays are the [`Arena`]'s, through [`lock`](ThreadArena::lock).
+/// One arena behind one lock (a `Mutex<Arena>`, or the global lock of
+/// PyTorch's caching allocator) hands the lock and the allocator's cache
+/// lines from core to core on every allocation: two threads get less done
+/// than one. RMM's arena resource gives each thread an arena carved from
+/// superblocks of a shared one; here a thread's slot keeps *blocks of the
+/// shared arena* instead (those of arrays it dropped, for its next array of
+/// their size). So every array is the one shared allocator's: its offset
+/// is the buffer's, the shared arena checks its handle on every use, and
+/// the verbs that read and write arrays are the [`Arena`]'s, through
+/// [`lock`](ThreadArena::lock).
 ///
-/// A thread allocating finds its slot through a thread-local, takes the
-/// slot's lock (another thread takes it only to drain or count the slot:
-/// when memory runs short, on [`flush`](ThreadArena::flush),
-/// [`live`](ThreadArena::live) and at a thread's exit) and pops a kept
-/// block of the size asked for; the array's drop queues the block on the
-/// slot's own list, which the slot takes back a batch at a time. The slot,
-/// its lock and its list sit on cache lines of their own. The shared arena
-/// is locked only on a miss (a size the thread has not dropped lately).
+/// A thread allocating takes its own slot's lock (on cache lines of its
+/// own) and pops a kept block of the size asked for; the array's drop
+/// queues the block on the slot's own list, taken back a batch at a time.
+/// The shared arena is locked only on a miss (a size the thread has not
+/// dropped lately).
 ///
 /// # What stays exact
 ///
@@ -161,10 +157,7 @@ struct Slot<B: Backend> {
     claimed: AtomicBool,
     shared: Weak<Shared<B>>,
     /// Taken by its thread on every allocation, by another thread only to
-    /// drain or count the slot, each time for a few pushes and pops, never
-    /// across a call out: a spin is shorter than a sleep, and a spin lock's
-    /// release is a plain store where a `Mutex`'s is an atomic swap (one
-    /// read-modify-write per allocation instead of two).
+    /// drain or count the slot (why a spin lock: the `spin` module).
     cache: SpinLock<Cache<B>>,
 }
 
@@ -210,6 +203,11 @@ impl Drop for Claim {
     }
 }
 
+/// A backend whose arena threads share: what a slot needs of it.
+trait Shareable: Backend<Tracking: Send, Fence: Send> + Send + 'static {}
+
+impl<B: Backend<Tracking: Send, Fence: Send> + Send + 'static> Shareable for B {}
+
 fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
     // No method of ours panics halfway through a change, so the data is
     // consistent whenever the lock is free.
@@ -223,14 +221,6 @@ where
     B::Fence: Send,
 {
     /// Shares `arena` between threads, each with a cache of its own.
-    ///
-    /// ```
-    /// use gpu_aligned::arena::{Arena, ThreadArena};
-    ///
-    /// let arena = ThreadArena::new(Arena::host(4096)?);
-    /// assert_eq!(arena.stats().capacity, 4096);
-    /// # Ok::<(), Box<dyn std::error::Error>>(())
-    /// ```
     pub fn new(arena: Arena<B>) -> Self {
         ThreadArena {
             shared: Arc::new(Shared {
@@ -245,13 +235,6 @@ where
 
     /// Allocates an array of `len` elements of `T`, as [`Arena::alloc`]
     /// does, from this thread's cache when it holds a block of that size.
-    ///
-    /// ```
-    /// # let arena = gpu_aligned::arena::ThreadArena::new(gpu_aligned::arena::Arena::host(4096)?);
-    /// let a = arena.alloc::<f32>(100)?;
-    /// assert_eq!(arena.lock().offset(&a)? % 256, 0);
-    /// # Ok::<(), Box<dyn std::error::Error>>(())
-    /// ```
     ///
     /// # Errors
     ///
@@ -287,13 +270,6 @@ where
     /// Allocates an array of `len` zeroed elements of `T`, as
     /// [`Arena::alloc_zeros`] does.
     ///
-    /// ```
-    /// # let arena = gpu_aligned::arena::ThreadArena::new(gpu_aligned::arena::Arena::host(4096)?);
-    /// let a = arena.alloc_zeros::<u32>(3)?;
-    /// assert_eq!(arena.lock().to_vec(&a)?, [0, 0, 0]);
-    /// # Ok::<(), Box<dyn std::error::Error>>(())
-    /// ```
-    ///
     /// # Errors
     ///
     /// As [`Arena::alloc_zeros`].
@@ -305,13 +281,6 @@ where
 
     /// Allocates an array holding a copy of `src`, as [`Arena::alloc_from`]
     /// does.
-    ///
-    /// ```
-    /// # let arena = gpu_aligned::arena::ThreadArena::new(gpu_aligned::arena::Arena::host(4096)?);
-    /// let a = arena.alloc_from(&[1.0f32, 2.0])?;
-    /// assert_eq!(arena.lock().to_vec(&a)?, [1.0, 2.0]);
-    /// # Ok::<(), Box<dyn std::error::Error>>(())
-    /// ```
     ///
     /// # Errors
     ///
@@ -351,15 +320,6 @@ where
 
     /// How many arrays are live: allocated and not dropped (a count that
     /// may be a moment old while other threads allocate and drop).
-    ///
-    /// ```
-    /// # let arena = gpu_aligned::arena::ThreadArena::new(gpu_aligned::arena::Arena::host(4096)?);
-    /// let a = arena.alloc::<u8>(10)?;
-    /// assert_eq!(arena.live(), 1);
-    /// drop(a);
-    /// assert_eq!(arena.live(), 0);
-    /// # Ok::<(), Box<dyn std::error::Error>>(())
-    /// ```
     pub fn live(&self) -> usize {
         let core = lock(&self.shared.core);
         let mut cached = 0;
@@ -376,14 +336,6 @@ where
     /// The shared allocator's counters (see [`Allocator::stats`](crate::alloc::Allocator::stats)): the blocks
     /// the threads keep for reuse count as allocated until
     /// [`flush`](ThreadArena::flush) gives them back.
-    ///
-    /// ```
-    /// # let arena = gpu_aligned::arena::ThreadArena::new(gpu_aligned::arena::Arena::host(4096)?);
-    /// drop(arena.alloc::<u8>(10)?);
-    /// arena.flush()?;
-    /// assert_eq!(arena.stats().free, 4096);
-    /// # Ok::<(), Box<dyn std::error::Error>>(())
-    /// ```
     pub fn stats(&self) -> Stats {
         lock(&self.shared.core).allocator().stats()
     }
@@ -409,20 +361,6 @@ where
     /// does: the bytes given back. Arrays other threads hold stay where
     /// they are.
     ///
-    /// ```
-    /// use gpu_aligned::arena::{ArenaOptions, GrowthPolicy, ThreadArena};
-    ///
-    /// let chunk = 1 << 16;
-    /// let growing = ArenaOptions::new().growth(GrowthPolicy::up_to(1 << 20).with_chunk(chunk));
-    /// let arena = ThreadArena::new(growing.host(chunk)?);
-    /// let arrays = [arena.alloc::<u8>(chunk)?, arena.alloc::<u8>(chunk)?, arena.alloc::<u8>(chunk)?];
-    /// assert_eq!(arena.lock().capacity(), 3 * chunk);
-    /// drop(arrays); // kept by this thread for reuse
-    /// assert_eq!(arena.trim()?, 2 * chunk);
-    /// assert_eq!(arena.lock().capacity(), chunk);
-    /// # Ok::<(), Box<dyn std::error::Error>>(())
-    /// ```
-    ///
     /// # Errors
     ///
     /// As [`Arena::trim`].
@@ -436,12 +374,10 @@ where
 /// Runs `each` on this thread's slot of `shared`, claiming one first if
 /// this thread has none; `None` when the thread-local is gone (the thread
 /// is exiting) or in use (a drop inside `each` that allocates).
-fn with_slot<B, R>(shared: &Arc<Shared<B>>, each: impl FnOnce(&Slot<B>) -> R) -> Option<R>
-where
-    B: Backend + Send + 'static,
-    B::Tracking: Send,
-    B::Fence: Send,
-{
+fn with_slot<B: Shareable, R>(
+    shared: &Arc<Shared<B>>,
+    each: impl FnOnce(&Slot<B>) -> R,
+) -> Option<R> {
     CLAIMS
         .try_with(|claims| {
             let mut claims = claims.try_borrow_mut().ok()?;
@@ -466,12 +402,7 @@ where
         .flatten()
 }
 
-impl<B> Shared<B>
-where
-    B: Backend + Send + 'static,
-    B::Tracking: Send,
-    B::Fence: Send,
-{
+impl<B: Shareable> Shared<B> {
     /// A slot no live thread uses (with whatever it kept), or a new one.
     fn claim(self: &Arc<Self>) -> Arc<Slot<B>> {
         let mut slots = lock(&self.slots);
@@ -519,12 +450,7 @@ where
     }
 }
 
-impl<B> Slot<B>
-where
-    B: Backend + Send + 'static,
-    B::Tracking: Send,
-    B::Fence: Send,
-{
+impl<B: Shareable> Slot<B> {
     #[inline]
     fn cache(&self) -> SpinGuard<'_, Cache<B>> {
         self.cache.lock()
@@ -628,12 +554,7 @@ where
     }
 }
 
-impl<B> Claimed for Slot<B>
-where
-    B: Backend + Send + 'static,
-    B::Tracking: Send,
-    B::Fence: Send,
-{
+impl<B: Shareable> Claimed for Slot<B> {
     fn as_any(&self) -> &dyn Any {
         self
     }
