@@ -286,6 +286,7 @@ fn zeroed_filled_and_copied_arrays() {
     drop(zeros);
     let mut arena = Arena::host(4096).unwrap();
     let source = arena.alloc_from(&[5u32, 6, 7, 8]).unwrap();
+    assert_eq!(arena.to_vec(&source).unwrap(), [5, 6, 7, 8]);
     let mut copy = arena.alloc::<u32>(4).unwrap();
     arena.copy(&source, &mut copy).unwrap();
     assert_eq!(arena.to_vec(&copy).unwrap(), [5, 6, 7, 8]);

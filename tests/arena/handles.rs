@@ -53,6 +53,8 @@ fn a_stale_free_hands_the_handle_back() {
     let mut arena = Arena::host(1 << 16).unwrap();
     let before = arena.alloc::<u8>(4).unwrap();
     arena.reset().unwrap();
+    assert_eq!(arena.live(), 0);
+    assert!(arena.offset(&before).is_err());
     let refused = arena.free(before).unwrap_err();
     assert!(matches!(refused.error, ArenaError::Handle(_)));
     // The `?` operator turns a refused free into the arena's error.

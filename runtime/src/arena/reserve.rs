@@ -1,24 +1,15 @@
-//! The arena's face of the byte path (see the `pool` module for the stack
-//! of layers below it): the one way an array's bytes are reserved
+//! The arena's face of the byte path (the `pool` module holds the layers
+//! below it): the one way an array's bytes are reserved
 //! ([`Arena::reserve`]) and the one way they come back
-//! ([`Arena::give_back`]), and the verbs built on them:
-//! allocating (plain, zeroed, filled from a slice), freeing by hand, taking
-//! dropped arrays back, waiting for the device, resetting.
+//! ([`Arena::give_back`]), and the verbs built on them: allocating,
+//! freeing by hand, taking dropped arrays back, resetting.
 //!
-//! A dropped array's block sits on the shared list (see the `returns`
-//! module) until [`reserve`](Arena::reserve) takes the list back: as soon as
-//! an array does not fit without it, and otherwise once [`RETURN_BATCH`]
-//! arrays wait, so that the lock the list needs is taken once for several
-//! drops rather than once per allocation (allocating and dropping one array
-//! in a loop costs little more than allocating and freeing it). Bytes of a
-//! dropped array are never lost: the arena takes them back before it would
-//! grow or report out of memory, and on [`trim`](Arena::trim) and
-//! [`reset`](Arena::reset). On a device the bytes are then handed out again
-//! only once the fence the backend recorded at that point has passed: every
-//! use recorded on the array, on any stream, has finished. A dropped
-//! array's block that nothing can use any more is kept for the next array
-//! of its size (see the kept layer), which is how a loop that allocates
-//! and drops arrays of a few sizes stays out of the allocator.
+//! Dropped arrays wait on the shared list (the `returns` module) until an
+//! allocation takes them back: at once when it would not fit without them,
+//! otherwise once [`RETURN_BATCH`] wait, so the list's lock is taken once
+//! per batch. Their bytes are never lost: they come back before the arena
+//! grows or reports out of memory, and on [`trim`](Arena::trim) and
+//! [`reset`](Arena::reset).
 
 use core::mem::size_of;
 
@@ -89,20 +80,14 @@ impl<B: Backend> Arena<B> {
         Ok(Place::new(allocation, request.bytes, self.returns.lend()))
     }
 
-    /// [`reserve`](Self::reserve)'s block, before it becomes a place: the
-    /// alignment checked against the buffer's address, a kept block if one
-    /// serves (see [`take_kept`](Self::take_kept)); for a large array that
-    /// none serves, the dropped arrays taken back first if they span
-    /// [`LARGE_TAKE_BACK`] times its bytes (a loop of one large size then
-    /// takes its own blocks back rather than placing past them); then the
-    /// stack of pools (see the `pool` module), and when nothing fits, the
-    /// cold path. `array` is asked only while regions are watched: a flat
-    /// array passes what makes its description rather than the description
-    /// itself, nine words it would copy on every allocation.
-    ///
-    /// Always inline, the stack's fast paths with it: out of line, every
-    /// allocation paid a call, its registers saved and its result written
-    /// through memory (`docs/RESULTS.md`, "The hot path", has the cost).
+    /// [`reserve`](Self::reserve)'s block: the alignment checked against the
+    /// buffer's address, a batch of dropped arrays taken back, then the
+    /// stack (a large array first takes back the dropped arrays if they
+    /// span [`LARGE_TAKE_BACK`] times its bytes), and when nothing fits,
+    /// [`reserve_refused`](Self::reserve_refused). `array` is asked only
+    /// while regions are watched, so a flat array passes what makes its
+    /// description, not the nine words of it. Always inline, the stack's
+    /// fast paths with it (`docs/RESULTS.md`, "The hot path").
     #[inline(always)]
     fn reserve_block(
         &mut self,
@@ -134,17 +119,16 @@ impl<B: Backend> Arena<B> {
         }
         match self.pool.reserve(&mut self.backend, ask, &array) {
             Err(refused) if does_not_fit(&refused) => {
-                self.reserve_refused(bytes, align, grow, array(), refused)
+                self.reserve_refused(Ask { grow, ..ask }, array(), refused)
             }
             other => other,
         }
     }
 
-    /// What [`reserve_block`](Self::reserve_block) does when it does no
-    /// more than take a kept block, after taking back a batch of dropped
-    /// arrays if one waits: the allocation of an allocate-and-drop loop,
-    /// small enough to inline where the array is allocated; anything else
-    /// is `None`, and `reserve_block` does it.
+    /// [`reserve_block`](Self::reserve_block) when a kept block serves, after
+    /// a waiting batch of dropped arrays is taken back: the allocation of an
+    /// allocate-and-drop loop, small enough to inline where the array is
+    /// allocated; `None` for anything else.
     #[inline(always)]
     fn take_kept(&mut self, bytes: usize, align: usize) -> Option<Allocation> {
         // An alignment past the base's is `reserve_block`'s error to report.
@@ -165,10 +149,9 @@ impl<B: Backend> Arena<B> {
         self.returns.queued_bytes() >= bytes.saturating_mul(LARGE_TAKE_BACK)
     }
 
-    /// For a large array while enough dropped arrays wait: a kept block
-    /// (taken before the dropped arrays come back, as for any array), else
+    /// For a large array while enough dropped arrays wait: a kept block, or
     /// one of the dropped arrays' blocks once they came back. `None`: the
-    /// stack reserves it (and the kept layer frees its large blocks first).
+    /// stack reserves it (the kept layer frees its large blocks first).
     #[inline(never)]
     fn take_back_large(&mut self, ask: Ask) -> Option<Allocation> {
         if let Some(kept) = self.pool.take(ask) {
@@ -180,28 +163,23 @@ impl<B: Backend> Arena<B> {
         }
     }
 
-    /// [`reserve_block`](Self::reserve_block) once nothing fits: every
-    /// layer gives back what no stream can use any more (the dropped arrays
-    /// not taken back, on any thread, the kept blocks), then a growing
-    /// arena grows (if `grow`), and only then are the fences and the
-    /// dropped graphs' last replays waited for; the block is asked again
-    /// after each. Growing waits for no stream, waiting may, so a growing
-    /// arena grows first.
+    /// [`reserve_block`](Self::reserve_block) once nothing fits, asking again
+    /// after each step: every layer gives back what no stream can use any
+    /// more (with the dropped arrays), then a growing arena grows (if
+    /// `grow`), and only then are fences and dropped graphs' last replays
+    /// waited for. Growing waits for no stream, waiting may.
     #[cold]
     #[inline(never)]
     fn reserve_refused(
         &mut self,
-        bytes: usize,
-        align: usize,
-        grow: bool,
+        growing: Ask,
         array: ArrayInfo,
         refused: ArenaError<B::Error>,
     ) -> ArenaResult<Allocation, B> {
         let array = || array;
         let ask = Ask {
-            bytes,
-            align,
             grow: false,
+            ..growing
         };
         let taken = self.take_returns();
         if self.pool.reclaim(&mut self.backend, false)? | taken {
@@ -209,12 +187,9 @@ impl<B: Backend> Arena<B> {
                 return Ok(allocation);
             }
         }
-        let refused = match grow {
+        let refused = match growing.grow {
             false => refused,
-            true => match self
-                .pool
-                .reserve(&mut self.backend, Ask { grow, ..ask }, array)
-            {
+            true => match self.pool.reserve(&mut self.backend, growing, array) {
                 Ok(allocation) => return Ok(allocation),
                 Err(error) if does_not_fit(&error) => refused,
                 Err(error) => error,
@@ -231,18 +206,12 @@ impl<B: Backend> Arena<B> {
         }
     }
 
-    /// Gives back the bytes of a live array: every array's bytes come back
-    /// here, dropped or freed. At once when no stream can still use them,
-    /// otherwise once the fence the backend records now has passed (see
-    /// the `pool` module); an array a captured graph may use waits for the
-    /// graph first.
-    ///
-    /// On an error `tracking` is as it was (the backend's promise) and the
-    /// bytes are still the array's.
-    ///
-    /// Inline, for an array no graph holds: each layer's check and the
-    /// allocator's free, which checks the handle itself (a free by hand's
-    /// whole path).
+    /// Gives back the bytes of a live array, dropped or freed: at once when
+    /// no stream can still use them, else once the fence recorded now has
+    /// passed (an array a captured graph may use waits for the graph
+    /// first). On an error `tracking` is as it was and the bytes are still
+    /// the array's. Inline, for an array no graph holds: each layer's check
+    /// and the allocator's free (a free by hand's whole path).
     #[inline(always)]
     pub(super) fn give_back(
         &mut self,
@@ -255,15 +224,11 @@ impl<B: Backend> Arena<B> {
 
     /// Gives back the arrays dropped since the last call (taking the list's
     /// lock even when its count says it is empty: a drop on another thread
-    /// may not show yet). Returns whether any came back.
-    ///
-    /// An array of another generation (dropped after a reset) is refused by
-    /// the allocator's stamp and only its tracking is dropped, so a stale
-    /// entry never frees a newer array in the same slot. One the backend
-    /// failed to retire goes back on the list, for the next call.
-    ///
-    /// Out of line: [`alloc`](Arena::alloc) calls it once a batch waits,
-    /// from code inlined where arrays are allocated.
+    /// may not show yet). Returns whether any came back. An array dropped
+    /// after a reset is refused by the allocator's stamp, so it never frees
+    /// a newer array in its slot; one the backend failed to retire goes back
+    /// on the list. Out of line: [`alloc`](Arena::alloc) calls it from code
+    /// inlined where arrays are allocated.
     #[inline(never)]
     pub(super) fn take_returns(&mut self) -> bool {
         self.returns.take(&mut self.returned);
@@ -294,9 +259,8 @@ impl<B: Backend> Arena<B> {
         }
     }
 
-    /// Gives back the dropped arrays the backend's work used (see
-    /// [`take_returns`](Self::take_returns)). Out of line: the
-    /// allocate-and-drop loop of arrays never used never gets here.
+    /// Gives back the dropped arrays the backend's work used. Out of line:
+    /// the allocate-and-drop loop of arrays never used never gets here.
     #[inline(never)]
     fn return_used(&mut self) {
         // Drops that told the tool are on this list (see `returns`).
@@ -310,10 +274,8 @@ impl<B: Backend> Arena<B> {
         self.returned.used = used;
     }
 
-    /// Gives back one dropped array (see [`take_returns`](Self::take_returns)):
-    /// released to the stack (held for a captured graph, or kept once
-    /// nothing uses it); put back on the list if the backend failed to
-    /// retire it.
+    /// Gives back one dropped array to the stack; put back on the list if
+    /// the backend failed to retire it.
     fn return_one(&mut self, allocation: Allocation, mut tracking: B::Tracking) {
         let released = self
             .pool
@@ -340,15 +302,6 @@ impl<B: Backend> Arena<B> {
     /// of the arena stops launching first; on a device it then waits until
     /// no work that may use the buffer is pending, since arrays still in use
     /// on a stream cannot be told apart from the others.
-    ///
-    /// ```
-    /// # let mut arena = gpu_aligned::arena::Arena::host(4096)?;
-    /// let a = arena.alloc::<u8>(10)?;
-    /// arena.reset()?;
-    /// assert_eq!(arena.live(), 0);
-    /// assert!(arena.offset(&a).is_err()); // stale
-    /// # Ok::<(), Box<dyn std::error::Error>>(())
-    /// ```
     ///
     /// # Errors
     ///
@@ -382,27 +335,12 @@ impl<B: Backend> Arena<B> {
     /// for reused bytes): [`alloc_zeros`](Arena::alloc_zeros) and
     /// [`alloc_from`](Arena::alloc_from) set them.
     ///
-    /// ```
-    /// # let mut arena = gpu_aligned::arena::Arena::host(4096)?;
-    /// let a = arena.alloc::<f32>(100)?;
-    /// assert_eq!(a.len(), 100);
-    /// # Ok::<(), Box<dyn std::error::Error>>(())
-    /// ```
-    ///
     /// An array of no elements (`len == 0`) is accepted, as `Vec` and
     /// cudarc accept one: it takes no bytes (the allocator is not asked,
     /// no red zone or sanitizer region is made, [`live`](Arena::live) does
     /// not count it), reads back empty, its views are empty (at the
     /// buffer's base address, never to be dereferenced), and dropping or
     /// [freeing](Arena::free) it does nothing.
-    ///
-    /// ```
-    /// # let mut arena = gpu_aligned::arena::Arena::host(4096)?;
-    /// let none = arena.alloc::<f32>(0)?;
-    /// assert_eq!((none.len(), none.size_bytes(), arena.live()), (0, 0, 0));
-    /// assert_eq!(arena.to_vec(&none)?, []);
-    /// # Ok::<(), Box<dyn std::error::Error>>(())
-    /// ```
     ///
     /// # Errors
     ///
@@ -436,17 +374,6 @@ impl<B: Backend> Arena<B> {
     /// Allocates an array of `len` elements of `T`, every byte zero (on a
     /// device, zeroed on the arena's stream).
     ///
-    /// ```
-    /// # let mut arena = gpu_aligned::arena::Arena::host(256)?;
-    /// let mut a = arena.alloc::<u32>(4)?;
-    /// arena.write(&mut a, .., &[1, 2, 3, 4])?;
-    /// drop(a);
-    /// let b = arena.alloc_zeros::<u32>(4)?; // the same bytes, zeroed
-    /// assert_eq!(arena.offset(&b)?, 0);
-    /// assert_eq!(arena.to_vec(&b)?, [0, 0, 0, 0]);
-    /// # Ok::<(), Box<dyn std::error::Error>>(())
-    /// ```
-    ///
     /// # Errors
     ///
     /// As [`alloc`](Arena::alloc), and [`ArenaError::Backend`] if the
@@ -459,13 +386,6 @@ impl<B: Backend> Arena<B> {
 
     /// Allocates an array holding a copy of `src` (on a device, copied on
     /// the arena's stream), as cudarc's `clone_htod` does.
-    ///
-    /// ```
-    /// # let mut arena = gpu_aligned::arena::Arena::host(4096)?;
-    /// let a = arena.alloc_from(&[1.0f32, 2.0, 3.0])?;
-    /// assert_eq!((a.len(), arena.to_vec(&a)?), (3, vec![1.0, 2.0, 3.0]));
-    /// # Ok::<(), Box<dyn std::error::Error>>(())
-    /// ```
     ///
     /// # Errors
     ///
@@ -481,18 +401,6 @@ impl<B: Backend> Arena<B> {
     /// Gives an array (or every array a handle holds) back now, as dropping
     /// it would, but says when the handle is not this arena's. Never needed:
     /// dropping is enough.
-    ///
-    /// ```
-    /// use gpu_aligned::arena::Arena;
-    ///
-    /// let mut mine = Arena::host(4096)?;
-    /// let mut theirs = Arena::host(4096)?;
-    /// let a = mine.alloc::<u32>(4)?;
-    /// let refused = theirs.free(a).unwrap_err(); // not `theirs`'s
-    /// mine.free(refused.handle)?;               // still live where it belongs
-    /// assert_eq!(mine.live(), 0);
-    /// # Ok::<(), Box<dyn std::error::Error>>(())
-    /// ```
     ///
     /// # Errors
     ///
