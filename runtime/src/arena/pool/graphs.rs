@@ -2,24 +2,15 @@
 //! are not handed out again while a graph that may replay over them lives
 //! (and `Arena::capture`, which makes the graphs).
 //!
-//! A graph replays the work captured into it, on the same bytes, as often
-//! as it is launched, long after the arrays it was captured with were
-//! dropped. So while a capture is under way (`Arena::capture`, feature
-//! `cuda`), every array given back (dropped or freed) is held for the graph
-//! rather than freed; once the capture has ended, an array it touched (a kernel
-//! argument, a copy) is held when it is given back, until the graph is
-//! dropped. Then the arena records a fence on its stream, where the graph
-//! replays, and once that fence has passed the held arrays are given back
-//! the usual way (their own uses on other streams are waited for too).
-//!
-//! Why hold everything given back during a capture, touched or not: the
-//! capture cannot query an event, so it cannot tell whether a dropped
-//! array's last use before the capture has finished. Holding costs bytes
-//! until the graph goes, never a wait.
-//!
-//! A graph outlived by its arena, or by a
-//! [`reset`](crate::arena::Arena::reset), cannot
-//! be launched: its arrays' bytes are no longer theirs.
+//! A graph replays its captured work on the same bytes long after the
+//! arrays it was captured with were dropped. So during a capture every
+//! array given back is held (the capture cannot query an event, so it
+//! cannot tell whether a dropped array's last use has finished; holding
+//! costs bytes, never a wait), and once it has ended, an array it touched
+//! is held when it is given back, until the graph is dropped. Then the
+//! arena records a fence on its stream, and once it has passed the held
+//! arrays are given back the usual way. A graph outlived by its arena, or
+//! by a [`reset`](crate::arena::Arena::reset), cannot be launched.
 
 use alloc_crate::boxed::Box;
 use alloc_crate::sync::Arc;
@@ -108,6 +99,25 @@ struct Held<B: StreamOrder> {
     staged: Vec<Box<[u8]>>,
     /// Recorded on the arena's stream once the graph was dropped.
     fence: Option<B::Fence>,
+}
+
+impl<B: StreamOrder> Held<B> {
+    /// Whether the dropped graph's last replay has finished (waited for if
+    /// `wait`), its fence recorded first; not while no fence can be
+    /// recorded (tried again on the next call).
+    fn replayed(&mut self, backend: &mut B, wait: bool) -> bool {
+        if self.fence.is_none() {
+            match backend.stream_fence() {
+                Ok(fence) => self.fence = fence,
+                Err(_) => return false,
+            }
+        }
+        match &self.fence {
+            Some(fence) if wait => backend.wait_fence(fence).is_ok(),
+            Some(fence) => backend.fence_passed(fence).unwrap_or(false),
+            None => true,
+        }
+    }
 }
 
 /// The captures and graphs of one arena, over the layer below. See the
@@ -216,26 +226,7 @@ impl<B: StreamOrder, L: Pool<B>> Graphs<B, L> {
         self.return_all(backend, unretired);
         let mut index = 0;
         while let Some(held) = self.held.get_mut(index) {
-            if !held.life.dropped() {
-                index += 1;
-                continue;
-            }
-            if held.fence.is_none() {
-                match backend.stream_fence() {
-                    Ok(fence) => held.fence = fence,
-                    // Tried again on the next call.
-                    Err(_) => {
-                        index += 1;
-                        continue;
-                    }
-                }
-            }
-            let passed = match &held.fence {
-                Some(fence) if wait => backend.wait_fence(fence).is_ok(),
-                Some(fence) => backend.fence_passed(fence).unwrap_or(false),
-                None => true,
-            };
-            if !passed {
+            if !held.life.dropped() || !held.replayed(backend, wait) {
                 index += 1;
                 continue;
             }
@@ -408,11 +399,9 @@ mod device {
         /// returns [`CudaError::Capturing`] and the capture goes on.
         ///
         /// The graph replays on the arena's stream
-        /// ([`CapturedGraph::launch`]) over the same bytes: the arrays the
-        /// capture touched keep their bytes while the graph lives, even once
-        /// dropped, and so does every array dropped during the capture.
-        /// Host bytes uploaded inside the capture are copied first and read
-        /// from that copy at each replay.
+        /// ([`CapturedGraph::launch`]) over the same bytes, which it holds
+        /// while it lives; host bytes uploaded inside the capture are copied
+        /// first and read from that copy at each replay.
         ///
         /// Launch the captured kernels on the arena's stream. Work on other
         /// streams is not part of the graph and is not waited for: an array
@@ -499,14 +488,11 @@ mod device {
             self.pool.capturing = false;
             let during = core::mem::take(&mut self.pool.during);
             let made = ended.and_then(|ended| Ok((ended.graph?, ended.touched, ended.staged)));
+            let made = made.map_err(ArenaError::Backend);
             let (graph, touched, staged, value) = match (made, stepped) {
                 (Ok((graph, touched, staged)), Ok(value)) => (graph, touched, staged, value),
-                (Err(error), _) => {
-                    self.pool.return_all(&mut self.backend, during);
-                    self.rewatch();
-                    return Err(ArenaError::Backend(error));
-                }
-                (Ok(_), Err(error)) => {
+                // The driver's error first, then the step's.
+                (Err(error), _) | (_, Err(error)) => {
                     self.pool.return_all(&mut self.backend, during);
                     self.rewatch();
                     return Err(error);
@@ -527,17 +513,6 @@ mod device {
         }
 
         /// Whether a capture is under way ([`capture`](Arena::capture)).
-        ///
-        /// ```no_run
-        /// # use gpu_aligned::arena::Arena;
-        /// # use gpu_aligned::backend::cuda::cudarc::driver::CudaContext;
-        /// # let stream = CudaContext::new(0)?.new_stream()?;
-        /// let mut arena = Arena::device(&stream, 1 << 20)?;
-        /// assert!(!arena.capturing());
-        /// let (_graph, inside) = arena.capture(|arena| Ok(arena.capturing()))?;
-        /// assert!(inside);
-        /// # Ok::<(), Box<dyn std::error::Error>>(())
-        /// ```
         pub fn capturing(&self) -> bool {
             self.pool.capturing
         }

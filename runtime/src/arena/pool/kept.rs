@@ -1,40 +1,27 @@
 //! The kept layer: blocks of dropped arrays kept for the next array of the
-//! same size, in front of the allocator: the common loop of allocating an array, using
-//! it and dropping it then costs a push and a pop, not a search of the
-//! size classes and a merge of free neighbours (the same idea as the
-//! per-size free lists of PyTorch's caching allocator and of mimalloc's
-//! pages).
+//! same size, so an allocate-and-drop loop costs a push and a pop, not a
+//! search of the size classes and a merge of free neighbours (as the
+//! per-size free lists of PyTorch's caching allocator and mimalloc's pages).
 //!
-//! A block is kept only once nothing can use its bytes any more (the
-//! backend needs no fence for it, or its fence has passed) and only after
-//! the allocator gave it a new stamp (`Allocator::renew`), so no handle
-//! ever made, dropped, given back by hand or stale, can name it again. The
-//! kept blocks stay allocated as far as the allocator knows: they count
-//! among the arena's [pending frees](crate::arena::Arena::pending_frees) and in
-//! its allocator's [`stats`](crate::alloc::Allocator::stats) as allocated, like the dropped arrays
-//! still queued. They go back to the allocator whenever an array would not
-//! fit without them (before a growing arena grows), and when a growing
-//! arena is [trimmed](crate::arena::Arena::trim); a [`reset`](crate::arena::Arena::reset)
-//! forgets them with everything else.
+//! A block is kept only once nothing can use it (the layers above passed it
+//! down) and under a new stamp (`Allocator::renew`), so no handle ever made
+//! can name it again. To the allocator it stays allocated: it counts among
+//! the arena's [pending frees](crate::arena::Arena::pending_frees) and as
+//! allocated in its allocator's [`stats`](crate::alloc::Allocator::stats).
+//! Kept blocks go back to the allocator when an array would not fit without
+//! them, and on [`trim`](crate::arena::Arena::trim); a
+//! [`reset`](crate::arena::Arena::reset) forgets them.
 //!
-//! The cache is bounded: [`CLASSES`] sizes, found by a hash of the size in
-//! one step, each a stack of at most [`DEPTH`] blocks, so a miss costs one
-//! compare. A block whose class is full is freed as before; one whose class
-//! holds another size evicts that size's blocks (freed), so the cache
-//! follows the sizes in use now, as a direct-mapped processor cache does.
+//! The cache is bounded and direct-mapped: [`CLASSES`] sizes, found by a
+//! hash of the size, each a stack of at most [`DEPTH`] blocks, so a miss
+//! costs one compare. A block whose class is full is freed; a size that
+//! takes over another's class evicts (frees) that size's blocks.
 //!
 //! Large blocks ([`LARGE`] bytes or more) are kept only until a large array
-//! misses the cache: then the arena frees them all before it places that
-//! array (the arena takes dropped arrays back first when they span several
-//! times its size: see `Arena::reserve_block`). A kept block is allocated as far as the allocator knows, so its
-//! free neighbours cannot merge across it, and a large array placed among
-//! kept large blocks goes where it would not have gone had they been
-//! freed: replaying the recorded training trace with drops instead of frees
-//! by hand, the arena grew past PyTorch's own peak that way, and stayed
-//! below it (and below the arena's own peak with frees by hand) with this
-//! rule and that take-back (`docs/RESULTS.md`, "Tuned numbers"). Small
-//! blocks stay kept: they fragment little, and they are what
-//! allocate-and-drop loops reuse most.
+//! misses: then all are freed before it is placed, so the holes they sit in
+//! merge first (to the allocator a kept block is allocated, and its free
+//! neighbours cannot merge across it). Small blocks fragment little and are
+//! what loops reuse most (`docs/RESULTS.md`, "Tuned numbers").
 
 use alloc_crate::boxed::Box;
 
@@ -65,9 +52,7 @@ impl<L> Kept<L> {
     pub(in crate::arena) fn forget(&mut self) {
         self.reuse.clear();
     }
-}
 
-impl<L> Kept<L> {
     /// Keeps a dropped array's block for the next array of its size, under
     /// a new stamp, or frees it. A stale block (dropped after a reset) is
     /// neither: the allocator refuses it, and it frees nothing.
@@ -186,10 +171,9 @@ impl<B: StreamOrder, L: Pool<B>> Pool<B> for Kept<L> {
     pass_down!();
 }
 
-/// Frees a kept block: renewed when it was kept, and held by nothing else,
-/// so the allocator takes it. Straight to the allocator: nothing is kept
-/// while the layer below watches, and the memory of whole free chunks is
-/// the offsets layer's to give back when it frees or trims.
+/// Frees a kept block (renewed when kept, so the allocator takes it),
+/// straight to the allocator: nothing is kept while the layer below
+/// watches, and whole free chunks are the offsets layer's to give back.
 fn free_kept(offsets: &mut Offsets, block: Allocation) {
     let freed = offsets.allocator.free(block);
     debug_assert!(freed.is_ok(), "a kept block is live");
@@ -248,13 +232,11 @@ impl Class {
     }
 }
 
-/// The class a size is kept in, in a few instructions (it is computed on
-/// every allocation and every kept block): the top bits of a Fibonacci
-/// hash of the size's odd part, mixed with its count of trailing zeros, so
-/// that sizes which differ by a power of two (4 KiB and 64 KiB, say) fall
-/// in different classes, and any 16 consecutive powers of two in 16
-/// different ones. (A plain multiplicative hash of the size puts every
-/// power of two in the class of its low bits.)
+/// The class a size is kept in, in a few instructions: the top bits of a
+/// Fibonacci hash of the size's odd part, mixed with its count of trailing
+/// zeros, so that sizes a power of two apart (4 KiB and 64 KiB) fall in
+/// different classes, and any 16 consecutive powers of two in 16 different
+/// ones (a plain multiplicative hash puts them all in one class).
 #[inline(always)]
 fn class_of(bytes: usize) -> usize {
     const CLASS_BITS: u32 = CLASSES.trailing_zeros();

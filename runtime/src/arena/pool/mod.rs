@@ -1,20 +1,16 @@
-//! The byte path below the arena's handles, as a stack of small pools, in
+//! The byte path below the arena's handles, as a stack of small pools in
 //! the manner of RMM's memory resources: each layer holds one piece of
-//! state and one policy, reserves a block by its own fast check or by the
-//! layer below, and takes back a released block or passes it down
-//! ([`Pool`]). Top to bottom, [`Stack`]: `graphs` (holds for captured
-//! graphs), `fences` (blocks waiting for their last use), `kept` (blocks
-//! of dropped arrays for the next array of their size), `watch` (red zones
-//! and regions), `offsets` (the allocator, growth, the chunk map); the
-//! `arena` module docs say why in this order.
+//! state and one policy, and reserves a block by its own fast check or by
+//! the layer below, and takes back a released block or passes it down
+//! ([`Pool`]). The layers are [`Stack`]'s; the `arena` module docs say why
+//! in this order.
 //!
 //! Every layer's `reserve` and `release` is one fast check inline and one
-//! out-of-line (`#[cold]`) path; the stack is generic, so the arena's fast
-//! path inlines through it as one function. `take` is the fast check of
-//! reservation alone, for the allocation that needs no more than a kept
-//! block: the arena returns that block at once, where the `Result` of a
-//! whole `reserve`, merged from every layer's paths, was copied through
-//! memory (`docs/RESULTS.md`, "The hot path").
+//! `#[cold]` path; the stack is generic, so the arena's fast path inlines
+//! through it as one function. `take` is reservation's fast check alone,
+//! for an allocation a kept block serves: that block comes back at once,
+//! not as a `Result` merged from every layer (`docs/RESULTS.md`, "The hot
+//! path").
 
 use crate::alloc::{AllocError, Allocation};
 use crate::backend::StreamOrder;
@@ -23,13 +19,16 @@ use crate::sanitizer::ArrayInfo;
 use super::{ArenaError, ArenaResult};
 
 /// The queries a layer above the bottom passes down unchanged: whether
-/// arrays are watched, and the bottom layer itself.
+/// arrays are watched, and (`pass_down!(offsets)`) the bottom layer itself.
 macro_rules! pass_down {
     () => {
         fn watching(&self) -> bool {
             self.lower.watching()
         }
 
+        pass_down!(offsets);
+    };
+    (offsets) => {
         fn offsets(&self) -> &Offsets {
             self.lower.offsets()
         }
@@ -53,11 +52,10 @@ pub(super) use graphs::Graphs;
 pub(super) use kept::Kept;
 #[cfg(feature = "std")]
 pub(super) use kept::Reuse;
-
 pub(super) use offsets::Offsets;
 pub(super) use watch::Watch;
 
-/// The arena's stack of pools. See the [module docs](self).
+/// The arena's stack of pools, top to bottom. See the [module docs](self).
 pub(super) type Stack<B> = Graphs<B, Fences<B, Kept<Watch<Offsets>>>>;
 
 /// What a reservation asks of a pool.

@@ -1,29 +1,23 @@
 //! The bottom layer of the byte path: the allocator's offsets over the
 //! backend's memory, how the buffer grows, how a growing arena gives
-//! memory back ([`trim`](crate::arena::Arena::trim)), and which whole
-//! chunks of it hold memory, so that the memory it holds follows the bytes
-//! live rather than its span. A growing arena over
-//! a backend that can give memory back while keeping the addresses
-//! ([`Grow::release`](crate::backend::Grow::release): the host) gives back the whole chunks of every
-//! hole as the hole becomes free, and `trim` sweeps them all;
-//! an array placed over such chunks holds them again.
+//! memory back ([`trim`](crate::arena::Arena::trim)), and the map of which
+//! whole chunks hold memory. A growing arena over a backend that can give
+//! memory back while keeping the addresses
+//! ([`Grow::release`](crate::backend::Grow::release): the host) gives back
+//! the whole chunks of every hole as the hole becomes free, so the memory
+//! it holds follows the live bytes rather than its span; an array placed
+//! over such chunks holds them again.
 //!
 //! Holes matter because a long-lived array can fence a freed range off
 //! from the arena's end: the pattern that made PyTorch's expandable
 //! segments grow without bound (a large block freed around a small one
-//! that stays, then asked for again at a slightly different size) leaves
-//! such holes every cycle. The span may grow past them (address space costs
-//! nothing); the memory does not. For the same reason a large array (16
-//! chunks or more) is placed at the top of the free block it goes into, so that
-//! small arrays pack together at the bottom instead of splitting the holes
-//! large ones leave, as PyTorch keeps its small blocks in pools of their
-//! own. `tests/growth/hostile.rs` holds the arena to 1.1 times its peak
-//! live bytes plus one chunk under five variants of that pattern.
-//!
-//! The map is a bit per chunk of the span: set once the chunk's memory went
-//! back. It is off for a fixed arena and over a backend that cannot give
-//! memory back ([`Grow::can_release`](crate::backend::Grow::can_release): a device buffer), so those arenas
-//! place and free as before.
+//! that stays, then asked for at a slightly different size) leaves such
+//! holes every cycle. For the same reason a large array ([`LARGE_CHUNKS`]
+//! chunks or more) goes at the top of its free block, so small arrays pack
+//! together at the bottom; `tests/growth/hostile.rs` holds the arena to
+//! that pattern. The map is off for a fixed arena and over a backend that
+//! cannot give memory back
+//! ([`Grow::can_release`](crate::backend::Grow::can_release): a device).
 
 use alloc_crate::vec::Vec;
 
@@ -78,9 +72,7 @@ impl Chunks {
     }
 
     /// Marks the chunks of `range` released or not, a word of 64 chunks at
-    /// a time: an array of a gigabyte covers 512 chunks of 2 MiB, and a
-    /// bit at a time cost every allocation and free of it that many loop
-    /// turns (most of a trace replay's instructions on the host).
+    /// a time (`docs/RESULTS.md`, "The hot path").
     fn set_range(&mut self, range: core::ops::Range<u64>, released: bool) {
         if range.is_empty() {
             return;
@@ -158,9 +150,7 @@ impl Chunks {
     }
 }
 
-/// The bottom layer: the allocator's offsets over the backend's memory,
-/// the growth policy, and the map of chunks whose memory went back. See
-/// the [module docs](self).
+/// The bottom layer. See the [module docs](self).
 #[derive(Debug)]
 pub(in crate::arena) struct Offsets {
     pub(in crate::arena) allocator: Allocator,
@@ -198,11 +188,10 @@ impl Offsets {
         bytes_of(self.chunks.count as u64 * self.chunks.chunk).unwrap_or(0)
     }
 
-    /// The allocator's block for `bytes` at `align`, placed at the top of
-    /// its free block when it is a large array of an arena that gives
-    /// chunks back (out of line: the device's path never does); the chunks
-    /// it covers hold memory again (the host's discarded pages come back on
-    /// first touch, zeroed).
+    /// The allocator's block for `bytes` at `align` (at the top of its free
+    /// block for a large array of an arena that gives chunks back); the
+    /// chunks it covers hold memory again (discarded host pages come back
+    /// on first touch, zeroed).
     #[inline(always)]
     fn place(&mut self, bytes: usize, align: usize) -> Result<Allocation, AllocError> {
         if self.chunks.places_high(bytes) {

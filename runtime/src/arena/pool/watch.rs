@@ -141,11 +141,5 @@ impl<B: StreamOrder + Grow, L: Pool<B>> Pool<B> for Watch<L> {
         self.regions.is_active()
     }
 
-    fn offsets(&self) -> &Offsets {
-        self.lower.offsets()
-    }
-
-    fn offsets_mut(&mut self) -> &mut Offsets {
-        self.lower.offsets_mut()
-    }
+    pass_down!(offsets);
 }
