@@ -1,30 +1,25 @@
 //! Where dropped arrays wait for their arena: a list shared by the arena and
 //! every handle it made, which a handle's drop pushes its block onto and the
-//! arena drains when it allocates (see the `reserve` module for when).
+//! arena drains when it allocates (the `reserve` module says when).
 //!
-//! Why a shared list and not a lock on the arena: a handle must be storable
-//! apart from its arena (in a user's struct, on another thread, past the
-//! arena's end), as a `CudaSlice` is, so it cannot borrow the arena, and
-//! taking a lock on every arena call would cost every call, not only drops.
-//! A drop costs one uncontended lock of this list (a compare-and-swap and a
-//! store) and a push; the arena looks at a count first and takes the lock
-//! once for a batch of drops.
+//! A shared list, not a lock on the arena: a handle must be storable apart
+//! from its arena (in a user's struct, on another thread, past the arena's
+//! end), as a `CudaSlice` is, and a lock on every arena call would cost
+//! every call, not only drops. A drop costs one uncontended lock of this
+//! list and a push; the arena reads a count first and takes the lock once
+//! per batch.
 //!
-//! Why no reference count per handle: an `Arc` would cost two more atomic
-//! read-modify-writes for every array (one to make a handle, one to drop
-//! it), about as much as the list itself. The arena counts instead, in plain
-//! integers under its `&mut`: every handle it lends and every handle that
-//! came back (dropped, freed by hand or cleared by a reset). When the arena
-//! goes, the list stays for the handles still out, with their number; each
-//! of their drops counts down under the lock and keeps nothing (on a device
-//! its events are given up without freeing anything: the buffer went with
-//! the arena), and the last one frees the list. A handle leaked with
+//! No reference count per handle (an `Arc` would cost two more atomic
+//! read-modify-writes per array): the arena counts the handles it lends and
+//! those that came back, in plain integers under its `&mut`. When the arena
+//! goes, the list stays for the handles still out; each of their drops
+//! counts down under the lock and keeps nothing (the buffer went with the
+//! arena), and the last one frees the list. A handle leaked with
 //! `mem::forget` keeps the list allocated, never freed early.
 //!
-//! The lock is a spin lock (see the `spin` module) because the arena builds
-//! without `std`: it is held for a push or a swap of two vectors, never
-//! across a call out but one: while a tool watches the arena's arrays, a
-//! drop tells it under the lock (see `give_back_slowly`).
+//! The lock is a spin lock (the `spin` module), held for a push or a swap
+//! of two vectors, never across a call out but one: while a tool watches
+//! the arena's arrays, a drop tells it under the lock.
 
 use alloc_crate::boxed::Box;
 use alloc_crate::vec::Vec;
@@ -74,6 +69,12 @@ impl<B: Backend> Taken<B> {
     #[inline]
     pub(super) fn is_empty(&self) -> bool {
         self.unused.is_empty() && self.used.is_empty()
+    }
+
+    /// Every block in both lists.
+    fn blocks(&self) -> impl Iterator<Item = &Allocation> {
+        let used = self.used.iter().map(|(block, _)| block);
+        self.unused.iter().chain(used)
     }
 
     /// Forgets both lists' arrays (dropping the trackings).
@@ -353,9 +354,7 @@ impl<B: Backend> ReturnsOwner<B> {
             return 0;
         }
         let locked = self.get().lock();
-        let list = &locked.list;
-        let used = list.used.iter().map(|(allocation, _)| allocation);
-        list.unused.iter().chain(used).filter(|a| holds(a)).count()
+        locked.list.blocks().filter(|a| holds(a)).count()
     }
 
     /// The offsets of the queued arrays that `holds` says are still the
@@ -366,13 +365,8 @@ impl<B: Backend> ReturnsOwner<B> {
             return Vec::new();
         }
         let locked = self.get().lock();
-        let list = &locked.list;
-        list.unused
-            .iter()
-            .chain(list.used.iter().map(|(allocation, _)| allocation))
-            .filter(|allocation| holds(allocation))
-            .map(|allocation| allocation.offset())
-            .collect()
+        let held = locked.list.blocks().filter(|a| holds(a));
+        held.map(Allocation::offset).collect()
     }
 }
 
