@@ -15,6 +15,7 @@ use crate::support::Rng;
 fn off_the_layout_is_unchanged_and_no_regions_are_kept() {
     let mut arena = Arena::host(1 << 16).unwrap();
     arena.set_red_zones(false);
+    assert!(!arena.red_zones());
     let a = arena.alloc::<u32>(256).unwrap();
     let b = arena.alloc::<u32>(256).unwrap();
     assert_eq!(arena.offset(&b).unwrap() - arena.offset(&a).unwrap(), 1024);
@@ -27,6 +28,7 @@ fn off_the_layout_is_unchanged_and_no_regions_are_kept() {
 fn on_an_array_that_fills_whole_granules_is_followed_by_a_gap() {
     let mut arena = Arena::host(1 << 16).unwrap();
     arena.set_red_zones(true);
+    assert!(arena.red_zones());
     let a = arena.alloc::<u32>(256).unwrap();
     let b = arena.alloc::<u32>(256).unwrap();
     assert_eq!(
@@ -65,6 +67,21 @@ fn a_dropped_array_leaves_the_map_at_once() {
     assert!(map.starting_at(kept_at).is_some(), "{map}");
     drop((kept, again));
     assert!(arena.regions().regions().is_empty());
+}
+
+#[test]
+fn a_labelled_array_is_named_by_its_label() {
+    let mut arena = Arena::host(4096).unwrap();
+    arena.set_red_zones(true);
+    let weights = arena.alloc::<f32>(256).unwrap();
+    arena.label(&weights, "weights").unwrap();
+    let map = arena.regions();
+    let region = map
+        .starting_at(address_of(&arena, &weights).unwrap())
+        .unwrap();
+    assert_eq!(region.name().to_string(), r#"f32[256] "weights""#);
+    assert_eq!(region.bytes, 1024);
+    arena.free(weights).unwrap();
 }
 
 #[test]

@@ -19,16 +19,6 @@ impl<B: Backend> Arena<B> {
     /// than going unseen inside its neighbour. On by default for a device
     /// arena made under compute-sanitizer; `GPU_ALIGNED_RED_ZONES=1`/`0`
     /// sets the default for arenas made afterwards.
-    ///
-    /// ```
-    /// # let mut arena = gpu_aligned::arena::Arena::host(4096)?;
-    /// arena.set_red_zones(true);
-    /// let a = arena.alloc::<f32>(64)?; // 256 bytes, then a 256-byte red zone
-    /// let b = arena.alloc::<f32>(64)?;
-    /// assert_eq!(arena.offset(&b)? - arena.offset(&a)?, 512);
-    /// # arena.free(a)?; arena.free(b)?;
-    /// # Ok::<(), Box<dyn std::error::Error>>(())
-    /// ```
     pub fn set_red_zones(&mut self, on: bool) {
         self.pool.watch_mut().regions.set_red_zones(on);
         if self.pool.watching() {
@@ -40,12 +30,6 @@ impl<B: Backend> Arena<B> {
 
     /// Whether arrays allocated now get red zones (see
     /// [`set_red_zones`](Arena::set_red_zones)).
-    ///
-    /// ```
-    /// # let arena = gpu_aligned::arena::Arena::host(4096)?;
-    /// assert!(!arena.red_zones() || std::env::var_os("GPU_ALIGNED_RED_ZONES").is_some());
-    /// # Ok::<(), Box<dyn std::error::Error>>(())
-    /// ```
     pub fn red_zones(&self) -> bool {
         self.pool.watch().regions.red_zones()
     }
@@ -54,21 +38,6 @@ impl<B: Backend> Arena<B> {
     /// type, shape and label: what turns the allocation a compute-sanitizer
     /// report names into an array. Kept while a tool is attached or red
     /// zones are on; empty otherwise.
-    ///
-    /// ```
-    /// use gpu_aligned::backend::Buffer;
-    /// # let mut arena = gpu_aligned::arena::Arena::host(4096)?;
-    /// arena.set_red_zones(true);
-    /// let weights = arena.alloc::<f32>(256)?;
-    /// arena.label(&weights, "weights")?;
-    /// let map = arena.regions();
-    /// let start = arena.backend().base_address() + arena.offset(&weights)?;
-    /// let region = map.starting_at(start).unwrap();
-    /// assert_eq!(region.name().to_string(), r#"f32[256] "weights""#);
-    /// assert_eq!(region.bytes, 1024);
-    /// # arena.free(weights)?;
-    /// # Ok::<(), Box<dyn std::error::Error>>(())
-    /// ```
     pub fn regions(&self) -> RegionMap {
         // Arrays dropped but not yet taken back are no regions (their drop
         // told the tool, if one watches).
@@ -97,6 +66,7 @@ impl<B: Backend> Arena<B> {
         self.label_allocation(&place.allocation, label)
     }
 
+    /// [`label`](Self::label)'s work, one copy for every kind of array.
     fn label_allocation(&mut self, allocation: &Allocation, label: &str) -> ArenaResult<(), B> {
         self.allocator().check_handle(allocation)?;
         self.backend.enter_for_tools();
