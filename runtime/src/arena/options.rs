@@ -89,7 +89,7 @@ impl ArenaOptions {
     ///
     /// # Errors
     ///
-    /// [`AllocError::AlignNotPowerOfTwo`](crate::alloc::AllocError::AlignNotPowerOfTwo) (in [`ArenaError::Alloc`]) for a bad alignment;
+    /// [`ArenaError::Alloc`] (`AlignNotPowerOfTwo`) for a bad alignment;
     /// [`ArenaError::MisalignedBase`] if the buffer's address is not a
     /// multiple of the minimum alignment.
     pub fn over<B: Backend>(self, backend: B) -> ArenaResult<Arena<B>, B> {
@@ -142,7 +142,7 @@ impl ArenaOptions {
     ///
     /// # Errors
     ///
-    /// [`AllocError::AlignNotPowerOfTwo`](crate::alloc::AllocError::AlignNotPowerOfTwo) (in [`ArenaError::Alloc`]) for a bad alignment,
+    /// [`ArenaError::Alloc`] (`AlignNotPowerOfTwo`) for a bad alignment,
     /// [`ArenaError::Growth`] for a policy whose chunk is not a multiple of
     /// the page size or whose initial length is above its maximum,
     /// [`ArenaError::Backend`] if the buffer cannot be made.
@@ -234,10 +234,8 @@ impl ArenaOptions {
     /// # Errors
     ///
     /// As [`CudaBackend::new`] and [`CudaBackend::growable`], inside
-    /// [`ArenaError::Backend`]; [`ArenaError::Growth`] for a bad policy;
-    /// [`AllocError::AlignNotPowerOfTwo`](crate::alloc::AllocError::AlignNotPowerOfTwo) or [`ArenaError::MisalignedBase`]
-    /// for an alignment that is not a power of two or that the buffer's
-    /// base lacks.
+    /// [`ArenaError::Backend`]; [`ArenaError::Growth`] for a bad policy; as
+    /// [`over`](ArenaOptions::over) for the alignments.
     #[cfg(feature = "cuda")]
     pub fn device(
         self,
@@ -269,18 +267,6 @@ impl ArenaOptions {
     /// compute-sanitizer red zones turn on by themselves (see
     /// [`crate::sanitizer`]), and the arena then holds each array's red
     /// zone too.
-    ///
-    /// ```no_run
-    /// use gpu_aligned::arena::{ArenaOptions, Plan};
-    /// use gpu_aligned::backend::cuda::cudarc::driver::CudaContext;
-    ///
-    /// let stream = CudaContext::new(0)?.default_stream();
-    /// let mut plan = Plan::new();
-    /// let weights = plan.array::<f32>(1 << 20);
-    /// let mut arena = ArenaOptions::new().device_for(&stream, &plan)?;
-    /// let weights = arena.carve(&plan)?.take(weights)?;
-    /// # Ok::<(), Box<dyn std::error::Error>>(())
-    /// ```
     ///
     /// # Errors
     ///
