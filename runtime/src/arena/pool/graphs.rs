@@ -54,21 +54,11 @@ impl GraphLife {
     /// Starts a launch; `false` once the arena is gone.
     #[cfg(feature = "cuda")]
     pub(crate) fn enter_launch(&self) -> bool {
-        let mut state = self.state.load(Ordering::Acquire);
-        loop {
-            if state & ORPHANED != 0 {
-                return false;
-            }
-            match self.state.compare_exchange_weak(
-                state,
-                state | LAUNCHING,
-                Ordering::AcqRel,
-                Ordering::Acquire,
-            ) {
-                Ok(_) => return true,
-                Err(now) => state = now,
-            }
-        }
+        let launching = |state| (state & ORPHANED == 0).then_some(state | LAUNCHING);
+        let entered = self
+            .state
+            .fetch_update(Ordering::AcqRel, Ordering::Acquire, launching);
+        entered.is_ok()
     }
 
     /// Ends a launch started with [`enter_launch`](Self::enter_launch).
@@ -107,10 +97,10 @@ impl<B: StreamOrder> Held<B> {
     /// recorded (tried again on the next call).
     fn replayed(&mut self, backend: &mut B, wait: bool) -> bool {
         if self.fence.is_none() {
-            match backend.stream_fence() {
-                Ok(fence) => self.fence = fence,
-                Err(_) => return false,
-            }
+            let Ok(fence) = backend.stream_fence() else {
+                return false;
+            };
+            self.fence = fence;
         }
         match &self.fence {
             Some(fence) if wait => backend.wait_fence(fence).is_ok(),

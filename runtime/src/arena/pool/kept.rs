@@ -50,7 +50,7 @@ impl<L> Kept<L> {
 
     /// Forgets every kept block (a reset freed them).
     pub(in crate::arena) fn forget(&mut self) {
-        self.reuse.clear();
+        self.reuse.drain(|_| {});
     }
 
     /// Keeps a dropped array's block for the next array of its size, under
@@ -337,15 +337,6 @@ impl Reuse {
             class.empty(&mut each);
             classes &= classes - 1;
         }
-    }
-
-    /// Forgets every kept block (their bytes were freed with everything
-    /// else, by a reset).
-    pub(in crate::arena) fn clear(&mut self) {
-        for class in self.classes.iter_mut() {
-            class.len = 0;
-        }
-        self.count = 0;
     }
 
     /// Gives every kept block to `each`, keeping them.
