@@ -124,17 +124,12 @@ impl GrowthPolicy {
             .with_initial(initial)
     }
 
-    /// Checks the policy against a backend whose memory comes in multiples
-    /// of `granularity` bytes, and returns the `(initial, max)` lengths it
-    /// settles on: the initial length rounded up to whole chunks (one chunk
-    /// at least), the maximum rounded down to whole chunks. A fixed policy
-    /// settles on its initial length for both, as it is.
-    ///
-    /// # Errors
-    ///
-    /// [`GrowthError::ChunkNotMultiple`] for a zero chunk or one that is not
-    /// a multiple of `granularity`; [`GrowthError::InitialAboveMax`] when
-    /// the rounded initial length exceeds the rounded maximum.
+    /// The `(initial, max)` lengths the policy settles on over a backend of
+    /// `granularity`: the initial length rounded up to whole chunks (one at
+    /// least), the maximum down (a fixed policy: its initial length, twice).
+    /// [`GrowthError::ChunkNotMultiple`] for a zero chunk or one not a
+    /// multiple of `granularity`, [`GrowthError::InitialAboveMax`] when the
+    /// rounded initial length exceeds the rounded maximum.
     pub(crate) fn resolve(&self, granularity: usize) -> Result<(usize, usize), GrowthError> {
         if !self.grows {
             return Ok((self.initial(), self.initial()));
@@ -155,11 +150,8 @@ impl GrowthPolicy {
     }
 
     /// The length an arena spanning `current` bytes grows to so that it
-    /// spans at least `needed` bytes: `needed` rounded up to whole chunks.
-    ///
-    /// # Errors
-    ///
-    /// [`GrowthError::Fixed`] for a policy that never grows;
+    /// spans at least `needed`: `needed` rounded up to whole chunks.
+    /// [`GrowthError::Fixed`] for a policy that never grows,
     /// [`GrowthError::AtMaximum`] when `needed` exceeds the maximum.
     pub(crate) fn grow_to(&self, current: usize, needed: usize) -> Result<usize, GrowthError> {
         if !self.grows {

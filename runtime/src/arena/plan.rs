@@ -235,19 +235,14 @@ impl Plan {
         self.entries.is_empty()
     }
 
-    /// The bytes a fixed arena with these alignments needs to
-    /// [carve](Arena::carve) this plan when it is fresh: where the last
-    /// array ends once the arena's allocator has placed every array, in
-    /// plan order (the last array's own bytes, not rounded up), or, where an
-    /// arena of just that length would place them otherwise, the first
-    /// length above it that holds them. An arena of exactly this length
-    /// holds the plan; where no alignment gap is left to fill, one byte less
-    /// does not. Empty arrays take no bytes.
-    ///
-    /// This is the length without red zones (see
-    /// [`Arena::set_red_zones`]); [`ArenaOptions::host_for`](super::ArenaOptions::host_for)
-    /// and `device_for` add room for each array's red zone when red zones
-    /// will be on for the arena they make.
+    /// The bytes a fresh fixed arena with these alignments needs to
+    /// [carve](Arena::carve) this plan: where the last array ends once the
+    /// allocator placed them all in plan order, or the first length above
+    /// that where an arena of just that length places them all. An arena of
+    /// exactly this length holds the plan; with no alignment gap to fill,
+    /// one byte less does not. Empty arrays take no bytes, nor red zones
+    /// ([`ArenaOptions::host_for`](super::ArenaOptions::host_for) and
+    /// `device_for` add those when they will be on).
     ///
     /// ```
     /// use gpu_aligned::align::{ARRAY_ALIGN, PITCH_ALIGN};
