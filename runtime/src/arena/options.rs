@@ -153,12 +153,9 @@ impl ArenaOptions {
             let buffer = HostBuffer::new(bytes, align).map_err(ArenaError::Backend)?;
             return self.over(buffer);
         }
-        let page = HostVm::page_size();
-        let (initial, max) = self
-            .growth
-            .with_initial(bytes)
-            .resolve(page)
-            .map_err(ArenaError::Growth)?;
+        let policy = self.growth.with_initial(bytes);
+        let resolved = policy.resolve(HostVm::page_size());
+        let (initial, max) = resolved.map_err(ArenaError::Growth)?;
         let buffer = HostBuffer::growable(initial, max, align).map_err(ArenaError::Backend)?;
         self.build(buffer, self.growth.settled(initial, max))
     }
@@ -170,19 +167,6 @@ impl ArenaOptions {
     /// also holds each array's red zone, so the plan still fits. A plan
     /// that needs no bytes (nothing planned, or only empty arrays) gets an
     /// arena of one byte: a buffer needs an address.
-    ///
-    /// ```
-    /// use gpu_aligned::arena::{ArenaOptions, Plan};
-    ///
-    /// let mut plan = Plan::new();
-    /// let points = plan.array::<gpu_aligned::vector::float4>(1000);
-    /// let image = plan.pitched::<f32>(640, 480);
-    /// let mut arena = ArenaOptions::new().host_for(&plan)?;
-    /// let mut carving = arena.carve(&plan)?;
-    /// let (points, image) = (carving.take(points)?, carving.take_pitched(image)?);
-    /// assert_eq!(arena.offset(&image)? as usize + image.size_bytes(), arena.capacity());
-    /// # Ok::<(), Box<dyn std::error::Error>>(())
-    /// ```
     ///
     /// # Errors
     ///
