@@ -66,11 +66,6 @@ impl Chunks {
         self.is_on() && bytes as u64 >= self.chunk.saturating_mul(LARGE_CHUNKS)
     }
 
-    #[cfg(test)]
-    fn set(&mut self, index: u64, released: bool) {
-        self.set_range(index..index + 1, released);
-    }
-
     /// Marks the chunks of `range` released or not, a word of 64 chunks at
     /// a time (`docs/RESULTS.md`, "The hot path").
     fn set_range(&mut self, range: core::ops::Range<u64>, released: bool) {
@@ -173,12 +168,11 @@ impl Offsets {
         min_align: usize,
         can_release: bool,
     ) -> Offsets {
-        let chunks = Chunks::new(&growth, can_release);
         Offsets {
+            chunks: Chunks::new(&growth, can_release),
             allocator,
             growth,
             min_align,
-            chunks,
         }
     }
 
@@ -202,7 +196,8 @@ impl Offsets {
         Ok(allocation)
     }
 
-    /// [`place`](Self::place) at the top of the free block.
+    /// [`place`](Self::place) at the top of the free block (out of line: the
+    /// device's path never takes it).
     #[inline(never)]
     fn place_high(&mut self, bytes: usize, align: usize) -> Result<Allocation, AllocError> {
         let allocation = self.allocator.alloc_high(bytes, align)?;
@@ -244,14 +239,19 @@ impl Offsets {
         Ok(self.place(bytes, align)?)
     }
 
-    /// Gives back the memory at the end of a growing arena that no block
-    /// holds, in whole chunks, never below the initial length, after the
-    /// memory of the whole free chunks inside it (where the backend can).
+    /// [`Arena::trim`](crate::arena::Arena::trim) here: the memory of every
+    /// whole free chunk goes back (where the backend can), then the end no
+    /// block holds, in whole chunks, never below the initial length.
     pub(in crate::arena) fn trim<B: Grow>(
         &mut self,
         backend: &mut B,
     ) -> ArenaResult<Trimmed<B::Error>, B> {
-        self.release_free_chunks(backend);
+        if self.chunks.is_on() {
+            let extents: Vec<(u64, u64)> = self.allocator.free_extents().collect();
+            for (start, end) in extents {
+                self.release_between(backend, start, end);
+            }
+        }
         let capacity = self.allocator.capacity();
         let in_use = capacity - self.allocator.free_tail();
         let keep = round_up(in_use, self.growth.chunk())
@@ -271,17 +271,6 @@ impl Offsets {
         Ok(Some((held, trimmed)))
     }
 
-    /// Gives back the memory of every whole chunk of free space.
-    fn release_free_chunks<B: Grow>(&mut self, backend: &mut B) {
-        if !self.chunks.is_on() {
-            return;
-        }
-        let extents: Vec<(u64, u64)> = self.allocator.free_extents().collect();
-        for (start, end) in extents {
-            self.release_between(backend, start, end);
-        }
-    }
-
     /// Gives back the memory of the whole chunks inside free space `start ..
     /// end` that still hold it, a run of chunks at a time.
     #[inline(never)]
@@ -290,20 +279,15 @@ impl Offsets {
         let whole = self.chunks.whole(start, end);
         let mut from = whole.start;
         while let Some(first) = self.chunks.next(from..whole.end, false) {
-            let last = self
-                .chunks
-                .next(first..whole.end, true)
-                .unwrap_or(whole.end)
-                - 1;
-            from = last + 1;
-            let len = bytes_of((last + 1 - first) * chunk).unwrap_or(usize::MAX);
-            let span = Span {
-                offset: first * chunk,
-                len,
-            };
+            // The run ends where a released chunk or the free space does.
+            let end = self.chunks.next(first..whole.end, true);
+            let end = end.unwrap_or(whole.end);
+            from = end;
+            let offset = first * chunk;
+            let len = bytes_of((end - first) * chunk).unwrap_or(usize::MAX);
             // Refused: the memory stays held, and a later sweep tries again.
-            if let Ok(true) = backend.release(span) {
-                self.chunks.set_range(first..last + 1, true);
+            if let Ok(true) = backend.release(Span { offset, len }) {
+                self.chunks.set_range(first..end, true);
             }
         }
     }
@@ -381,7 +365,7 @@ mod tests {
         let policy = GrowthPolicy::up_to(1 << 30).with_chunk(4096);
         let mut chunks = Chunks::new(&policy, true);
         for index in (3..70).chain(130..131) {
-            chunks.set(index, true);
+            chunks.set_range(index..index + 1, true);
         }
         assert_eq!(chunks.count, 68);
         assert_eq!(chunks.next(0..200, true), Some(3));
