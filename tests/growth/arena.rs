@@ -194,6 +194,22 @@ fn a_bad_policy_is_refused() {
     ));
 }
 
+/// A long-lived array fences a freed one off from the end: the hole's whole
+/// chunks go back, the span stays.
+#[test]
+#[cfg_attr(miri, ignore = "Miri's fallback allocates the whole reservation")]
+fn the_chunks_of_a_fenced_hole_go_back_and_the_span_stays() {
+    let growing = ArenaOptions::new().growth(GrowthPolicy::up_to(64 << 20));
+    let mut arena = growing.host(2 << 20).unwrap();
+    let big = arena.alloc::<u8>(8 << 20).unwrap();
+    let small = arena.alloc::<u8>(1000).unwrap();
+    assert_eq!(arena.committed(), 10 << 20);
+    arena.free(big).unwrap();
+    assert_eq!(arena.committed(), 2 << 20);
+    assert_eq!(arena.capacity(), 10 << 20);
+    arena.free(small).unwrap();
+}
+
 /// Resident memory of this process in bytes.
 #[cfg(target_os = "linux")]
 fn resident_bytes() -> usize {

@@ -102,8 +102,6 @@ impl GrowthPolicy {
     /// The most bytes the arena may span: for a [fixed](GrowthPolicy::fixed)
     /// policy, its [`initial`](GrowthPolicy::initial) length.
     pub const fn max(&self) -> usize {
-        // A fixed arena spans its initial length for good; the field is
-        // only the limit of a growing one.
         if self.grows {
             self.max
         } else {
@@ -267,21 +265,6 @@ impl<B: Backend> Arena<B> {
     /// hole as the hole becomes free (and, where the minimum alignment is
     /// larger than a chunk, those past an array's last byte in its block),
     /// so the memory held follows the live bytes rather than the span.
-    ///
-    /// ```
-    /// use gpu_aligned::arena::{ArenaOptions, GrowthPolicy};
-    ///
-    /// let growing = ArenaOptions::new().growth(GrowthPolicy::up_to(64 << 20));
-    /// let mut arena = growing.host(2 << 20)?;
-    /// let big = arena.alloc::<u8>(8 << 20)?;
-    /// let small = arena.alloc::<u8>(1000)?; // after `big`: fences it in
-    /// assert_eq!(arena.committed(), 10 << 20);
-    /// arena.free(big)?;
-    /// assert_eq!(arena.committed(), 2 << 20); // the hole's chunks went back
-    /// assert_eq!(arena.capacity(), 10 << 20); // the span stays
-    /// # arena.free(small)?;
-    /// # Ok::<(), Box<dyn std::error::Error>>(())
-    /// ```
     pub fn committed(&self) -> usize {
         let released = self.pool.offsets().released_bytes();
         self.capacity().saturating_sub(released)
