@@ -298,10 +298,9 @@ impl<B: Backend> Arena<B> {
     }
 
     /// Frees every array at once; every handle made before becomes stale
-    /// (and drops harmlessly). Every captured graph
-    /// of the arena stops launching first; on a device it then waits until
-    /// no work that may use the buffer is pending, since arrays still in use
-    /// on a stream cannot be told apart from the others.
+    /// (and drops harmlessly). Every captured graph of the arena stops
+    /// launching first; on a device it then waits until no work that may
+    /// use the buffer is pending (arrays in use cannot be told apart).
     ///
     /// # Errors
     ///

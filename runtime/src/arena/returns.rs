@@ -35,11 +35,10 @@ use crate::sanitizer::DropWatch;
 /// A dropped array: its block, and what the backend tracked for it.
 pub(super) type Returned<B> = (Allocation, <B as crate::backend::StreamOrder>::Tracking);
 
-/// Dropped arrays, in two lists: those the backend's work never used
-/// ([`StreamOrder::never_used`](crate::backend::StreamOrder::never_used)), as their blocks alone, and the others with
-/// their tracking. An array never used on a device thus costs a drop what
-/// a host array costs: no tracking is moved through the list, dropped or
-/// asked about, and its block goes straight to the arena's reuse stacks.
+/// Dropped arrays, in two lists: the blocks alone of those the backend's
+/// work never used (a drop then costs what a host array's costs: no
+/// tracking moved, dropped or asked about), and the others with their
+/// tracking.
 pub(super) struct Taken<B: Backend> {
     pub(super) unused: Vec<Allocation>,
     pub(super) used: Vec<Returned<B>>,
@@ -93,9 +92,8 @@ struct Returns<B: Backend> {
     /// How many arrays are queued: read without the lock, so an arena with
     /// nothing queued never takes it.
     queued: AtomicUsize,
-    /// How many bytes the queued arrays' blocks span, read the same way
-    /// (see `reserve` for who asks); written only under the lock, so a
-    /// load there is exact.
+    /// How many bytes the queued arrays' blocks span, read the same way;
+    /// written only under the lock, so a load there is exact.
     queued_bytes: AtomicUsize,
     shared: SpinLock<Shared<B>>,
 }
@@ -142,10 +140,9 @@ impl<B: Backend> Returns<B> {
 }
 
 /// A handle's way back to its arena's list: made only by
-/// [`ReturnsOwner::lend`], never copied, and used up by
-/// [`give_back`](ReturnsRef::give_back) or by the arena's
-/// [`ReturnsOwner::ended`], so that the arena's count of handles out is
-/// exact.
+/// [`ReturnsOwner::lend`], never copied, used up by
+/// [`give_back`](ReturnsRef::give_back) or by
+/// [`ReturnsOwner::ended_by_hand`], so the count of handles out is exact.
 pub(super) struct ReturnsRef<B: Backend>(NonNull<Returns<B>>);
 
 // SAFETY: the list is only reached through its lock, which gives one thread
@@ -182,8 +179,7 @@ impl<B: Backend> ReturnsRef<B> {
 
     /// [`give_back`](Self::give_back) for an array the backend's work used,
     /// one whose list must grow, or one outlived by its arena. Out of line:
-    /// a handle's drop, inlined wherever a handle goes, holds only the
-    /// common case.
+    /// a handle's drop, inlined wherever it goes, holds the common case.
     #[inline(never)]
     fn give_back_slowly(self, allocation: Allocation, tracking: &mut B::Tracking) {
         // SAFETY: the list is freed only once the arena is gone and every
@@ -357,9 +353,8 @@ impl<B: Backend> ReturnsOwner<B> {
         locked.list.blocks().filter(|a| holds(a)).count()
     }
 
-    /// The offsets of the queued arrays that `holds` says are still the
-    /// arena's (a handle dropped after a reset is not), for leak reports
-    /// and the region map.
+    /// The offsets of the queued arrays [`count_held`](Self::count_held)
+    /// counts, for the region map.
     pub(super) fn held(&self, holds: impl Fn(&Allocation) -> bool) -> Vec<u64> {
         if self.queued() == 0 {
             return Vec::new();

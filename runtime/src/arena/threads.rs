@@ -1,23 +1,19 @@
 //! An arena many threads allocate from at once: [`ThreadArena`], a slot
 //! per thread (blocks kept by size, a list of returns of its own) in front
-//! of one shared [`Arena`]. The type's docs say why this design and what
-//! it keeps exact; here, what the code relies on.
+//! of one shared [`Arena`]. The type's docs say why; here, what the code
+//! relies on.
 //!
-//! - **Stamps**: a kept block is handed out again under the stamp its
-//!   dropped array had (the shared arena's own cache renews it, which
-//!   would take the shared lock). That is sound because a block reaches a
-//!   slot only through the drop of the one handle that named it: no handle
-//!   with that stamp is left. Only this module lends through a slot's
-//!   list, and it lends only flat arrays, never given back by hand (the
+//! - **Stamps**: a slot hands a kept block out again under the stamp its
+//!   dropped array had (renewing it would take the shared lock). Sound,
+//!   because a block reaches a slot only through the drop of the one handle
+//!   that named it; slots lend only flat arrays, never freed by hand (the
 //!   shared arena's `free` needs `&mut`, which no thread gets).
-//! - **Lock order**: the shared arena, then the list of slots, then one
-//!   slot, then a list of returns. A thread never waits for the shared
-//!   arena while it holds its slot, and a slot is held only to move blocks
-//!   in or out, never across a call into the backend.
-//! - **Scoped threads**: a thread's slot is given back by its thread-local's
-//!   destructor, which may run after `std::thread::scope` returns; every
-//!   count and drain takes the same locks, so either order gives the same
-//!   result.
+//! - **Lock order**: the shared arena, the list of slots, one slot, a list
+//!   of returns. A thread never waits for the shared arena while it holds
+//!   its slot, and never holds a slot across a call into the backend.
+//! - **Scoped threads**: a thread-local's destructor gives its slot back,
+//!   maybe after `std::thread::scope` returns; counts and drains take the
+//!   same locks, so either order gives the same result.
 
 use core::mem::{align_of, size_of};
 use core::ops::Deref;
@@ -67,19 +63,15 @@ use crate::GpuWords;
 ///
 /// - **Drops on other threads**: an array goes back to the list of the
 ///   slot that made it, whichever thread drops it.
-/// - **Devices**: a thread keeps only blocks whose tracking says the
-///   backend's work never used them ([`StreamOrder::never_used`](crate::backend::StreamOrder::never_used)); an array
-///   used on a stream goes back to the shared arena (with the thread's next
-///   batch), which hands its bytes out again only after its last recorded
-///   use, as it does for its own arrays.
-/// - **Thread exit**: the thread's slot gives what it keeps to the shared
-///   arena and waits, with its list (for that thread's arrays others still
-///   hold), for the next thread. An array that does not fit takes back
-///   what every slot keeps before the arena grows or reports out of
-///   memory. No byte is lost.
-/// - **Red zones**: while the shared arena keeps red zones for a tool
-///   watching kernels, every array is the shared arena's own and no slot
-///   keeps anything.
+/// - **Devices**: a slot keeps only blocks the backend's work never used;
+///   an array used on a stream goes back to the shared arena, which hands
+///   its bytes out again only after its last recorded use.
+/// - **Thread exit**: the slot gives what it keeps to the shared arena and
+///   waits, with its list, for the next thread. An array that does not fit
+///   takes back what every slot keeps before the arena grows or reports
+///   out of memory. No byte is lost.
+/// - **Red zones**: while the shared arena keeps red zones for a tool,
+///   every array is the shared arena's own and no slot keeps anything.
 ///
 /// ```
 /// use gpu_aligned::arena::{Arena, ThreadArena};
@@ -306,14 +298,10 @@ where
     /// # Deadlocks
     ///
     /// While a thread holds the lock, that thread must not call this
-    /// `ThreadArena`'s other verbs: [`alloc`](Self::alloc) (when its cache
-    /// misses), [`alloc_zeros`](Self::alloc_zeros),
-    /// [`alloc_from`](Self::alloc_from), [`live`](Self::live),
-    /// [`stats`](Self::stats), [`flush`](Self::flush) and
-    /// [`trim`](Self::trim) lock the shared arena too, and would wait
-    /// forever, as a second [`Mutex::lock`](std::sync::Mutex::lock) on one
-    /// thread does. Drop the lock first; dropping arrays while holding it
-    /// is fine.
+    /// `ThreadArena`'s other verbs (but dropping arrays): they lock the
+    /// shared arena too ([`alloc`](Self::alloc) when its cache misses), and
+    /// would wait forever, as a second
+    /// [`Mutex::lock`](std::sync::Mutex::lock) on one thread does.
     pub fn lock(&self) -> ArenaLock<'_, B> {
         ArenaLock(lock(&self.shared.core))
     }
@@ -342,9 +330,8 @@ where
 
     /// Gives every block the threads keep, and every dropped array on their
     /// lists, back to the shared arena, and waits until it has taken them
-    /// all back (on a device: until their last uses finished). Afterwards
-    /// the allocator counts only live arrays. Never needed for room: an
-    /// array that does not fit takes the kept blocks back by itself.
+    /// all back (on a device: until their last uses finished); then the
+    /// allocator counts only live arrays. Never needed for room.
     ///
     /// # Errors
     ///
@@ -428,10 +415,8 @@ impl<B: Shareable> Shared<B> {
         slot
     }
 
-    /// The shared arena's array for `request`; when it does not fit, every
-    /// slot's kept blocks come back first and it is tried again, and only
-    /// then may a growing arena grow (as the arena takes back its own kept
-    /// blocks before it grows).
+    /// The shared arena's array for `request`: every slot's kept blocks
+    /// come back before a growing arena grows for it, as its own do.
     fn reserve(&self, core: &mut Arena<B>, request: Request) -> ArenaResult<Place<B>, B> {
         match core.reserve_without_growing(request) {
             Err(refused) if does_not_fit(&refused) => {
@@ -581,9 +566,9 @@ impl<B: Backend> Cache<B> {
         Some(Place::new(allocation, bytes, self.returns.lend()))
     }
 
-    /// Takes the dropped arrays off this slot's list: the blocks nothing
-    /// can use any more are kept (or spilled when their size's stack is
-    /// full), the others spilled for the shared arena to retire.
+    /// Takes the dropped arrays off this slot's list: the blocks no stream
+    /// used are kept (spilled when their class is full), the others spilled
+    /// for the shared arena to retire.
     fn take_returns(&mut self) {
         let mut returned = core::mem::take(&mut self.returned);
         self.returns.take(&mut returned);
@@ -598,19 +583,17 @@ impl<B: Backend> Cache<B> {
         self.returned = returned;
     }
 
-    /// Puts back the spill taken out to hand over while the slot was not
-    /// held (its allocation, and what it could not hand over), after what
-    /// was spilled meanwhile.
+    /// Puts back the spill taken out to hand over (its allocation, and what
+    /// it could not hand over), after what was spilled meanwhile.
     fn restore_spill(&mut self, mut spill: Vec<Returned<B>>) {
         spill.append(&mut self.spill);
         self.spill = spill;
     }
 }
 
-/// Gives `spill`'s blocks back to the shared arena (at once, or once their
-/// last uses have finished). One the backend failed to retire stays in
-/// `spill`, for the next occasion; one the arena refuses (it cannot be,
-/// but a refused block is nobody's) is dropped.
+/// Gives `spill`'s blocks back to the shared arena. One the backend failed
+/// to retire stays in `spill`, for the next occasion; one the arena refuses
+/// (it cannot be, but a refused block is nobody's) is dropped.
 fn give_back<B: Backend>(core: &mut Arena<B>, spill: &mut Vec<Returned<B>>) {
     spill.retain_mut(|(allocation, tracking)| {
         matches!(
