@@ -152,9 +152,8 @@ impl<B: StreamOrder, L> Graphs<B, L> {
     /// Every graph becomes unlaunchable and its arrays are forgotten (the
     /// arena is being reset: everything was freed at once).
     pub(in crate::arena) fn orphan_all(&mut self) {
-        for held in self.held.drain(..) {
-            held.life.orphan();
-        }
+        self.stop_launches();
+        self.held.clear();
         self.during.clear();
         self.unretired.clear();
     }
@@ -189,12 +188,8 @@ impl<B: StreamOrder, L: Pool<B>> Graphs<B, L> {
                 self.during.push((block, core::mem::take(tracking)));
                 return Ok(());
             }
-            let offset = block.offset();
-            let touched = self
-                .held
-                .iter_mut()
-                .find(|held| held.touched.binary_search(&offset).is_ok());
-            if let Some(held) = touched {
+            let touched = |held: &&mut Held<B>| held.touched.binary_search(&block.offset()).is_ok();
+            if let Some(held) = self.held.iter_mut().find(touched) {
                 held.arrays.push((block, core::mem::take(tracking)));
                 return Ok(());
             }
