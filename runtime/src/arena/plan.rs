@@ -60,9 +60,8 @@ struct Entry {
 }
 
 impl Entry {
-    /// What the arena is told of the array when it is reserved with rows
-    /// `pitch` bytes apart: its name for the tools, and its red zone's
-    /// size.
+    /// What the arena is told of the array, rows `pitch` bytes apart: its
+    /// name for the tools, and its red zone's size.
     fn info(&self, pitch: usize) -> ArrayInfo {
         let shape = match self.shape {
             Shape::Array { len } => RegionShape::Array { len },

@@ -79,11 +79,9 @@ impl<B: Backend> Arena<B> {
     }
 
     /// Arms a handle's drop to tell the tool at once that its array is no
-    /// region (see [`DropWatch`](crate::sanitizer::DropWatch)) while a tool
-    /// watches and no captured graph may replay a dropped array (a graph's
-    /// arrays stay regions until its last replay is done); disarms it
-    /// otherwise. Called where either changes: the arena is made or reset,
-    /// a capture begins or ends, a graph's arrays come back.
+    /// region ([`DropWatch`](crate::sanitizer::DropWatch)) while a tool
+    /// watches and no captured graph may replay a dropped array; disarms it
+    /// otherwise. Called where either changes.
     pub(super) fn rewatch(&mut self) {
         if !self.pool.watch().regions.is_active() {
             return;

@@ -23,8 +23,7 @@ use crate::backend::Backend;
 use crate::sanitizer::{ArrayInfo, RegionShape};
 use crate::GpuWords;
 
-/// What one array asks of [`Arena::reserve`]: its bytes and alignment, and,
-/// for whatever watches arrays come and go, its element type.
+/// What one array asks of [`Arena::reserve`].
 #[derive(Clone, Copy, Debug)]
 pub(super) struct Request {
     pub(super) bytes: usize,

@@ -1,8 +1,7 @@
-//! The lock of the lists dropped arrays wait on (see the `returns` module)
-//! and of a thread's slot of a `ThreadArena`: a spin lock, because the
-//! arena builds without `std` and each of them is held for a few pushes,
-//! pops or a swap of two vectors, never across a call out; and because its
-//! release is a plain store, where a `std` mutex's is an atomic swap.
+//! The lock of the lists dropped arrays wait on and of a `ThreadArena`'s
+//! slots: a spin lock, because the arena builds without `std`, each is held
+//! for a few pushes, pops or a swap, never across a call out, and its
+//! release is a plain store where a `std` mutex's is an atomic swap.
 
 use core::cell::UnsafeCell;
 use core::ops::{Deref, DerefMut};

@@ -53,11 +53,10 @@ use crate::GpuWords;
 /// the verbs that read and write arrays are the [`Arena`]'s, through
 /// [`lock`](ThreadArena::lock).
 ///
-/// A thread allocating takes its own slot's lock (on cache lines of its
-/// own) and pops a kept block of the size asked for; the array's drop
-/// queues the block on the slot's own list, taken back a batch at a time.
-/// The shared arena is locked only on a miss (a size the thread has not
-/// dropped lately).
+/// A thread allocating takes its own slot's lock and pops a kept block of
+/// the size asked for; the array's drop queues the block on the slot's own
+/// list. The shared arena is locked only on a miss (a size the thread has
+/// not dropped lately).
 ///
 /// # What stays exact
 ///

@@ -1,9 +1,8 @@
 //! The fences layer: blocks of arrays given back while a stream may still
 //! use them. The backend records a fence when such a block comes back
-//! ([`StreamOrder::retire`](crate::backend::StreamOrder::retire)); the block waits here, oldest first, until that
-//! fence has passed (every use recorded on the array, on any stream, has
-//! finished), and only then goes down to be kept or freed. A block no
-//! stream used passes straight down after one check.
+//! (`StreamOrder::retire`); the block waits here, oldest first, until every
+//! use recorded on the array, on any stream, has finished, then goes down
+//! to be kept or freed. A block no stream used passes straight down.
 
 use alloc_crate::collections::VecDeque;
 

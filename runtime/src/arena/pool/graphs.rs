@@ -197,11 +197,9 @@ impl<B: StreamOrder, L: Pool<B>> Graphs<B, L> {
         self.lower.release(backend, block, tracking, fate)
     }
 
-    /// Gives back the arrays of dropped graphs whose last replay has
-    /// finished, after waiting for it if `wait`, as dropped arrays (another
-    /// live graph may hold some of them). Nothing during a capture (no
-    /// fence can be recorded or queried then). Returns whether any came
-    /// back.
+    /// Gives back, as dropped arrays, those of dropped graphs whose last
+    /// replay has finished (waited for if `wait`); nothing during a capture,
+    /// when no fence can be recorded or queried. Returns whether any came.
     pub(in crate::arena) fn release_finished(&mut self, backend: &mut B, wait: bool) -> bool {
         if self.capturing || self.held.is_empty() {
             return false;
@@ -312,10 +310,9 @@ mod device {
     use crate::backend::{Buffer as _, MoveBytes as _};
 
     /// A CUDA graph captured from the work of a device arena
-    /// ([`Arena::capture`]). While it lives, the bytes of every array its
-    /// capture touched, or that was dropped during the capture, stay
-    /// reserved for it, even after those arrays are dropped; dropping the
-    /// graph gives them back once its last replay has finished.
+    /// ([`Arena::capture`]). The arrays its capture touched, and those
+    /// dropped during it, keep their bytes until it is dropped and its last
+    /// replay has finished.
     pub struct CapturedGraph {
         graph: Graph,
         life: Arc<GraphLife>,

@@ -3,14 +3,12 @@
 //! search of the size classes and a merge of free neighbours (as the
 //! per-size free lists of PyTorch's caching allocator and mimalloc's pages).
 //!
-//! A block is kept only once nothing can use it (the layers above passed it
-//! down) and under a new stamp (`Allocator::renew`), so no handle ever made
-//! can name it again. To the allocator it stays allocated: it counts among
-//! the arena's [pending frees](crate::arena::Arena::pending_frees) and as
-//! allocated in its allocator's [`stats`](crate::alloc::Allocator::stats).
-//! Kept blocks go back to the allocator when an array would not fit without
-//! them, and on [`trim`](crate::arena::Arena::trim); a
-//! [`reset`](crate::arena::Arena::reset) forgets them.
+//! A block is kept only once nothing can use it and under a new stamp
+//! (`Allocator::renew`), so no handle ever made can name it again. To the
+//! allocator it stays allocated (it counts among the arena's
+//! [pending frees](crate::arena::Arena::pending_frees)); it goes back when
+//! an array would not fit without it, and on
+//! [`trim`](crate::arena::Arena::trim).
 //!
 //! The cache is bounded and direct-mapped: [`CLASSES`] sizes, found by a
 //! hash of the size, each a stack of at most [`DEPTH`] blocks, so a miss

@@ -1,16 +1,14 @@
 //! The byte path below the arena's handles, as a stack of small pools in
 //! the manner of RMM's memory resources: each layer holds one piece of
-//! state and one policy, and reserves a block by its own fast check or by
-//! the layer below, and takes back a released block or passes it down
-//! ([`Pool`]). The layers are [`Stack`]'s; the `arena` module docs say why
-//! in this order.
+//! state and one policy, reserves a block by its own fast check or by the
+//! layer below, and takes back a released block or passes it down
+//! ([`Pool`]). The `arena` module docs say why [`Stack`] is in this order.
 //!
 //! Every layer's `reserve` and `release` is one fast check inline and one
 //! `#[cold]` path; the stack is generic, so the arena's fast path inlines
-//! through it as one function. `take` is reservation's fast check alone,
-//! for an allocation a kept block serves: that block comes back at once,
-//! not as a `Result` merged from every layer (`docs/RESULTS.md`, "The hot
-//! path").
+//! through it as one function. `take` is reservation's fast check alone:
+//! a kept block comes back at once, not as a `Result` merged from every
+//! layer (`docs/RESULTS.md`, "The hot path").
 
 use crate::alloc::{AllocError, Allocation};
 use crate::backend::StreamOrder;
