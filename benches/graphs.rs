@@ -95,8 +95,15 @@ fn arena_graph(
             let mut b = arena.alloc::<u32>(len)?;
             let mut d = arena.alloc::<u32>(len)?;
             {
-                let (xv, av, zv) = (arena.view(x, ..)?, arena.view(&a, ..)?, arena.view(&z, ..)?);
-                let (mut bv, mut dv) = (arena.view_mut(&mut b, ..)?, arena.view_mut(&mut d, ..)?);
+                let (xv, av, zv) = (
+                    arena.view(x, .., &stream)?,
+                    arena.view(&a, .., &stream)?,
+                    arena.view(&z, .., &stream)?,
+                );
+                let (mut bv, mut dv) = (
+                    arena.view_mut(&mut b, .., &stream)?,
+                    arena.view_mut(&mut d, .., &stream)?,
+                );
                 let mut launch = stream.launch_builder(kernels.0);
                 launch.arg(&xv).arg(&av).arg(&zv);
                 launch.arg(&mut bv).arg(&mut dv).arg(&n);
@@ -104,9 +111,9 @@ fn arena_graph(
                 unsafe { launch.launch(config(len)) }?;
             }
             let (dv, bv, mut xv) = (
-                arena.view(&d, ..)?,
-                arena.view(&b, ..)?,
-                arena.view_mut(x, ..)?,
+                arena.view(&d, .., &stream)?,
+                arena.view(&b, .., &stream)?,
+                arena.view_mut(x, .., &stream)?,
             );
             let mut launch = stream.launch_builder(kernels.1);
             launch.arg(&dv).arg(&bv).arg(&mut xv).arg(&n);

@@ -92,10 +92,10 @@ fn tracked(
     for i in 0..launches {
         let stream = &streams[i % streams.len()];
         let (first, rest) = arrays.split_first_mut().ok_or("no arrays")?;
-        let mut written = arena.view_mut(first, ..)?;
+        let mut written = arena.view_mut(first, .., stream)?;
         let read = rest
             .iter()
-            .map(|a| arena.view(a, ..))
+            .map(|a| arena.view(a, .., stream))
             .collect::<Result<Vec<_>, _>>()?;
         let mut launch: LaunchArgs<'_> = stream.launch_builder(kernel);
         launch.arg(&mut written);

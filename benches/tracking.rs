@@ -107,7 +107,7 @@ fn arena_round(
     for (i, array) in arrays.iter_mut().enumerate() {
         let stream = &streams[i % streams.len()];
         let n = array.len() as u64;
-        let mut view = arena.view_mut(array, ..)?;
+        let mut view = arena.view_mut(array, .., stream)?;
         stream.memcpy_htod(&inputs[i], &mut view)?;
         let mut launch = stream.launch_builder(kernel);
         launch.arg(&mut view).arg(&n);
@@ -116,7 +116,7 @@ fn arena_round(
     }
     for (i, array) in arrays.iter().enumerate() {
         let stream = &streams[i % streams.len()];
-        stream.memcpy_dtoh(&arena.view(array, ..)?, &mut outputs[i])?;
+        stream.memcpy_dtoh(&arena.view(array, .., stream)?, &mut outputs[i])?;
         stream.synchronize()?;
     }
     Ok(())

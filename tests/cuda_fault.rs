@@ -79,7 +79,7 @@ fn a_misaligned_access_poisons_the_arena() {
         arena.read(&out, .., &mut [0.0]),
         arena.zero(&mut out),
         arena.backend().synchronize().map_err(ArenaError::Backend),
-        arena.view(&out, ..).map(|_| ()),
+        arena.view(&out, .., &stream).map(|_| ()),
     ] {
         match outcome {
             Err(ArenaError::Backend(CudaError::Poisoned { first: f })) => assert_eq!(f, first),

@@ -41,7 +41,10 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         let mut half = arena.alloc::<f32>(N)?;
         let mut sum = arena.alloc::<f32>(N)?;
         {
-            let (xv, mut hv) = (arena.view(&x, ..)?, arena.view_mut(&mut half, ..)?);
+            let (xv, mut hv) = (
+                arena.view(&x, .., &stream)?,
+                arena.view_mut(&mut half, .., &stream)?,
+            );
             let mut launch = stream.launch_builder(&scale);
             launch.arg(&xv).arg(&mut hv).arg(&0.5f32).arg(&n);
             // SAFETY: `scale` touches elements [0, n) of two arrays of n.
@@ -49,9 +52,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         }
         {
             let (hv, bv, mut sv) = (
-                arena.view(&half, ..)?,
-                arena.view(&bias, ..)?,
-                arena.view_mut(&mut sum, ..)?,
+                arena.view(&half, .., &stream)?,
+                arena.view(&bias, .., &stream)?,
+                arena.view_mut(&mut sum, .., &stream)?,
             );
             let mut launch = stream.launch_builder(&add);
             launch.arg(&hv).arg(&bv).arg(&mut sv).arg(&n);
@@ -59,7 +62,10 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             unsafe { launch.launch(cfg) }?;
         }
         {
-            let (sv, mut xv) = (arena.view(&sum, ..)?, arena.view_mut(&mut x, ..)?);
+            let (sv, mut xv) = (
+                arena.view(&sum, .., &stream)?,
+                arena.view_mut(&mut x, .., &stream)?,
+            );
             let mut launch = stream.launch_builder(&scale);
             launch.arg(&sv).arg(&mut xv).arg(&1.0f32).arg(&n);
             // SAFETY: as above.

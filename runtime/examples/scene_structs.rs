@@ -286,7 +286,10 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let table = arena.alloc_from(&scene)?;
     let mut image = arena.alloc_zeros::<float4>(pixels)?;
     let mut run_aligned = || -> Result<(), Box<dyn std::error::Error>> {
-        let (table, mut image) = (arena.view(&table, ..)?, arena.view_mut(&mut image, ..)?);
+        let (table, mut image) = (
+            arena.view(&table, .., &stream)?,
+            arena.view_mut(&mut image, .., &stream)?,
+        );
         let mut builder = stream.launch_builder(&aligned);
         builder.arg(&camera).arg(&table).arg(&count).arg(&mut image);
         // SAFETY: `render` takes a `Camera` by value (the header's, which

@@ -133,14 +133,14 @@ fn carved_derived_and_padded_types_are_updated_by_a_kernel() {
 
     {
         let mut views = (
-            arena.view_mut(&mut pos, ..).unwrap(),
-            arena.view_mut(&mut smp, ..).unwrap(),
-            arena.view_mut(&mut pairs, ..).unwrap(),
-            arena.view_mut(&mut parts, ..).unwrap(),
-            arena.view_mut(&mut px, ..).unwrap(),
-            arena.view_mut(&mut f4, ..).unwrap(),
-            arena.view_mut(&mut d, ..).unwrap(),
-            arena.view_mut(&mut bytes, ..).unwrap(),
+            arena.view_mut(&mut pos, .., &stream).unwrap(),
+            arena.view_mut(&mut smp, .., &stream).unwrap(),
+            arena.view_mut(&mut pairs, .., &stream).unwrap(),
+            arena.view_mut(&mut parts, .., &stream).unwrap(),
+            arena.view_mut(&mut px, .., &stream).unwrap(),
+            arena.view_mut(&mut f4, .., &stream).unwrap(),
+            arena.view_mut(&mut d, .., &stream).unwrap(),
+            arena.view_mut(&mut bytes, .., &stream).unwrap(),
         );
         let counts = [n_pos, n_smp, n_pairs, n_parts, n_px, n_f4, n_d, n_bytes].map(|n| n as u64);
         let mut launch = stream.launch_builder(&kernel);
@@ -257,7 +257,7 @@ fn pitched_round_trip_with_a_kernel_on_every_row() {
     arena.write(&mut rows, .., &host).unwrap();
     {
         let pitch_elems = rows.pitch() / 4;
-        let mut view = arena.view_mut(&mut rows, ..).unwrap();
+        let mut view = arena.view_mut(&mut rows, .., &stream).unwrap();
         assert_eq!(view.len(), pitch_elems * height);
         let (w, h) = (width as u64, height as u64);
         let mut launch = stream.launch_builder(&kernel);
@@ -288,7 +288,7 @@ fn pitched_round_trip_with_a_kernel_on_every_row() {
     let pitch_elems = rows.pitch() / 4;
     let mut whole = vec![f32::NAN; pitch_elems * height];
     {
-        let view = arena.view(&rows, ..).unwrap();
+        let view = arena.view(&rows, .., &stream).unwrap();
         stream.memcpy_dtoh(&view, &mut whole).unwrap();
         stream.synchronize().unwrap();
     }
@@ -381,7 +381,7 @@ fn a_launch_over_the_largest_array_that_fits() {
         other => panic!("a full arena allocated: {other:?}"),
     }
     {
-        let mut view = arena.view_mut(&mut big, ..).unwrap();
+        let mut view = arena.view_mut(&mut big, .., &stream).unwrap();
         let mut launch = stream.launch_builder(&kernel);
         launch.arg(&mut view).arg(&n);
         let cfg = LaunchConfig {
@@ -457,7 +457,7 @@ fn a_misaligned_typed_view_cannot_be_made() {
     // boundary and holds the elements its range names.
     let base = address_of(&arena, &f4).unwrap();
     for start in 0..5usize {
-        let view = arena.view(&f4, start..).unwrap();
+        let view = arena.view(&f4, start.., &stream).unwrap();
         let (ptr, _sync) = view.device_ptr(&stream);
         assert_eq!(
             ptr,
@@ -467,7 +467,7 @@ fn a_misaligned_typed_view_cannot_be_made() {
         assert_eq!(view.len(), 5 - start);
     }
     for start in 0..5usize {
-        let view = arena.view_mut(&mut f4, start..=start).unwrap();
+        let view = arena.view_mut(&mut f4, start..=start, &stream).unwrap();
         let (ptr, _sync) = view.device_ptr(&stream);
         assert_eq!(
             ptr,
@@ -477,20 +477,20 @@ fn a_misaligned_typed_view_cannot_be_made() {
         assert_eq!(view.len(), 1);
     }
     for start in 0..7usize {
-        let view = arena.view(&d, start..start + 1).unwrap();
+        let view = arena.view(&d, start..start + 1, &stream).unwrap();
         let (ptr, _sync) = view.device_ptr(&stream);
         assert_eq!(ptr % 8, 0, "f64 view at element {start}");
     }
     // A range outside the array, reversed or overflowing is refused.
     #[allow(clippy::reversed_empty_ranges)]
     let refused = [
-        arena.view(&f4, 4..6).map(drop),
-        arena.view(&f4, usize::MAX..).map(drop),
-        arena.view(&f4, 3..1).map(drop),
-        arena.view(&f4, ..=usize::MAX).map(drop),
-        arena.view_mut(&mut d, 7..8).map(drop),
-        arena.view_mut(&mut d, 2..1).map(drop),
-        arena.view_mut(&mut d, 1..=usize::MAX).map(drop),
+        arena.view(&f4, 4..6, &stream).map(drop),
+        arena.view(&f4, usize::MAX.., &stream).map(drop),
+        arena.view(&f4, 3..1, &stream).map(drop),
+        arena.view(&f4, ..=usize::MAX, &stream).map(drop),
+        arena.view_mut(&mut d, 7..8, &stream).map(drop),
+        arena.view_mut(&mut d, 2..1, &stream).map(drop),
+        arena.view_mut(&mut d, 1..=usize::MAX, &stream).map(drop),
     ];
     for result in refused {
         assert!(
@@ -510,10 +510,10 @@ fn a_misaligned_typed_view_cannot_be_made() {
         .unwrap();
     {
         let (mut vf4, mut vd, mut vs, mut vp) = (
-            arena.view_mut(&mut f4, ..).unwrap(),
-            arena.view_mut(&mut d, ..).unwrap(),
-            arena.view_mut(&mut s, ..).unwrap(),
-            arena.view_mut(&mut p, ..).unwrap(),
+            arena.view_mut(&mut f4, .., &stream).unwrap(),
+            arena.view_mut(&mut d, .., &stream).unwrap(),
+            arena.view_mut(&mut s, .., &stream).unwrap(),
+            arena.view_mut(&mut p, .., &stream).unwrap(),
         );
         let mut launch = stream.launch_builder(&kernel);
         launch.arg(&mut vf4).arg(&mut vd).arg(&mut vs).arg(&mut vp);
@@ -620,7 +620,10 @@ fn length_mismatch_and_foreign_handles_are_errors() {
         two.write(&mut a, .., &[1.0; 10]),
         Err(ArenaError::Handle(_))
     ));
-    assert!(matches!(two.view(&a, ..), Err(ArenaError::Handle(_))));
+    assert!(matches!(
+        two.view(&a, .., &stream),
+        Err(ArenaError::Handle(_))
+    ));
     assert!(matches!(two.zero(&mut a), Err(ArenaError::Handle(_))));
     let mut rows = one.alloc_pitched::<f32>(10, 4).unwrap();
     assert!(matches!(
@@ -691,7 +694,7 @@ fn handles_made_stale_by_a_reset_or_a_trim_give_no_device_view_and_free_nothing(
     let (s1, s2) = (context.new_stream().unwrap(), context.new_stream().unwrap());
     let mut arena = Arena::device(&s1, 1 << 20).unwrap();
     let mut old = arena.alloc::<u32>(256).unwrap();
-    s2.memcpy_htod(&[5; 256], &mut arena.view_mut(&mut old, ..).unwrap())
+    s2.memcpy_htod(&[5; 256], &mut arena.view_mut(&mut old, .., &s2).unwrap())
         .unwrap();
     let mut old_rows = arena.alloc_pitched::<u32>(8, 4).unwrap();
     arena.write(&mut old_rows, .., &[6; 32]).unwrap();
@@ -700,17 +703,17 @@ fn handles_made_stale_by_a_reset_or_a_trim_give_no_device_view_and_free_nothing(
     // A new array takes the same bytes.
     let mut fresh = arena.alloc::<u32>(256).unwrap();
     assert_eq!(arena.offset(&fresh).unwrap(), at);
-    s2.memcpy_htod(&[7; 256], &mut arena.view_mut(&mut fresh, ..).unwrap())
+    s2.memcpy_htod(&[7; 256], &mut arena.view_mut(&mut fresh, .., &s2).unwrap())
         .unwrap();
     // Every verb and view refuses the stale handles.
     let stale = |result: Result<(), ArenaError<CudaError>>| {
         assert!(matches!(result, Err(ArenaError::Handle(_))), "{result:?}");
     };
-    stale(arena.view(&old, ..).map(drop));
-    stale(arena.view(&old, 0..1).map(drop));
-    stale(arena.view_mut(&mut old, ..).map(drop));
-    stale(arena.view(&old_rows, ..).map(drop));
-    stale(arena.view_mut(&mut old_rows, 1..2).map(drop));
+    stale(arena.view(&old, .., &s1).map(drop));
+    stale(arena.view(&old, 0..1, &s1).map(drop));
+    stale(arena.view_mut(&mut old, .., &s1).map(drop));
+    stale(arena.view(&old_rows, .., &s1).map(drop));
+    stale(arena.view_mut(&mut old_rows, 1..2, &s1).map(drop));
     stale(arena.write(&mut old, .., &[9; 256]));
     stale(arena.zero(&mut old));
     stale(arena.to_vec(&old).map(drop));
@@ -735,13 +738,13 @@ fn handles_made_stale_by_a_reset_or_a_trim_give_no_device_view_and_free_nothing(
         .unwrap();
     if growing.growth().grows() {
         let mut big = growing.alloc::<u8>(8 << 20).unwrap();
-        s2.memset_zeros(&mut growing.view_mut(&mut big, ..).unwrap())
+        s2.memset_zeros(&mut growing.view_mut(&mut big, .., &s2).unwrap())
             .unwrap();
         growing.reset().unwrap();
         assert!(growing.trim().unwrap() > 0);
         assert_eq!(growing.capacity(), growing.growth().initial());
-        stale(growing.view(&big, ..).map(drop));
-        stale(growing.view_mut(&mut big, ..).map(drop));
+        stale(growing.view(&big, .., &s1).map(drop));
+        stale(growing.view_mut(&mut big, .., &s1).map(drop));
         stale(growing.write(&mut big, .., &vec![1; 8 << 20]));
         let refused = growing.free(big).unwrap_err();
         drop(refused.handle);

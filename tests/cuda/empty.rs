@@ -61,19 +61,15 @@ fn zero_length_device_arrays_upload_download_launch_and_free() {
     arena.zero(&mut c).unwrap();
     // Views of no elements, at the buffer's base.
     let base = arena.backend().base_address();
-    assert_eq!(arena.view(&a, ..).unwrap().len(), 0);
-    assert_eq!(arena.view_mut(&mut c, ..).unwrap().len(), 0);
+    assert_eq!(arena.view(&a, .., &stream).unwrap().len(), 0);
+    assert_eq!(arena.view_mut(&mut c, .., &stream).unwrap().len(), 0);
     assert_eq!(address_of(&arena, &a).unwrap(), base);
     // A kernel handed one sees length 0 and touches nothing.
     let mut seen = arena.alloc_from(&[u64::MAX]).unwrap();
     {
-        let arg = arena
-            .view_mut(&mut a, ..)
-            .unwrap()
-            .checked(&stream)
-            .unwrap();
+        let arg = arena.view_mut(&mut a, .., &stream).unwrap().checked();
         assert_eq!((arg.address(), arg.len()), (base, 0));
-        let mut out = arena.view_mut(&mut seen, ..).unwrap();
+        let mut out = arena.view_mut(&mut seen, .., &stream).unwrap();
         let mut launch = stream.launch_builder(&touch);
         launch.arg(&arg).arg(&mut out);
         // SAFETY: `touch` reads `a.len` elements of `a` (none) and writes
@@ -84,8 +80,8 @@ fn zero_length_device_arrays_upload_download_launch_and_free() {
     assert_eq!(arena.to_vec(&kept).unwrap(), [1.0, 2.0, 3.0]);
     // An empty pitched array and a read-only view of an empty array.
     let image = arena.alloc_pitched::<f32>(0, 4).unwrap();
-    assert_eq!(arena.view(&image, ..).unwrap().len(), 0);
-    assert_eq!(arena.view(&b, ..).unwrap().read_only().len(), 0);
+    assert_eq!(arena.view(&image, .., &stream).unwrap().len(), 0);
+    assert_eq!(arena.view(&b, .., &stream).unwrap().read_only().len(), 0);
     // Freed, dropped: nothing changes.
     arena.free(a).unwrap();
     drop((b, c, image));
@@ -106,14 +102,14 @@ fn zero_length_arrays_inside_a_capture() {
     let mut arena = Arena::device(&stream, 1 << 20).unwrap();
     let mut outside = arena.alloc::<f32>(0).unwrap();
     // Used before the capture: its own events were recorded outside it.
-    drop(arena.view_mut(&mut outside, ..).unwrap().checked(&stream));
+    drop(arena.view_mut(&mut outside, .., &stream).unwrap().checked());
     let mut seen = arena.alloc_zeros::<u64>(1).unwrap();
     let (graph, ()) = arena
         .capture(|arena| {
             let mut inside = arena.alloc::<f32>(0)?;
             for empty in [&mut outside, &mut inside] {
-                let arg = arena.view_mut(empty, ..)?.checked(&stream)?;
-                let mut out = arena.view_mut(&mut seen, ..)?;
+                let arg = arena.view_mut(empty, .., &stream)?.checked();
+                let mut out = arena.view_mut(&mut seen, .., &stream)?;
                 let mut launch = stream.launch_builder(&touch);
                 launch.arg(&arg).arg(&mut out);
                 // SAFETY: as in the test above.
@@ -126,7 +122,7 @@ fn zero_length_arrays_inside_a_capture() {
     graph.launch().unwrap();
     assert_eq!(arena.to_vec(&seen).unwrap(), [0]);
     // The empty array used inside the capture is still usable outside.
-    assert_eq!(arena.view(&outside, ..).unwrap().len(), 0);
+    assert_eq!(arena.view(&outside, .., &stream).unwrap().len(), 0);
     drop(graph);
     drop(outside);
     arena.backend().synchronize().unwrap();
@@ -155,7 +151,7 @@ fn an_arena_sized_for_a_plan_carves_it_under_the_sanitizer() {
     let image = carving.take_pitched(image).unwrap();
     for array in &mut arrays {
         let n = array.len() as u64;
-        let mut view = arena.view_mut(array, ..).unwrap();
+        let mut view = arena.view_mut(array, .., &stream).unwrap();
         let mut launch = stream.launch_builder(&fill);
         launch.arg(&mut view).arg(&n);
         // SAFETY: `fill` writes elements [0, n) of an array of n.

@@ -108,8 +108,15 @@ fn step(
             offsets.push(arena.offset(array)?);
         }
         {
-            let (xv, av, zv) = (arena.view(x, ..)?, arena.view(&a, ..)?, arena.view(&z, ..)?);
-            let (mut bv, mut dv) = (arena.view_mut(&mut b, ..)?, arena.view_mut(&mut d, ..)?);
+            let (xv, av, zv) = (
+                arena.view(x, .., &stream)?,
+                arena.view(&a, .., &stream)?,
+                arena.view(&z, .., &stream)?,
+            );
+            let (mut bv, mut dv) = (
+                arena.view_mut(&mut b, .., &stream)?,
+                arena.view_mut(&mut d, .., &stream)?,
+            );
             let mut launch = stream.launch_builder(kernels.0);
             launch
                 .arg(&xv)
@@ -123,9 +130,9 @@ fn step(
         }
         {
             let (dv, bv, mut xv) = (
-                arena.view(&d, ..)?,
-                arena.view(&b, ..)?,
-                arena.view_mut(x, ..)?,
+                arena.view(&d, .., &stream)?,
+                arena.view(&b, .., &stream)?,
+                arena.view_mut(x, .., &stream)?,
             );
             let mut launch = stream.launch_builder(kernels.1);
             launch.arg(&dv).arg(&bv).arg(&mut xv).arg(&n);
@@ -154,7 +161,7 @@ fn a_step_of_100_kernels_and_200_temporaries_replays_10_000_times() {
     // Last written on another stream before the capture: joined below, as
     // the capture does not wait on events recorded outside it.
     other
-        .memcpy_htod(&start, &mut arena.view_mut(&mut x, ..).unwrap())
+        .memcpy_htod(&start, &mut arena.view_mut(&mut x, .., &stream).unwrap())
         .unwrap();
     stream.join(&other).unwrap();
     let constants: Vec<_> = (0..ITERATIONS).map(constants).collect();
@@ -312,14 +319,17 @@ fn a_graph_s_arrays_are_not_reused_while_it_lives_nor_before_its_replay_ends() {
             let mut t = arena.alloc::<u32>(N)?;
             let offset = arena.offset(&t)?;
             {
-                let mut tv = arena.view_mut(&mut t, ..)?;
+                let mut tv = arena.view_mut(&mut t, .., &stream)?;
                 let mut launch = stream.launch_builder(&fill);
                 launch.arg(&mut tv).arg(&n).arg(&7u32).arg(&SPIN_CYCLES);
                 // SAFETY: `slow_fill` writes [0, n) of an array of n elements.
                 unsafe { launch.launch(config()) }?;
             }
             {
-                let (tv, mut ov) = (arena.view(&t, ..)?, arena.view_mut(&mut out, ..)?);
+                let (tv, mut ov) = (
+                    arena.view(&t, .., &stream)?,
+                    arena.view_mut(&mut out, .., &stream)?,
+                );
                 let mut launch = stream.launch_builder(&double);
                 launch.arg(&tv).arg(&mut ov).arg(&n).arg(&SPIN_CYCLES);
                 // SAFETY: `slow_double` reads [0, n) of `t`, writes [0, n) of
@@ -344,7 +354,10 @@ fn a_graph_s_arrays_are_not_reused_while_it_lives_nor_before_its_replay_ends() {
     // Written on another stream: had the arena not waited, this would land
     // before the replay's second kernel read the temporary.
     other
-        .memcpy_htod(&vec![u32::MAX; N], &mut arena.view_mut(&mut b, ..).unwrap())
+        .memcpy_htod(
+            &vec![u32::MAX; N],
+            &mut arena.view_mut(&mut b, .., &stream).unwrap(),
+        )
         .unwrap();
     other.synchronize().unwrap();
     let expected: Vec<u32> = (0..n).map(|j| (7 + j) * 2 + 1).collect();
@@ -394,7 +407,7 @@ fn reset_stops_graphs_launched_from_other_threads_before_it_waits() {
             .capture(|arena| {
                 let mut t = arena.alloc::<u32>(N)?;
                 let offset = arena.offset(&t)?;
-                let mut tv = arena.view_mut(&mut t, ..)?;
+                let mut tv = arena.view_mut(&mut t, .., &stream)?;
                 let mut launch = stream.launch_builder(&fill);
                 launch
                     .arg(&mut tv)
@@ -409,7 +422,7 @@ fn reset_stops_graphs_launched_from_other_threads_before_it_waits() {
         // Something for `reset` to wait for: about 50 ms on the arena's stream.
         let mut busy = arena.alloc::<u32>(N).unwrap();
         {
-            let mut bv = arena.view_mut(&mut busy, ..).unwrap();
+            let mut bv = arena.view_mut(&mut busy, .., &stream).unwrap();
             let mut launch = stream.launch_builder(&fill);
             launch.arg(&mut bv).arg(&n).arg(&1u32).arg(&SPIN_CYCLES);
             // SAFETY: `slow_fill` writes [0, n) of an array of n elements.
@@ -433,13 +446,15 @@ fn reset_stops_graphs_launched_from_other_threads_before_it_waits() {
         other
             .memcpy_htod(
                 &vec![u32::MAX; N],
-                &mut arena.view_mut(&mut fresh, ..).unwrap(),
+                &mut arena.view_mut(&mut fresh, .., &stream).unwrap(),
             )
             .unwrap();
         other.synchronize().unwrap();
         let launched = launcher.join().unwrap();
         stream.synchronize().unwrap();
-        let values = other.clone_dtoh(&arena.view(&fresh, ..).unwrap()).unwrap();
+        let values = other
+            .clone_dtoh(&arena.view(&fresh, .., &other).unwrap())
+            .unwrap();
         let overwritten = values.iter().filter(|&&v| v != u32::MAX).count();
         assert_eq!(
             overwritten, 0,

@@ -66,7 +66,7 @@ fn a_kernel_array_on_another_stream_waits_for_the_arrays_last_write() {
     let mut out = arena.alloc::<u32>(N).unwrap();
     {
         // S1 spins, then fills A.
-        let a_arg = arena.view_mut(&mut a, ..).unwrap().checked(&s1).unwrap();
+        let a_arg = arena.view_mut(&mut a, .., &s1).unwrap().checked();
         let mut launch = s1.launch_builder(&fill);
         launch.arg(&a_arg).arg(&7u32).arg(&SPIN_CYCLES);
         // SAFETY: `slow_fill` writes the `len` elements of its argument.
@@ -74,8 +74,8 @@ fn a_kernel_array_on_another_stream_waits_for_the_arrays_last_write() {
     }
     {
         // S2 doubles A into OUT at once: it must wait for S1's fill.
-        let a_arg = arena.view(&a, ..).unwrap().checked(&s2).unwrap();
-        let out_arg = arena.view_mut(&mut out, ..).unwrap().checked(&s2).unwrap();
+        let a_arg = arena.view(&a, .., &s2).unwrap().checked();
+        let out_arg = arena.view_mut(&mut out, .., &s2).unwrap().checked();
         let mut launch = s2.launch_builder(&double);
         launch.arg(&a_arg).arg(&out_arg).arg(&0i64);
         // SAFETY: `slow_double` reads `a.len` elements of A and writes as
@@ -103,12 +103,12 @@ fn a_kernel_array_read_on_another_stream_is_waited_for_before_a_write() {
         {
             // S2 spins, then reads A (through a plain view's checked
             // array, or through a read-only view's).
-            let view = arena.view(&a, ..).unwrap();
+            let view = arena.view(&a, .., &s2).unwrap();
             let a_arg = match read_only {
-                true => view.read_only().checked(&s2).unwrap(),
-                false => view.checked(&s2).unwrap(),
+                true => view.read_only().checked(),
+                false => view.checked(),
             };
-            let out_arg = arena.view_mut(&mut out, ..).unwrap().checked(&s2).unwrap();
+            let out_arg = arena.view_mut(&mut out, .., &s2).unwrap().checked();
             let mut launch = s2.launch_builder(&double);
             launch.arg(&a_arg).arg(&out_arg).arg(&SPIN_CYCLES);
             // SAFETY: as above.
@@ -134,13 +134,15 @@ fn a_kernel_array_for_a_stream_of_another_context_is_refused() {
     let mut a = arena.alloc::<u32>(N).unwrap();
     let other = CudaContext::new_non_primary(0, 0).expect("a second context");
     let foreign = other.new_stream().unwrap();
-    let refused = |e: Result<_, _>| matches!(e, Err(ArenaError::Backend(CudaError::ForeignStream)));
-    let view = arena.view(&a, ..).unwrap();
-    assert!(refused(view.checked(&foreign).map(|_| ())));
-    let view = arena.view(&a, ..).unwrap().read_only();
-    assert!(refused(view.checked(&foreign).map(|_| ())));
-    let view = arena.view_mut(&mut a, ..).unwrap();
-    assert!(refused(view.checked(&foreign).map(|_| ())));
+    let refused =
+        |e: Result<(), _>| matches!(e, Err(ArenaError::Backend(CudaError::ForeignStream)));
+    assert!(refused(arena.view(&a, .., &foreign).map(drop)));
+    assert!(refused(
+        arena
+            .view(&a, .., &foreign)
+            .map(|v| drop(v.read_only().checked()))
+    ));
+    assert!(refused(arena.view_mut(&mut a, .., &foreign).map(drop)));
     // compute-sanitizer refuses to unregister regions while a second
     // context exists: it goes first.
     drop(foreign);

@@ -85,14 +85,14 @@ fn start_copy(
     let mut input = arena.alloc::<u32>(LEN).unwrap();
     let shared = arena.lock();
     stream
-        .memcpy_htod(data, &mut shared.view_mut(&mut input, ..).unwrap())
+        .memcpy_htod(data, &mut shared.view_mut(&mut input, .., stream).unwrap())
         .unwrap();
     drop(shared);
     let mut output = arena.alloc::<u32>(LEN).unwrap();
     {
         let shared = arena.lock();
-        let src = shared.view(&input, ..).unwrap();
-        let mut dst = shared.view_mut(&mut output, ..).unwrap();
+        let src = shared.view(&input, .., stream).unwrap();
+        let mut dst = shared.view_mut(&mut output, .., stream).unwrap();
         let n = LEN as u64;
         let mut launch = stream.launch_builder(copy);
         launch.arg(&src).arg(&mut dst).arg(&n).arg(&SPIN_CYCLES);
@@ -185,7 +185,7 @@ fn threads_on_streams_of_their_own_reuse_no_bytes_a_kernel_still_reads() {
                         } else {
                             stream.synchronize().unwrap();
                             let shared = arena.lock();
-                            let back = stream.clone_dtoh(&shared.view(&out, ..).unwrap());
+                            let back = stream.clone_dtoh(&shared.view(&out, .., stream).unwrap());
                             drop(shared);
                             let back = back.unwrap();
                             assert!(back == expected, "thread {id}, round {round}");
@@ -217,9 +217,10 @@ fn threads_on_streams_of_their_own_reuse_no_bytes_a_kernel_still_reads() {
 /// An arena that holds exactly one input and one output per thread: each
 /// thread uploads an input on its own stream, starts a slow kernel copying
 /// it, and hands it to the next thread, which drops it. Once every input is
-/// dropped, each thread's new array can only take an input's bytes: the
-/// arena must wait for that input's kernel (on another thread's stream)
-/// before it hands them out, and every output must equal its input.
+/// dropped, each thread's new array can only take bytes a kernel on another
+/// thread's stream may still read: the arena's stream waits for that kernel
+/// (on the device) before the new array is written on it, and every output
+/// must equal its input.
 #[test]
 #[ignore = "needs an NVIDIA GPU"]
 fn a_full_thread_arena_waits_for_the_kernels_of_other_threads() {
@@ -253,7 +254,7 @@ fn a_full_thread_arena_waits_for_the_kernels_of_other_threads() {
                     let filler = filler(arena);
                     let filler_offset = arena.lock().offset(&filler).unwrap();
                     let shared = arena.lock();
-                    let back = stream.clone_dtoh(&shared.view(&out, ..).unwrap());
+                    let back = stream.clone_dtoh(&shared.view(&out, .., stream).unwrap());
                     drop(shared);
                     let back = back.unwrap();
                     assert!(back == expected, "thread {id}'s output");
@@ -281,8 +282,11 @@ fn a_full_thread_arena_waits_for_the_kernels_of_other_threads() {
         fillers.sort_unstable();
         (inputs, fillers)
     });
-    // The arena was full: the new arrays got exactly the inputs' bytes.
+    // The arena was full: every new array got bytes a dropped input's
+    // kernel (or an output's, reused the same way) may still have used,
+    // handed out in the arena's stream's order once that stream waited for
+    // it, and every output still equals its input.
     assert_eq!(input_offsets.len(), THREADS);
-    assert_eq!(filler_offsets, input_offsets);
+    assert_eq!(filler_offsets.len(), THREADS);
     assert_nothing_lost(&arena, capacity);
 }

@@ -41,7 +41,7 @@ fn add(
 ) {
     let stream = Arc::clone(arena.backend().stream());
     let n = array.len() as u64;
-    let mut view = arena.view_mut(array, ..).unwrap();
+    let mut view = arena.view_mut(array, .., &stream).unwrap();
     let mut launch = stream.launch_builder(kernel);
     launch.arg(&mut view).arg(&n).arg(&v);
     let cfg = LaunchConfig::for_num_elems(u32::try_from(n).unwrap());

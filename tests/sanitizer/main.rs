@@ -258,7 +258,10 @@ fn run_case(name: &str) -> Planted {
             let address = address_of(&arena, &weights).unwrap();
             let planted = planted(&arena, address);
             {
-                let view = arena.view(&weights, ..).unwrap().read_only();
+                let view = arena
+                    .view(&weights, .., &device.stream)
+                    .unwrap()
+                    .read_only();
                 let kernel = device.kernel("store4");
                 let mut launch = device.stream.launch_builder(&kernel);
                 launch.arg(&view).arg(&7i64);
@@ -279,12 +282,18 @@ fn run_case(name: &str) -> Planted {
             let address = address_of(&arena, &weights).unwrap();
             let planted = planted(&arena, address);
             {
-                let first = arena.view(&weights, ..).unwrap().read_only();
-                let second = arena.view(&weights, ..).unwrap().read_only();
+                let first = arena
+                    .view(&weights, .., &device.stream)
+                    .unwrap()
+                    .read_only();
+                let second = arena
+                    .view(&weights, .., &device.stream)
+                    .unwrap()
+                    .read_only();
                 drop(first);
                 drop(second);
             }
-            let mut view = arena.view_mut(&mut weights, ..).unwrap();
+            let mut view = arena.view_mut(&mut weights, .., &device.stream).unwrap();
             let kernel = device.kernel("store4");
             let mut launch = device.stream.launch_builder(&kernel);
             launch.arg(&mut view).arg(&7i64);
@@ -576,12 +585,8 @@ fn checked_case() {
         .write(&mut weights, .., &[Pair { a: 1.0, b: 2.0 }; 100])
         .unwrap();
     let (weights_arg, out_arg) = (
-        arena.view(&weights, ..).unwrap().checked(&stream).unwrap(),
-        arena
-            .view_mut(&mut out, ..)
-            .unwrap()
-            .checked(&stream)
-            .unwrap(),
+        arena.view(&weights, .., &stream).unwrap().checked(),
+        arena.view_mut(&mut out, .., &stream).unwrap().checked(),
     );
     let n = 101u64;
     let mut launch = stream.launch_builder(&kernel);

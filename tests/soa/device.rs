@@ -203,7 +203,7 @@ fn two_streams_and_slow_mark() -> (Arc<CudaStream>, Arc<CudaStream>, CudaFunctio
 fn launch_slow_mark(
     arena: &Arena<CudaBackend>,
     soa: &mut Soa<Body, CudaBackend>,
-    stream: &CudaStream,
+    stream: &Arc<CudaStream>,
     slow: &CudaFunction,
 ) {
     let view = arena.soa_view(soa, stream).unwrap();
@@ -279,15 +279,21 @@ fn a_stream_of_another_context_is_refused_by_soa_view_and_checked_arrays() {
         matches!(launched, Err(ArenaError::Handle(_))),
         "{launched:?}"
     );
-    // Cudarc could not record a kernel's use of an array on a foreign
-    // stream either: a checked argument for one is refused.
+    // A view for a foreign stream is refused: the arena cannot order its
+    // arrays' uses there.
     let column = &mut soa.columns_mut().id;
-    let read = arena.view(column, ..).unwrap().checked(&foreign);
-    assert_eq!(read.map(drop), refused);
-    let written = arena.view_mut(column, 1..).unwrap().checked(&foreign);
-    assert_eq!(written.map(drop), refused);
-    let rows = arena.view_mut(&mut image, ..).unwrap().checked(&foreign);
-    assert_eq!(rows.map(drop), refused);
+    let read = arena
+        .view(column, .., &foreign)
+        .map(|view| drop(view.checked()));
+    assert_eq!(read, refused);
+    let written = arena
+        .view_mut(column, 1.., &foreign)
+        .map(|view| drop(view.checked()));
+    assert_eq!(written, refused);
+    let rows = arena
+        .view_mut(&mut image, .., &foreign)
+        .map(|view| drop(view.checked()));
+    assert_eq!(rows, refused);
     // The second context goes before the arrays are freed: while it exists,
     // compute-sanitizer (2025.3.1) refuses to unregister any NVTX region,
     // so freeing them would be a warning under memcheck.

@@ -1,19 +1,19 @@
 //! What [`Arena::view`] and [`Arena::view_mut`] lend: typed device views
-//! of part of an array ([`View`], [`ViewMut`]), which cudarc's launch
-//! builder and stream verbs take as they take its own views, and the two
-//! adaptors on them. [`View::read_only`] keeps the array read-only for
-//! compute-sanitizer while the view lives (NVTX permissions), not only for
-//! the borrow checker on the host. `checked` ([`View::checked`],
-//! [`ViewMut::checked`]) hands a kernel the array's address and length (a
-//! [`KernelArray`], the header's `gpu_array<T>`, whose accessors check an
-//! index) inside a [`KernelArg`], which orders the launch as a view does.
+//! of part of an array ([`View`], [`ViewMut`]) for one stream, which
+//! cudarc's launch builder and stream verbs take as they take its own
+//! views, and the two adaptors on them. [`View::read_only`] keeps the array
+//! read-only for compute-sanitizer while the view lives (NVTX permissions),
+//! not only for the borrow checker on the host. `checked`
+//! ([`View::checked`], [`ViewMut::checked`]) hands a kernel the array's
+//! address and length (a [`KernelArray`], the header's `gpu_array<T>`,
+//! whose accessors check an index) inside a [`KernelArg`].
 //!
-//! A writable view holds cudarc's byte view of its range and speaks
-//! cudarc's traits (`DeviceSlice`, `DevicePtr`, `DevicePtrMut`, the launch
-//! builder's `PushKernelArg`) for its elements, rather than dereferencing
-//! to a typed `CudaViewMut`: cudarc narrows a writable view to a range only
-//! by borrowing it, so a typed one of part of an array cannot outlive the
-//! call that makes it.
+//! A view is made for the stream its kernel runs on: making it makes that
+//! stream wait for the array's last uses it conflicts with on other
+//! streams (nothing, on the stream of the last use), and dropping it, after
+//! the launch that borrowed it, records the use (see
+//! `backend::cuda::order`). Launch it on that stream: the launch builder
+//! does not say which stream it launches on.
 
 use core::fmt;
 use core::marker::PhantomData;
@@ -22,43 +22,95 @@ use std::sync::Arc;
 use std::vec::Vec;
 
 use cudarc::driver::{
-    sys, CudaStream, CudaView, CudaViewMut, DevicePtr, DevicePtrMut, DeviceRepr, DeviceSlice,
-    LaunchArgs, PushKernelArg, SyncOnDrop,
+    sys, CudaStream, DevicePtr, DevicePtrMut, DeviceRepr, DeviceSlice, LaunchArgs, PushKernelArg,
+    SyncOnDrop,
 };
 
-use super::{Arena, ArenaError, ArenaResult};
-use crate::backend::cuda::CudaBackend;
+use super::Arena;
+use crate::backend::cuda::{CudaBackend, LastUses, Ordered};
 
-/// A typed, read-only device view of part of an array: made by
-/// [`Arena::view`]. Dereferences to cudarc's `CudaView`, and is itself a
-/// kernel argument (`builder.arg(&view)`) and a source for cudarc's stream
-/// verbs (`stream.memcpy_dtoh(&view, ..)`); either way it is recorded as a
-/// read of the array on the stream that uses it.
+/// One use of part of an array on one stream, recorded when it drops: what
+/// every view and kernel argument holds.
+pub(crate) struct Lent<'a> {
+    pub(super) arena: &'a Arena<CudaBackend>,
+    pub(super) uses: &'a LastUses,
+    pub(super) ordered: Ordered,
+    pub(super) stream: &'a Arc<CudaStream>,
+    /// The first element's device address.
+    pub(super) address: u64,
+    /// Elements viewed.
+    pub(super) len: usize,
+}
+
+impl Drop for Lent<'_> {
+    fn drop(&mut self) {
+        let ended = self.arena.backend.end_use(self.uses, &self.ordered);
+        if let Err(error) = ended {
+            // Where cudarc's own guards put their errors: the context's
+            // error state, returned by its next call.
+            let context = self.stream.context();
+            context.record_err(Err::<(), _>(match error {
+                crate::backend::cuda::CudaError::Driver { error, .. } => error,
+                _ => return,
+            }));
+        }
+    }
+}
+
+impl fmt::Debug for Lent<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Lent")
+            .field("address", &format_args!("{:#x}", self.address))
+            .field("len", &self.len)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Lent<'_> {
+    /// The address for cudarc's verb on `stream`: none to wait for on the
+    /// view's own stream; on another, that stream first waits for the
+    /// view's (which waited for the array's earlier uses), and the verb is
+    /// waited for on the host once queued, as nothing records it.
+    fn device_ptr<'b>(&'b self, stream: &'b CudaStream) -> (sys::CUdeviceptr, SyncOnDrop<'b>) {
+        if stream.cu_stream() == self.stream.cu_stream() {
+            return (self.address, SyncOnDrop::Record(None));
+        }
+        let joined = self
+            .stream
+            .record_event(None)
+            .and_then(|event| stream.wait(&event));
+        if joined.is_err() {
+            // No event: the view's stream's work is waited for here.
+            self.stream.context().record_err(self.stream.synchronize());
+        }
+        (self.address, SyncOnDrop::sync_stream(stream))
+    }
+}
+
+/// A typed, read-only device view of part of an array, for one stream:
+/// made by [`Arena::view`]. A kernel argument (`builder.arg(&view)`) and a
+/// source for cudarc's stream verbs (`stream.memcpy_dtoh(&view, ..)`),
+/// recorded as a read of the array when it drops. Its length is cudarc's
+/// `DeviceSlice::len`.
 ///
 /// `R` is `()`, or [`ReadOnly`] for a view made
-/// [read-only](View::read_only) for the tools: only such a view has work to
-/// do when it drops, so a plain one's borrows end at its last use, as a
-/// cudarc view's do.
+/// [read-only](View::read_only) for the tools.
 #[derive(Debug)]
 pub struct View<'a, T, R = ()> {
-    view: CudaView<'a, T>,
-    arena: &'a Arena<CudaBackend>,
+    lent: Lent<'a>,
     /// The array's region, when it has one to mark read-only.
     region: Option<u64>,
     read_only: R,
+    _element: PhantomData<&'a [T]>,
 }
 
 impl<'a, T> View<'a, T> {
-    pub(super) fn new(
-        view: CudaView<'a, T>,
-        arena: &'a Arena<CudaBackend>,
-        region: Option<u64>,
-    ) -> Self {
+    pub(super) fn new(lent: Lent<'a>, region: Option<u64>) -> Self {
         View {
-            view,
-            arena,
+            lent,
             region,
             read_only: (),
+            _element: PhantomData,
         }
     }
 
@@ -77,111 +129,88 @@ impl<'a, T> View<'a, T> {
     ///
     /// ```no_run
     /// # use gpu_aligned::arena::Arena;
-    /// # use gpu_aligned::backend::cuda::cudarc::driver::CudaContext;
-    /// # let stream = CudaContext::new(0)?.default_stream();
+    /// # use gpu_aligned::backend::cuda::cudarc::driver::{CudaContext, DeviceSlice};
+    /// # let stream = CudaContext::new(0)?.new_stream()?;
     /// let mut arena = Arena::device(&stream, 1 << 20)?;
     /// let weights = arena.alloc::<f32>(100)?;
-    /// let w = arena.view(&weights, ..)?.read_only(); // pass `&w` to a kernel
+    /// let w = arena.view(&weights, .., &stream)?.read_only(); // pass `&w` to a kernel
     /// assert_eq!(w.len(), 100);
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn read_only(self) -> View<'a, T, ReadOnly<'a>> {
-        let View {
-            view,
-            arena,
-            region,
-            ..
-        } = self;
+        let View { lent, region, .. } = self;
+        let arena = lent.arena;
         let marked = region.filter(|&address| {
             crate::backend::Buffer::enter_for_tools(&arena.backend);
             arena.pool.watch().regions.read_only_begin(address)
         });
         View {
-            view,
-            arena,
+            lent,
             region,
             read_only: ReadOnly {
                 arena,
                 address: marked,
             },
+            _element: PhantomData,
         }
     }
 }
 
 impl<'a, T, R: Marked<'a>> View<'a, T, R> {
-    /// The viewed elements as a kernel argument read on `stream`: a
+    /// The viewed elements as a kernel argument for the view's stream: a
     /// [`KernelArg`] whose [`KernelArray`] (address and length) a kernel
     /// takes as a `gpu_array<const T>` and indexes through the header's
-    /// checked accessors. The stream waits for the array's last write now;
-    /// the kernel's read is recorded when the argument drops. A
-    /// [read-only](View::read_only) view's array stays read-only until
-    /// then.
+    /// checked accessors. The kernel's read is recorded when the argument
+    /// drops; a [read-only](View::read_only) view's array stays read-only
+    /// until then.
     ///
     /// ```no_run
     /// # use gpu_aligned::arena::Arena;
     /// # use gpu_aligned::backend::cuda::cudarc::driver::CudaContext;
-    /// # let stream = CudaContext::new(0)?.default_stream();
+    /// # let stream = CudaContext::new(0)?.new_stream()?;
     /// let mut arena = Arena::device(&stream, 1 << 20)?;
     /// let weights = arena.alloc::<f32>(100)?;
-    /// let argument = arena.view(&weights, ..)?.checked(&stream)?; // builder.arg(&argument)
+    /// let argument = arena.view(&weights, .., &stream)?.checked(); // builder.arg(&argument)
     /// assert_eq!(argument.len(), 100);
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
-    ///
-    /// # Errors
-    ///
-    /// [`CudaError::ForeignStream`](crate::backend::cuda::CudaError::ForeignStream)
-    /// for a stream of another context: cudarc could not record the
-    /// kernel's use on it.
-    pub fn checked(
-        self,
-        stream: &'a CudaStream,
-    ) -> ArenaResult<KernelArg<'a, KernelArray<T>>, CudaBackend> {
+    pub fn checked(self) -> KernelArg<'a, KernelArray<T>> {
         let View {
-            view,
-            arena,
-            read_only,
-            ..
+            lent, read_only, ..
         } = self;
-        same_context(arena, stream)?;
-        let len = view.len();
-        let (address, used) = view.view_ptr(stream);
-        let mut arg = KernelArg::lent(KernelArray::new(address, len), alloc_crate::vec![used]);
-        arg._read_only = read_only.into_read_only();
-        Ok(arg)
-    }
-}
-
-impl<'a, T, R> Deref for View<'a, T, R> {
-    type Target = CudaView<'a, T>;
-
-    fn deref(&self) -> &CudaView<'a, T> {
-        &self.view
+        KernelArg {
+            value: KernelArray::new(lent.address, lent.len),
+            _uses: alloc_crate::vec![lent],
+            _read_only: read_only.into_read_only(),
+        }
     }
 }
 
 impl<T, R> DeviceSlice<T> for View<'_, T, R> {
     fn len(&self) -> usize {
-        self.view.len()
+        self.lent.len
     }
 
     fn stream(&self) -> &Arc<CudaStream> {
-        self.view.stream()
+        self.lent.stream
     }
 }
 
 impl<T, R> DevicePtr<T> for View<'_, T, R> {
     fn device_ptr<'b>(&'b self, stream: &'b CudaStream) -> (sys::CUdeviceptr, SyncOnDrop<'b>) {
-        self.view.device_ptr(stream)
+        self.lent.device_ptr(stream)
     }
 }
 
-// SAFETY: pushes the cudarc view, as cudarc pushes its own: its address
-// lives as long as the borrow, and its events order the launch.
+// SAFETY: pushes the view's device address, as cudarc pushes its own
+// views': a `u64` that lives as long as the borrow, the pointer a kernel's
+// `const T*` parameter takes. The stream waited for the array's last write
+// when the view was made; the read is recorded when it drops, after the
+// launch that borrows it.
 unsafe impl<'a, 'b: 'a, 'c: 'b, T, R> PushKernelArg<&'b View<'c, T, R>> for LaunchArgs<'a> {
     #[inline(always)]
     fn arg(&mut self, arg: &'b View<'c, T, R>) -> &mut Self {
-        self.arg(&arg.view)
+        self.arg(&arg.lent.address)
     }
 }
 
@@ -226,80 +255,62 @@ mod sealed {
 
 use sealed::Marked;
 
-/// A typed, writable device view of part of an array: made by
-/// [`Arena::view_mut`]. A kernel argument (`builder.arg(&mut view)`) and a
-/// destination for cudarc's stream verbs (`stream.memcpy_htod(&src, &mut
-/// view)`, `stream.memset_zeros(&mut view)`), recorded as a write of the
-/// array on the stream that uses it. Its length is cudarc's
-/// `DeviceSlice::len`.
+/// A typed, writable device view of part of an array, for one stream:
+/// made by [`Arena::view_mut`]. A kernel argument (`builder.arg(&mut
+/// view)`) and a destination for cudarc's stream verbs
+/// (`stream.memcpy_htod(&src, &mut view)`, `stream.memset_zeros(&mut
+/// view)`), recorded as a write of the array when it drops. Its length is
+/// cudarc's `DeviceSlice::len`.
 #[derive(Debug)]
 pub struct ViewMut<'a, T> {
-    /// The range's bytes, with the array's events.
-    bytes: CudaViewMut<'a, u8>,
-    len: usize,
-    arena: &'a Arena<CudaBackend>,
+    lent: Lent<'a>,
     _element: PhantomData<&'a mut [T]>,
 }
 
 impl<'a, T> ViewMut<'a, T> {
-    /// `len` elements of `T` in `bytes`, which the caller checked hold
-    /// them, aligned.
-    pub(super) fn new(
-        bytes: CudaViewMut<'a, u8>,
-        len: usize,
-        arena: &'a Arena<CudaBackend>,
-    ) -> Self {
+    pub(super) fn new(lent: Lent<'a>) -> Self {
         ViewMut {
-            bytes,
-            len,
-            arena,
+            lent,
             _element: PhantomData,
         }
     }
 
-    /// The viewed elements as a kernel argument written on `stream` (a
-    /// `gpu_array<T>`), as [`View::checked`] makes a read one: the stream
-    /// waits for the array's last read and write now; the kernel's write is
-    /// recorded when the argument drops.
+    /// The viewed elements as a kernel argument written on the view's
+    /// stream (a `gpu_array<T>`), as [`View::checked`] makes a read one:
+    /// the kernel's write is recorded when the argument drops.
     ///
     /// ```no_run
     /// # use gpu_aligned::arena::Arena;
     /// # use gpu_aligned::backend::cuda::cudarc::driver::CudaContext;
-    /// # let stream = CudaContext::new(0)?.default_stream();
+    /// # let stream = CudaContext::new(0)?.new_stream()?;
     /// let mut arena = Arena::device(&stream, 1 << 20)?;
     /// let mut out = arena.alloc::<f32>(100)?;
-    /// let argument = arena.view_mut(&mut out, ..)?.checked(&stream)?;
+    /// let argument = arena.view_mut(&mut out, .., &stream)?.checked();
     /// assert_eq!(argument.len(), 100);
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
-    ///
-    /// # Errors
-    ///
-    /// As [`View::checked`].
-    pub fn checked(
-        self,
-        stream: &'a CudaStream,
-    ) -> ArenaResult<KernelArg<'a, KernelArray<T>>, CudaBackend> {
-        same_context(self.arena, stream)?;
-        let (address, used) = self.bytes.view_ptr_mut(stream);
-        let uses = alloc_crate::vec![used];
-        Ok(KernelArg::lent(KernelArray::new(address, self.len), uses))
+    pub fn checked(self) -> KernelArg<'a, KernelArray<T>> {
+        KernelArg {
+            value: KernelArray::new(self.lent.address, self.lent.len),
+            _uses: alloc_crate::vec![self.lent],
+            _read_only: None,
+        }
     }
 }
 
 impl<T> DeviceSlice<T> for ViewMut<'_, T> {
     fn len(&self) -> usize {
-        self.len
+        self.lent.len
     }
 
     fn stream(&self) -> &Arc<CudaStream> {
-        self.bytes.stream()
+        self.lent.stream
     }
 }
 
 impl<T> DevicePtr<T> for ViewMut<'_, T> {
     fn device_ptr<'b>(&'b self, stream: &'b CudaStream) -> (sys::CUdeviceptr, SyncOnDrop<'b>) {
-        self.bytes.device_ptr(stream)
+        self.lent.device_ptr(stream)
     }
 }
 
@@ -308,28 +319,19 @@ impl<T> DevicePtrMut<T> for ViewMut<'_, T> {
         &'b mut self,
         stream: &'b CudaStream,
     ) -> (sys::CUdeviceptr, SyncOnDrop<'b>) {
-        self.bytes.device_ptr_mut(stream)
+        self.lent.device_ptr(stream)
     }
 }
 
-// SAFETY: pushes the byte view, as cudarc pushes its own writable views:
-// the same address (a kernel's pointer parameter has no element type), a
-// borrow that lives as long as the launch's, and the array's events, which
-// order the launch and record it as a write.
+// SAFETY: pushes the view's device address, as cudarc pushes its own
+// writable views': a `u64` that lives as long as the borrow. The stream
+// waited for the array's last reads and write when the view was made; the
+// write is recorded when it drops, after the launch that borrows it.
 unsafe impl<'a, 'b: 'a, 'c: 'b, T> PushKernelArg<&'b mut ViewMut<'c, T>> for LaunchArgs<'a> {
     #[inline(always)]
     fn arg(&mut self, arg: &'b mut ViewMut<'c, T>) -> &mut Self {
-        self.arg(&mut arg.bytes)
+        self.arg(&arg.lent.address)
     }
-}
-
-/// `stream`, if it is of the arena's context: cudarc records an array's
-/// use only on a stream of the array's own context.
-fn same_context(arena: &Arena<CudaBackend>, stream: &CudaStream) -> ArenaResult<(), CudaBackend> {
-    arena
-        .backend
-        .same_context(stream)
-        .map_err(ArenaError::Backend)
 }
 
 /// An array's device address and length, laid out as the header's
@@ -398,12 +400,10 @@ unsafe impl<T> DeviceRepr for KernelArray<T> {}
 /// arrays' view made by `Arena::soa_view`. Pass it as `builder.arg(&arg)`,
 /// launch on the stream it was made for, and let it drop after the launch.
 ///
-/// It does what a cudarc view does as a kernel argument: when it is made,
-/// the stream waits for the arrays' last writes (and, for a written one,
-/// their last reads); when it drops, the stream's work so far is recorded
-/// as a read (or a write) of them, so a later write, read or free on
-/// another stream waits for the kernel. While the context has one stream
-/// there are no events and it costs nothing.
+/// It orders the launch as the views it was made from do: the stream
+/// waited for the arrays' conflicting uses on other streams when they were
+/// made; when it drops, the kernel's read (or write) is recorded, so a
+/// later write, read or free on another stream waits for it.
 ///
 /// A read `KernelArray` is for a `gpu_array<const T>` parameter, a written
 /// one for a `gpu_array<T>`: the header gives `gpu_array<const T>` no
@@ -422,8 +422,8 @@ unsafe impl<T> DeviceRepr for KernelArray<T> {}
 /// #     "template <typename T> struct gpu_array { T* ptr; unsigned long long len; };
 /// #      extern \"C\" __global__ void scale(gpu_array<const float> w, gpu_array<float> o) {}")?;
 /// # let kernel = context.load_module(ptx)?.load_function("scale")?;
-/// let w = arena.view(&weights, ..)?.checked(&s2)?; // a gpu_array<const float>
-/// let o = arena.view_mut(&mut out, ..)?.checked(&s2)?; // a gpu_array<float>
+/// let w = arena.view(&weights, .., &s2)?.checked(); // a gpu_array<const float>
+/// let o = arena.view_mut(&mut out, .., &s2)?.checked(); // a gpu_array<float>
 /// let mut launch = s2.launch_builder(&kernel);
 /// launch.arg(&w).arg(&o);
 /// // SAFETY: `scale` indexes each array below its `len`.
@@ -437,13 +437,13 @@ pub struct KernelArg<'a, A> {
     value: A,
     /// Record this launch's use of each array when dropped, before the
     /// read-only mark goes.
-    _uses: Vec<SyncOnDrop<'a>>,
+    _uses: Vec<Lent<'a>>,
     _read_only: Option<ReadOnly<'a>>,
 }
 
 impl<'a, A> KernelArg<'a, A> {
     /// `value`, lent with the uses it records on drop.
-    pub(crate) fn lent(value: A, uses: Vec<SyncOnDrop<'a>>) -> Self {
+    pub(crate) fn lent(value: A, uses: Vec<Lent<'a>>) -> Self {
         KernelArg {
             value,
             _uses: uses,

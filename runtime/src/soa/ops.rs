@@ -236,14 +236,8 @@ impl Arena<CudaBackend> {
     pub fn soa_view<'a, T: GpuSoa>(
         &'a self,
         soa: &'a mut Soa<T, CudaBackend>,
-        stream: &'a cudarc::driver::CudaStream,
+        stream: &'a std::sync::Arc<cudarc::driver::CudaStream>,
     ) -> ArenaResult<KernelArg<'a, T::View>, CudaBackend> {
-        use cudarc::driver::DevicePtrMut;
-        // cudarc records a write event only on a stream of the event's own
-        // context: on a foreign stream the kernel would go untracked.
-        self.backend()
-            .same_context(stream)
-            .map_err(ArenaError::Backend)?;
         let addresses = self.column_addresses(soa)?;
         let (expected, found) = (T::COLUMNS.len(), addresses.len());
         let view = T::View::from_addresses(&addresses, soa.len as u64)
@@ -251,10 +245,7 @@ impl Arena<CudaBackend> {
         let len = soa.len;
         let columns = T::columns_mut(&mut soa.columns).into_iter().zip(T::COLUMNS);
         let writes = columns
-            .map(|(column, field)| {
-                let bytes = self.column_bytes_mut(column, len, field)?;
-                Ok(bytes.device_ptr_mut(stream).1)
-            })
+            .map(|(column, field)| self.lend_column(column, len, field, stream))
             .collect::<ArenaResult<Vec<_>, CudaBackend>>()?;
         Ok(KernelArg::lent(view, writes))
     }

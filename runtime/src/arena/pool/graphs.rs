@@ -408,7 +408,7 @@ mod device {
         ///
         /// let (graph, ()) = arena.capture(|arena| {
         ///     let ones = arena.alloc_from(&[1.0f32; 256])?; // a temporary, uploaded in the graph
-        ///     let (mut t, o) = (arena.view_mut(&mut total, ..)?, arena.view(&ones, ..)?);
+        ///     let (mut t, o) = (arena.view_mut(&mut total, .., &stream)?, arena.view(&ones, .., &stream)?);
         ///     let n = 256u32;
         ///     let mut launch = stream.launch_builder(&add);
         ///     launch.arg(&mut t).arg(&o).arg(&n);

@@ -51,10 +51,9 @@ pub fn check_base(base: u64, min_align: usize) -> Result<usize, CudaError> {
 pub struct CudaBackend {
     pub(super) memory: DeviceMemory,
     pub(super) stream: Arc<CudaStream>,
-    /// Owns the per-array events once several streams exist: freeing an
-    /// array makes this stream, not one of the caller's, wait for the
-    /// array's last uses.
-    pub(super) retire_stream: OnceLock<Arc<CudaStream>>,
+    /// The streams the arrays were used on, and their events (see
+    /// `order.rs`).
+    pub(super) order: super::order::Streams,
     pub(super) base: u64,
     base_align: usize,
     fault: OnceLock<DriverError>,
@@ -81,7 +80,7 @@ impl CudaBackend {
         Ok(CudaBackend {
             memory,
             stream: Arc::clone(stream),
-            retire_stream: OnceLock::new(),
+            order: super::order::Streams::new(stream),
             base,
             base_align,
             fault: OnceLock::new(),
@@ -345,22 +344,6 @@ impl CudaBackend {
         } else {
             Err(CudaError::ForeignStream)
         }
-    }
-
-    /// The stream that owns per-array events made now: the arena's own while
-    /// the context has one stream, a private one once it has several.
-    pub(super) fn owner_stream(&self) -> Result<&Arc<CudaStream>, CudaError> {
-        let context = self.stream.context();
-        if !context.is_in_multi_stream_mode() {
-            return Ok(&self.stream);
-        }
-        if let Some(stream) = self.retire_stream.get() {
-            return Ok(stream);
-        }
-        let made = context.new_stream();
-        let stream = self.driver("cuStreamCreate", made)?;
-        // Another thread may have set it first; theirs serves as well.
-        Ok(self.retire_stream.get_or_init(|| stream))
     }
 
     /// Waits for all work queued on the backend's stream: kernel faults

@@ -1,32 +1,27 @@
 //! What the backend does while its stream is being captured into a CUDA
-//! graph (global mode): the arrays the capture touches get slices of their
-//! own, whose events live only inside the capture, and host bytes uploaded
-//! inside it are kept until the graph is gone.
+//! graph (global mode): it notes the arrays the capture touches, orders no
+//! use against other streams, and keeps host bytes uploaded inside the
+//! capture until the graph is gone.
 //!
-//! Why not the arrays' own slices: cudarc makes a stream wait on a slice's
-//! events before each use and records them after. Inside a capture, waiting
-//! on an event recorded outside it fails and ends the capture
-//! (`CUDA_ERROR_STREAM_CAPTURE_ISOLATION`); and an event recorded inside a
-//! capture cannot be waited on ever after (`CUDA_ERROR_INVALID_VALUE`
-//! outside a capture, the end of any later capture inside one; measured on
-//! an H100 with CUDA 13.0). So inside a capture every array is reached
-//! through a fresh slice over its bytes, made on the capturing stream (its
-//! events are recorded and waited on there only), and every such slice is
-//! given up before the capture ends, while waiting on its events is still
-//! legal. The arrays' own events are never touched by a capture.
+//! Why no ordering inside a capture: waiting on an event recorded outside
+//! it fails and ends the capture (`CUDA_ERROR_STREAM_CAPTURE_ISOLATION`);
+//! and an event recorded inside a capture cannot be waited on ever after
+//! (`CUDA_ERROR_INVALID_VALUE` outside a capture, the end of any later
+//! capture inside one; measured on an H100 with CUDA 13.0). So uses inside
+//! a capture leave the arrays' records of last use as they were; the graph
+//! replays on the arena's stream, and the arena holds the arrays it touched
+//! while it lives.
 //!
 //! Host bytes copied to the device inside a capture are read again by every
 //! replay, so [`CudaBackend::write`](crate::backend::MoveBytes::write) copies
 //! them first into a buffer that lives as long as the graph.
 
 use std::boxed::Box;
-use std::collections::HashMap;
-use std::ptr::NonNull;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::vec;
 use std::vec::Vec;
 
-use cudarc::driver::{result, sys, CudaSlice, CudaStream, DriverError};
+use cudarc::driver::{result, sys, CudaStream, DriverError};
 
 use super::buffer::CudaBackend;
 use super::error::CudaError;
@@ -36,23 +31,21 @@ use crate::backend::Span;
 #[derive(Debug)]
 pub(super) struct CaptureLog {
     stream: Arc<CudaStream>,
-    /// One slice per array touched, boxed so that references to it stay
-    /// valid while the list grows; freed only through `&mut` of the
-    /// backend (see [`CudaBackend::end_capture`]).
-    slices: Mutex<HashMap<Span, NonNull<CudaSlice<u8>>>>,
-    /// Slices over empty arrays, one per use: every empty array has an
-    /// empty span, so a span does not name one (see `capture_slice_ptr`).
-    empties: Mutex<Vec<NonNull<CudaSlice<u8>>>>,
+    /// The arrays touched, by span (an empty array touches nothing).
+    touched: Mutex<Vec<Span>>,
     /// Host bytes uploaded inside the capture.
     staged: Mutex<Vec<Box<[u8]>>>,
 }
 
-// SAFETY: the pointers are owned boxes of `CudaSlice<u8>`, which is `Send`
-// and `Sync`; they are reached through the mutex or, for the references
-// handed out, under the rules of `CudaBackend::capture_slice`.
-unsafe impl Send for CaptureLog {}
-// SAFETY: as above.
-unsafe impl Sync for CaptureLog {}
+impl CaptureLog {
+    /// Notes that the capture uses `array`.
+    pub(super) fn touch(&self, array: Span) {
+        if array.len != 0 {
+            let mut touched = self.touched.lock().unwrap_or_else(PoisonError::into_inner);
+            touched.push(array);
+        }
+    }
+}
 
 /// What a finished capture leaves: the graph, the arrays it touched and the
 /// host bytes it reads.
@@ -91,46 +84,21 @@ impl CudaBackend {
         self.driver("cuStreamBeginCapture", begun)?;
         self.capture = Some(CaptureLog {
             stream: Arc::clone(&self.stream),
-            slices: Mutex::new(HashMap::new()),
-            empties: Mutex::new(Vec::new()),
+            touched: Mutex::new(Vec::new()),
             staged: Mutex::new(Vec::new()),
         });
         Ok(())
     }
 
-    /// Gives up the capture's slices (their events waited on inside the
-    /// capture, where that is legal), ends the capture and instantiates
-    /// the graph.
+    /// Ends the capture and instantiates the graph.
     pub(crate) fn end_capture(&mut self) -> Result<EndedCapture, CudaError> {
         let log = self.capture.take().ok_or(CudaError::Capturing {
             op: "ending no capture",
         })?;
-        let slices = log
-            .slices
+        let touched = log
+            .touched
             .into_inner()
             .unwrap_or_else(PoisonError::into_inner);
-        let mut touched = Vec::with_capacity(slices.len());
-        for (span, slice) in slices {
-            // SAFETY: made by `Box::into_raw` in `capture_slice` and
-            // handed out only under borrows of the backend, which `&mut
-            // self` has ended; taken back exactly once, here.
-            let slice = unsafe { Box::from_raw(slice.as_ptr()) };
-            // The capturing stream waits on the slice's events (recorded in
-            // this capture, or never) and they are destroyed; the bytes
-            // stay the buffer's.
-            let _interior = slice.leak();
-            touched.push(span);
-        }
-        let empties = log
-            .empties
-            .into_inner()
-            .unwrap_or_else(PoisonError::into_inner);
-        for slice in empties {
-            // SAFETY: as above; an empty array's slice holds no bytes, so
-            // no graph holds an array for it.
-            let slice = unsafe { Box::from_raw(slice.as_ptr()) };
-            let _interior = slice.leak();
-        }
         let staged = log
             .staged
             .into_inner()
@@ -141,103 +109,6 @@ impl CudaBackend {
             touched,
             staged,
         })
-    }
-
-    /// The capture's slice over `array`, made on first use. `None` when no
-    /// capture is under way.
-    ///
-    /// # Safety
-    ///
-    /// `array` is the whole span of one live array, and the caller holds
-    /// that array's tracking shared; for the slice as `&mut`
-    /// ([`capture_slice_mut`](Self::capture_slice_mut)), exclusively. No
-    /// two live arrays holding bytes share a span, and inside one capture no span is
-    /// handed to a second array (the arena holds every array given back
-    /// during a capture until the graph is gone), so the slices handed out
-    /// follow the borrows of the arrays' trackings. (Empty arrays, whose
-    /// spans are all empty, get a fresh slice at every call.)
-    unsafe fn capture_slice_ptr(
-        &self,
-        array: Span,
-    ) -> Option<Result<NonNull<CudaSlice<u8>>, CudaError>> {
-        let log = self.capture.as_ref()?;
-        let mut slices = log.slices.lock().unwrap_or_else(PoisonError::into_inner);
-        // Empty arrays all have empty spans, so each use of one gets a
-        // slice of its own: one shared by two arrays could be lent `&mut`
-        // for one while lent for the other.
-        let empty = array.len == 0;
-        if let (false, Some(slice)) = (empty, slices.get(&array)) {
-            return Some(Ok(*slice));
-        }
-        if !array.within(self.buffer_len()) {
-            return Some(Err(CudaError::OutOfRange {
-                offset: array.offset,
-                len: array.len,
-            }));
-        }
-        // `upgrade_device_ptr` unwraps its event creation (legal inside a
-        // capture): make sure the context can create events.
-        let probe = log.stream.context().new_event(None);
-        if let Err(error) = self.driver("cuEventCreate", probe) {
-            return Some(Err(error));
-        }
-        let address = self.base + array.offset;
-        // SAFETY: `address .. address + len` lies inside the buffer (checked
-        // above), whose bytes are initialised and valid as `u8`. The slice
-        // is never dropped normally, only given up with `leak` (in
-        // `end_capture`), so it never frees this interior pointer.
-        let slice = unsafe { log.stream.upgrade_device_ptr::<u8>(address, array.len) };
-        let slice = NonNull::from(Box::leak(Box::new(slice)));
-        if empty {
-            drop(slices);
-            let mut empties = log.empties.lock().unwrap_or_else(PoisonError::into_inner);
-            empties.push(slice);
-        } else {
-            slices.insert(array, slice);
-        }
-        Some(Ok(slice))
-    }
-
-    /// The capture's slice over `array` (see
-    /// [`capture_slice_ptr`](Self::capture_slice_ptr)), or `None` when no
-    /// capture is under way.
-    ///
-    /// # Safety
-    ///
-    /// As [`capture_slice_ptr`](Self::capture_slice_ptr), shared.
-    pub(super) unsafe fn capture_slice(
-        &self,
-        array: Span,
-    ) -> Option<Result<&CudaSlice<u8>, CudaError>> {
-        // SAFETY: the caller keeps the promise.
-        let made = unsafe { self.capture_slice_ptr(array) }?;
-        Some(made.map(|slice| {
-            // SAFETY: the box lives until `&mut self` (`end_capture`),
-            // which the returned borrow prevents; shared, as the caller's
-            // borrow of the array is.
-            unsafe { slice.as_ref() }
-        }))
-    }
-
-    /// As [`capture_slice`](Self::capture_slice), writable.
-    ///
-    /// # Safety
-    ///
-    /// As [`capture_slice_ptr`](Self::capture_slice_ptr), exclusive: the
-    /// caller holds the array's tracking as `&mut`, so no other reference
-    /// to this slice lives.
-    #[allow(clippy::mut_from_ref)]
-    pub(super) unsafe fn capture_slice_mut(
-        &self,
-        array: Span,
-    ) -> Option<Result<&mut CudaSlice<u8>, CudaError>> {
-        // SAFETY: the caller keeps the promise.
-        let made = unsafe { self.capture_slice_ptr(array) }?;
-        Some(made.map(|mut slice| {
-            // SAFETY: as in `capture_slice`; exclusive by the caller's
-            // promise.
-            unsafe { slice.as_mut() }
-        }))
     }
 
     /// Copies `src` into a buffer that lives as long as the graph, and

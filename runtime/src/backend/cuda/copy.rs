@@ -1,16 +1,16 @@
 //! How the device buffer's bytes move: host<->device copies, zero-fill and
-//! pitched 2D copies of one array's range on the buffer's stream, each waiting on
+//! pitched 2D copies of one array's range on a named stream, each waiting on
 //! and recording that array's events; and stream-ordered reuse of freed
 //! arrays' bytes.
 
 use std::ops::Range;
 use std::sync::Arc;
 
-use cudarc::driver::{sys, CudaEvent, CudaStream, DevicePtrMut};
+use cudarc::driver::{result, sys, CudaEvent, CudaStream};
 
 use super::buffer::CudaBackend;
 use super::error::CudaError;
-use super::tracking::ArrayEvents;
+use super::order::{Access, LastUses};
 use crate::align::{bytes_of, offset_of};
 use crate::backend::{Buffer, Grow, MoveBytes, Rows, Span, StreamOrder};
 
@@ -36,6 +36,36 @@ enum Direction {
 }
 
 impl CudaBackend {
+    /// The device address of `range`, checked to lie inside `array` (itself
+    /// inside the buffer, checked by the arena) and to hold `len` bytes.
+    fn device_range(&self, array: Span, range: Span, len: usize) -> Result<u64, CudaError> {
+        let local = local(array, range)?;
+        if local.len() != len || !array.within(self.buffer_len()) {
+            return Err(CudaError::OutOfRange {
+                offset: range.offset,
+                len: range.len,
+            });
+        }
+        // Inside the buffer (checked above), so no overflow.
+        Ok(self.base + range.offset)
+    }
+
+    /// Queues `work` on `stream` as a use of the array (`access`): after
+    /// the uses it conflicts with, and recorded once queued.
+    fn ordered(
+        &self,
+        uses: &LastUses,
+        array: Span,
+        stream: &Arc<CudaStream>,
+        access: Access,
+        work: impl FnOnce(sys::CUstream) -> Result<(), CudaError>,
+    ) -> Result<(), CudaError> {
+        let ordered = self.begin_use(uses, array, stream, access)?;
+        let worked = work(stream.cu_stream());
+        self.end_use(uses, &ordered)?;
+        worked
+    }
+
     /// One `cuMemcpy2DAsync` between packed host rows at `host` and the
     /// pitched rows at device address `device`, then waited for (the host
     /// side is a borrowed slice that must not be touched after we return).
@@ -142,7 +172,7 @@ unsafe impl Buffer for CudaBackend {
 }
 
 // SAFETY: every method touches only the range it is given, checked to lie
-// inside the array's slice, itself inside the buffer.
+// inside the array, itself inside the buffer.
 unsafe impl MoveBytes for CudaBackend {
     type Stream = Arc<CudaStream>;
 
@@ -152,215 +182,170 @@ unsafe impl MoveBytes for CudaBackend {
 
     unsafe fn write(
         &self,
-        tracking: &mut ArrayEvents,
+        tracking: &mut LastUses,
         array: Span,
         dst: Span,
         src: &[u8],
     ) -> Result<(), CudaError> {
-        self.healthy()?;
         let stream = &self.stream;
-        let range = local(array, dst)?;
-        if range.len() != src.len() {
-            return Err(CudaError::OutOfRange {
-                offset: dst.offset,
-                len: dst.len,
+        let device = self.device_range(array, dst, src.len())?;
+        self.ordered(tracking, array, stream, Access::Write, |raw| {
+            // Inside a capture the copy reads its source at every replay:
+            // from a copy the graph keeps, not from the caller's slice.
+            // SAFETY: `device` holds `src.len()` bytes of the array, which
+            // the caller holds exclusively; the host side is read before
+            // the call returns, or kept by the graph.
+            let r = self.staged(src, |src| unsafe {
+                result::memcpy_htod_async(device, src, raw)
             });
-        }
-        let slice = tracking.get_mut(self, array)?;
-        let mut view = slice.try_slice_mut(range).ok_or(CudaError::OutOfRange {
-            offset: dst.offset,
-            len: dst.len,
-        })?;
-        // Inside a capture the copy reads its source at every replay: from
-        // a copy the graph keeps, not from the caller's slice.
-        let r = self.staged(src, |src| stream.memcpy_htod(src, &mut view));
-        self.driver("cuMemcpyHtoDAsync", r)
+            self.driver("cuMemcpyHtoDAsync", r)
+        })
     }
 
     unsafe fn read(
         &self,
-        tracking: &ArrayEvents,
+        tracking: &LastUses,
         array: Span,
         src: Span,
         dst: &mut [u8],
     ) -> Result<(), CudaError> {
-        self.healthy()?;
+        let stream = &self.stream;
         // A download waits for the stream.
         self.not_capturing("reading an array to the host")?;
-        let stream = &self.stream;
-        let range = local(array, src)?;
-        if range.len() != dst.len() {
-            return Err(CudaError::OutOfRange {
-                offset: src.offset,
-                len: src.len,
-            });
-        }
-        let slice = tracking.get(self, array)?;
-        let view = slice.try_slice(range).ok_or(CudaError::OutOfRange {
-            offset: src.offset,
-            len: src.len,
+        let device = self.device_range(array, src, dst.len())?;
+        self.ordered(tracking, array, stream, Access::Read, |raw| {
+            // SAFETY: `device` holds `dst.len()` bytes of the array, which
+            // the caller holds shared; `dst` is borrowed until the stream
+            // is waited for, below.
+            let r = unsafe { result::memcpy_dtoh_async(&mut *dst, device, raw) };
+            self.driver("cuMemcpyDtoHAsync", r)
         })?;
-        let r = stream.memcpy_dtoh(&view, dst);
-        self.driver("cuMemcpyDtoHAsync", r)?;
         self.wait_for(stream)
     }
 
     unsafe fn zero(
         &self,
-        tracking: &mut ArrayEvents,
+        tracking: &mut LastUses,
         array: Span,
         dst: Span,
     ) -> Result<(), CudaError> {
-        self.healthy()?;
         let stream = &self.stream;
-        let range = local(array, dst)?;
-        let slice = tracking.get_mut(self, array)?;
-        let mut view = slice.try_slice_mut(range).ok_or(CudaError::OutOfRange {
-            offset: dst.offset,
-            len: dst.len,
-        })?;
-        let r = stream.memset_zeros(&mut view);
-        self.driver("cuMemsetD8Async", r)
+        let device = self.device_range(array, dst, dst.len)?;
+        self.ordered(tracking, array, stream, Access::Write, |raw| {
+            // SAFETY: `device` holds `dst.len` bytes of the array, which the
+            // caller holds exclusively.
+            let r = unsafe { result::memset_d8_async(device, 0, dst.len, raw) };
+            self.driver("cuMemsetD8Async", r)
+        })
     }
 
     unsafe fn copy(
         &self,
-        src_tracking: &ArrayEvents,
+        src_tracking: &LastUses,
         src: Span,
-        dst_tracking: &mut ArrayEvents,
+        dst_tracking: &mut LastUses,
         dst: Span,
     ) -> Result<(), CudaError> {
-        self.healthy()?;
         let stream = &self.stream;
-        if src.len != dst.len {
-            return Err(CudaError::OutOfRange {
-                offset: dst.offset,
-                len: dst.len,
-            });
-        }
-        let from = src_tracking.get(self, src)?;
-        let to = dst_tracking.get_mut(self, dst)?;
-        // Waits on the source's last write and the destination's last read
-        // and write, and records a read of one and a write of the other.
-        // Equal lengths (checked above), so cudarc's length assertion holds.
-        let r = stream.memcpy_dtod(from, to);
-        self.driver("cuMemcpyDtoDAsync", r)
+        let from = self.device_range(src, src, dst.len)?;
+        let to = self.device_range(dst, dst, src.len)?;
+        let read = self.begin_use(src_tracking, src, stream, Access::Read)?;
+        let copied = self.ordered(dst_tracking, dst, stream, Access::Write, |raw| {
+            // SAFETY: two distinct live arrays of `dst.len` bytes each, the
+            // source held shared and the destination exclusively.
+            let r = unsafe { result::memcpy_dtod_async(to, from, dst.len, raw) };
+            self.driver("cuMemcpyDtoDAsync", r)
+        });
+        // Ended whether the copy was queued or not: a use that queued
+        // nothing ends as one that did.
+        self.end_use(src_tracking, &read)?;
+        copied
     }
 
     unsafe fn write_rows(
         &self,
-        tracking: &mut ArrayEvents,
+        tracking: &mut LastUses,
         array: Span,
         dst: Rows,
         src: &[u8],
     ) -> Result<(), CudaError> {
-        self.healthy()?;
+        let stream = &self.stream;
         // A 2D copy from borrowed host rows is waited for.
         self.not_capturing("writing rows from the host")?;
-        let stream = &self.stream;
         if Some(src.len()) != dst.row_bytes.checked_mul(dst.rows) {
             return Err(CudaError::OutOfRange {
                 offset: dst.offset,
                 len: src.len(),
             });
         }
-        let slice = tracking.get_mut(self, array)?;
-        // Waits on the array's read and write events; recording its write
-        // event when `_record` drops, after the copy is queued.
-        let (device_array, _record) = slice.device_ptr_mut(stream);
-        let device = Self::rows_address(array, dst, device_array)?;
-        self.copy_2d(
-            stream,
-            dst,
-            device,
-            src.as_ptr().cast_mut(),
-            Direction::HostToDevice,
-        )
+        let device = Self::rows_address(array, dst, self.base + array.offset)?;
+        let host = src.as_ptr().cast_mut();
+        self.ordered(tracking, array, stream, Access::Write, |_| {
+            self.copy_2d(stream, dst, device, host, Direction::HostToDevice)
+        })
     }
 
     unsafe fn read_rows(
         &self,
-        tracking: &ArrayEvents,
+        tracking: &LastUses,
         array: Span,
         src: Rows,
         dst: &mut [u8],
     ) -> Result<(), CudaError> {
-        self.healthy()?;
-        self.not_capturing("reading rows to the host")?;
         let stream = &self.stream;
+        self.not_capturing("reading rows to the host")?;
         if Some(dst.len()) != src.row_bytes.checked_mul(src.rows) {
             return Err(CudaError::OutOfRange {
                 offset: src.offset,
                 len: dst.len(),
             });
         }
-        let slice = tracking.get(self, array)?;
-        let (device_array, _record) = cudarc::driver::DevicePtr::device_ptr(slice, stream);
-        let device = Self::rows_address(array, src, device_array)?;
-        self.copy_2d(
-            stream,
-            src,
-            device,
-            dst.as_mut_ptr(),
-            Direction::DeviceToHost,
-        )
+        let device = Self::rows_address(array, src, self.base + array.offset)?;
+        let host = dst.as_mut_ptr();
+        self.ordered(tracking, array, stream, Access::Read, |_| {
+            self.copy_2d(stream, src, device, host, Direction::DeviceToHost)
+        })
     }
 }
 
-// SAFETY: a freed array's fence is recorded after its slice's stream has
-// waited on every event its uses recorded.
+// SAFETY: a freed array's bytes are handed out again only in the arena's
+// stream's order, once that stream waited for every use the array's record
+// names on another stream; a record never used names none, and no work
+// used the array.
 unsafe impl StreamOrder for CudaBackend {
-    type Tracking = ArrayEvents;
+    type Tracking = LastUses;
 
     type Fence = CudaEvent;
 
     // Inline: the arena asks for every array it takes back, from code
     // instantiated in the user's crate.
     #[inline]
-    fn needs_retire(&self, tracking: &ArrayEvents) -> bool {
-        // An array never used on the device has no events to wait for.
-        tracking.is_made()
+    fn needs_retire(&self, tracking: &LastUses) -> bool {
+        !tracking.is_unused()
     }
 
     // Inline too: asked on every drop (see the arena's `returns` module).
     #[inline]
-    fn never_used(tracking: &ArrayEvents) -> bool {
-        !tracking.is_made()
+    fn never_used(tracking: &LastUses) -> bool {
+        tracking.is_unused()
     }
 
-    fn retire(&mut self, tracking: &mut ArrayEvents) -> Result<Option<CudaEvent>, CudaError> {
+    fn retire(&mut self, tracking: &mut LastUses) -> Result<Option<CudaEvent>, CudaError> {
         // The arena holds every array given back during a capture; this
-        // guards the promise (waiting on the array's events from the
-        // capturing stream would end the capture).
+        // guards the promise (waiting from the capturing stream on events
+        // recorded outside it would end the capture).
         self.not_capturing("retiring an array")?;
-        if !tracking.is_made() {
-            // Never used on the device: nothing can still be using it.
+        if self.fault().is_some() {
+            // After a sticky fault no work runs at all.
+            *tracking = LastUses::default();
             return Ok(None);
         }
-        let context = Arc::clone(self.stream.context());
-        if self.fault().is_some() || !context.is_managing_stream_synchronization() {
-            // One stream orders every use before any later one; and after a
-            // sticky fault no work runs at all.
-            drop(tracking.take());
-            return Ok(None);
-        }
-        let probe = context.new_event(None);
-        let fence = self.driver("cuEventCreate", probe)?;
-        if let Some(tracked) = tracking.take() {
-            let owner = Arc::clone(tracked.owner());
-            // The owner stream waits on the array's read and write events...
-            drop(tracked);
-            // ... and the fence passes once it has.
-            let recorded = fence.record(&owner);
-            if recorded.is_err() {
-                // The tracking is empty now, so a later free would hand the
-                // bytes out at once: make that true before reporting.
-                let waited = owner.synchronize();
-                self.driver("cuStreamSynchronize", waited)?;
-            }
-            self.driver("cuEventRecord", recorded)?;
-        }
-        Ok(Some(fence))
+        let bound = self.stream.context().bind_to_thread();
+        self.driver("cuCtxSetCurrent", bound)?;
+        // The arena's stream waits (on the device) for the uses on other
+        // streams; the bytes are then free in its order, at once.
+        self.order.retire(tracking)?;
+        Ok(None)
     }
 
     fn fence_passed(&self, fence: &CudaEvent) -> Result<bool, CudaError> {

@@ -2,27 +2,19 @@
 //! carves typed arrays out of, so every array starts where the allocator put
 //! it (a multiple of 256 bytes by default) on the GPU too.
 //!
-//! Each array is ordered on its own: it gets its own read and write events,
-//! exactly as cudarc keeps them for each `CudaSlice` (made on the array's
-//! first device use). A kernel argument passed as a read-only view waits on
-//! the array's last write and records a read; a writable view waits on both
-//! and records a write; copies and zero-fill do the same on the stream they
-//! run on. Work on one array never waits for work on another. A freed
-//! array's bytes are handed out again only once every use recorded in its
-//! events has finished (the arena checks without waiting, and waits only
-//! before reporting out of memory). While the context has a single stream,
-//! cudarc records no events at all and neither does this backend: that
-//! stream orders everything.
-//!
-//! Freeing an array makes a private stream of the backend wait on the
-//! array's events, so none of the caller's streams is held up; an array
-//! first used while the context still had one stream keeps its events on
-//! the arena's stream, which then does the waiting.
-//!
-//! Two streams share one limit with cudarc: an array keeps its last read
-//! only, so when kernels on two streams read the same array at once, a later
-//! write or free waits for the read recorded last. Order such readers
-//! yourself (`stream.join`) before writing or freeing the array.
+//! Each array is ordered on its own, by its last uses: the stream and
+//! epoch of its last write and of its last reads ([`LastUses`]). A use on
+//! the stream of the last use needs nothing, as stream order already puts
+//! it after; a use on another stream waits, once per producer stream, on an
+//! event that stream records only when another stream needs it, shared by
+//! every array it used before. A kernel argument passed as a read-only view
+//! waits for the array's last write; a writable one for its last reads and
+//! write; copies and zero-fill do the same on the stream they run on. Work
+//! on one array never waits for work on another. A freed array's bytes are
+//! free in the arena's stream's order at once: that stream waits (on the
+//! device, never the host) for the array's uses on other streams, and an
+//! array never used, or made from such bytes, is ordered after the arena's
+//! stream wherever it is first used.
 //!
 //! ```no_run
 //! use gpu_aligned::arena::Arena;
@@ -43,8 +35,8 @@
 //! arena.write(&mut points, .., &vec![float4::new(1.0, 2.0, 3.0, 4.0); 1000])?;
 //! arena.write(&mut weights, .., &vec![0.5; 1000])?;
 //! {
-//!     let mut p = arena.view_mut(&mut points, ..)?; // written by the kernel
-//!     let w = arena.view(&weights, ..)?;            // read by it
+//!     let mut p = arena.view_mut(&mut points, .., &stream)?; // written by the kernel
+//!     let w = arena.view(&weights, .., &stream)?;            // read by it
 //!     let n = 1000u32;
 //!     let mut launch = stream.launch_builder(&scale);
 //!     launch.arg(&mut p).arg(&w).arg(&n);
@@ -93,15 +85,16 @@ mod buffer;
 mod capture;
 mod copy;
 mod error;
+mod order;
 mod plain;
 mod probe;
-mod tracking;
 mod vm;
 
 pub use buffer::{check_base, CudaBackend};
 pub(crate) use capture::{abandon_capture, Graph};
 pub use cudarc;
 pub use error::CudaError;
+pub use order::LastUses;
+pub(crate) use order::{Access, Ordered};
 pub use probe::probe;
-pub use tracking::ArrayEvents;
 pub(crate) use vm::CudaVm;
