@@ -61,7 +61,11 @@ impl CudaBackend {
         work: impl FnOnce(sys::CUstream) -> Result<(), CudaError>,
     ) -> Result<(), CudaError> {
         let ordered = self.begin_use(uses, array, stream, access)?;
-        let worked = work(stream.cu_stream());
+        // The raw driver calls below need the context current.
+        let bound = stream.context().bind_to_thread();
+        let worked = self
+            .driver("cuCtxSetCurrent", bound)
+            .and_then(|()| work(stream.cu_stream()));
         self.end_use(uses, &ordered)?;
         worked
     }

@@ -439,8 +439,7 @@ impl CudaBackend {
             log.touch(array);
             return Ok(Ordered::Captured);
         }
-        let bound = stream.context().bind_to_thread();
-        self.driver("cuCtxSetCurrent", bound)?;
+        // cudarc's event calls make the context current themselves.
         match self.order.begin(uses, stream, access)? {
             Some(begun) => Ok(Ordered::Begun(begun)),
             None => Ok(Ordered::Host(Arc::clone(stream))),
