@@ -88,15 +88,16 @@ fn tracked(
     streams: &[Arc<CudaStream>],
     launches: usize,
 ) -> Res<f64> {
+    let (first, rest) = arrays.split_first_mut().ok_or("no arrays")?;
+    // Made once, as the raw side's addresses are: no allocation per launch.
+    let mut read = Vec::with_capacity(rest.len());
     let start = Instant::now();
     for i in 0..launches {
         let stream = &streams[i % streams.len()];
-        let (first, rest) = arrays.split_first_mut().ok_or("no arrays")?;
         let mut written = arena.view_mut(first, .., stream)?;
-        let read = rest
-            .iter()
-            .map(|a| arena.view(a, .., stream))
-            .collect::<Result<Vec<_>, _>>()?;
+        for array in rest.iter() {
+            read.push(arena.view(array, .., stream)?);
+        }
         let mut launch: LaunchArgs<'_> = stream.launch_builder(kernel);
         launch.arg(&mut written);
         for view in &read {
@@ -104,6 +105,9 @@ fn tracked(
         }
         // SAFETY: as in `raw`.
         unsafe { launch.launch(config()) }?;
+        drop(launch);
+        // The views drop after the launch that borrowed them: recorded.
+        read.clear();
     }
     for stream in streams {
         stream.synchronize()?;
@@ -162,9 +166,55 @@ fn main() -> Res<()> {
                 t / r
             );
         }
+        if n == 8 {
+            views_alone(&arena, &mut arrays, &s1, launches * 10)?;
+        }
         drop(arrays);
     }
     threads(&context, launches)
+}
+
+/// The host's share alone: the views of one launch made and dropped with no
+/// launch, against the same arrays' addresses looked up; ns per array.
+fn views_alone(
+    arena: &Arena<CudaBackend>,
+    arrays: &mut [ArenaSlice<f32, CudaBackend>],
+    stream: &Arc<CudaStream>,
+    sets: usize,
+) -> Res<()> {
+    let n = arrays.len() as f64;
+    let title = format!("{} arrays' views alone, no launch", arrays.len());
+    let times = rounds::race(
+        &title,
+        "ns/array",
+        &["views", "addresses"],
+        rounds::Rounds::from_args(1, 5),
+        |side| {
+            let start = Instant::now();
+            let mut sum = 0usize;
+            for _ in 0..sets {
+                let (first, rest) = arrays.split_first_mut().ok_or("no arrays")?;
+                if side == 0 {
+                    let written = arena.view_mut(first, .., stream)?;
+                    sum += std::hint::black_box(&written) as *const _ as usize & 1;
+                    for array in rest.iter() {
+                        let read = arena.view(array, .., stream)?;
+                        sum += std::hint::black_box(&read) as *const _ as usize & 1;
+                    }
+                } else {
+                    sum += address::address_of(arena, first)? as usize & 1;
+                    for array in rest.iter() {
+                        sum += address::address_of(arena, array)? as usize & 1;
+                    }
+                }
+            }
+            std::hint::black_box(sum);
+            Ok(start.elapsed().as_nanos() as f64 / (sets as f64 * n))
+        },
+    )?;
+    let (v, a) = (side_median(&times, 0), side_median(&times, 1));
+    println!("RESULT {title}: views {v:.1} ns, addresses {a:.1} ns per array");
+    Ok(())
 }
 
 /// 16 threads, each launching `launches / 4` times on its own stream with

@@ -273,3 +273,103 @@ fn a_view_of_one_array_lives_while_another_is_uploaded() {
     arena.free(a).unwrap();
     arena.free(b).unwrap();
 }
+
+/// Reads of one array by slow kernels on `streams` (each view made before
+/// any is dropped), then an upload of new values to it on the arena's
+/// stream: every kernel must have read the old values. Each stream's
+/// kernel writes its own output array, read back at the end.
+fn reads_then_write(
+    streams: &[Arc<CudaStream>],
+    own: &Arc<CudaStream>,
+    arena: &mut Arena<CudaBackend>,
+) {
+    let module = module(own, SLOW);
+    let double = module.load_function("slow_double").unwrap();
+    let data: Vec<u32> = (0..N as u32).map(|i| i * 7).collect();
+    let mut a = arena.alloc_from(&data).unwrap();
+    let mut outs: Vec<_> = streams
+        .iter()
+        .map(|_| arena.alloc_zeros::<u32>(N).unwrap())
+        .collect();
+    {
+        let views: Vec<_> = streams
+            .iter()
+            .map(|s| arena.view(&a, .., s).unwrap())
+            .collect();
+        let mut results: Vec<_> = outs
+            .iter_mut()
+            .zip(streams)
+            .map(|(out, s)| arena.view_mut(out, .., s).unwrap())
+            .collect();
+        // The first reader runs longest: a write that waited only for the
+        // later ones would overwrite the array under it.
+        let readers = views.iter().zip(&mut results).zip(streams);
+        for (k, ((view, result), s)) in readers.enumerate() {
+            let (n, cycles) = (N as u64, SPIN_CYCLES * (streams.len() - k) as i64);
+            let mut launch = s.launch_builder(&double);
+            launch.arg(view).arg(result).arg(&n).arg(&cycles);
+            // SAFETY: `slow_double` reads [0, n) of `view`, writes [0, n)
+            // of `result`.
+            unsafe { launch.launch(GRID_STRIDE) }.unwrap();
+        }
+    }
+    // On the arena's stream, at once: it must wait for every kernel.
+    arena.write(&mut a, .., &vec![u32::MAX; N]).unwrap();
+    for (out, s) in outs.iter().zip(streams) {
+        let result = s.clone_dtoh(&arena.view(out, .., s).unwrap()).unwrap();
+        for (i, v) in result.iter().enumerate() {
+            assert_eq!(*v, data[i] * 2 + 1, "element {i}");
+        }
+    }
+    assert_eq!(arena.to_vec(&a).unwrap(), vec![u32::MAX; N]);
+}
+
+/// Three streams reading one array at once, more than an array remembers
+/// by stream: the write that follows still waits for all three (a third
+/// reader once took the first one's place before its kernel was queued,
+/// and the write then waited for two).
+#[test]
+#[ignore = "needs an NVIDIA GPU"]
+fn a_write_waits_for_reads_on_three_streams_at_once() {
+    let context = CudaContext::new(0).expect("a CUDA GPU");
+    let own = context.new_stream().unwrap();
+    let readers: Vec<_> = (0..3).map(|_| context.new_stream().unwrap()).collect();
+    let mut arena = Arena::device(&own, 16 << 20).unwrap();
+    reads_then_write(&readers, &own, &mut arena);
+}
+
+/// More streams than an arena tells apart (32): reads on the last of 40
+/// streams and a write there are ordered like any other.
+#[test]
+#[ignore = "needs an NVIDIA GPU"]
+fn uses_on_more_streams_than_the_table_holds_are_ordered() {
+    let context = CudaContext::new(0).expect("a CUDA GPU");
+    let own = context.new_stream().unwrap();
+    let streams: Vec<_> = (0..40).map(|_| context.new_stream().unwrap()).collect();
+    let mut arena = Arena::device(&own, 16 << 20).unwrap();
+    // Fill the table with one short use on each stream.
+    let mut touched = arena.alloc_zeros::<u32>(1).unwrap();
+    for s in &streams {
+        let mut view = arena.view_mut(&mut touched, .., s).unwrap();
+        s.memset_zeros(&mut view).unwrap();
+    }
+    reads_then_write(&streams[36..], &own, &mut arena);
+    // A slow write on a stream past the table, then a download on the
+    // arena's stream: it waits for the write.
+    let module = module(&own, SLOW);
+    let fill = module.load_function("slow_fill").unwrap();
+    let mut a = arena.alloc_zeros::<u32>(N).unwrap();
+    let last = &streams[39];
+    {
+        let mut view = arena.view_mut(&mut a, .., last).unwrap();
+        let (n, value) = (N as u64, 77u32);
+        let mut launch = last.launch_builder(&fill);
+        launch.arg(&mut view).arg(&n).arg(&value).arg(&SPIN_CYCLES);
+        // SAFETY: `slow_fill` writes elements [0, n) of the view.
+        unsafe { launch.launch(GRID_STRIDE) }.unwrap();
+    }
+    let back = arena.to_vec(&a).unwrap();
+    for (i, v) in back.iter().enumerate() {
+        assert_eq!(*v, 77 + i as u32, "element {i}");
+    }
+}

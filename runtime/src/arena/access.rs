@@ -95,8 +95,8 @@ impl<B: Backend> Arena<B> {
         range: impl RangeBounds<usize>,
     ) -> ArenaResult<Part, B> {
         let place = array.place(SEALED);
-        self.check_place(place)?;
         let element = (size_of::<A::Element>(), align_of::<A::Element>());
+        // Each arm checks the handle once.
         match array.shape(SEALED) {
             Shape::Flat { len } => {
                 let (start, count) = bounds(&range, len)?;
@@ -112,6 +112,7 @@ impl<B: Backend> Arena<B> {
                 height,
                 pitch,
             } => {
+                self.check_place(place)?;
                 let (first, count) = bounds(&range, height)?;
                 let elements = width.checked_mul(count).ok_or(ArenaError::OutsideBuffer)?;
                 let array = place.span();

@@ -44,16 +44,7 @@ pub(crate) struct Lent<'a> {
 
 impl Drop for Lent<'_> {
     fn drop(&mut self) {
-        let ended = self.arena.backend.end_use(self.uses, &self.ordered);
-        if let Err(error) = ended {
-            // Where cudarc's own guards put their errors: the context's
-            // error state, returned by its next call.
-            let context = self.stream.context();
-            context.record_err(Err::<(), _>(match error {
-                crate::backend::cuda::CudaError::Driver { error, .. } => error,
-                _ => return,
-            }));
-        }
+        self.arena.backend.end_use(self.uses, &self.ordered);
     }
 }
 

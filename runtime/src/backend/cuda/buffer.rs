@@ -339,7 +339,8 @@ impl CudaBackend {
     /// Refuses a stream of another context: the buffer's addresses mean
     /// nothing there.
     pub(crate) fn same_context(&self, stream: &CudaStream) -> Result<(), CudaError> {
-        if stream.context() == self.stream.context() {
+        let (theirs, ours) = (stream.context(), self.stream.context());
+        if Arc::ptr_eq(theirs, ours) || theirs == ours {
             Ok(())
         } else {
             Err(CudaError::ForeignStream)

@@ -66,7 +66,7 @@ impl CudaBackend {
         let worked = self
             .driver("cuCtxSetCurrent", bound)
             .and_then(|()| work(stream.cu_stream()));
-        self.end_use(uses, &ordered)?;
+        self.end_use(uses, &ordered);
         worked
     }
 
@@ -262,7 +262,7 @@ unsafe impl MoveBytes for CudaBackend {
         });
         // Ended whether the copy was queued or not: a use that queued
         // nothing ends as one that did.
-        self.end_use(src_tracking, &read)?;
+        self.end_use(src_tracking, &read);
         copied
     }
 

@@ -6,21 +6,31 @@
 //! recorded only when some other stream needs it and shared by every array
 //! that stream used before it (the arena's [`Streams`]).
 //!
-//! Epochs: every stream the arena has seen counts the uses recorded on it.
-//! A use gets its epoch when it ends (the view dropped, after the launch
-//! that borrowed it was queued; the copy queued), so an event recorded once
-//! the count reads `e` follows every use of epoch `e` or less. A use that
-//! began and never ended (a view passed to `mem::forget`) is pending: it
-//! needs an event recorded now, which follows whatever it queued, since
-//! the array could not be reached again before its borrow ended.
+//! Epochs: a stream's epoch moves on only when an event is recorded on it.
+//! A use reads the epoch when it ends (the view dropped, after the launch
+//! that borrowed it was queued; the copy queued), and a record first moves
+//! the epoch from `e` to `e + 1`, then records: so the event follows every
+//! use that read `e` or less, and a use on the stream of its last use costs
+//! loads and one compare-exchange, no read-modify-write of a shared count.
+//! A read slot also counts the reads on its stream still in flight; a slot
+//! with reads in flight (begun, not ended: a view alive, or one passed to
+//! `mem::forget`) is never given to another stream, and a use that waits
+//! for it waits for an event recorded now, which follows whatever it
+//! queued (the array could not be reached again before its borrow ended).
+//!
+//! Wide uses: a read on a third stream while both slots have reads in
+//! flight, and any use on a stream past the table, mark the array *wide*:
+//! the next use that conflicts waits for every stream the arena knows, on
+//! events recorded then.
 //!
 //! Why not cudarc's two events per array: once a context has a second
 //! stream, every tracked argument then costs an event record and a stream
 //! wait per launch, even when every launch is on one stream.
 
 use std::boxed::Box;
-use std::sync::atomic::{AtomicU32, AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock, PoisonError};
+use std::vec::Vec;
 
 use cudarc::driver::{sys, CudaEvent, CudaStream, DriverError};
 
@@ -28,32 +38,40 @@ use super::buffer::CudaBackend;
 use super::error::CudaError;
 use crate::backend::Span;
 
-/// The most streams one arena tells apart; a use on one more is waited for
-/// on the host when it ends (correct, and slow).
+/// The most streams one arena tells apart; a use on one more makes the
+/// array wide.
 const MAX_STREAMS: usize = 32;
+
+/// The stream index of a write on a stream past the table: whoever
+/// follows it waits for every stream.
+const OUTSIDER: usize = 62;
 
 /// Events that only order work: no timestamps, the cheapest to record.
 const NO_TIMING: sys::CUevent_flags = sys::CUevent_flags::CU_EVENT_DISABLE_TIMING;
 
-/// Bits of a packed use that hold the epoch.
+/// A packed use: the stream's index plus one (so the word 0 is no use) in
+/// the top bits, the uses in flight (begun, not ended) in the middle, the
+/// epoch in the low [`EPOCH_BITS`].
 const EPOCH_BITS: u32 = 48;
 const EPOCH_MASK: u64 = (1 << EPOCH_BITS) - 1;
+const STREAM_SHIFT: u32 = 58;
+const IN_FLIGHT_ONE: u64 = 1 << EPOCH_BITS;
+const IN_FLIGHT_MAX: u64 = (1 << (STREAM_SHIFT - EPOCH_BITS)) - 1;
 
-/// One use, packed in a word: the stream's index in [`Streams`] plus one
-/// (so the word 0 is no use) above [`EPOCH_BITS`] bits of epoch, 0 for a
-/// use still pending.
+/// One use, packed in a word (see [`EPOCH_BITS`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 struct Use(u64);
 
 impl Use {
     const NONE: Use = Use(0);
 
-    fn pending(stream: usize) -> Use {
-        Use((stream as u64 + 1) << EPOCH_BITS)
+    /// A use begun on `stream`, in flight.
+    fn begun(stream: usize) -> Use {
+        Use(((stream as u64 + 1) << STREAM_SHIFT) | IN_FLIGHT_ONE)
     }
 
     fn ended(stream: usize, epoch: u64) -> Use {
-        Use(((stream as u64 + 1) << EPOCH_BITS) | (epoch & EPOCH_MASK))
+        Use(((stream as u64 + 1) << STREAM_SHIFT) | (epoch & EPOCH_MASK))
     }
 
     fn is_none(self) -> bool {
@@ -61,20 +79,24 @@ impl Use {
     }
 
     fn stream(self) -> usize {
-        ((self.0 >> EPOCH_BITS) - 1) as usize
+        ((self.0 >> STREAM_SHIFT).wrapping_sub(1)) as usize
     }
 
-    /// The epoch, `None` while pending.
+    fn in_flight(self) -> u64 {
+        (self.0 >> EPOCH_BITS) & IN_FLIGHT_MAX
+    }
+
+    /// The epoch its event must follow; `None` while uses are in flight
+    /// (then an event recorded now).
     fn epoch(self) -> Option<u64> {
-        match self.0 & EPOCH_MASK {
-            0 => None,
-            epoch => Some(epoch),
+        match self.in_flight() {
+            0 => Some(self.0 & EPOCH_MASK),
+            _ => None,
         }
     }
 }
 
-/// How many streams' reads an array remembers at once; a read on one more
-/// stream first waits for the oldest of them and takes its place.
+/// How many streams' reads an array remembers at once.
 const READS: usize = 2;
 
 /// What the device backend keeps for each array: the last write and the
@@ -85,9 +107,9 @@ const READS: usize = 2;
 pub struct LastUses {
     write: AtomicU64,
     reads: [AtomicU64; READS],
-    /// Reads begun and not ended: a writer, which borrows the array alone,
-    /// finds this non-zero only after views were forgotten.
-    pending_reads: AtomicU32,
+    /// Used where the slots cannot say (see the module docs): the next use
+    /// that conflicts waits for every stream.
+    wide: AtomicBool,
 }
 
 /// Whether a use reads or writes.
@@ -106,6 +128,7 @@ impl LastUses {
                 .reads
                 .iter()
                 .all(|read| read.load(Ordering::Relaxed) == 0)
+            && !self.wide.load(Ordering::Relaxed)
     }
 
     fn write(&self) -> Use {
@@ -113,15 +136,9 @@ impl LastUses {
     }
 
     fn reads(&self) -> impl Iterator<Item = Use> + '_ {
-        let pending = self.pending_reads.load(Ordering::Acquire) != 0;
-        self.reads.iter().map(move |read| {
-            let read = Use(read.load(Ordering::Acquire));
-            // Forgotten reads: their stream's latest work may be one.
-            match (pending, read.is_none()) {
-                (true, false) => Use::pending(read.stream()),
-                _ => read,
-            }
-        })
+        self.reads
+            .iter()
+            .map(|read| Use(read.load(Ordering::Acquire)))
     }
 }
 
@@ -129,7 +146,7 @@ impl LastUses {
 #[derive(Debug)]
 struct Stream {
     stream: Arc<CudaStream>,
-    /// Uses ended on it so far: the epoch of the latest.
+    /// Moved on by each record of its event: a use that ends reads it.
     epoch: AtomicU64,
     /// Its event, and the epoch it follows; recorded again, on the same
     /// event, when a newer epoch is needed (a wait already queued keeps
@@ -161,12 +178,15 @@ pub(crate) struct Streams {
     others: Box<[OnceLock<Stream>]>,
     len: AtomicUsize,
     adding: Mutex<()>,
+    /// Streams past the table that used an array (which became wide).
+    outsiders: Mutex<Vec<Arc<CudaStream>>>,
 }
 
 /// A use that began: ended by [`Streams::end`] once its work is queued.
 #[derive(Debug)]
 pub(crate) struct Begun {
-    stream: usize,
+    /// Its stream's index; `None` for a wide use, which records nothing.
+    stream: Option<usize>,
     access: Access,
     /// The read slot it holds, for a read.
     slot: usize,
@@ -188,6 +208,7 @@ impl Streams {
             others: (1..MAX_STREAMS).map(|_| OnceLock::new()).collect(),
             len: AtomicUsize::new(1),
             adding: Mutex::new(()),
+            outsiders: Mutex::new(Vec::new()),
         }
     }
 
@@ -208,7 +229,7 @@ impl Streams {
     #[inline]
     fn index(&self, stream: &Arc<CudaStream>) -> Option<usize> {
         let handle = stream.cu_stream();
-        if self.stream(0).stream.cu_stream() == handle {
+        if self.own.stream.cu_stream() == handle {
             return Some(0);
         }
         self.find(handle).or_else(|| self.add(stream))
@@ -221,7 +242,20 @@ impl Streams {
             return Some(found);
         }
         let index = self.len.load(Ordering::Acquire);
-        self.others.get(index - 1)?.set(Stream::new(stream)).ok()?;
+        let added = match self.others.get(index - 1) {
+            Some(slot) => slot.set(Stream::new(stream)).is_ok(),
+            None => false,
+        };
+        if !added {
+            let mut outsiders = lock(&self.outsiders);
+            if !outsiders
+                .iter()
+                .any(|s| s.cu_stream() == stream.cu_stream())
+            {
+                outsiders.push(Arc::clone(stream));
+            }
+            return None;
+        }
         self.len.store(index + 1, Ordering::Release);
         Some(index)
     }
@@ -231,135 +265,190 @@ impl Streams {
     /// stream's order).
     fn last_write(&self, uses: &LastUses) -> Use {
         match uses.write() {
-            Use::NONE => Use::ended(0, self.stream(0).epoch.load(Ordering::Acquire)),
+            Use::NONE => Use::ended(0, self.own.epoch.load(Ordering::Acquire)),
             write => write,
         }
     }
 
     /// Makes `stream` wait for whatever the array's last uses that
     /// `access` conflicts with queued on other streams, and marks the use
-    /// begun. `Ok(None)`: a stream past the table, which the caller waits
-    /// for on the host when the use ends.
+    /// begun.
     pub(crate) fn begin(
         &self,
         uses: &LastUses,
         stream: &Arc<CudaStream>,
         access: Access,
-    ) -> Result<Option<Begun>, CudaError> {
-        let Some(index) = self.index(stream) else {
-            let outsider = Stream::new(stream);
-            self.after(&outsider, usize::MAX, self.last_write(uses))?;
-            for read in uses.reads() {
-                self.after(&outsider, usize::MAX, read)?;
+    ) -> Result<Begun, CudaError> {
+        let index = self.index(stream);
+        let outsider;
+        let (consumer, at) = match index {
+            Some(index) => (self.stream(index), index),
+            None => {
+                // Past the table: waits like any stream, on events it
+                // never shares, and leaves the array wide.
+                outsider = Stream::new(stream);
+                (&outsider, usize::MAX)
             }
-            return Ok(None);
         };
-        let consumer = self.stream(index);
-        self.after(consumer, index, self.last_write(uses))?;
-        let mut slot = 0;
-        match access {
-            Access::Write => {
-                for read in uses.reads() {
-                    self.after(consumer, index, read)?;
-                }
-                // Ordered before this write now, and so before whatever
-                // waits for it. (A writer borrows the array alone: reads
-                // still pending were forgotten, and waited for as such.)
-                for read in &uses.reads {
-                    read.store(0, Ordering::Release);
-                }
-                uses.pending_reads.store(0, Ordering::Release);
-                uses.write.store(Use::pending(index).0, Ordering::Release);
+        self.after(consumer, at, self.last_write(uses))?;
+        if access == Access::Write {
+            for read in uses.reads() {
+                self.after(consumer, at, read)?;
             }
-            Access::Read => {
-                uses.pending_reads.fetch_add(1, Ordering::AcqRel);
-                slot = self.read_slot(uses, consumer, index)?;
+            if uses.wide.load(Ordering::Acquire) {
+                self.after_all(consumer)?;
             }
         }
-        Ok(Some(Begun {
-            stream: index,
-            access,
-            slot,
-        }))
+        let index = match (index, access) {
+            (Some(index), _) => index,
+            (None, Access::Read) => return Ok(self.wide_read(uses)),
+            (None, Access::Write) => {
+                // Done once queued: whoever follows waits for every stream.
+                self.clear(uses, Use::ended(OUTSIDER, 0));
+                return Ok(Begun {
+                    stream: None,
+                    access,
+                    slot: 0,
+                });
+            }
+        };
+        match access {
+            Access::Write => {
+                // A writer borrows the array alone: every read before it
+                // was waited for above.
+                self.clear(uses, Use::begun(index));
+                Ok(Begun {
+                    stream: Some(index),
+                    access,
+                    slot: 0,
+                })
+            }
+            Access::Read => match self.read_slot(uses, consumer, index)? {
+                Some(slot) => Ok(Begun {
+                    stream: Some(index),
+                    access,
+                    slot,
+                }),
+                None => Ok(self.wide_read(uses)),
+            },
+        }
     }
 
-    /// The read slot a read on stream `index` takes: its own, an empty one
-    /// (claimed), or the first one's once `consumer` waited for it.
+    /// A read no slot remembers: the array becomes wide.
+    #[cold]
+    fn wide_read(&self, uses: &LastUses) -> Begun {
+        uses.wide.store(true, Ordering::Release);
+        Begun {
+            stream: None,
+            access: Access::Read,
+            slot: 0,
+        }
+    }
+
+    /// Forgets the reads and the wideness, and sets the last write.
+    fn clear(&self, uses: &LastUses, write: Use) {
+        for read in &uses.reads {
+            read.store(0, Ordering::Release);
+        }
+        uses.wide.store(false, Ordering::Release);
+        uses.write.store(write.0, Ordering::Release);
+    }
+
+    /// The read slot a read on stream `index` joins: its own, an empty
+    /// one, or one whose reads have all ended, once `consumer` waited for
+    /// them. `None` when every slot has reads in flight on other streams
+    /// (or too many on this one).
     fn read_slot(
         &self,
         uses: &LastUses,
         consumer: &Stream,
         index: usize,
-    ) -> Result<usize, CudaError> {
-        let mine = Use::pending(index).0;
+    ) -> Result<Option<usize>, CudaError> {
         loop {
-            let seen: [u64; READS] =
-                core::array::from_fn(|i| uses.reads[i].load(Ordering::Acquire));
-            if let Some(own) = seen
+            let seen: [Use; READS] =
+                core::array::from_fn(|i| Use(uses.reads[i].load(Ordering::Acquire)));
+            let own = seen
                 .iter()
-                .position(|&read| read != 0 && Use(read).stream() == index)
-            {
-                return Ok(own);
-            }
-            if let Some(empty) = seen.iter().position(|&read| read == 0) {
-                let claimed = uses.reads[empty].compare_exchange(
-                    0,
-                    mine,
-                    Ordering::AcqRel,
-                    Ordering::Acquire,
-                );
-                match claimed {
-                    Ok(_) => return Ok(empty),
-                    Err(_) => continue,
+                .position(|read| !read.is_none() && read.stream() == index);
+            let (slot, joined) = match own {
+                Some(own) if seen[own].in_flight() < IN_FLIGHT_MAX => {
+                    (own, Use(seen[own].0 + IN_FLIGHT_ONE))
                 }
-            }
-            // Every slot holds another stream: this read follows the
-            // first one's, and takes its place.
-            let first = match uses.pending_reads.load(Ordering::Acquire) > 1 {
-                true => Use::pending(Use(seen[0]).stream()),
-                false => Use(seen[0]),
+                Some(_) => return Ok(None),
+                None => match seen
+                    .iter()
+                    .position(|read| read.is_none())
+                    .or_else(|| seen.iter().position(|read| read.in_flight() == 0))
+                {
+                    Some(free) => {
+                        // An empty slot, or another stream's ended reads,
+                        // which this read follows from now on.
+                        self.after(consumer, index, seen[free])?;
+                        (free, Use::begun(index))
+                    }
+                    None => return Ok(None),
+                },
             };
-            self.after(consumer, index, first)?;
-            if uses.reads[0]
-                .compare_exchange(seen[0], mine, Ordering::AcqRel, Ordering::Acquire)
-                .is_ok()
-            {
-                return Ok(0);
+            let claimed = uses.reads[slot].compare_exchange(
+                seen[slot].0,
+                joined.0,
+                Ordering::AcqRel,
+                Ordering::Acquire,
+            );
+            if claimed.is_ok() {
+                return Ok(Some(slot));
             }
         }
     }
 
     /// Ends `begun`: its work on the stream is queued.
+    #[inline]
     pub(crate) fn end(&self, uses: &LastUses, begun: &Begun) {
-        let stream = self.stream(begun.stream);
-        let epoch = stream.epoch.fetch_add(1, Ordering::AcqRel) + 1;
-        let ended = Use::ended(begun.stream, epoch).0;
+        let Some(index) = begun.stream else {
+            return;
+        };
+        let epoch = self.stream(index).epoch.load(Ordering::Acquire);
         match begun.access {
-            Access::Write => uses.write.store(ended, Ordering::Release),
+            Access::Write => uses
+                .write
+                .store(Use::ended(index, epoch).0, Ordering::Release),
             Access::Read => {
-                // Reads on one stream from several threads: the newest
-                // epoch stays, unless the slot went to another stream
-                // (which waited for this one's reads first).
+                // The slot stays this stream's while a read is in flight:
+                // one fewer, and the newest epoch of the reads on it.
                 let slot = &uses.reads[begun.slot];
-                let _kept = slot.fetch_update(Ordering::AcqRel, Ordering::Acquire, |seen| {
+                let _ended = slot.fetch_update(Ordering::AcqRel, Ordering::Acquire, |seen| {
                     let seen = Use(seen);
-                    let older = seen.stream() == begun.stream
-                        && !matches!(seen.epoch(), Some(e) if e >= epoch);
-                    older.then_some(ended)
+                    let newest = (seen.0 & EPOCH_MASK).max(epoch);
+                    let in_flight = seen.in_flight().checked_sub(1)?;
+                    Some(
+                        (seen.0 & !(EPOCH_MASK | (IN_FLIGHT_MAX << EPOCH_BITS)))
+                            | (in_flight << EPOCH_BITS)
+                            | newest,
+                    )
                 });
-                uses.pending_reads.fetch_sub(1, Ordering::AcqRel);
             }
         }
     }
+
     /// Makes `consumer` (at `index`) wait for `producer`'s use, unless it
     /// is on the same stream, none, or waited for already.
+    #[inline]
     fn after(&self, consumer: &Stream, index: usize, producer: Use) -> Result<(), CudaError> {
         if producer.is_none() || producer.stream() == index {
             return Ok(());
         }
+        self.wait(consumer, producer)
+    }
+
+    /// [`after`](Self::after) for a use on another stream.
+    #[cold]
+    fn wait(&self, consumer: &Stream, producer: Use) -> Result<(), CudaError> {
         let from = producer.stream();
-        let waited = &consumer.waited[from];
-        if let Some(epoch) = producer.epoch() {
+        if from == OUTSIDER {
+            return self.after_all(consumer);
+        }
+        let waited = consumer.waited.get(from);
+        if let (Some(epoch), Some(waited)) = (producer.epoch(), waited) {
             if waited.load(Ordering::Acquire) >= epoch {
                 return Ok(());
             }
@@ -369,9 +458,9 @@ impl Streams {
         let covered = match &*event {
             Some((covered, _)) if producer.epoch().is_some_and(|e| e <= *covered) => *covered,
             _ => {
-                // Read first: every use of this epoch or less was queued
-                // before the record below.
-                let covered = source.epoch.load(Ordering::Acquire);
+                // Every use that read this epoch or less was queued before
+                // the record below; later ones read the next.
+                let covered = source.epoch.fetch_add(1, Ordering::AcqRel);
                 let recorded = match event.take() {
                     Some((_, made)) => made.record(&source.stream).map(|()| made),
                     None => source.stream.record_event(Some(NO_TIMING)),
@@ -387,7 +476,33 @@ impl Streams {
                 .wait(made)
                 .map_err(driver("cuStreamWaitEvent"))?;
         }
-        waited.fetch_max(covered, Ordering::AcqRel);
+        if let Some(waited) = waited {
+            waited.fetch_max(covered, Ordering::AcqRel);
+        }
+        Ok(())
+    }
+
+    /// Makes `consumer` wait for all work queued so far on every stream the
+    /// arena knows: what a wide array's next conflicting use needs.
+    #[cold]
+    fn after_all(&self, consumer: &Stream) -> Result<(), CudaError> {
+        let len = self.len.load(Ordering::Acquire);
+        let at = self.find(consumer.stream.cu_stream()).unwrap_or(usize::MAX);
+        for index in 0..len {
+            self.after(consumer, at, Use::begun(index))?;
+        }
+        let outsiders = lock(&self.outsiders).clone();
+        for outsider in outsiders {
+            if outsider.cu_stream() != consumer.stream.cu_stream() {
+                let event = outsider
+                    .record_event(Some(NO_TIMING))
+                    .map_err(driver("cuEventRecord"))?;
+                consumer
+                    .stream
+                    .wait(&event)
+                    .map_err(driver("cuStreamWaitEvent"))?;
+            }
+        }
         Ok(())
     }
 
@@ -395,14 +510,15 @@ impl Streams {
     /// other streams (its bytes are being freed: from now on they are free
     /// in that stream's order), and empties the record. Never blocks.
     pub(crate) fn retire(&self, uses: &mut LastUses) -> Result<(), CudaError> {
-        let own = self.stream(0);
         for producer in core::iter::once(uses.write()).chain(uses.reads()) {
-            self.after(own, 0, producer)?;
+            self.after(&self.own, 0, producer)?;
         }
+        if uses.wide.load(Ordering::Acquire) {
+            self.after_all(&self.own)?;
+        }
+        // The waits are the arena's stream's work: an event recorded on it
+        // from now on moves its epoch first, and follows them.
         *uses = LastUses::default();
-        // The waits are the arena's stream's work: an event recorded from
-        // now on follows them.
-        own.epoch.fetch_add(1, Ordering::AcqRel);
         Ok(())
     }
 }
@@ -411,14 +527,10 @@ impl Streams {
 /// did, for [`CudaBackend::end_use`].
 #[derive(Debug)]
 pub(crate) enum Ordered {
-    /// Waited for what it must on a stream the arena tells apart; its
-    /// epoch is taken when it ends.
+    /// Waited for what it must; its epoch is taken when it ends.
     Begun(Begun),
     /// Inside a capture, where nothing is ordered (see `capture.rs`).
     Captured,
-    /// On a stream past the arena's table: waited for on the host when it
-    /// ends.
-    Host(Arc<CudaStream>),
 }
 
 impl CudaBackend {
@@ -426,6 +538,7 @@ impl CudaBackend {
     /// `stream`: the stream waits for the last uses it conflicts with on
     /// other streams. Call [`end_use`](Self::end_use) once its work is
     /// queued.
+    #[inline]
     pub(crate) fn begin_use(
         &self,
         uses: &LastUses,
@@ -440,22 +553,15 @@ impl CudaBackend {
             return Ok(Ordered::Captured);
         }
         // cudarc's event calls make the context current themselves.
-        match self.order.begin(uses, stream, access)? {
-            Some(begun) => Ok(Ordered::Begun(begun)),
-            None => Ok(Ordered::Host(Arc::clone(stream))),
-        }
+        Ok(Ordered::Begun(self.order.begin(uses, stream, access)?))
     }
 
     /// Ends a use begun with [`begin_use`](Self::begin_use): its work is
     /// queued.
-    pub(crate) fn end_use(&self, uses: &LastUses, ordered: &Ordered) -> Result<(), CudaError> {
-        match ordered {
-            Ordered::Begun(begun) => {
-                self.order.end(uses, begun);
-                Ok(())
-            }
-            Ordered::Captured => Ok(()),
-            Ordered::Host(stream) => self.wait_for(stream),
+    #[inline]
+    pub(crate) fn end_use(&self, uses: &LastUses, ordered: &Ordered) {
+        if let Ordered::Begun(begun) = ordered {
+            self.order.end(uses, begun);
         }
     }
 }
