@@ -1,7 +1,7 @@
 //! What the arena holds is counted where it sits, and counting allocates
 //! nothing: `live`, `pending_frees` and `ThreadArena::live` are the sum of
 //! the places a given-back block can be (the list dropped arrays wait on,
-//! the kept blocks, the blocks waiting for a fence, those held for graphs).
+//! the kept blocks, those held for graphs).
 //! Counted through a global allocator that counts this thread's
 //! allocations.
 

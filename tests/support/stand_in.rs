@@ -116,12 +116,9 @@ unsafe impl StreamOrder for StandIn {
         tracking.get().is_none()
     }
 
-    fn retire(
-        &mut self,
-        tracking: &mut Events,
-    ) -> Result<Option<std::convert::Infallible>, NoBytes> {
+    fn retire(&mut self, tracking: &mut Events) -> Result<(), NoBytes> {
         tracking.take();
-        Ok(None)
+        Ok(())
     }
 
     fn fence_passed(&self, fence: &std::convert::Infallible) -> Result<bool, NoBytes> {

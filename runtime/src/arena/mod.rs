@@ -75,23 +75,20 @@
 //! The byte path is a stack of small pools (the `pool` module), each one
 //! policy over the layer below, as RMM's memory resources are. From the
 //! top: `graphs` (arrays a captured CUDA graph may replay over, held while
-//! it lives), `fences` (blocks a stream may still use, until their fence
-//! passes), `kept` (blocks of dropped arrays, for the next array of their
+//! it lives), `kept` (blocks of dropped arrays, for the next array of their
 //! size), `watch` (the sanitizer's red zones and regions), `offsets` (the
 //! allocator, growth, and the chunks of memory given back). Why this
-//! order: a graph replays without recording fences, so its holds come
-//! before any fence is asked for; nothing below the fences may hand out a
-//! block a stream still uses; kept blocks sit above the watch, so a kept
+//! order: a graph's holds come first, so no layer below hands out a block
+//! a replay may still use; kept blocks sit above the watch, so a kept
 //! block is no region (a kernel still using a dropped array is reported)
-//! and a reused one is registered anew, and nothing is kept while arrays
-//! are watched; the watch sits on the offsets, so a red zone is part of
-//! the placed block. What the arena holds back
+//! and a reused one is registered anew; the watch sits on the offsets, so
+//! a red zone is part of the placed block. A block a stream used is
+//! retired by the backend (its stream waits for the uses on the device)
+//! and freed, not kept. What the arena holds back
 //! ([`pending_frees`](Arena::pending_frees), [`live`](Arena::live),
 //! [`leaks`](Arena::leaks)) is the list of returns plus what each layer
-//! reports. The list handles return to (`returns`) is still the arena's
-//! own, above the stack; [`ThreadArena`]'s slot reuses the kept layer's
-//! cache over the locked shared arena, which it asks first without
-//! growing, then with.
+//! reports. [`ThreadArena`]'s slot reuses the kept layer's cache over the
+//! locked shared arena.
 //!
 //! The files: `handle` (the one place every handle holds), `returns` (the
 //! list dropped arrays wait on), `reserve` (the arena's face of the byte

@@ -163,10 +163,9 @@ impl<B: Backend> Arena<B> {
     }
 
     /// [`reserve_block`](Self::reserve_block) once nothing fits, asking again
-    /// after each step: every layer gives back what no stream can use any
-    /// more (with the dropped arrays), then a growing arena grows (if
-    /// `grow`), and only then are fences and dropped graphs' last replays
-    /// waited for. Growing waits for no stream, waiting may.
+    /// after each step: the layers give back what they hold (with the
+    /// dropped arrays), then a growing arena grows (if `grow`), and only
+    /// then are dropped graphs' last replays waited for.
     #[cold]
     #[inline(never)]
     fn reserve_refused(
@@ -194,8 +193,8 @@ impl<B: Backend> Arena<B> {
                 Err(error) => error,
             },
         };
-        // Fences, or dropped graphs' arrays waiting for their last replay.
-        if !self.pool.waits() {
+        // Dropped graphs' arrays waiting for their last replay.
+        if !self.pool.dropped() {
             return Err(refused);
         }
         self.drain_pending()?;
@@ -205,12 +204,10 @@ impl<B: Backend> Arena<B> {
         }
     }
 
-    /// Gives back the bytes of a live array, dropped or freed: at once when
-    /// no stream can still use them, else once the fence recorded now has
-    /// passed (an array a captured graph may use waits for the graph
-    /// first). On an error `tracking` is as it was and the bytes are still
-    /// the array's. Inline, for an array no graph holds: each layer's check
-    /// and the allocator's free (a free by hand's whole path).
+    /// Gives back the bytes of a live array, freed by hand (one a captured
+    /// graph may use waits for the graph). On an error `tracking` is as it
+    /// was and the bytes are still the array's. Inline: each layer's check
+    /// and the allocator's free are a free by hand's whole path.
     #[inline(always)]
     pub(super) fn give_back(
         &mut self,

@@ -432,10 +432,9 @@ unsafe impl StreamOrder for HostBuffer {
         true
     }
 
-    fn retire(&mut self, _tracking: &mut ()) -> Result<Option<Self::Fence>, HostError> {
-        // Host copies finish before they return: nothing can still use the
-        // bytes.
-        Ok(None)
+    fn retire(&mut self, _tracking: &mut ()) -> Result<(), HostError> {
+        // Host copies finish before they return.
+        Ok(())
     }
 
     fn fence_passed(&self, fence: &Self::Fence) -> Result<bool, HostError> {

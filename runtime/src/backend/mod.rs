@@ -302,15 +302,16 @@ pub unsafe trait MoveBytes: StreamOrder {
 }
 
 /// Ordering: what the backend keeps for each array to order its work, and
-/// the fences a freed array's bytes wait for before they are handed out
-/// again.
+/// when a freed array's bytes may be handed out again.
 ///
 /// # Safety
 ///
-/// A range is not touched by the backend's work after a method that
-/// returned a [`Fence`](crate::backend::StreamOrder::Fence) for it has seen the fence pass,
-/// and a tracking [`never_used`](crate::backend::StreamOrder::never_used) calls unused is
-/// one no work queued so far can still use.
+/// Once [`retire`](crate::backend::StreamOrder::retire) returned `Ok`, work
+/// queued after it on the backend's stream runs after every use of the
+/// array; a tracking [`never_used`](crate::backend::StreamOrder::never_used)
+/// calls unused is one no work queued so far can still use; a fence from
+/// [`stream_fence`](crate::backend::StreamOrder::stream_fence) passes only
+/// once the work queued before it has finished.
 pub unsafe trait StreamOrder: Buffer {
     /// What the backend keeps for each array (its read and write events on
     /// a device). Made empty when the array is allocated; the backend fills
@@ -319,8 +320,8 @@ pub unsafe trait StreamOrder: Buffer {
     /// such trackings instead of dropping them.
     type Tracking: Default;
 
-    /// A point that the work on a freed array's bytes must pass before the
-    /// bytes can be handed out again.
+    /// A point on the backend's stream that work must pass (what a
+    /// captured graph's replays wait for).
     type Fence;
 
     /// Whether freeing an array with this tracking needs
@@ -342,8 +343,9 @@ pub unsafe trait StreamOrder: Buffer {
         false
     }
 
-    /// An array is being freed: empty its tracking, and say what must pass
-    /// before its bytes may be handed out again (`None`: at once).
+    /// An array is being freed: empty its tracking, and order the
+    /// backend's stream after its uses, so its bytes may be handed out
+    /// again at once.
     ///
     /// # Errors
     ///
@@ -351,8 +353,7 @@ pub unsafe trait StreamOrder: Buffer {
     /// only once nothing can still use the array: the arena then hands the
     /// array's handle back instead of freeing it, and a later free of it is
     /// as safe as the first.
-    fn retire(&mut self, tracking: &mut Self::Tracking)
-        -> Result<Option<Self::Fence>, Self::Error>;
+    fn retire(&mut self, tracking: &mut Self::Tracking) -> Result<(), Self::Error>;
 
     /// Whether the work before `fence` has finished, without waiting.
     ///

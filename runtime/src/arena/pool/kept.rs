@@ -27,7 +27,7 @@ use super::{Ask, Fate, Offsets, Pool};
 use crate::align::offset_of;
 use crate::alloc::Allocation;
 use crate::arena::tuning::{CLASSES, DEPTH, LARGE};
-use crate::arena::ArenaResult;
+use crate::arena::{ArenaError, ArenaResult};
 use crate::backend::StreamOrder;
 use crate::sanitizer::ArrayInfo;
 
@@ -85,6 +85,23 @@ impl<L> Kept<L> {
         let _ = self.lower.release(backend, block, tracking, Fate::Free);
     }
 
+    /// [`Pool::release`] for a block a stream used: the backend orders its
+    /// stream after the uses, then the block is freed.
+    #[inline(never)]
+    fn retire<B: StreamOrder>(
+        &mut self,
+        backend: &mut B,
+        block: Allocation,
+        tracking: &mut B::Tracking,
+    ) -> ArenaResult<(), B>
+    where
+        L: Pool<B>,
+    {
+        self.lower.offsets().allocator.check_handle(&block)?;
+        backend.retire(tracking).map_err(ArenaError::Backend)?;
+        self.lower.release(backend, block, tracking, Fate::Free)
+    }
+
     /// Frees the large kept blocks before a large array that none served
     /// is placed, so the holes they sit in merge first.
     #[cold]
@@ -124,9 +141,9 @@ impl<B: StreamOrder, L: Pool<B>> Pool<B> for Kept<L> {
         self.lower.reserve(backend, ask, array)
     }
 
-    /// Keeps a dropped array's block; frees one freed by hand, and every
-    /// block while the layer below watches arrays (each then needs its red
-    /// zone and region).
+    /// Keeps a dropped array's block; frees one freed by hand, one a stream
+    /// used (once the backend retired it), and every block while the layer
+    /// below watches arrays (each then needs its red zone and region).
     #[inline(always)]
     fn release(
         &mut self,
@@ -135,6 +152,9 @@ impl<B: StreamOrder, L: Pool<B>> Pool<B> for Kept<L> {
         tracking: &mut B::Tracking,
         fate: Fate,
     ) -> ArenaResult<(), B> {
+        if backend.needs_retire(tracking) {
+            return self.retire(backend, block, tracking);
+        }
         if fate == Fate::Free || self.lower.watching() {
             return self.lower.release(backend, block, tracking, Fate::Free);
         }

@@ -37,13 +37,11 @@ macro_rules! pass_down {
     };
 }
 
-mod fences;
 mod graphs;
 mod kept;
 mod offsets;
 mod watch;
 
-pub(super) use fences::Fences;
 #[cfg(feature = "cuda")]
 pub use graphs::CapturedGraph;
 pub(super) use graphs::Graphs;
@@ -54,7 +52,7 @@ pub(super) use offsets::Offsets;
 pub(super) use watch::Watch;
 
 /// The arena's stack of pools, top to bottom. See the [module docs](self).
-pub(super) type Stack<B> = Graphs<B, Fences<B, Kept<Watch<Offsets>>>>;
+pub(super) type Stack<B> = Graphs<B, Kept<Watch<Offsets>>>;
 
 /// What a reservation asks of a pool.
 #[derive(Clone, Copy, Debug)]
@@ -111,8 +109,8 @@ pub(super) trait Pool<B: StreamOrder> {
     fn release_unused(&mut self, backend: &mut B, blocks: &[Allocation]);
 
     /// Gives what this layer holds to the layers below, then reclaims
-    /// theirs: only what no stream can use any more unless `wait`, which
-    /// waits for every fence. Returns whether any block was given.
+    /// theirs; `wait` waits for dropped graphs' last replays. Returns
+    /// whether any block was given.
     fn reclaim(&mut self, backend: &mut B, wait: bool) -> ArenaResult<bool, B>;
 
     /// Reports every block of a given-back array that this layer and those
@@ -149,22 +147,22 @@ impl<B: crate::backend::Backend> Stack<B> {
         min_align: usize,
     ) -> Self {
         let kept = Kept::new(Watch::new(offsets, regions, min_align));
-        Graphs::new(Fences::new(kept))
+        Graphs::new(kept)
     }
 
     /// The watch layer.
     pub(super) fn watch(&self) -> &Watch<Offsets> {
-        &self.lower.lower.lower
+        &self.lower.lower
     }
 
     /// The watch layer, to change.
     pub(super) fn watch_mut(&mut self) -> &mut Watch<Offsets> {
-        &mut self.lower.lower.lower
+        &mut self.lower.lower
     }
 
     /// The kept layer, to change.
     pub(super) fn kept_mut(&mut self) -> &mut Kept<Watch<Offsets>> {
-        &mut self.lower.lower
+        &mut self.lower
     }
 
     /// How many blocks of given-back arrays the layers hold.
@@ -174,17 +172,10 @@ impl<B: crate::backend::Backend> Stack<B> {
         count
     }
 
-    /// Whether waiting would give blocks back: fences, or graphs dropped
-    /// whose last replay may still run.
-    pub(super) fn waits(&self) -> bool {
-        self.lower.waits() || self.dropped()
-    }
-
     /// Forgets every block the layers hold (a reset freed them all at
     /// once); no graph launches again.
     pub(super) fn forget(&mut self) {
         self.orphan_all();
-        self.lower.forget_pending();
-        self.lower.lower.forget();
+        self.lower.forget();
     }
 }

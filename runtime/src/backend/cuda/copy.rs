@@ -146,8 +146,8 @@ impl CudaBackend {
 // (which waits for the context before unmapping); the bytes belong to this
 // allocation or reservation alone. Every method below touches only the range it is
 // given, checked to lie inside the array's slice, itself inside the buffer;
-// a freed array's fence is recorded after its slice's stream has waited on
-// every event its uses recorded.
+// a freed array's bytes are handed out again only after the arena's stream
+// has waited on every use its record names.
 unsafe impl Buffer for CudaBackend {
     type Error = CudaError;
 
@@ -334,7 +334,7 @@ unsafe impl StreamOrder for CudaBackend {
         tracking.is_unused()
     }
 
-    fn retire(&mut self, tracking: &mut LastUses) -> Result<Option<CudaEvent>, CudaError> {
+    fn retire(&mut self, tracking: &mut LastUses) -> Result<(), CudaError> {
         // The arena holds every array given back during a capture; this
         // guards the promise (waiting from the capturing stream on events
         // recorded outside it would end the capture).
@@ -342,14 +342,13 @@ unsafe impl StreamOrder for CudaBackend {
         if self.fault().is_some() {
             // After a sticky fault no work runs at all.
             *tracking = LastUses::default();
-            return Ok(None);
+            return Ok(());
         }
         let bound = self.stream.context().bind_to_thread();
         self.driver("cuCtxSetCurrent", bound)?;
         // The arena's stream waits (on the device) for the uses on other
         // streams; the bytes are then free in its order, at once.
-        self.order.retire(tracking)?;
-        Ok(None)
+        self.order.retire(tracking)
     }
 
     fn fence_passed(&self, fence: &CudaEvent) -> Result<bool, CudaError> {
