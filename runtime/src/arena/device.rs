@@ -1,11 +1,5 @@
-//! What only a device arena does (feature `cuda`): lend part of an array,
-//! flat or pitched, as a typed device view for one stream, the kernel
-//! argument. A read-only view ([`Arena::view`]) borrows the array shared
-//! and is recorded as a read when it drops; a writable one
-//! ([`Arena::view_mut`]) borrows the array `&mut` and is recorded as a
-//! write. Both borrow the arena shared, so a view of one array can be held
-//! while another is written. What they return, and its adaptors, are in
-//! `view`.
+//! What only a device arena does (feature `cuda`): lend part of an array
+//! as a typed device view for work on one stream (the types are `view`'s).
 
 use core::ops::RangeBounds;
 use std::sync::Arc;
@@ -20,20 +14,12 @@ use crate::backend::{Buffer, Span};
 use crate::GpuField;
 
 impl Arena<CudaBackend> {
-    /// Elements `range` of the array (rows, for a pitched array) as a
-    /// typed, read-only device view for work on `stream`: a kernel argument
-    /// for cudarc's launch builder (`builder.arg(&view)`) or a source for
-    /// its stream verbs (`stream.memcpy_dtoh(&view, ..)`). `stream` waits
-    /// now for the array's last write if another stream made it (nothing
-    /// otherwise), and the view records a read of this array alone when it
-    /// drops, after the work that borrowed it. Launch on `stream`: the
-    /// launch builder does not say which stream it launches on (cudarc's
-    /// verbs do, and one on another stream is waited for on the host).
-    /// [`View::read_only`] and [`View::checked`] adapt it.
-    ///
-    /// A pitched array's rows come with their padding: the view holds
-    /// `rows * pitch / size_of::<T>()` elements, and a kernel reaches row
-    /// `r` of it at element `r * pitch / size_of::<T>()`.
+    /// Elements `range` of the array (rows, for a pitched one, with their
+    /// padding) as a read-only device view for work on `stream`: a kernel
+    /// argument (`builder.arg(&view)`) or a source for cudarc's verbs.
+    /// `stream` waits now for the array's last write on another stream, and
+    /// the view records a read when it drops. Launch on `stream`: the
+    /// launch builder does not say which stream it uses.
     ///
     /// ```no_run
     /// # use gpu_aligned::arena::Arena;
@@ -93,13 +79,9 @@ impl Arena<CudaBackend> {
         Ok(View::new(lent, self.region_of(array)))
     }
 
-    /// Elements `range` of the array (rows, for a pitched array) as a
-    /// typed, writable device view for work on `stream`: a kernel argument
-    /// (`builder.arg(&mut view)`) or a destination for cudarc's stream
-    /// verbs (`stream.memcpy_htod(&src, &mut view)`). `stream` waits now
-    /// for the array's last reads and write on other streams, and the view
-    /// records a write of this array alone when it drops. It needs the
-    /// array, not the arena, exclusively. [`ViewMut::checked`] adapts it.
+    /// As [`view`](Arena::view), writable: `stream` waits for the array's
+    /// last reads and write on other streams, and the view records a write
+    /// when it drops. It needs the array, not the arena, exclusively.
     ///
     /// ```no_run
     /// # use gpu_aligned::arena::Arena;
@@ -137,8 +119,7 @@ impl Arena<CudaBackend> {
     }
 
     /// The `len` elements at `span` (checked) of the array whose bytes are
-    /// `whole`, used on `stream`: the stream waits for what it must now,
-    /// and the use is recorded when the returned value drops.
+    /// `whole`, used on `stream` (the use recorded when the value drops).
     fn lend<'a>(
         &'a self,
         tracking: &'a LastUses,
@@ -167,9 +148,7 @@ impl Arena<CudaBackend> {
         })
     }
 
-    /// The address of the array's first byte, the key of its sanitizer
-    /// region, when it has one to mark read-only: a non-empty array while
-    /// regions are kept.
+    /// The address keying the array's sanitizer region, if it has one.
     fn region_of(&self, array: &impl ArenaArray<CudaBackend>) -> Option<u64> {
         let place = array.place(SEALED);
         if place.is_empty() || !self.pool.watch().regions.is_active() {
@@ -195,8 +174,7 @@ impl Arena<CudaBackend> {
     }
 }
 
-/// The elements of `T` a view of `part` holds: a flat range's own, or
-/// whole rows with their padding.
+/// The elements of `T` a view of `part` holds (whole rows with padding).
 fn view_len<T>(part: Part) -> usize {
     match part.rows {
         None => part.elements,

@@ -1,10 +1,6 @@
-//! What every array of an arena is made of: a [`Place`] (its block of the
-//! buffer, what the backend tracks for it, and the arena's list of
-//! returns), under a typed wrapper: [`ArenaSlice`] for a
-//! flat array, [`Pitched`](super::Pitched) for a 2D one, a structure of
-//! arrays' columns, a carving's arrays not taken yet. Dropping a place gives
-//! its bytes back (see [`returns`](super::returns) for how), so every
-//! wrapper frees on drop through the same code.
+//! What every handle holds: a [`Place`] (its block, what the backend tracks
+//! for it, its way back to the arena), whose drop gives the bytes back for
+//! every kind of handle, and the sealed traits the verbs take.
 
 use core::fmt;
 use core::marker::PhantomData;
@@ -15,18 +11,15 @@ use crate::alloc::Allocation;
 use crate::backend::{Backend, HostBuffer, Span};
 use crate::GpuWords;
 
-/// One array's place in its arena. Not nameable outside the crate; every
-/// handle holds one (or several).
+/// One array's place in its arena. Not nameable outside the crate.
 pub struct Place<B: Backend> {
     pub(super) allocation: Allocation,
-    /// The array's own bytes: the allocation's, less a red zone after them
-    /// when the arena keeps them (see `crate::sanitizer`).
+    /// The array's own bytes (the allocation's less any red zone).
     pub(super) bytes: usize,
-    /// Dropped by hand (see `Drop`), so that a place's drop, inlined
-    /// wherever a handle goes, holds no backend's drop code.
+    /// Dropped by hand (see `Drop`), so an inlined drop holds no backend's
+    /// drop code.
     pub(super) tracking: ManuallyDrop<B::Tracking>,
-    /// `None` once the bytes were given back by hand: dropping then does
-    /// nothing.
+    /// `None` once the bytes were given back by hand.
     returns: Option<ReturnsRef<B>>,
 }
 
@@ -40,9 +33,8 @@ impl<B: Backend> Place<B> {
         }
     }
 
-    /// The place of an array with no elements: it holds no bytes of any
-    /// arena (no allocator call, no region), sits at offset 0, and has
-    /// nothing to give back, so dropping or freeing it does nothing.
+    /// The place of an array with no elements: no bytes, offset 0, nothing
+    /// to give back.
     pub(super) fn empty() -> Self {
         Place {
             allocation: Allocation::NONE,
@@ -52,8 +44,7 @@ impl<B: Backend> Place<B> {
         }
     }
 
-    /// Whether the array holds no bytes (see [`empty`](Self::empty)): every
-    /// array that holds some was reserved with at least one byte.
+    /// Whether the array holds no bytes (see [`empty`](Self::empty)).
     #[inline(always)]
     pub(super) fn is_empty(&self) -> bool {
         self.bytes == 0
@@ -72,27 +63,22 @@ impl<B: Backend> Place<B> {
         self.returns.is_some()
     }
 
-    /// The bytes were given back by hand: the way back is the arena's to
-    /// count, and dropping the place does nothing.
+    /// The bytes were given back by hand: the way back, for the arena to
+    /// count.
     pub(super) fn given_back(&mut self) -> Option<ReturnsRef<B>> {
         self.returns.take()
     }
 }
 
 impl<B: Backend> Drop for Place<B> {
-    // Always inline into the place's drop glue (one function, which every
-    // handle's glue calls): otherwise a backend whose places many handle
-    // types hold paid a second call per drop.
+    // Inlined into the drop glue every handle's glue calls: one call a drop.
     #[inline(always)]
     fn drop(&mut self) {
         if let Some(returns) = self.returns.take() {
             returns.give_back(&self.allocation, &mut self.tracking);
         }
-        // The list, or the backend's `retire` on a free by hand, took the
-        // tracking of an array the backend's work used, and left it empty;
-        // one that may not be (a backend whose `never_used` cannot tell)
-        // is dropped out of line. An empty tracking holds nothing
-        // (`StreamOrder::Tracking`), so the one left in the field is forgotten.
+        // A used tracking was taken above and left empty, which holds
+        // nothing; one `never_used` cannot tell is dropped out of line.
         if !B::never_used(&self.tracking) {
             drop_tracking::<B>(&mut self.tracking);
         }
@@ -115,16 +101,11 @@ impl<B: Backend> fmt::Debug for Place<B> {
 }
 
 /// A typed array in an [`Arena`](super::Arena): `len` elements of `T`.
-/// Dropping it gives its bytes back, as dropping a `Vec` or a `CudaSlice`
-/// does (on a device, once the work recorded on it on any stream has
-/// finished). It does not borrow the arena, so it can be kept in a struct of
-/// its own; it checks itself against the arena on every use, so one from
+/// Dropping it gives its bytes back, as dropping a `Vec` does. It does not
+/// borrow the arena and is checked against it on every use, so one of
 /// another arena, or one outlived by an [`Arena::reset`](super::Arena::reset),
-/// is an error rather than a view of the wrong bytes.
-///
-/// It also holds what the backend tracks for this array alone (on a CUDA
-/// device: its read and write events), so work on different arrays is
-/// ordered independently.
+/// is an error. It holds what the backend tracks for this array alone, so
+/// work on different arrays is ordered independently.
 ///
 /// ```
 /// use gpu_aligned::arena::Arena;
@@ -168,8 +149,7 @@ impl<T, B: Backend> ArenaSlice<T, B> {
         self.len
     }
 
-    /// Whether the array has no elements. An empty array takes no bytes
-    /// (see [`Arena::alloc`](super::Arena::alloc)).
+    /// Whether the array has no elements (then it takes no bytes).
     ///
     /// ```
     /// # let mut arena = gpu_aligned::arena::Arena::host(4096)?;
@@ -213,11 +193,9 @@ impl<T, B: Backend> fmt::Debug for ArenaSlice<T, B> {
 mod sealed {
     use super::{Backend, Place};
 
-    /// Proof that the caller is this crate. The sealed traits' methods take
-    /// one because a trait object makes its supertraits' methods callable
-    /// without importing them: without it, code outside could reach a
-    /// handle's place through `dyn ArenaArray` and swap the places of two
-    /// handles of different element types.
+    /// Proof that the caller is this crate: through `dyn ArenaArray` code
+    /// outside could call the supertraits' methods, and swap the places of
+    /// two handles of different element types.
     #[derive(Clone, Copy, Debug)]
     pub struct Sealed(());
 
@@ -264,10 +242,9 @@ mod sealed {
 pub(super) use sealed::{OnePlace, Shape, Shaped};
 pub(crate) use sealed::{Places, Sealed, SEALED};
 
-/// Something that holds arrays of an arena on backend `B`, which
-/// [`Arena::free`](super::Arena::free) gives back: an [`ArenaSlice`], a
-/// [`Pitched`](super::Pitched) array, a [`Carving`](super::Carving), a
-/// structure of arrays' columns. Sealed: the crate's handles only.
+/// A handle of arrays of an arena, which [`Arena::free`](super::Arena::free)
+/// gives back: an [`ArenaSlice`], a [`Pitched`](super::Pitched) array, a
+/// [`Carving`](super::Carving), a structure of arrays. Sealed.
 pub trait ArenaHandle<B: Backend>: Places<B> {}
 
 impl<T, B: Backend> Places<B> for ArenaSlice<T, B> {
@@ -299,11 +276,9 @@ impl<T, B: Backend> OnePlace<B> for ArenaSlice<T, B> {
 impl<T, B: Backend> ArenaArray<B> for ArenaSlice<T, B> {}
 
 /// An array of one element type, flat ([`ArenaSlice`]) or pitched
-/// ([`Pitched`](super::Pitched)): what the verbs that take a range move or
-/// lend ([`Arena::write`](super::Arena::write),
-/// [`Arena::read`](super::Arena::read), and on a device `Arena::view` and
-/// `Arena::view_mut`). A range counts elements of a flat array and rows of
-/// a pitched one. Sealed.
+/// ([`Pitched`](super::Pitched)), which the verbs that take a range
+/// accept: the range counts elements of a flat one, rows of a pitched one.
+/// Sealed.
 pub trait TypedArray<B: Backend>: ArenaArray<B> + Shaped {
     /// The element type.
     type Element: GpuWords;

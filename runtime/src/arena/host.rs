@@ -1,6 +1,5 @@
-//! What only a host arena does: show its whole buffer, and lend its arrays as `&[T]` / `&mut [T]`. A shared view needs the array
-//! borrowed shared, a mutable one the array borrowed `&mut`; both borrow
-//! the arena shared, so views of different arrays live side by side.
+//! What only a host arena does: show its buffer, and lend its arrays as
+//! `&[T]` / `&mut [T]`, borrowing the arena shared.
 
 use core::mem::{align_of, size_of};
 
@@ -9,8 +8,7 @@ use crate::backend::{HostAccess, HostBuffer, Rows};
 use crate::GpuWords;
 
 impl Arena<HostBuffer> {
-    /// The whole buffer, for inspection. Takes the arena `&mut`, so no view
-    /// of an array is alive meanwhile.
+    /// The whole buffer, for inspection (`&mut`: no view is alive).
     ///
     /// ```
     /// # let mut arena = gpu_aligned::arena::Arena::host(4096)?;
@@ -51,14 +49,10 @@ impl<B: HostAccess> Arena<B> {
     pub fn get<'a, T: GpuWords>(&'a self, slice: &'a ArenaSlice<T, B>) -> ArenaResult<&'a [T], B> {
         let span = self.element_span(slice, 0, slice.len)?;
         let elements = self.host_elements::<T>(span);
-        // SAFETY: `span` holds `slice.len` elements of `T` inside the buffer,
-        // starting aligned for `T` (all checked by `element_span`; for no
-        // elements, `host_elements` gives a dangling pointer aligned for
-        // `T`, all a slice of none needs); the bytes
-        // are initialised and any bit pattern is a `T` (`T: Pod`). The live
-        // array is this handle's alone and `&slice` keeps it from being
-        // written (every write needs `&mut` on the handle) while the view
-        // lives; `&self` keeps the arena from freeing or resetting it.
+        // SAFETY: `span` holds `slice.len` initialised elements of `T`
+        // (`T: Pod`) inside the buffer, aligned (checked by `element_span`;
+        // dangling and aligned for none). `&slice` keeps the array from
+        // being written and `&self` from being freed while the view lives.
         Ok(unsafe { core::slice::from_raw_parts(elements, slice.len) })
     }
 
@@ -94,14 +88,12 @@ impl<B: HostAccess> Arena<B> {
     ) -> ArenaResult<&'a mut [T], B> {
         let span = self.element_span(slice, 0, slice.len)?;
         let elements = self.host_elements::<T>(span);
-        // SAFETY: as in `get`, and `&mut slice` makes this the only access to
-        // the array: live arrays never overlap, and nothing else reaches
-        // their bytes while the arena is borrowed.
+        // SAFETY: as in `get`; `&mut slice` makes this the only access
+        // (live arrays never overlap).
         Ok(unsafe { core::slice::from_raw_parts_mut(elements, slice.len) })
     }
 
-    /// The `width` elements of one row (the padding after them is not
-    /// included).
+    /// The `width` elements of one row, without its padding.
     ///
     /// ```
     /// # let mut arena = gpu_aligned::arena::Arena::host(1 << 16)?;

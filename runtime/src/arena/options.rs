@@ -1,7 +1,5 @@
-//! Every way to make an arena: [`ArenaOptions`] says the alignments and the
-//! growth policy, then makes the arena over a fresh host buffer, a fresh
-//! device buffer, a backend of the caller's, or a buffer sized exactly for
-//! a [`Plan`]. [`Arena::host`] and [`Arena::device`] are its defaults.
+//! Every way to make an arena: [`ArenaOptions`], whose defaults
+//! [`Arena::host`] and `Arena::device` use.
 
 use super::growth::GrowthPolicy;
 use super::plan::check_alignments;
@@ -18,10 +16,9 @@ use {
     cudarc::driver::CudaStream,
 };
 
-/// How to make an [`Arena`]: the alignment of array starts (default 256
-/// bytes, [`ARRAY_ALIGN`]), of pitched rows (default 512,
-/// [`PITCH_ALIGN`]), and whether it grows ([`GrowthPolicy`], default
-/// fixed); then where its bytes live.
+/// How to make an [`Arena`]: the alignment of array starts
+/// ([`ARRAY_ALIGN`]) and of pitched rows ([`PITCH_ALIGN`]), whether it
+/// grows (fixed by default), then where its bytes live.
 ///
 /// ```
 /// use gpu_aligned::arena::{ArenaOptions, GrowthPolicy};
@@ -76,7 +73,7 @@ impl ArenaOptions {
     }
 
     /// The arena grows in place as `policy` says when an array does not
-    /// fit (its initial length is the one the arena is made with).
+    /// fit, from the length it is made with.
     pub const fn growth(self, policy: GrowthPolicy) -> Self {
         ArenaOptions {
             growth: policy,
@@ -111,10 +108,7 @@ impl ArenaOptions {
                 align: self.min_align,
             });
         }
-        // Every array starts on a multiple of `min_align`, so the bytes after
-        // one array up to the next multiple could never start another: the
-        // allocator rounds blocks up to it instead of keeping those slivers
-        // in its free lists.
+        // Slivers below `min_align` could never start an array.
         let allocator = Allocator::with_granularity(backend.len(), self.min_align)?;
         let base_align = match base {
             0 => 1 << 63,
@@ -135,10 +129,9 @@ impl ArenaOptions {
         Ok(arena)
     }
 
-    /// An arena over a fresh, zeroed host buffer of `bytes` bytes (the
-    /// initial length, if the options grow: then the policy's maximum is
-    /// reserved as address space, at no cost in memory, and committed a
-    /// chunk at a time).
+    /// An arena over a fresh, zeroed host buffer of `bytes` bytes; a growing
+    /// one reserves the policy's maximum as address space and commits it a
+    /// chunk at a time.
     ///
     /// # Errors
     ///
@@ -160,28 +153,20 @@ impl ArenaOptions {
         self.build(buffer, self.growth.settled(initial, max))
     }
 
-    /// A fixed host arena of exactly the bytes `plan` needs with these
-    /// alignments ([`Plan::bytes_needed`]): it [carves](Arena::carve) the
-    /// plan once, with nothing to spare. When red zones will be on for the
-    /// arena (`GPU_ALIGNED_RED_ZONES=1`; see [`Arena::set_red_zones`]), it
-    /// also holds each array's red zone, so the plan still fits. A plan
-    /// that needs no bytes (nothing planned, or only empty arrays) gets an
-    /// arena of one byte: a buffer needs an address.
+    /// A fixed host arena of exactly the bytes `plan` needs
+    /// ([`Plan::bytes_needed`]), with the red zones if they will be on
+    /// ([`Arena::set_red_zones`]), and at least one byte.
     ///
     /// # Errors
     ///
     /// [`ArenaError::Alloc`] for a plan whose size overflows, or as
     /// [`host`](ArenaOptions::host).
     pub fn host_for(self, plan: &Plan) -> Result<Arena<HostBuffer>, ArenaError> {
-        // A host buffer is not watched by the tools, so only the
-        // environment turns its red zones on.
         let bytes = self.plan_bytes(plan, false)?;
         self.growth(GrowthPolicy::fixed()).host(bytes)
     }
 
-    /// The bytes of an arena made for `plan` over memory the tools watch
-    /// (`device_memory`) or not: with room for red zones when the arena
-    /// will start with them on, and at least one byte.
+    /// The bytes of an arena for `plan`, over memory the tools watch or not.
     fn plan_bytes<E>(&self, plan: &Plan, device_memory: bool) -> Result<usize, ArenaError<E>> {
         let red_zones = crate::sanitizer::red_zones_by_default(device_memory);
         let bytes = plan.bytes_with(self.min_align, self.pitch_align, red_zones)?;
@@ -189,15 +174,10 @@ impl ArenaOptions {
     }
 
     /// An arena over a fresh, zeroed device buffer of `bytes` bytes on
-    /// `stream`'s device (feature `cuda`); copies run on `stream`. If the
-    /// options grow, it lives on
-    /// CUDA virtual memory: the policy's maximum (at most the device's
-    /// memory) is reserved as device addresses, `bytes` mapped and zeroed,
-    /// and when an array does not fit, the next chunks are mapped onto the
-    /// end and zeroed; the base address never changes, so every device
-    /// pointer handed out stays valid. Where the device lacks virtual
-    /// memory management, the arena is one fixed buffer of `bytes` bytes
-    /// instead, and [`growth()`](Arena::growth) says it does not grow.
+    /// `stream`'s device (feature `cuda`); copies run on `stream`. A growing
+    /// one reserves device addresses and maps zeroed chunks onto the end,
+    /// so no pointer moves; without virtual memory management it is fixed
+    /// ([`growth()`](Arena::growth) says so).
     ///
     /// ```no_run
     /// use gpu_aligned::arena::{ArenaOptions, GrowthPolicy};
@@ -246,11 +226,8 @@ impl ArenaOptions {
         self.build(backend, policy.settled(initial, max))
     }
 
-    /// A fixed device arena of exactly the bytes `plan` needs (feature
-    /// `cuda`); see [`host_for`](ArenaOptions::host_for). Under
-    /// compute-sanitizer red zones turn on by themselves (see
-    /// [`crate::sanitizer`]), and the arena then holds each array's red
-    /// zone too.
+    /// A fixed device arena of exactly the bytes `plan` needs, as
+    /// [`host_for`](ArenaOptions::host_for) (feature `cuda`).
     ///
     /// # Errors
     ///
@@ -262,7 +239,6 @@ impl ArenaOptions {
         stream: &Arc<CudaStream>,
         plan: &Plan,
     ) -> ArenaResult<Arena<CudaBackend>, CudaBackend> {
-        // A fixed device buffer is one the tools are told about.
         let bytes = self.plan_bytes(plan, true)?;
         self.growth(GrowthPolicy::fixed()).device(stream, bytes)
     }
@@ -283,11 +259,8 @@ impl Arena<HostBuffer> {
 #[cfg(feature = "cuda")]
 impl Arena<CudaBackend> {
     /// An arena over a fresh, zeroed device buffer of `bytes` bytes on
-    /// `stream`'s device, with the default [options](ArenaOptions): array
-    /// starts on multiples of 256 bytes, row pitches on multiples of 512
-    /// (what `cuMemAllocPitch` does). Copies run on `stream`; the device
-    /// views ([`view`](Arena::view), [`view_mut`](Arena::view_mut)) serve
-    /// any other.
+    /// `stream`'s device, with the default [options](ArenaOptions). Copies
+    /// run on `stream`; the device views serve any other.
     ///
     /// ```no_run
     /// use gpu_aligned::arena::Arena;

@@ -1,9 +1,7 @@
 //! Pitched 2D arrays, laid out like `cudaMallocPitch`: every row starts on a
-//! multiple of the pitch alignment, so each row is as aligned as the array,
-//! at the cost of `pitch - width * size_of::<T>()` padding bytes per row.
-//! The arena's verbs take one as they take a flat array, a range counting
-//! rows: [`Arena::write`] and [`Arena::read`] move rows to or from a packed
-//! host array on any backend, as `cudaMemcpy2D` would.
+//! multiple of the pitch alignment. The verbs take one as a flat array, a
+//! range counting rows ([`Arena::write`] moves packed rows, as
+//! `cudaMemcpy2D` would).
 
 use core::fmt;
 use core::marker::PhantomData;
@@ -20,8 +18,7 @@ use crate::sanitizer::{ArrayInfo, RegionShape};
 use crate::GpuWords;
 
 /// A 2D array in an [`Arena`]: `height` rows of `width` elements of `T`,
-/// each row starting `pitch` bytes after the previous one. Dropping it gives
-/// its bytes back, as for an [`ArenaSlice`](super::ArenaSlice).
+/// each row starting `pitch` bytes after the previous one.
 ///
 /// ```
 /// # let mut arena = gpu_aligned::arena::Arena::host(1 << 16)?;
@@ -77,8 +74,7 @@ impl<T, B: Backend> Pitched<T, B> {
         self.height
     }
 
-    /// Bytes from one row's start to the next: a multiple of the arena's
-    /// pitch alignment.
+    /// Bytes from one row's start to the next.
     ///
     /// ```
     /// # let mut arena = gpu_aligned::arena::Arena::host(1 << 16)?;
@@ -87,7 +83,6 @@ impl<T, B: Backend> Pitched<T, B> {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn pitch(&self) -> usize {
-        // At most the array's bytes, a block of a buffer this host addresses.
         self.pitch
     }
 
@@ -179,12 +174,7 @@ impl<T, B: Backend> fmt::Debug for Pitched<T, B> {
     }
 }
 
-/// The row pitch for rows of `row_bytes` bytes: the next multiple of
-/// `pitch_align` (a power of two).
-///
-/// # Errors
-///
-/// [`AllocError::SizeOverflow`] if rounding up overflows.
+/// The row pitch for rows of `row_bytes` bytes (`pitch_align` a power of two).
 pub(super) fn pitch_for(row_bytes: usize, pitch_align: usize) -> Result<usize, AllocError> {
     round_up(row_bytes, pitch_align).ok_or(AllocError::SizeOverflow)
 }
@@ -199,7 +189,7 @@ pub(super) struct Footprint {
 }
 
 impl Footprint {
-    /// The reservation of `len` elements of `T` laid out so.
+    /// The reservation of an array of `T` laid out so.
     pub(super) fn request<T>(&self, shape: RegionShape) -> Request {
         Request {
             bytes: self.bytes,
@@ -216,14 +206,10 @@ pub(super) fn pitched_layout<T: GpuWords>(
     min_align: usize,
     pitch_align: usize,
 ) -> Result<Footprint, AllocError> {
-    // No rows, or rows of no elements: an empty array of no bytes (the
-    // pitch is still the one its rows would have).
     let row_bytes = width
         .checked_mul(size_of::<T>())
         .ok_or(AllocError::SizeOverflow)?;
-    // Rows must also stay whole multiples of the element (always true for
-    // pitch alignments of 16 and up; smaller ones are rounded to the
-    // element's alignment).
+    // Rows stay whole multiples of the element under a small pitch alignment.
     let row_align = pitch_align.max(core::mem::align_of::<T>());
     let pitch = pitch_for(row_bytes, row_align)?;
     let bytes = pitch.checked_mul(height).ok_or(AllocError::SizeOverflow)?;
@@ -236,8 +222,7 @@ pub(super) fn pitched_layout<T: GpuWords>(
 
 impl<B: Backend> Arena<B> {
     /// Allocates `height` rows of `width` elements of `T`, each row padded to
-    /// a multiple of the arena's [pitch alignment](Arena::pitch_align), the
-    /// array itself aligned to the larger of that and the minimum alignment.
+    /// a multiple of the arena's [pitch alignment](Arena::pitch_align).
     ///
     /// ```
     /// # let mut arena = gpu_aligned::arena::Arena::host(1 << 16)?;
@@ -245,9 +230,6 @@ impl<B: Backend> Arena<B> {
     /// assert_eq!(image.pitch(), 2560);
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
-    ///
-    /// A `width` or `height` of 0 makes an empty array: no bytes, as
-    /// [`alloc`](Arena::alloc) of no elements.
     ///
     /// # Errors
     ///
@@ -270,10 +252,7 @@ impl<B: Backend> Arena<B> {
     }
 
     /// Rows `first .. first + count` (at least one) of the pitched array
-    /// at `place`, of `(width, height, pitch)` and elements of `(size,
-    /// align)`, checked as [`part`](Arena::part) checks flat ranges: the
-    /// handle is live, its rows fit the bytes its allocation holds, every
-    /// row starts aligned, and all lie inside the buffer.
+    /// at `place`, checked as [`part`](Arena::part) checks flat ranges.
     pub(super) fn rows_span(
         &self,
         place: &Place<B>,
@@ -295,8 +274,6 @@ impl<B: Backend> Arena<B> {
             }
         }
         let row_bytes = width.checked_mul(size).ok_or(ArenaError::OutsideBuffer)?;
-        // Every row, not only the first, must start aligned and hold its
-        // elements, and all rows must fit the allocation.
         let fits = row_bytes <= pitch
             && pitch % align == 0
             && height
@@ -305,7 +282,6 @@ impl<B: Backend> Arena<B> {
         if !fits {
             return Err(ArenaError::OutsideBuffer);
         }
-        // Below the allocation's size (checked just above).
         let offset = allocation.offset() + offset_of(first * pitch);
         let reach = (count - 1) * pitch + row_bytes;
         self.aligned_span(Span { offset, len: reach }, align)?;

@@ -1,6 +1,5 @@
-//! Plan then carve: describe every array a computation needs (element types,
-//! lengths, pitched 2D shapes), then reserve them all in one step that either
-//! succeeds for every array or leaves the arena untouched.
+//! Plan then carve: describe every array a computation needs, then reserve
+//! them all in one step that succeeds for every array or changes nothing.
 
 use alloc_crate::vec::Vec;
 use core::any::{type_name, TypeId};
@@ -29,8 +28,7 @@ enum Shape {
     Pitched { width: usize, height: usize },
 }
 
-/// The element type an entry was planned for: a key must name the same one
-/// to redeem it.
+/// The element type an entry was planned for, which a key must name.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 struct Element {
     id: TypeId,
@@ -54,14 +52,12 @@ impl Element {
 struct Entry {
     shape: Shape,
     element: Element,
-    /// Byte size, pitch (0 for flat arrays) and alignment, computed when the
-    /// carving arena's alignments are known.
+    /// The footprint, once the carving arena's alignments are known.
     layout: fn(Shape, usize, usize) -> Result<Footprint, AllocError>,
 }
 
 impl Entry {
-    /// What the arena is told of the array, rows `pitch` bytes apart: its
-    /// name for the tools, and its red zone's size.
+    /// The array's description for the tools, rows `pitch` bytes apart.
     fn info(&self, pitch: usize) -> ArrayInfo {
         let shape = match self.shape {
             Shape::Array { len } => RegionShape::Array { len },
@@ -85,7 +81,6 @@ fn array_layout<T: GpuWords>(
     pitch_align: usize,
 ) -> Result<Footprint, AllocError> {
     match shape {
-        // An empty array's footprint is no bytes: it is never reserved.
         Shape::Array { len } => {
             let bytes = len
                 .checked_mul(size_of::<T>())
@@ -124,8 +119,7 @@ fn array_layout<T: GpuWords>(
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 ///
-/// A clone is another plan: it gets its own id, so the keys of one never
-/// redeem arrays carved for the other.
+/// A clone is another plan: its keys never redeem the original's arrays.
 #[derive(Debug)]
 pub struct Plan {
     id: u64,
@@ -166,8 +160,7 @@ pub struct PitchedKey<T> {
     _element: PhantomData<fn() -> T>,
 }
 
-// Keys are names, not resources: copying one cannot duplicate an array,
-// since a carving gives each array out once.
+// A carving gives each array out once, so a copied key duplicates nothing.
 impl<T> Clone for ArrayKey<T> {
     fn clone(&self) -> Self {
         *self
@@ -235,13 +228,9 @@ impl Plan {
     }
 
     /// The bytes a fresh fixed arena with these alignments needs to
-    /// [carve](Arena::carve) this plan: where the last array ends once the
-    /// allocator placed them all in plan order, or the first length above
-    /// that where an arena of just that length places them all. An arena of
-    /// exactly this length holds the plan; with no alignment gap to fill,
-    /// one byte less does not. Empty arrays take no bytes, nor red zones
-    /// ([`ArenaOptions::host_for`](super::ArenaOptions::host_for) and
-    /// `device_for` add those when they will be on).
+    /// [carve](Arena::carve) this plan; with no alignment gap to fill, one
+    /// byte less does not do. Red zones are not counted
+    /// ([`ArenaOptions::host_for`](super::ArenaOptions::host_for) adds them).
     ///
     /// ```
     /// use gpu_aligned::align::{ARRAY_ALIGN, PITCH_ALIGN};
@@ -267,9 +256,8 @@ impl Plan {
         self.bytes_with(min_align, pitch_align, false)
     }
 
-    /// [`bytes_needed`](Plan::bytes_needed), each array followed by the red
-    /// zone an arena with red zones on gives it (see
-    /// the watch layer, `pool::watch`) when `red_zones` is true.
+    /// [`bytes_needed`](Plan::bytes_needed), with each array's red zone if
+    /// `red_zones`.
     pub(crate) fn bytes_with(
         &self,
         min_align: usize,
@@ -278,8 +266,7 @@ impl Plan {
     ) -> Result<usize, AllocError> {
         check_alignments(min_align, pitch_align)?;
         let mut footprints = Vec::with_capacity(self.entries.len());
-        // Room for any placement: every array, rounded up, plus its
-        // alignment.
+        // Room for any placement.
         let mut room = 0usize;
         for entry in &self.entries {
             let mut footprint = (entry.layout)(entry.shape, min_align, pitch_align)?;
@@ -304,13 +291,11 @@ impl Plan {
         if footprints.is_empty() {
             return Ok(0);
         }
-        // Where the arrays land depends on the allocator's placement (it
-        // fills alignment gaps with later arrays), so let it place them.
-        // With room to spare, they end at `end`; but an allocator of exactly
-        // `end` bytes may place them otherwise (its last free block falls in
-        // a smaller size class, which a search by class can pass over), so
-        // the length is the first one from `end` up whose own placement
-        // fits. `room` always does, so the search ends.
+        // The allocator places them (filling alignment gaps with later
+        // arrays). An allocator of exactly where they end may place them
+        // otherwise (a search by size class can pass over its last free
+        // block), so the length is the first from there up that fits them;
+        // `room` always does.
         let Some(mut length) = place(&footprints, room, min_align)? else {
             return Err(AllocError::SizeOverflow);
         };
@@ -418,12 +403,8 @@ impl<B: Backend> Carving<B> {
     }
 
     /// Bytes spent on alignment: after each array, the bytes up to the next
-    /// multiple of its alignment, where the next array of that alignment
-    /// can start. A fresh arena carves a plan of equally aligned arrays back
-    /// to back, so these are the gaps between them (and the tail after the
-    /// last). The arena rounds each array's block up to its minimum
-    /// alignment, so these bytes count as used in its [`Stats`](crate::alloc::Stats)
-    /// (`used - requested`).
+    /// multiple of its alignment. They count as used in the allocator's
+    /// [`Stats`](crate::alloc::Stats) (`used - requested`).
     pub fn alignment_bytes(&self) -> usize {
         self.alignment_bytes
     }
@@ -434,8 +415,7 @@ impl<B: Backend> Carving<B> {
     }
 
     /// The place of entry `index` of plan `plan`, taken out once, its
-    /// element type unchecked: a structure of arrays' key names its columns'
-    /// entries, which the same derive planned.
+    /// element type unchecked (a structure of arrays' columns).
     pub(crate) fn take_place(&mut self, plan: u64, index: usize) -> ArenaResult<Place<B>, B> {
         let (place, _) = self
             .slot(plan, index)?
@@ -444,8 +424,7 @@ impl<B: Backend> Carving<B> {
         Ok(place)
     }
 
-    /// The slot of entry `index` of plan `plan`; a key of another plan has
-    /// none.
+    /// The slot of entry `index` of plan `plan`.
     fn slot(&mut self, plan: u64, index: usize) -> ArenaResult<&mut Option<(Place<B>, Entry)>, B> {
         match plan == self.plan {
             true => self.handles.get_mut(index).ok_or(ArenaError::ForeignKey),
@@ -453,8 +432,8 @@ impl<B: Backend> Carving<B> {
         }
     }
 
-    /// The entry `index` of the plan, taken out once it is checked to hold
-    /// a `T` of the shape `shaped` accepts, with what `shaped` made of it.
+    /// Entry `index`, taken out once it holds a `T` of a shape `shaped`
+    /// accepts.
     fn take_entry<T: GpuWords, S>(
         &mut self,
         plan: u64,
@@ -506,21 +485,18 @@ impl<B: Backend> Carving<B> {
             Shape::Array { .. } => None,
         };
         let (place, (width, height)) = self.take_entry::<T, _>(key.plan, key.index, rows)?;
-        // Pushed with its handle, so there when the handle was.
         let pitch = self.arrays[key.index].pitch;
         Ok(Pitched::new(place, width, height, pitch))
     }
 }
 
 impl<B: Backend> Arena<B> {
-    /// Reserves every array of `plan`, or none: if one cannot be placed, the
-    /// ones already placed are freed and the error is returned.
+    /// Reserves every array of `plan`, or none.
     ///
     /// # Errors
     ///
     /// The first array's error, as [`Arena::alloc`] or
-    /// [`Arena::alloc_pitched`] would give it. Sizes are all computed before
-    /// anything is reserved.
+    /// [`Arena::alloc_pitched`] would give it.
     pub fn carve(&mut self, plan: &Plan) -> ArenaResult<Carving<B>, B> {
         let layouts = plan
             .entries
@@ -543,24 +519,18 @@ impl<B: Backend> Arena<B> {
             let place = match self.reserve(request) {
                 Ok(place) => place,
                 Err(error) => {
-                    // Every array in `carving` is live and ours, so this
-                    // gives them all back now; if it could not, they come
-                    // back on the next call, and the first error is the news.
+                    // Whatever this cannot give back comes back later.
                     let _rolled_back = self.free(carving);
                     return Err(error);
                 }
             };
-            // The layout checked `width * size <= pitch` and `pitch * height
-            // == bytes`, so neither step overflows.
+            // The layout checked `width * size <= pitch`.
             let padding = match entry.shape {
                 Shape::Pitched { width, height } => (pitch - width * entry.element.size) * height,
                 Shape::Array { .. } => 0,
             };
-            // Rounding the end up overflows only for a buffer ending within
-            // `align` of `u64::MAX`; nothing can follow the array there.
             let end = place.allocation.end();
             let skipped = round_up(end, offset_of(align)).map_or(0, |bumped| bumped - end);
-            // Less than `align`, a `usize`.
             carving.alignment_bytes += bytes_of(skipped).unwrap_or(0);
             carving.arrays.push(CarvedArray {
                 element: entry.element.name,

@@ -1,15 +1,8 @@
-//! The arena's face of the byte path (the `pool` module holds the layers
-//! below it): the one way an array's bytes are reserved
-//! ([`Arena::reserve`]) and the one way they come back
-//! ([`Arena::give_back`]), and the verbs built on them: allocating,
-//! freeing by hand, taking dropped arrays back, resetting.
-//!
-//! Dropped arrays wait on the shared list (the `returns` module) until an
-//! allocation takes them back: at once when it would not fit without them,
-//! otherwise once [`RETURN_BATCH`] wait, so the list's lock is taken once
-//! per batch. Their bytes are never lost: they come back before the arena
-//! grows or reports out of memory, and on [`trim`](Arena::trim) and
-//! [`reset`](Arena::reset).
+//! The arena's face of the byte path: the one way an array's bytes are
+//! reserved ([`Arena::reserve`]) and the one way they come back
+//! ([`Arena::give_back`]), and the verbs built on them. Dropped arrays are
+//! taken back [`RETURN_BATCH`] at a time (one lock a batch), and all of
+//! them before the arena grows or reports out of memory.
 
 use core::mem::size_of;
 
@@ -28,15 +21,12 @@ use crate::GpuWords;
 pub(super) struct Request {
     pub(super) bytes: usize,
     pub(super) align: usize,
-    /// The element type and shape: the array's name for the tools that
-    /// watch kernels (see `crate::sanitizer`), and its red zone's size.
+    /// The array's name for the tools, and its red zone's size.
     pub(super) array: ArrayInfo,
 }
 
 impl Request {
-    /// A flat array of `len` elements, `bytes` at `align`, whose element
-    /// type `describe` names. (`Arena`'s own flat arrays pass `describe`
-    /// down instead, so only `ThreadArena`, which needs `std`, builds one.)
+    /// A flat array of `len` elements whose element type `describe` names.
     #[cfg(feature = "std")]
     pub(super) fn flat(
         bytes: usize,
@@ -53,17 +43,15 @@ impl Request {
 }
 
 impl<B: Backend> Arena<B> {
-    /// Reserves the bytes of one array: every array of the arena, flat,
-    /// pitched, carved or a column, is reserved here. A request for no
-    /// bytes (an empty array) gets an empty place: no layer is asked.
+    /// Reserves the bytes of one array, of any kind; an empty one gets an
+    /// empty place.
     #[inline(always)]
     pub(super) fn reserve(&mut self, request: Request) -> ArenaResult<Place<B>, B> {
         self.reserve_place(request, true)
     }
 
-    /// [`reserve`](Self::reserve) for `ThreadArena`'s shared arena: the
-    /// layers give back what they hold, but the arena does not grow (the
-    /// threads' slots give back theirs first).
+    /// [`reserve`](Self::reserve) without growing (`ThreadArena` drains its
+    /// slots first).
     #[cfg(feature = "std")]
     pub(super) fn reserve_without_growing(&mut self, request: Request) -> ArenaResult<Place<B>, B> {
         self.reserve_place(request, false)
@@ -79,14 +67,10 @@ impl<B: Backend> Arena<B> {
         Ok(Place::new(allocation, request.bytes, self.returns.lend()))
     }
 
-    /// [`reserve`](Self::reserve)'s block: the alignment checked against the
-    /// buffer's address, a batch of dropped arrays taken back, then the
-    /// stack (a large array first takes back the dropped arrays if they
-    /// span [`LARGE_TAKE_BACK`] times its bytes), and when nothing fits,
-    /// [`reserve_refused`](Self::reserve_refused). `array` is asked only
-    /// while regions are watched, so a flat array passes what makes its
-    /// description, not the nine words of it. Always inline, the stack's
-    /// fast paths with it (`docs/RESULTS.md`, "The hot path").
+    /// [`reserve`](Self::reserve)'s block: a batch of dropped arrays taken
+    /// back, then the stack, then [`reserve_refused`](Self::reserve_refused).
+    /// `array` is asked only while regions are watched. Always inline
+    /// (`docs/RESULTS.md`, "The hot path").
     #[inline(always)]
     fn reserve_block(
         &mut self,
@@ -95,8 +79,7 @@ impl<B: Backend> Arena<B> {
         grow: bool,
         array: impl Fn() -> ArrayInfo,
     ) -> ArenaResult<Allocation, B> {
-        // `align` is a power of two (the allocator refuses others), so a
-        // compare replaces a division.
+        // A power of two (else the allocator refuses it): a compare suffices.
         if offset_of(align) > self.base_align && align.is_power_of_two() {
             return Err(ArenaError::MisalignedBase {
                 base: self.backend.base_address(),
@@ -124,10 +107,8 @@ impl<B: Backend> Arena<B> {
         }
     }
 
-    /// [`reserve_block`](Self::reserve_block) when a kept block serves, after
-    /// a waiting batch of dropped arrays is taken back: the allocation of an
-    /// allocate-and-drop loop, small enough to inline where the array is
-    /// allocated; `None` for anything else.
+    /// A kept block, after a waiting batch of dropped arrays is taken back:
+    /// an allocate-and-drop loop's whole allocation, inlined.
     #[inline(always)]
     fn take_kept(&mut self, bytes: usize, align: usize) -> Option<Allocation> {
         // An alignment past the base's is `reserve_block`'s error to report.
@@ -141,16 +122,15 @@ impl<B: Backend> Arena<B> {
         self.pool.take(Ask { bytes, align, grow })
     }
 
-    /// Whether the dropped arrays waiting span enough for a large array of
-    /// `bytes` to take them back first (see [`LARGE_TAKE_BACK`]).
+    /// Whether a large array takes the waiting dropped arrays back first
+    /// ([`LARGE_TAKE_BACK`]).
     #[inline(always)]
     fn large_returns_wait(&self, bytes: usize) -> bool {
         self.returns.queued_bytes() >= bytes.saturating_mul(LARGE_TAKE_BACK)
     }
 
-    /// For a large array while enough dropped arrays wait: a kept block, or
-    /// one of the dropped arrays' blocks once they came back. `None`: the
-    /// stack reserves it (the kept layer frees its large blocks first).
+    /// A kept block for a large array, before or after the dropped arrays
+    /// come back; `None`: the stack reserves it.
     #[inline(never)]
     fn take_back_large(&mut self, ask: Ask) -> Option<Allocation> {
         if let Some(kept) = self.pool.take(ask) {
@@ -218,27 +198,20 @@ impl<B: Backend> Arena<B> {
             .release(&mut self.backend, allocation, tracking, Fate::Free)
     }
 
-    /// Gives back the arrays dropped since the last call (taking the list's
-    /// lock even when its count says it is empty: a drop on another thread
-    /// may not show yet). Returns whether any came back. An array dropped
-    /// after a reset is refused by the allocator's stamp, so it never frees
-    /// a newer array in its slot; one the backend failed to retire goes back
-    /// on the list. Out of line: [`alloc`](Arena::alloc) calls it from code
-    /// inlined where arrays are allocated.
+    /// Gives back the arrays dropped since the last call, whether or not
+    /// the count shows them yet; returns whether any came. Out of line: it
+    /// is called from inlined code.
     #[inline(never)]
     pub(super) fn take_returns(&mut self) -> bool {
         self.returns.take(&mut self.returned);
         let any = !self.returned.is_empty();
-        // Moved out (three words) while `self` keeps them.
         let mut unused = core::mem::take(&mut self.returned.unused);
-        // The loop of an allocate-and-drop cycle (see the kept layer).
         self.pool.release_unused(&mut self.backend, &unused);
         unused.clear();
         self.returned.unused = unused;
         if !self.returned.used.is_empty() {
             self.return_used();
         }
-        // The arrays of dropped graphs whose last replay finished too.
         if !self.pool.idle() {
             self.release_graphs(false);
         }
@@ -246,8 +219,8 @@ impl<B: Backend> Arena<B> {
     }
 
     /// Gives back the arrays of dropped graphs whose last replay finished
-    /// (after waiting for it if `wait`; see `pool::graphs`); once no graph
-    /// is left, drops tell the tool again (see [`rewatch`](Self::rewatch)).
+    /// (waited for if `wait`), then [`rewatch`](Self::rewatch)es if none is
+    /// left.
     #[inline(never)]
     fn release_graphs(&mut self, wait: bool) {
         if self.pool.release_finished(&mut self.backend, wait) && self.pool.idle() {
@@ -255,34 +228,27 @@ impl<B: Backend> Arena<B> {
         }
     }
 
-    /// Gives back the dropped arrays the backend's work used. Out of line:
-    /// the allocate-and-drop loop of arrays never used never gets here.
+    /// Gives back the dropped arrays the backend's work used. Out of line.
     #[inline(never)]
     fn return_used(&mut self) {
-        // Drops that told the tool are on this list (see `returns`).
         if !self.returned.unregistered.is_empty() {
             self.forget_dropped_regions();
         }
         let mut used = core::mem::take(&mut self.returned.used);
-        for (allocation, tracking) in used.drain(..) {
-            self.return_one(allocation, tracking);
+        for (allocation, mut tracking) in used.drain(..) {
+            let backend = &mut self.backend;
+            let released = self
+                .pool
+                .release(backend, allocation, &mut tracking, Fate::Keep);
+            // One the backend failed to retire waits for the next call.
+            if let Err(ArenaError::Backend(_)) = released {
+                self.returns.requeue((allocation, tracking));
+            }
         }
         self.returned.used = used;
     }
 
-    /// Gives back one dropped array to the stack; put back on the list if
-    /// the backend failed to retire it.
-    fn return_one(&mut self, allocation: Allocation, mut tracking: B::Tracking) {
-        let released = self
-            .pool
-            .release(&mut self.backend, allocation, &mut tracking, Fate::Keep);
-        if let Err(ArenaError::Backend(_)) = released {
-            self.returns.requeue((allocation, tracking));
-        }
-    }
-
-    /// Takes back every dropped array, waits for every pending free and
-    /// hands its bytes back.
+    /// Takes back every dropped array and waits for dropped graphs' replays.
     pub(super) fn drain_pending(&mut self) -> ArenaResult<(), B> {
         self.take_returns();
         let graphs = !self.pool.idle();
@@ -294,25 +260,22 @@ impl<B: Backend> Arena<B> {
     }
 
     /// Frees every array at once; every handle made before becomes stale
-    /// (and drops harmlessly). Every captured graph of the arena stops
-    /// launching first; on a device it then waits until no work that may
-    /// use the buffer is pending (arrays in use cannot be told apart).
+    /// (and drops harmlessly). The arena's captured graphs stop launching,
+    /// then, on a device, it waits until no work that may use the buffer is
+    /// pending.
     ///
     /// # Errors
     ///
     /// [`ArenaError::Backend`] if the backend cannot wait; the arena is then
     /// left as it was, but for its graphs, which launch no more.
     pub fn reset(&mut self) -> ArenaResult<(), B> {
-        // Forbid new work, then wait, then free (the order the arena's drop
-        // follows): a graph launched from another thread while the device
-        // is waited on would run after the wait, over bytes handed out again.
-        // Not during a capture, which the wait refuses: the arena stays as it
-        // was.
+        // Forbid new work, then wait, then free: a graph launched meanwhile
+        // would run over bytes handed out again. (A capture refuses the wait
+        // and the arena stays as it was.)
         if !self.pool.capturing() {
             self.pool.stop_launches();
         }
         self.backend.quiesce().map_err(ArenaError::Backend)?;
-        // Nothing can use the queued arrays any more: their trackings go.
         self.returns.take(&mut self.returned);
         self.forget_dropped_regions();
         self.returned.clear();
@@ -326,16 +289,9 @@ impl<B: Backend> Arena<B> {
     /// Allocates an array of `len` elements of `T`, starting at a multiple of
     /// the larger of `align_of::<T>()` and the arena's
     /// [minimum alignment](Arena::min_align). The bytes are whatever the
-    /// buffer held (zeros for a fresh buffer, an earlier array's elements
-    /// for reused bytes): [`alloc_zeros`](Arena::alloc_zeros) and
-    /// [`alloc_from`](Arena::alloc_from) set them.
-    ///
-    /// An array of no elements (`len == 0`) is accepted, as `Vec` and
-    /// cudarc accept one: it takes no bytes (the allocator is not asked,
-    /// no red zone or sanitizer region is made, [`live`](Arena::live) does
-    /// not count it), reads back empty, its views are empty (at the
-    /// buffer's base address, never to be dereferenced), and dropping or
-    /// [freeing](Arena::free) it does nothing.
+    /// buffer held: [`alloc_zeros`](Arena::alloc_zeros) and
+    /// [`alloc_from`](Arena::alloc_from) set them. An array of no elements
+    /// takes no bytes and is not counted as [`live`](Arena::live).
     ///
     /// # Errors
     ///
@@ -352,13 +308,11 @@ impl<B: Backend> Arena<B> {
             let place = Place::new(kept, bytes, self.returns.lend());
             return Ok(ArenaSlice::new(place, len));
         }
-        // After the kept blocks, which never hold an empty array: the
-        // allocate-and-drop loop pays nothing for this test.
+        // After the kept blocks, so the allocate-and-drop loop skips it.
         if bytes == 0 {
             return Ok(ArenaSlice::new(Place::empty(), len));
         }
-        // The element type comes as the function that describes it, so the
-        // cold paths are one copy per backend, not one per element type.
+        // A function pointer: the cold paths are one copy per backend.
         let describe: fn(RegionShape) -> ArrayInfo = ArrayInfo::of::<T>;
         let array = || describe(RegionShape::Array { len });
         let allocation = self.reserve_block(bytes, align, true, array)?;
@@ -394,8 +348,7 @@ impl<B: Backend> Arena<B> {
     }
 
     /// Gives an array (or every array a handle holds) back now, as dropping
-    /// it would, but says when the handle is not this arena's. Never needed:
-    /// dropping is enough.
+    /// it would, but says when the handle is not this arena's.
     ///
     /// # Errors
     ///
@@ -408,9 +361,7 @@ impl<B: Backend> Arena<B> {
         &mut self,
         mut handle: H,
     ) -> Result<(), FreeFailed<H, B::Error>> {
-        // Inline for one array (`give_back` checks it before anything
-        // changes), which a loop freeing arrays by hand then pays no call
-        // for; a handle of several arrays is out of line.
+        // One array inline; a handle of several out of line.
         if let Some(place) = handle.only_place(SEALED) {
             if place.is_held() {
                 match self.give_back(place.allocation, &mut place.tracking) {

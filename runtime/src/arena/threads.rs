@@ -1,19 +1,10 @@
-//! An arena many threads allocate from at once: [`ThreadArena`], a slot
-//! per thread (blocks kept by size, a list of returns of its own) in front
-//! of one shared [`Arena`]. The type's docs say why; here, what the code
-//! relies on.
-//!
-//! - **Stamps**: a slot hands a kept block out again under the stamp its
-//!   dropped array had (renewing it would take the shared lock). Sound,
-//!   because a block reaches a slot only through the drop of the one handle
-//!   that named it; slots lend only flat arrays, never freed by hand (the
-//!   shared arena's `free` needs `&mut`, which no thread gets).
-//! - **Lock order**: the shared arena, the list of slots, one slot, a list
-//!   of returns. A thread never waits for the shared arena while it holds
-//!   its slot, and never holds a slot across a call into the backend.
-//! - **Scoped threads**: a thread-local's destructor gives its slot back,
-//!   maybe after `std::thread::scope` returns; counts and drains take the
-//!   same locks, so either order gives the same result.
+//! [`ThreadArena`]: a cache per thread in front of one shared [`Arena`].
+//! A slot hands a kept block out again under its dropped array's stamp
+//! (renewing would take the shared lock): sound, as a block reaches a slot
+//! only through the drop of the one handle that named it, and slots lend
+//! flat arrays never freed by hand. Lock order: the shared arena, the list
+//! of slots, one slot, a list of returns; a thread never holds its slot
+//! while it waits for the shared arena or calls the backend.
 
 use core::mem::{align_of, size_of};
 use core::ops::Deref;
@@ -36,41 +27,18 @@ use crate::backend::Backend;
 use crate::sanitizer::{ArrayInfo, RegionShape};
 use crate::GpuWords;
 
-/// An [`Arena`] that many threads allocate from and drop into at once, with
-/// a cache per thread in front of it, so that throughput grows with the
-/// threads. `Sync`; every verb takes `&self`.
-///
-/// # Why this design
-///
-/// One arena behind one lock (a `Mutex<Arena>`, or the global lock of
-/// PyTorch's caching allocator) hands the lock and the allocator's cache
-/// lines from core to core on every allocation: two threads get less done
-/// than one. RMM's arena resource gives each thread an arena carved from
-/// superblocks of a shared one; here a thread's slot keeps *blocks of the
-/// shared arena* instead (those of arrays it dropped, for its next array of
-/// their size). So every array is the one shared allocator's: its offset
-/// is the buffer's, the shared arena checks its handle on every use, and
-/// the verbs that read and write arrays are the [`Arena`]'s, through
+/// An [`Arena`] many threads allocate from and drop into at once through
+/// `&self`. One lock around an arena makes two threads slower than one;
+/// here each thread's slot keeps blocks of the shared arena that its
+/// dropped arrays held, for its next array of their size, and the shared
+/// arena is locked only on a miss. Every array is still the shared
+/// allocator's, and its content verbs are the [`Arena`]'s, through
 /// [`lock`](ThreadArena::lock).
 ///
-/// A thread allocating takes its own slot's lock and pops a kept block of
-/// the size asked for; the array's drop queues the block on the slot's own
-/// list. The shared arena is locked only on a miss (a size the thread has
-/// not dropped lately).
-///
-/// # What stays exact
-///
-/// - **Drops on other threads**: an array goes back to the list of the
-///   slot that made it, whichever thread drops it.
-/// - **Devices**: a slot keeps only blocks the backend's work never used;
-///   an array used on a stream goes back to the shared arena, which hands
-///   its bytes out again only after its last recorded use.
-/// - **Thread exit**: the slot gives what it keeps to the shared arena and
-///   waits, with its list, for the next thread. An array that does not fit
-///   takes back what every slot keeps before the arena grows or reports
-///   out of memory. No byte is lost.
-/// - **Red zones**: while the shared arena keeps red zones for a tool,
-///   every array is the shared arena's own and no slot keeps anything.
+/// An array goes back to the slot that made it, whichever thread drops it;
+/// a slot keeps only blocks no stream used, and none while red zones are
+/// kept; a thread that exits gives its slot's blocks back; an array that
+/// does not fit takes back what every slot keeps first. No byte is lost.
 ///
 /// ```
 /// use gpu_aligned::arena::{Arena, ThreadArena};
@@ -107,11 +75,9 @@ impl<B: Backend> core::fmt::Debug for ThreadArena<B> {
     }
 }
 
-/// The shared arena's read-only side, locked: every content verb of
-/// [`Arena`] (they take `&Arena`), none that allocates or resets. Made by
-/// [`ThreadArena::lock`]. The shared arena's own counts
-/// ([`Arena::live`], [`Arena::leaks`]) take the blocks the threads keep
-/// for live arrays; [`ThreadArena::live`] does not.
+/// The shared arena, locked, for its `&self` verbs ([`ThreadArena::lock`]).
+/// Its own counts take the blocks the threads keep for live arrays;
+/// [`ThreadArena::live`] does not.
 pub struct ArenaLock<'a, B: Backend>(MutexGuard<'a, Arena<B>>);
 
 impl<B: Backend> Deref for ArenaLock<'_, B> {
@@ -132,8 +98,7 @@ impl<B: Backend> core::fmt::Debug for ArenaLock<'_, B> {
 struct Shared<B: Backend> {
     /// Tells this arena's slots apart in a thread's claims.
     id: u64,
-    /// Copies of the arena's alignments (which never change), so a cache
-    /// hit needs no lock.
+    /// The arena's alignments, so a cache hit needs no lock.
     min_align: usize,
     base_align: u64,
     core: Mutex<Arena<B>>,
@@ -147,18 +112,14 @@ struct Slot<B: Backend> {
     /// Whether a live thread uses it.
     claimed: AtomicBool,
     shared: Weak<Shared<B>>,
-    /// Taken by its thread on every allocation, by another thread only to
-    /// drain or count the slot (why a spin lock: the `spin` module).
+    /// Taken by another thread only to drain or count the slot.
     cache: SpinLock<Cache<B>>,
 }
 
 struct Cache<B: Backend> {
-    /// The list the arrays this slot lent come back to, from any thread.
+    /// The list the arrays this slot lent come back to.
     returns: ReturnsOwner<B>,
-    /// Taken off the list, being sorted; kept between calls so taking
-    /// them never allocates.
     returned: Taken<B>,
-    /// Blocks of dropped arrays, for the next array of their size.
     kept: Reuse,
     /// What goes to the shared arena at the next occasion.
     spill: Vec<Returned<B>>,
@@ -172,8 +133,7 @@ std::thread_local! {
     static CLAIMS: RefCell<Vec<Claim>> = const { RefCell::new(Vec::new()) };
 }
 
-/// A thread's claim on one slot; dropping it (at thread exit) releases the
-/// slot.
+/// A thread's claim on one slot, released at thread exit.
 struct Claim {
     arena: u64,
     slot: Arc<dyn Claimed>,
@@ -200,8 +160,7 @@ trait Shareable: Backend<Tracking: Send, Fence: Send> + Send + 'static {}
 impl<B: Backend<Tracking: Send, Fence: Send> + Send + 'static> Shareable for B {}
 
 fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
-    // No method of ours panics halfway through a change, so the data is
-    // consistent whenever the lock is free.
+    // No method of ours panics halfway through a change.
     mutex.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
@@ -225,31 +184,27 @@ where
     }
 
     /// Allocates an array of `len` elements of `T`, as [`Arena::alloc`]
-    /// does, from this thread's cache when it holds a block of that size.
+    /// does, from this thread's cache when it can.
     ///
     /// # Errors
     ///
-    /// As [`Arena::alloc`]; out of memory only once every thread's kept
-    /// blocks went back to the shared arena and the array still does not
-    /// fit.
+    /// As [`Arena::alloc`].
     pub fn alloc<T: GpuWords>(&self, len: usize) -> ArenaResult<ArenaSlice<T, B>, B> {
         let shared = &self.shared;
         let align = shared.min_align.max(align_of::<T>());
         let Some(bytes) = len.checked_mul(size_of::<T>()) else {
             return Err(AllocError::SizeOverflow.into());
         };
-        // An empty array takes no bytes of any slot (see `Arena::alloc`).
         if bytes == 0 {
             return Ok(ArenaSlice::new(Place::empty(), len));
         }
-        // The array's description (nine words) is made only on a miss.
+        // The array's description is made only on a miss.
         let describe = ArrayInfo::of::<T>;
         let place = match with_slot(shared, |slot| {
             slot.reserve(shared, bytes, align, len, describe)
         }) {
             Some(place) => place?,
-            // No thread-local (this thread is exiting): the shared arena's
-            // own array.
+            // This thread is exiting: the shared arena's own array.
             None => shared.reserve(
                 &mut lock(&shared.core),
                 Request::flat(bytes, align, len, describe),
@@ -282,8 +237,7 @@ where
         Ok(array)
     }
 
-    /// Locks the shared arena for the verbs that read and write arrays,
-    /// offsets and addresses (every [`Arena`] method taking `&self`).
+    /// Locks the shared arena for its `&self` verbs (reads, writes, offsets).
     ///
     /// ```
     /// # let arena = gpu_aligned::arena::ThreadArena::new(gpu_aligned::arena::Arena::host(4096)?);
@@ -296,17 +250,13 @@ where
     ///
     /// # Deadlocks
     ///
-    /// While a thread holds the lock, that thread must not call this
-    /// `ThreadArena`'s other verbs (but dropping arrays): they lock the
-    /// shared arena too ([`alloc`](Self::alloc) when its cache misses), and
-    /// would wait forever, as a second
-    /// [`Mutex::lock`](std::sync::Mutex::lock) on one thread does.
+    /// While a thread holds the lock it must not call this `ThreadArena`'s
+    /// other verbs (dropping arrays is fine): they may lock it again.
     pub fn lock(&self) -> ArenaLock<'_, B> {
         ArenaLock(lock(&self.shared.core))
     }
 
-    /// How many arrays are live: allocated and not dropped (a count that
-    /// may be a moment old while other threads allocate and drop).
+    /// How many arrays are live (a moment old while other threads work).
     pub fn live(&self) -> usize {
         let core = lock(&self.shared.core);
         let mut cached = 0;
@@ -320,17 +270,14 @@ where
         core.live().saturating_sub(cached)
     }
 
-    /// The shared allocator's counters (see [`Allocator::stats`](crate::alloc::Allocator::stats)): the blocks
-    /// the threads keep for reuse count as allocated until
-    /// [`flush`](ThreadArena::flush) gives them back.
+    /// The shared allocator's counters, the threads' kept blocks counted as
+    /// allocated until [`flush`](ThreadArena::flush).
     pub fn stats(&self) -> Stats {
         lock(&self.shared.core).allocator().stats()
     }
 
-    /// Gives every block the threads keep, and every dropped array on their
-    /// lists, back to the shared arena, and waits until it has taken them
-    /// all back (on a device: until their last uses finished); then the
-    /// allocator counts only live arrays. Never needed for room.
+    /// Gives every block the threads keep or have queued back to the shared
+    /// arena and waits until it took them all; never needed for room.
     ///
     /// # Errors
     ///
@@ -343,9 +290,7 @@ where
     }
 
     /// Gives every block the threads keep back to the shared arena, then
-    /// what a growing arena can return to the system, as [`Arena::trim`]
-    /// does: the bytes given back. Arrays other threads hold stay where
-    /// they are.
+    /// [`Arena::trim`]s it: the bytes given back.
     ///
     /// # Errors
     ///
@@ -357,9 +302,8 @@ where
     }
 }
 
-/// Runs `each` on this thread's slot of `shared`, claiming one first if
-/// this thread has none; `None` when the thread-local is gone (the thread
-/// is exiting) or in use (a drop inside `each` that allocates).
+/// Runs `each` on this thread's slot of `shared`, claimed if need be;
+/// `None` while the thread exits or the thread-local is in use.
 fn with_slot<B: Shareable, R>(
     shared: &Arc<Shared<B>>,
     each: impl FnOnce(&Slot<B>) -> R,
@@ -371,8 +315,6 @@ fn with_slot<B: Shareable, R>(
             let index = match found {
                 Some(index) => index,
                 None => {
-                    // Claims of arenas that are gone are dropped here, not
-                    // only at thread exit.
                     claims.retain(|claim| claim.slot.arena_lives());
                     claims.push(Claim {
                         arena: shared.id,
@@ -414,8 +356,8 @@ impl<B: Shareable> Shared<B> {
         slot
     }
 
-    /// The shared arena's array for `request`: every slot's kept blocks
-    /// come back before a growing arena grows for it, as its own do.
+    /// The shared arena's array: every slot's kept blocks come back before
+    /// it grows.
     fn reserve(&self, core: &mut Arena<B>, request: Request) -> ArenaResult<Place<B>, B> {
         match core.reserve_without_growing(request) {
             Err(refused) if does_not_fit(&refused) => {
@@ -441,8 +383,7 @@ impl<B: Shareable> Slot<B> {
     }
 
     /// Gives the slot's kept blocks and queued arrays to the shared arena,
-    /// holding the slot only to take them out (the shared arena may call
-    /// the backend, and the slot's thread may be waiting for its slot).
+    /// not holding the slot meanwhile (see the lock order).
     fn drain(&self, core: &mut Arena<B>) {
         let mut spill = {
             let mut cache = self.cache();
@@ -455,9 +396,7 @@ impl<B: Shareable> Slot<B> {
         self.cache().restore_spill(spill);
     }
 
-    /// An array of `len` elements, `bytes` at `align`: a kept block when
-    /// this slot has one, else the shared arena's (`describe` names the
-    /// element type for a region, if one is watched).
+    /// A kept block when this slot has one, else the shared arena's.
     #[inline]
     fn reserve(
         &self,
@@ -492,8 +431,7 @@ impl<B: Shareable> Slot<B> {
         self.reserve_missed(shared, cache, Request::flat(bytes, align, len, describe))
     }
 
-    /// [`reserve`](Self::reserve) when the slot keeps no block for
-    /// `request`: the shared arena's array, out of line.
+    /// [`reserve`](Self::reserve) on a miss, out of line.
     #[inline(never)]
     fn reserve_missed(
         &self,
@@ -501,15 +439,11 @@ impl<B: Shareable> Slot<B> {
         mut cache: SpinGuard<'_, Cache<B>>,
         request: Request,
     ) -> ArenaResult<Place<B>, B> {
-        // A large array goes where the large blocks this slot keeps would
-        // have merged had they been freed, so they go back with the spill,
-        // as the shared arena's own kept blocks do (see `pool::kept`).
+        // The large kept blocks go back first, as the kept layer's do.
         if request.bytes >= LARGE {
             let Cache { kept, spill, .. } = &mut *cache;
             kept.drain_large(|block| spill.push((block, B::Tracking::default())));
         }
-        // The shared arena, with this slot's spill, and never while
-        // holding the slot (see the lock order).
         let mut spill = core::mem::take(&mut cache.spill);
         drop(cache);
         let mut core = lock(&shared.core);
@@ -524,8 +458,7 @@ impl<B: Shareable> Slot<B> {
                 return other;
             }
         };
-        // The array becomes this slot's: the shared arena's way back is
-        // ended, the slot lends its own.
+        // The array comes back to this slot, not to the shared arena.
         core.returns.ended_by_hand(&mut place);
         drop(core);
         let mut cache = self.cache();
@@ -547,8 +480,7 @@ impl<B: Shareable> Claimed for Slot<B> {
         if let Some(shared) = self.shared.upgrade() {
             self.drain(&mut lock(&shared.core));
         }
-        // The slot, with its list (arrays of this thread may still be held
-        // elsewhere), waits for the next thread.
+        // The slot and its list wait for the next thread.
         self.claimed.store(false, Ordering::Release);
     }
 
@@ -565,9 +497,8 @@ impl<B: Backend> Cache<B> {
         Some(Place::new(allocation, bytes, self.returns.lend()))
     }
 
-    /// Takes the dropped arrays off this slot's list: the blocks no stream
-    /// used are kept (spilled when their class is full), the others spilled
-    /// for the shared arena to retire.
+    /// Takes the dropped arrays off the list: those no stream used are kept
+    /// (spilled when their class is full), the others spilled.
     fn take_returns(&mut self) {
         let mut returned = core::mem::take(&mut self.returned);
         self.returns.take(&mut returned);
@@ -582,17 +513,15 @@ impl<B: Backend> Cache<B> {
         self.returned = returned;
     }
 
-    /// Puts back the spill taken out to hand over (its allocation, and what
-    /// it could not hand over), after what was spilled meanwhile.
+    /// Puts back a spill taken out to hand over, with what it kept.
     fn restore_spill(&mut self, mut spill: Vec<Returned<B>>) {
         spill.append(&mut self.spill);
         self.spill = spill;
     }
 }
 
-/// Gives `spill`'s blocks back to the shared arena. One the backend failed
-/// to retire stays in `spill`, for the next occasion; one the arena refuses
-/// (it cannot be, but a refused block is nobody's) is dropped.
+/// Gives `spill`'s blocks back to the shared arena; one the backend failed
+/// to retire stays for the next occasion.
 fn give_back<B: Backend>(core: &mut Arena<B>, spill: &mut Vec<Returned<B>>) {
     spill.retain_mut(|(allocation, tracking)| {
         matches!(
