@@ -1,6 +1,5 @@
-//! Why an arena operation was refused: the allocator's errors, the
-//! backend's, and those of typed ranges, keys and 2D layouts; and the
-//! refused free that hands its handle back.
+//! Why an arena operation was refused, and the refused free that hands its
+//! handle back.
 
 use core::fmt;
 
@@ -9,8 +8,7 @@ use crate::alloc::{AllocError, FreeError, HandleError};
 use crate::backend::HostError;
 
 /// Why an [`Arena`](super::Arena) operation was refused. `E` is the
-/// backend's error: [`HostError`] on the host, `CudaError` on a
-/// device.
+/// backend's error.
 ///
 /// ```
 /// use gpu_aligned::alloc::AllocError;
@@ -23,26 +21,22 @@ use crate::backend::HostError;
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum ArenaError<E = HostError> {
-    /// The allocator refused the request (overflow, out of memory, an
-    /// alignment that is not a power of two, ...).
+    /// The allocator refused the request.
     Alloc(AllocError),
     /// The handle is not live in this arena (another arena's, freed, or from
     /// before a reset).
     Handle(HandleError),
-    /// The backend failed (the host buffer could not be made; a driver
-    /// error on a device).
+    /// The backend failed.
     Backend(E),
-    /// The buffer's address is not a multiple of the alignment needed, so
-    /// aligned offsets would not be aligned addresses.
+    /// The buffer's address is not a multiple of the alignment needed.
     MisalignedBase {
         /// The buffer's address.
         base: u64,
         /// The alignment it lacks.
         align: usize,
     },
-    /// A typed view would start at an address that is not a multiple of its
-    /// element's alignment (only a handle whose type does not match its
-    /// bytes could ask for one).
+    /// A typed view would start misaligned for its element (a handle whose
+    /// type does not match its bytes).
     Misaligned {
         /// The address the view would start at.
         address: u64,
@@ -74,16 +68,13 @@ pub enum ArenaError<E = HostError> {
         /// Elements given.
         found: usize,
     },
-    /// The arena did not grow: its policy is fixed, the growth would pass
-    /// its maximum, or the policy does not suit the backend.
+    /// The arena did not grow.
     Growth(GrowthError),
-    /// A key of another [`Plan`](super::Plan) (a clone of a plan is another
-    /// plan).
+    /// A key of another [`Plan`](super::Plan) (a clone included).
     ForeignKey,
     /// The key's array was already taken out of the carving.
     AlreadyTaken,
-    /// The key asks for another element type or shape than its plan entry
-    /// holds.
+    /// The key asks for another element type or shape than its entry holds.
     KeyMismatch {
         /// The element type the plan entry was made for.
         planned: &'static str,
@@ -135,9 +126,8 @@ impl<E: fmt::Display> fmt::Display for ArenaError<E> {
     }
 }
 
-// A wrapped error is shown as itself, so `source` is the wrapped error's
-// source (a driver error under a device backend's), not the wrapped error:
-// a reporter walking the chain would print its message twice otherwise.
+// A wrapped error is shown as itself, so its source is the wrapped one's
+// (else a reporter walking the chain prints its message twice).
 #[cfg(feature = "std")]
 impl<E: std::error::Error + 'static> std::error::Error for ArenaError<E> {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
@@ -151,8 +141,7 @@ impl<E: std::error::Error + 'static> std::error::Error for ArenaError<E> {
     }
 }
 
-// Every error is `Send + Sync + 'static` where its backend's is, so `?` turns
-// it into a `Box<dyn Error + Send + Sync>`.
+// `?` turns every error into a `Box<dyn Error + Send + Sync>`.
 #[cfg(feature = "std")]
 const _: () = {
     fn is_boxable<T: std::error::Error + Send + Sync + 'static>() {}
@@ -161,9 +150,7 @@ const _: () = {
     let _ = is_boxable::<ArenaError<crate::backend::cuda::CudaError>>;
 };
 
-/// A cudarc call's error in a function that returns the device arena's
-/// error, so `?` works on both (see
-/// [`CudaError`](crate::backend::cuda::CudaError)'s `From`).
+/// So `?` takes cudarc's errors where the device arena's are returned.
 #[cfg(feature = "cuda")]
 impl From<cudarc::driver::DriverError> for ArenaError<crate::backend::cuda::CudaError> {
     fn from(error: cudarc::driver::DriverError) -> Self {
@@ -189,8 +176,7 @@ impl<E> From<FreeError> for ArenaError<E> {
     }
 }
 
-/// A refused free: why, and the handle, handed back so the array is not
-/// lost (free it in the arena it belongs to).
+/// A refused free: why, and the handle, so the array is not lost.
 ///
 /// ```
 /// use gpu_aligned::arena::Arena;

@@ -1,8 +1,6 @@
-//! How an arena grows when an allocation does not fit: never (a fixed
-//! buffer, the default), or by whole chunks up to a maximum. Growth maps or
-//! commits more memory at the end of a range reserved up front, so the base
-//! address never moves and every offset and pointer already handed out stays
-//! valid.
+//! How an arena grows when an array does not fit: never (the default), or
+//! by whole chunks mapped at the end of a range reserved up front, so no
+//! pointer handed out moves.
 
 use core::fmt;
 
@@ -11,9 +9,8 @@ use super::{Arena, ArenaError, ArenaResult};
 use crate::align::round_up;
 use crate::backend::Backend;
 
-/// The default chunk: 2 MiB, the allocation granularity of CUDA virtual
-/// memory on current NVIDIA GPUs, and a multiple of every host page size in
-/// common use (4 KiB, 16 KiB, 64 KiB, 2 MiB).
+/// The default chunk: 2 MiB, CUDA virtual memory's granularity on current
+/// GPUs and a multiple of every common host page size.
 pub const DEFAULT_CHUNK: usize = 2 << 20;
 
 /// When and how far an arena may grow. The default never grows.
@@ -43,10 +40,7 @@ impl Default for GrowthPolicy {
 }
 
 impl GrowthPolicy {
-    /// Never grow: a full arena returns out-of-memory, as a fixed buffer
-    /// does. The arena spans [`initial`](GrowthPolicy::initial) bytes
-    /// ([`DEFAULT_CHUNK`] unless set with
-    /// [`with_initial`](GrowthPolicy::with_initial)).
+    /// Never grow: the arena spans [`initial`](GrowthPolicy::initial) bytes.
     pub const fn fixed() -> GrowthPolicy {
         GrowthPolicy {
             grows: false,
@@ -56,9 +50,8 @@ impl GrowthPolicy {
         }
     }
 
-    /// Grow by whole [`DEFAULT_CHUNK`]s, starting from one chunk, until the
-    /// arena spans `max` bytes (rounded down to whole chunks when the arena
-    /// is made; the range reserved up front is `max` bytes long).
+    /// Grow by whole [`DEFAULT_CHUNK`]s from one chunk up to `max` bytes
+    /// (rounded down to whole chunks), reserved up front.
     pub const fn up_to(max: usize) -> GrowthPolicy {
         GrowthPolicy {
             grows: true,
@@ -68,16 +61,14 @@ impl GrowthPolicy {
         }
     }
 
-    /// Grow in steps of `chunk` bytes (a multiple of the backend's
-    /// granularity: the host page size, or the device's allocation
-    /// granularity; checked when the arena is made).
+    /// Grow in steps of `chunk` bytes, a multiple of the backend's
+    /// granularity (checked when the arena is made).
     pub const fn with_chunk(self, chunk: usize) -> GrowthPolicy {
         GrowthPolicy { chunk, ..self }
     }
 
-    /// Start with `initial` bytes (rounded up to whole chunks when the
-    /// arena is made) rather than one chunk; for a [fixed](GrowthPolicy::fixed)
-    /// policy, the arena's length.
+    /// Start with `initial` bytes (rounded up to whole chunks) rather than
+    /// one chunk; a [fixed](GrowthPolicy::fixed) arena's length.
     pub const fn with_initial(self, initial: usize) -> GrowthPolicy {
         GrowthPolicy {
             initial: Some(initial),
@@ -90,8 +81,7 @@ impl GrowthPolicy {
         self.grows
     }
 
-    /// Bytes the arena spans when it is made: one chunk unless set with
-    /// [`with_initial`](GrowthPolicy::with_initial).
+    /// Bytes the arena spans when it is made.
     pub const fn initial(&self) -> usize {
         match self.initial {
             Some(initial) => initial,
@@ -99,8 +89,7 @@ impl GrowthPolicy {
         }
     }
 
-    /// The most bytes the arena may span: for a [fixed](GrowthPolicy::fixed)
-    /// policy, its [`initial`](GrowthPolicy::initial) length.
+    /// The most bytes the arena may span.
     pub const fn max(&self) -> usize {
         if self.grows {
             self.max
@@ -114,20 +103,15 @@ impl GrowthPolicy {
         self.chunk
     }
 
-    /// A growing policy of this one's chunk, from `initial` up to `max`
-    /// bytes: what an arena settles on once its backend's lengths are known.
+    /// A growing policy of this one's chunk, from `initial` up to `max`.
     pub(crate) const fn settled(&self, initial: usize, max: usize) -> GrowthPolicy {
         GrowthPolicy::up_to(max)
             .with_chunk(self.chunk)
             .with_initial(initial)
     }
 
-    /// The `(initial, max)` lengths the policy settles on over a backend of
-    /// `granularity`: the initial length rounded up to whole chunks (one at
-    /// least), the maximum down (a fixed policy: its initial length, twice).
-    /// [`GrowthError::ChunkNotMultiple`] for a zero chunk or one not a
-    /// multiple of `granularity`, [`GrowthError::InitialAboveMax`] when the
-    /// rounded initial length exceeds the rounded maximum.
+    /// The `(initial, max)` lengths over a backend of `granularity`: the
+    /// initial rounded up to whole chunks (one at least), the maximum down.
     pub(crate) fn resolve(&self, granularity: usize) -> Result<(usize, usize), GrowthError> {
         if !self.grows {
             return Ok((self.initial(), self.initial()));
@@ -147,10 +131,7 @@ impl GrowthPolicy {
         Ok((initial, max))
     }
 
-    /// The length an arena spanning `current` bytes grows to so that it
-    /// spans at least `needed`: `needed` rounded up to whole chunks.
-    /// [`GrowthError::Fixed`] for a policy that never grows,
-    /// [`GrowthError::AtMaximum`] when `needed` exceeds the maximum.
+    /// The length an arena of `current` bytes grows to to span `needed`.
     pub(crate) fn grow_to(&self, current: usize, needed: usize) -> Result<usize, GrowthError> {
         if !self.grows {
             return Err(GrowthError::Fixed);
@@ -218,25 +199,20 @@ impl fmt::Display for GrowthError {
 impl std::error::Error for GrowthError {}
 
 impl<B: Backend> Arena<B> {
-    /// The arena's growth policy, as settled when it was made (lengths in
-    /// whole chunks, the maximum at most what the backend reserved); a
-    /// fixed arena's says it does not grow.
+    /// The arena's growth policy, as settled when it was made.
     pub fn growth(&self) -> GrowthPolicy {
         self.pool.offsets().growth
     }
 
-    /// Bytes the arena spans now: a growing arena raises it as arrays need
-    /// it, and [`trim`](Arena::trim) lowers it.
+    /// Bytes the arena spans now.
     pub fn capacity(&self) -> usize {
         self.allocator().capacity()
     }
 
-    /// Gives back the memory at the end of a growing arena that no live
-    /// array holds, in whole chunks, never below the initial length, and
-    /// returns the bytes given back (the span shrinks by them); over a
-    /// backend that can, the whole free chunks inside go back too (see
-    /// [`committed`](Arena::committed)). Dropped arrays a stream may still
-    /// use are waited for first. A fixed arena gives nothing back.
+    /// Gives back the end of a growing arena that no live array holds, in
+    /// whole chunks, never below the initial length, and returns the bytes
+    /// given back; where the backend can, the free chunks inside go back too
+    /// ([`committed`](Arena::committed)). A fixed arena gives nothing back.
     ///
     /// # Errors
     ///
@@ -252,28 +228,21 @@ impl<B: Backend> Arena<B> {
         let Some((held, trimmed)) = self.pool.offsets_mut().trim(&mut self.backend)? else {
             return Ok(0);
         };
-        // Sanitizer hook: the chunks given back stop being heaps.
         self.regions_trimmed(held);
         trimmed.map_err(ArenaError::Backend)?;
         Ok(capacity - held)
     }
 
     /// Bytes of memory the arena holds: its [`capacity`](Arena::capacity)
-    /// less the whole chunks it gave back. Below the capacity only for a
-    /// growing arena over a backend that gives memory back while keeping
-    /// the addresses (a host arena): it gives back the whole chunks of every
-    /// hole as the hole becomes free (and, where the minimum alignment is
-    /// larger than a chunk, those past an array's last byte in its block),
-    /// so the memory held follows the live bytes rather than the span.
+    /// less the free chunks a growing host arena gave back as they became
+    /// free.
     pub fn committed(&self) -> usize {
         let released = self.pool.offsets().released_bytes();
         self.capacity().saturating_sub(released)
     }
 }
 
-/// The policy's arithmetic, which only the arena calls: the examples its
-/// docs gave, and extreme lengths that never panic (an attack once run from
-/// `tests/arena/attacks.rs`, when these were public).
+/// The policy's crate-private arithmetic.
 #[cfg(test)]
 mod tests {
     use super::{GrowthError, GrowthPolicy};
@@ -323,8 +292,6 @@ mod tests {
             z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
             z ^ (z >> 31)
         };
-        // Lengths at the edges of `usize`, which is 64 bits wide wherever
-        // these run.
         let mut extreme = move || {
             let (which, any) = (next() % 8, next() as usize);
             match which {

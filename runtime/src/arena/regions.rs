@@ -1,8 +1,6 @@
-//! The arena's face of [`crate::sanitizer`]: red zones on or off, the map
-//! from addresses to arrays, labels, and telling the tool of drops. The
-//! regions themselves are the watch layer's (see the `pool` module), which
-//! registers each array as its block is placed and forgets it as it is
-//! freed.
+//! The arena's face of [`crate::sanitizer`]: red zones, the map from
+//! addresses to arrays, labels, and telling the tool of drops. The regions
+//! are the watch layer's.
 
 use super::pool::Pool;
 use super::{Arena, ArenaArray, ArenaResult, SEALED};
@@ -13,34 +11,27 @@ use crate::sanitizer::RegionMap;
 
 impl<B: Backend> Arena<B> {
     /// Whether arrays allocated from now on get red zones: unregistered
-    /// bytes after each array (at least the minimum alignment, and at least
-    /// one element or row), so that a kernel overrunning an array is
-    /// reported by compute-sanitizer as an access past that array rather
-    /// than going unseen inside its neighbour. On by default for a device
-    /// arena made under compute-sanitizer; `GPU_ALIGNED_RED_ZONES=1`/`0`
-    /// sets the default for arenas made afterwards.
+    /// bytes after each array, so compute-sanitizer reports an overrun
+    /// instead of missing it inside the neighbour. On by default for a
+    /// device arena under compute-sanitizer; `GPU_ALIGNED_RED_ZONES=1`/`0`
+    /// sets the default.
     pub fn set_red_zones(&mut self, on: bool) {
         self.pool.watch_mut().regions.set_red_zones(on);
         if self.pool.watching() {
-            // No block is kept while arrays are watched: each needs its red
-            // zone and region. (Nothing fails while nothing is waited for.)
+            // Nothing is kept while arrays are watched.
             let _ = self.pool.kept_mut().reclaim(&mut self.backend, false);
         }
     }
 
-    /// Whether arrays allocated now get red zones (see
-    /// [`set_red_zones`](Arena::set_red_zones)).
+    /// Whether arrays allocated now get [red zones](Arena::set_red_zones).
     pub fn red_zones(&self) -> bool {
         self.pool.watch().regions.red_zones()
     }
 
-    /// The live arrays by address, each with its size, red zone, element
-    /// type, shape and label: what turns the allocation a compute-sanitizer
-    /// report names into an array. Kept while a tool is attached or red
-    /// zones are on; empty otherwise.
+    /// The live arrays by address, with size, red zone, type, shape and
+    /// label, to read a compute-sanitizer report by; empty unless a tool is
+    /// attached or red zones are on.
     pub fn regions(&self) -> RegionMap {
-        // Arrays dropped but not yet taken back are no regions (their drop
-        // told the tool, if one watches).
         let dropped = self
             .returns
             .held(|allocation| self.allocator().check_handle(allocation).is_ok());
@@ -50,9 +41,8 @@ impl<B: Backend> Arena<B> {
             .map(self.backend.base_address(), &dropped)
     }
 
-    /// Labels an array (flat or pitched), for [`regions`](Arena::regions)
-    /// and for the tools that print region names. Does nothing while no
-    /// regions are kept, nor for an empty array (it has no region).
+    /// Labels an array, for [`regions`](Arena::regions) and the tools; does
+    /// nothing while no regions are kept, nor for an empty array.
     ///
     /// # Errors
     ///
@@ -78,10 +68,9 @@ impl<B: Backend> Arena<B> {
         Ok(())
     }
 
-    /// Arms a handle's drop to tell the tool at once that its array is no
-    /// region ([`DropWatch`](crate::sanitizer::DropWatch)) while a tool
-    /// watches and no captured graph may replay a dropped array; disarms it
-    /// otherwise. Called where either changes.
+    /// Arms a handle's drop to tell the tool at once
+    /// ([`DropWatch`](crate::sanitizer::DropWatch)) while regions are kept
+    /// and no graph may replay a dropped array; disarms it otherwise.
     pub(super) fn rewatch(&mut self) {
         if !self.pool.watch().regions.is_active() {
             return;
@@ -97,8 +86,7 @@ impl<B: Backend> Arena<B> {
         self.returns.watch(watch);
     }
 
-    /// The regions of the arrays taken back whose drops told the tool
-    /// already are forgotten without telling it again.
+    /// Forgets the regions whose drops told the tool already.
     #[cold]
     #[inline(never)]
     pub(super) fn forget_dropped_regions(&mut self) {
@@ -115,9 +103,8 @@ impl<B: Backend> Arena<B> {
         }
     }
 
-    /// The buffer was trimmed to `capacity`: heaps past what the backend
-    /// can still hold go (the heaps cover [`Grow::max_len`](crate::backend::Grow::max_len), which a
-    /// backend may lower as it trims).
+    /// The buffer was trimmed to `capacity`: heaps past what the backend can
+    /// still hold go.
     pub(super) fn regions_trimmed(&mut self, capacity: usize) {
         self.backend.enter_for_tools();
         let base = self.backend.base_address();

@@ -1,25 +1,9 @@
 //! Where dropped arrays wait for their arena: a list shared by the arena and
-//! every handle it made, which a handle's drop pushes its block onto and the
-//! arena drains when it allocates (the `reserve` module says when).
-//!
-//! A shared list, not a lock on the arena: a handle must be storable apart
-//! from its arena (in a user's struct, on another thread, past the arena's
-//! end), as a `CudaSlice` is, and a lock on every arena call would cost
-//! every call, not only drops. A drop costs one uncontended lock of this
-//! list and a push; the arena reads a count first and takes the lock once
-//! per batch.
-//!
-//! No reference count per handle (an `Arc` would cost two more atomic
-//! read-modify-writes per array): the arena counts the handles it lends and
-//! those that came back, in plain integers under its `&mut`. When the arena
-//! goes, the list stays for the handles still out; each of their drops
-//! counts down under the lock and keeps nothing (the buffer went with the
-//! arena), and the last one frees the list. A handle leaked with
-//! `mem::forget` keeps the list allocated, never freed early.
-//!
-//! The lock is a spin lock (the `spin` module), held for a push or a swap
-//! of two vectors, never across a call out but one: while a tool watches
-//! the arena's arrays, a drop tells it under the lock.
+//! its handles (so a handle lives apart from its arena, as a `CudaSlice`
+//! does, and only drops pay for it: a spin lock and a push). No `Arc` per
+//! handle: the arena counts the handles it lends and those that came back;
+//! once it is gone, the list stays until the last handle out frees it (a
+//! handle leaked with `mem::forget` keeps it allocated).
 
 use alloc_crate::boxed::Box;
 use alloc_crate::vec::Vec;
@@ -35,15 +19,12 @@ use crate::sanitizer::DropWatch;
 /// A dropped array: its block, and what the backend tracked for it.
 pub(super) type Returned<B> = (Allocation, <B as crate::backend::StreamOrder>::Tracking);
 
-/// Dropped arrays, in two lists: the blocks alone of those the backend's
-/// work never used (a drop then costs what a host array's costs: no
-/// tracking moved, dropped or asked about), and the others with their
-/// tracking.
+/// Dropped arrays: the blocks alone of those the backend's work never used
+/// (as cheap as a host array's), and the others with their tracking.
 pub(super) struct Taken<B: Backend> {
     pub(super) unused: Vec<Allocation>,
     pub(super) used: Vec<Returned<B>>,
-    /// Offsets of the arrays in the two lists whose drop told the tool
-    /// (see [`DropWatch`]): no region any more.
+    /// Offsets of the arrays whose drop told the tool ([`DropWatch`]).
     pub(super) unregistered: Vec<u64>,
 }
 
@@ -84,16 +65,13 @@ impl<B: Backend> Taken<B> {
     }
 }
 
-/// The list of dropped arrays of one arena (or of one thread's slot of a
-/// `ThreadArena`), on cache lines of its own: its lock is taken on every
-/// drop, and a neighbour's writes must not make that lock miss.
+/// The list of one arena (or `ThreadArena` slot), on cache lines of its own:
+/// its lock is taken on every drop.
 #[repr(align(128))]
 struct Returns<B: Backend> {
-    /// How many arrays are queued: read without the lock, so an arena with
-    /// nothing queued never takes it.
+    /// How many arrays are queued, read without the lock.
     queued: AtomicUsize,
-    /// How many bytes the queued arrays' blocks span, read the same way;
-    /// written only under the lock, so a load there is exact.
+    /// How many bytes they span; written only under the lock.
     queued_bytes: AtomicUsize,
     shared: SpinLock<Shared<B>>,
 }
@@ -107,8 +85,7 @@ struct Shared<B: Backend> {
     outstanding: usize,
     /// Set while a tool watches the arena's arrays: a drop then tells it.
     watch: Option<DropWatch>,
-    /// Neither closed nor watched: a drop of an array never used may take
-    /// the fast path (one flag for the two, as a drop asks on every call).
+    /// Neither closed nor watched: a drop may take the fast path.
     plain: bool,
 }
 
@@ -140,9 +117,8 @@ impl<B: Backend> Returns<B> {
 }
 
 /// A handle's way back to its arena's list: made only by
-/// [`ReturnsOwner::lend`], never copied, used up by
-/// [`give_back`](ReturnsRef::give_back) or by
-/// [`ReturnsOwner::ended_by_hand`], so the count of handles out is exact.
+/// [`ReturnsOwner::lend`] and used up once, so the count of handles out is
+/// exact.
 pub(super) struct ReturnsRef<B: Backend>(NonNull<Returns<B>>);
 
 // SAFETY: the list is only reached through its lock, which gives one thread
@@ -154,10 +130,8 @@ unsafe impl<B: Backend> Send for ReturnsRef<B> where B::Tracking: Send {}
 unsafe impl<B: Backend> Sync for ReturnsRef<B> where B::Tracking: Send {}
 
 impl<B: Backend> ReturnsRef<B> {
-    /// Gives a dropped array back: queued for the arena (as a block alone
-    /// when the backend's work never used it), or, once the arena is gone,
-    /// dropped here (freeing the list if this was the last handle out).
-    /// Never blocks on the device, never panics.
+    /// Gives a dropped array back: queued for the arena, or, once it is gone,
+    /// dropped here. Never blocks on the device, never panics.
     #[inline(always)]
     pub(super) fn give_back(self, allocation: &Allocation, tracking: &mut B::Tracking) {
         if B::never_used(tracking) {
@@ -166,8 +140,7 @@ impl<B: Backend> ReturnsRef<B> {
             let mut locked = returns.lock();
             let shared = &mut *locked;
             let list = &mut shared.list;
-            // Room without growing: the list keeps its capacity between
-            // batches, so this is every drop but the first few.
+            // The list keeps its capacity: room for all but the first drops.
             if shared.plain && list.unused.len() < list.unused.capacity() {
                 list.unused.push(*allocation);
                 returns.queued_one(shared, allocation.size());
@@ -177,9 +150,7 @@ impl<B: Backend> ReturnsRef<B> {
         self.give_back_slowly(*allocation, tracking);
     }
 
-    /// [`give_back`](Self::give_back) for an array the backend's work used,
-    /// one whose list must grow, or one outlived by its arena. Out of line:
-    /// a handle's drop, inlined wherever it goes, holds the common case.
+    /// [`give_back`](Self::give_back) off the fast path, out of line.
     #[inline(never)]
     fn give_back_slowly(self, allocation: Allocation, tracking: &mut B::Tracking) {
         // SAFETY: the list is freed only once the arena is gone and every
@@ -193,11 +164,9 @@ impl<B: Backend> ReturnsRef<B> {
             let list = &mut shared.list;
             let watch = shared.watch.filter(|watch| watch.covers(&allocation));
             if let Some(watch) = watch {
-                // Told under the lock: until the arena takes the list, the
-                // block is not freed, so no newer array can be at this
-                // address and lose its region to this call. On the list of
-                // used arrays, whose out-of-line path forgets the regions
-                // the drops told, so the common path never looks.
+                // Under the lock: the block is not freed until the arena takes
+                // it, so no newer array there loses its region. On the used
+                // list, whose out-of-line path forgets the regions.
                 watch.dropped(allocation.offset());
                 list.unregistered.push(allocation.offset());
                 list.used.push((allocation, core::mem::take(tracking)));
@@ -213,8 +182,7 @@ impl<B: Backend> ReturnsRef<B> {
         self.closed_drop(tracking);
     }
 
-    /// A handle's drop once the arena is gone: its tracking goes, and the
-    /// last handle out frees the list. Out of line: rare.
+    /// A handle's drop once the arena is gone: the last one frees the list.
     #[inline(never)]
     fn closed_drop(self, tracking: &mut B::Tracking) {
         // SAFETY: as in `give_back`.
@@ -234,8 +202,8 @@ impl<B: Backend> ReturnsRef<B> {
     }
 }
 
-/// The arena's end of the list: lends handles their way back, counts them
-/// out and in, and closes the list when the arena is dropped.
+/// The arena's end of the list: lends ways back, counts them out and in,
+/// and closes the list when dropped.
 pub(super) struct ReturnsOwner<B: Backend> {
     returns: NonNull<Returns<B>>,
     /// Handles lent.
@@ -283,42 +251,35 @@ impl<B: Backend> ReturnsOwner<B> {
         ReturnsRef(self.returns)
     }
 
-    /// A handle's array was given back by hand: its way back is used up,
-    /// and dropping it does nothing.
+    /// A handle's array was given back by hand: its way back is used up.
     #[inline]
     pub(super) fn ended_by_hand(&mut self, place: &mut Place<B>) {
         if let Some(way_back) = place.given_back() {
-            // Only this arena's handles get here (their blocks passed its
-            // allocator's check), and each way back ends once.
             debug_assert_eq!(way_back.0, self.returns, "a handle of this arena");
             self.ended += 1;
         }
     }
 
-    /// How many dropped arrays wait for the arena (a count that may be a
-    /// moment old when other threads drop arrays meanwhile).
+    /// How many dropped arrays wait (a moment old under other threads).
     #[inline]
     pub(super) fn queued(&self) -> usize {
         self.get().queued.load(Ordering::Relaxed)
     }
 
-    /// How many bytes the queued arrays span (as fresh as
-    /// [`queued`](Self::queued)).
+    /// How many bytes the queued arrays span.
     #[inline]
     pub(super) fn queued_bytes(&self) -> usize {
         self.get().queued_bytes.load(Ordering::Relaxed)
     }
 
-    /// Moves every queued array into `into` (empty), which then holds them;
-    /// the list keeps `into`'s old allocations, so neither side allocates
-    /// in the steady state.
+    /// Moves every queued array into `into` (empty), swapping allocations so
+    /// neither side allocates in the steady state.
     pub(super) fn take(&mut self, into: &mut Taken<B>) {
         let returns = self.get();
         let mut locked = returns.lock();
         let list = &mut locked.list;
         core::mem::swap(&mut list.unused, &mut into.unused);
         core::mem::swap(&mut list.used, &mut into.used);
-        // Only while a tool watches (a drop then records its offset here).
         if !list.unregistered.is_empty() {
             core::mem::swap(&mut list.unregistered, &mut into.unregistered);
         }
@@ -328,23 +289,20 @@ impl<B: Backend> ReturnsOwner<B> {
         self.ended += into.len();
     }
 
-    /// Whether (and how) a drop tells the tool watching the arena's arrays
-    /// from now on.
+    /// Whether (and how) a drop tells the tool from now on.
     pub(super) fn watch(&self, watch: Option<DropWatch>) {
         let mut locked = self.get().lock();
         locked.watch = watch;
         locked.plain = !locked.closed && watch.is_none();
     }
 
-    /// Puts a taken array back on the list, for the next call (its handle
-    /// is still out as far as the count goes).
+    /// Puts a taken array back on the list, for the next call.
     pub(super) fn requeue(&mut self, returned: Returned<B>) {
         self.ended -= 1;
         self.get().push(returned);
     }
 
-    /// How many queued arrays `holds` says are still the arena's (a handle
-    /// dropped after a reset is not): a count that allocates nothing.
+    /// How many queued arrays `holds` says are still the arena's.
     pub(super) fn count_held(&self, holds: impl Fn(&Allocation) -> bool) -> usize {
         if self.queued() == 0 {
             return 0;
@@ -353,8 +311,7 @@ impl<B: Backend> ReturnsOwner<B> {
         locked.list.blocks().filter(|a| holds(a)).count()
     }
 
-    /// The offsets of the queued arrays [`count_held`](Self::count_held)
-    /// counts, for the region map.
+    /// The offsets of the arrays [`count_held`](Self::count_held) counts.
     pub(super) fn held(&self, holds: impl Fn(&Allocation) -> bool) -> Vec<u64> {
         if self.queued() == 0 {
             return Vec::new();
@@ -374,15 +331,13 @@ impl<B: Backend> Drop for ReturnsOwner<B> {
         returns.queued.store(0, Ordering::Relaxed);
         returns.queued_bytes.store(0, Ordering::Relaxed);
         let ended = self.ended + dropped.len();
-        // More handles back than lent would be a counting bug: then keep
-        // the list for good rather than free it under a handle.
+        // On a counting bug, keep the list rather than free it under a handle.
         let outstanding = self.lent.checked_sub(ended).unwrap_or(usize::MAX);
         shared.closed = true;
         shared.plain = false;
         shared.outstanding = outstanding;
         drop(locked);
-        // The arrays' trackings go now, outside the lock.
-        drop(dropped);
+        drop(dropped); // outside the lock
         if outstanding == 0 {
             // SAFETY: no handle is out and the owner is going, so nothing
             // else can reach the list; it came from `Box::leak` in `new`.

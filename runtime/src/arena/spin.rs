@@ -1,7 +1,6 @@
-//! The lock of the lists dropped arrays wait on and of a `ThreadArena`'s
-//! slots: a spin lock, because the arena builds without `std`, each is held
-//! for a few pushes, pops or a swap, never across a call out, and its
-//! release is a plain store where a `std` mutex's is an atomic swap.
+//! The lock of the returns lists and `ThreadArena` slots: a spin lock, as
+//! the arena builds without `std`, each is held for a few pushes or a swap,
+//! and its release is a plain store.
 
 use core::cell::UnsafeCell;
 use core::ops::{Deref, DerefMut};
@@ -14,8 +13,7 @@ pub(super) struct SpinLock<T> {
 }
 
 // SAFETY: the value is reached only through a `SpinGuard`, which exists
-// only while `locked` is held (see `SpinLock::lock`), so by one thread at a
-// time; handing that access between threads needs `T: Send`.
+// only while `locked` is held, so by one thread at a time (hence `T: Send`).
 unsafe impl<T: Send> Sync for SpinLock<T> {}
 
 /// Exclusive access to the value while it lives.
@@ -49,8 +47,7 @@ impl<T> Deref for SpinGuard<'_, T> {
 
     #[inline]
     fn deref(&self) -> &T {
-        // SAFETY: this guard holds the lock (see `SpinLock::lock`), so no
-        // mutable reference to the value exists elsewhere.
+        // SAFETY: this guard holds the lock, so no `&mut` exists elsewhere.
         unsafe { &*self.0.value.get() }
     }
 }
@@ -58,8 +55,7 @@ impl<T> Deref for SpinGuard<'_, T> {
 impl<T> DerefMut for SpinGuard<'_, T> {
     #[inline]
     fn deref_mut(&mut self) -> &mut T {
-        // SAFETY: as in `deref`, and `&mut self` makes this the one
-        // reference made from the guard.
+        // SAFETY: as in `deref`, and `&mut self` makes this the only one.
         unsafe { &mut *self.0.value.get() }
     }
 }

@@ -1,16 +1,9 @@
-//! The graph-hold layer: arrays that captured CUDA graphs use, whose bytes
-//! are not handed out again while a graph that may replay over them lives
-//! (and `Arena::capture`, which makes the graphs).
-//!
-//! A graph replays its captured work on the same bytes long after the
-//! arrays it was captured with were dropped. So during a capture every
-//! array given back is held (the capture cannot query an event, so it
-//! cannot tell whether a dropped array's last use has finished; holding
-//! costs bytes, never a wait), and once it has ended, an array it touched
-//! is held when it is given back, until the graph is dropped. Then the
-//! arena records a fence on its stream, and once it has passed the held
-//! arrays are given back the usual way. A graph outlived by its arena, or
-//! by a [`reset`](crate::arena::Arena::reset), cannot be launched.
+//! The graph-hold layer, and `Arena::capture`: a graph replays over the
+//! bytes of arrays dropped long before, so every array given back during a
+//! capture, and one a live graph touched, is held until the graph is
+//! dropped and a fence recorded then on the arena's stream has passed. A
+//! graph outlived by its arena, or by a
+//! [`reset`](crate::arena::Arena::reset), cannot be launched.
 
 use alloc_crate::boxed::Box;
 use alloc_crate::sync::Arc;
@@ -31,9 +24,8 @@ const ORPHANED: u8 = 2;
 /// Set while a launch is being queued.
 const LAUNCHING: u8 = 4;
 
-/// What a graph and its arena share: whether the graph was dropped, and
-/// whether it may still launch. Launching and orphaning exclude each other,
-/// so no launch is queued once the arena starts freeing the buffer.
+/// What a graph and its arena share. Launching and orphaning exclude each
+/// other, so no launch is queued once the arena starts freeing the buffer.
 #[derive(Debug, Default)]
 pub(crate) struct GraphLife {
     state: AtomicU8,
@@ -76,15 +68,14 @@ impl GraphLife {
     }
 }
 
-/// The arrays of one live (or dropped, not yet fenced) graph.
+/// The arrays of one graph not yet replayed for the last time.
 struct Held<B: StreamOrder> {
     life: Arc<GraphLife>,
     /// Offsets of the arrays the capture touched, sorted.
     touched: Vec<u64>,
     /// Arrays given back that the graph may still use.
     arrays: Vec<Returned<B>>,
-    /// Host bytes the graph's copies read: never looked at, only kept
-    /// alive until the last replay has finished.
+    /// Host bytes the graph's copies read, kept alive for its replays.
     #[allow(dead_code)]
     staged: Vec<Box<[u8]>>,
     /// Recorded on the arena's stream once the graph was dropped.
@@ -93,8 +84,7 @@ struct Held<B: StreamOrder> {
 
 impl<B: StreamOrder> Held<B> {
     /// Whether the dropped graph's last replay has finished (waited for if
-    /// `wait`), its fence recorded first; not while no fence can be
-    /// recorded (tried again on the next call).
+    /// `wait`), its fence recorded first.
     fn replayed(&mut self, backend: &mut B, wait: bool) -> bool {
         if self.fence.is_none() {
             let Ok(fence) = backend.stream_fence() else {
@@ -118,8 +108,8 @@ pub(in crate::arena) struct Graphs<B: StreamOrder, L> {
     /// Arrays given back during the capture under way.
     during: Vec<Returned<B>>,
     held: Vec<Held<B>>,
-    /// Arrays of finished graphs the backend failed to retire: given back
-    /// again on the next call.
+    /// Arrays of finished graphs the backend failed to retire, for the next
+    /// call.
     unretired: Vec<Returned<B>>,
     pub(super) lower: L,
 }
@@ -141,16 +131,15 @@ impl<B: StreamOrder, L> Graphs<B, L> {
         self.held.iter().any(|held| held.life.dropped())
     }
 
-    /// Every graph becomes unlaunchable: a launch under way on another
-    /// thread finishes its call first, and none starts after this returns.
+    /// Every graph becomes unlaunchable (a launch under way finishes first).
     pub(in crate::arena) fn stop_launches(&self) {
         for held in &self.held {
             held.life.orphan();
         }
     }
 
-    /// Every graph becomes unlaunchable and its arrays are forgotten (the
-    /// arena is being reset: everything was freed at once).
+    /// Every graph becomes unlaunchable and its arrays are forgotten (a
+    /// reset).
     pub(in crate::arena) fn orphan_all(&mut self) {
         self.stop_launches();
         self.held.clear();
@@ -170,9 +159,7 @@ impl<B: StreamOrder, L: Pool<B>> Graphs<B, L> {
         }
     }
 
-    /// [`Pool::release`] once a capture is under way or a graph lives: the
-    /// block is held if the capture may use it or a live graph touched it
-    /// (then `tracking` is taken), else passed down.
+    /// [`Pool::release`] once a capture is under way or a graph lives.
     #[cold]
     #[inline(never)]
     fn release_held(
@@ -197,9 +184,9 @@ impl<B: StreamOrder, L: Pool<B>> Graphs<B, L> {
         self.lower.release(backend, block, tracking, fate)
     }
 
-    /// Gives back, as dropped arrays, those of dropped graphs whose last
-    /// replay has finished (waited for if `wait`); nothing during a capture,
-    /// when no fence can be recorded or queried. Returns whether any came.
+    /// Gives back the arrays of dropped graphs whose last replay finished
+    /// (waited for if `wait`); nothing during a capture. Returns whether
+    /// any came.
     pub(in crate::arena) fn release_finished(&mut self, backend: &mut B, wait: bool) -> bool {
         if self.capturing || self.held.is_empty() {
             return false;
@@ -220,8 +207,8 @@ impl<B: StreamOrder, L: Pool<B>> Graphs<B, L> {
         any
     }
 
-    /// Gives back arrays held for a graph, the way dropped arrays come back;
-    /// one the backend failed to retire waits for the next call.
+    /// Gives back arrays held for a graph; one the backend failed to retire
+    /// waits for the next call.
     fn return_all(&mut self, backend: &mut B, arrays: Vec<Returned<B>>) {
         for (block, mut tracking) in arrays {
             let released = self.release(backend, block, &mut tracking, Fate::Keep);
@@ -248,7 +235,6 @@ impl<B: StreamOrder, L: Pool<B>> Pool<B> for Graphs<B, L> {
         self.lower.reserve(backend, ask, array)
     }
 
-    /// Held while a capture may use the block or a live graph touched it.
     #[inline(always)]
     fn release(
         &mut self,
@@ -309,10 +295,8 @@ mod device {
     use crate::backend::cuda::{CudaBackend, CudaError};
     use crate::backend::{Buffer as _, MoveBytes as _};
 
-    /// A CUDA graph captured from the work of a device arena
-    /// ([`Arena::capture`]). The arrays its capture touched, and those
-    /// dropped during it, keep their bytes until it is dropped and its last
-    /// replay has finished.
+    /// A CUDA graph captured from a device arena's work ([`Arena::capture`]),
+    /// which holds its arrays' bytes until it is dropped and replayed.
     pub struct CapturedGraph {
         graph: Graph,
         life: Arc<GraphLife>,
@@ -329,8 +313,7 @@ mod device {
             self.while_arena_lives("cuGraphLaunch", Graph::launch)
         }
 
-        /// Uploads the graph to the device ahead of its first launch, so
-        /// that launch costs no more than the ones after it.
+        /// Uploads the graph ahead of its first launch.
         ///
         /// # Errors
         ///
@@ -339,8 +322,7 @@ mod device {
             self.while_arena_lives("cuGraphUpload", Graph::upload)
         }
 
-        /// Runs `call` on the graph unless its arena is gone; the arena
-        /// waits for it before freeing anything.
+        /// Runs `call` on the graph unless its arena is gone.
         fn while_arena_lives(
             &self,
             op: &'static str,
@@ -371,25 +353,15 @@ mod device {
 
     impl Arena<CudaBackend> {
         /// Captures the device work `step` queues on the arena's stream into
-        /// a CUDA graph (global capture mode), and returns it with what
-        /// `step` returned. Inside `step` the arena allocates, uploads,
-        /// zeroes, copies, lends views for kernels and takes arrays back
-        /// without a call that would end the capture: it hands out only
-        /// bytes no stream can still be using, never grows, and holds the
-        /// bytes of every array given back. What cannot be captured (a
-        /// download, waiting for the device, growing, trimming, resetting)
-        /// returns [`CudaError::Capturing`] and the capture goes on.
-        ///
-        /// The graph replays on the arena's stream
-        /// ([`CapturedGraph::launch`]) over the same bytes, which it holds
-        /// while it lives; host bytes uploaded inside the capture are copied
-        /// first and read from that copy at each replay.
-        ///
-        /// Launch the captured kernels on the arena's stream. Work on other
-        /// streams is not part of the graph and is not waited for: an array
-        /// last written on another stream before the capture must be
-        /// ordered before each launch (`stream.join(&other)`), as the graph
-        /// knows nothing of it.
+        /// a CUDA graph, returned with `step`'s value. Inside `step` the
+        /// arena allocates, uploads, zeroes, copies, lends views and takes
+        /// arrays back without ending the capture (it never grows, and holds
+        /// every array given back); what cannot be captured (a download, a
+        /// wait, growing, trimming, resetting) returns
+        /// [`CudaError::Capturing`] and the capture goes on. Uploaded host
+        /// bytes are copied and replayed from the copy. Launch the kernels
+        /// on the arena's stream; work on other streams is not in the graph
+        /// and must be ordered before each launch (`stream.join(&other)`).
         ///
         /// ```no_run
         /// use gpu_aligned::arena::Arena;
@@ -442,9 +414,7 @@ mod device {
                     op: "a capture",
                 }));
             }
-            // Dropped arrays come back while waiting on their events is
-            // still legal.
-            self.take_returns();
+            self.take_returns(); // while waiting is still legal
             self.backend.begin_capture().map_err(ArenaError::Backend)?;
             self.pool.capturing = true;
             self.rewatch(); // arrays dropped in the step stay the graph's regions
@@ -454,12 +424,8 @@ mod device {
             );
             let stepped = step(self);
             if self.backend.base_address() != began {
-                // The step swapped this arena for another (`mem::swap`): the
-                // capturing one is the caller's now, out of reach. Its
-                // stream's capture ends here, so that nothing else in the
-                // process stays blocked by it; that arena keeps the state a
-                // capture left it in (arrays dropped since are held) until
-                // it is dropped.
+                // The step swapped the capturing arena out of reach: its
+                // stream's capture ends here so nothing else stays blocked.
                 drop(stepped);
                 crate::backend::cuda::abandon_capture(&stream);
                 return Err(ArenaError::Backend(CudaError::Capturing {

@@ -1,25 +1,11 @@
-//! The kept layer: blocks of dropped arrays kept for the next array of the
-//! same size, so an allocate-and-drop loop costs a push and a pop, not a
-//! search of the size classes and a merge of free neighbours (as the
-//! per-size free lists of PyTorch's caching allocator and mimalloc's pages).
-//!
-//! A block is kept only once nothing can use it and under a new stamp
-//! (`Allocator::renew`), so no handle ever made can name it again. To the
-//! allocator it stays allocated (it counts among the arena's
-//! [pending frees](crate::arena::Arena::pending_frees)); it goes back when
-//! an array would not fit without it, and on
-//! [`trim`](crate::arena::Arena::trim).
-//!
-//! The cache is bounded and direct-mapped: [`CLASSES`] sizes, found by a
-//! hash of the size, each a stack of at most [`DEPTH`] blocks, so a miss
-//! costs one compare. A block whose class is full is freed; a size that
-//! takes over another's class evicts (frees) that size's blocks.
-//!
-//! Large blocks ([`LARGE`] bytes or more) are kept only until a large array
-//! misses: then all are freed before it is placed, so the holes they sit in
-//! merge first (to the allocator a kept block is allocated, and its free
-//! neighbours cannot merge across it). Small blocks fragment little and are
-//! what loops reuse most (`docs/RESULTS.md`, "Tuned numbers").
+//! The kept layer: blocks of dropped arrays kept, under a new stamp, for
+//! the next array of the same size, so an allocate-and-drop loop costs a
+//! push and a pop (as PyTorch's caching allocator's per-size lists). The
+//! cache is direct-mapped: [`CLASSES`] sizes by a hash, each a stack of at
+//! most [`DEPTH`] blocks; a full class frees, a size taking over a class
+//! evicts. A block used by a stream is freed, not kept. Large blocks
+//! ([`LARGE`]) are freed when a large array misses, so the holes they sit
+//! in merge before it is placed.
 
 use alloc_crate::boxed::Box;
 
@@ -31,8 +17,7 @@ use crate::arena::{ArenaError, ArenaResult};
 use crate::backend::StreamOrder;
 use crate::sanitizer::ArrayInfo;
 
-/// The kept layer: blocks of dropped arrays over the layer below. See the
-/// [module docs](self).
+/// The kept layer. See the [module docs](self).
 pub(in crate::arena) struct Kept<L> {
     reuse: Reuse,
     pub(super) lower: L,
@@ -51,9 +36,8 @@ impl<L> Kept<L> {
         self.reuse.drain(|_| {});
     }
 
-    /// Keeps a dropped array's block for the next array of its size, under
-    /// a new stamp, or frees it. A stale block (dropped after a reset) is
-    /// neither: the allocator refuses it, and it frees nothing.
+    /// Keeps a dropped array's block under a new stamp, or frees it (a stale
+    /// block is refused).
     #[inline(always)]
     fn keep<B: StreamOrder>(&mut self, backend: &mut B, block: Allocation)
     where
@@ -71,9 +55,7 @@ impl<L> Kept<L> {
         }
     }
 
-    /// Frees a block that is not kept: its size's stack is full, or the
-    /// allocator would not renew it (stale, or the stamps are spent). Out
-    /// of line: a loop over a few sizes keeps every block it drops.
+    /// Frees a block that is not kept (a full class, or no renewal).
     #[cold]
     #[inline(never)]
     fn unkept<B: StreamOrder>(&mut self, backend: &mut B, block: Allocation)
@@ -85,8 +67,7 @@ impl<L> Kept<L> {
         let _ = self.lower.release(backend, block, tracking, Fate::Free);
     }
 
-    /// [`Pool::release`] for a block a stream used: the backend orders its
-    /// stream after the uses, then the block is freed.
+    /// [`Pool::release`] for a block a stream used: retired, then freed.
     #[inline(never)]
     fn retire<B: StreamOrder>(
         &mut self,
@@ -102,8 +83,7 @@ impl<L> Kept<L> {
         self.lower.release(backend, block, tracking, Fate::Free)
     }
 
-    /// Frees the large kept blocks before a large array that none served
-    /// is placed, so the holes they sit in merge first.
+    /// Frees the large kept blocks before a large array is placed.
     #[cold]
     #[inline(never)]
     fn free_large<B: StreamOrder>(&mut self)
@@ -116,15 +96,11 @@ impl<L> Kept<L> {
 }
 
 impl<B: StreamOrder, L: Pool<B>> Pool<B> for Kept<L> {
-    /// A kept block of the exact size (none while the layer below watches:
-    /// nothing is kept then).
     #[inline(always)]
     fn take(&mut self, ask: Ask) -> Option<Allocation> {
         self.reuse.take(ask.bytes, ask.align)
     }
 
-    /// A kept block of the exact size first; a large array that none
-    /// serves frees the large ones before the layer below places it.
     #[inline(always)]
     fn reserve(
         &mut self,
@@ -142,8 +118,7 @@ impl<B: StreamOrder, L: Pool<B>> Pool<B> for Kept<L> {
     }
 
     /// Keeps a dropped array's block; frees one freed by hand, one a stream
-    /// used (once the backend retired it), and every block while the layer
-    /// below watches arrays (each then needs its red zone and region).
+    /// used, and every block while arrays are watched.
     #[inline(always)]
     fn release(
         &mut self,
@@ -162,8 +137,6 @@ impl<B: StreamOrder, L: Pool<B>> Pool<B> for Kept<L> {
         Ok(())
     }
 
-    /// The loop of an allocate-and-drop cycle: each block costs a renewal
-    /// and a push.
     #[inline(always)]
     fn release_unused(&mut self, backend: &mut B, blocks: &[Allocation]) {
         if self.lower.watching() {
@@ -189,24 +162,20 @@ impl<B: StreamOrder, L: Pool<B>> Pool<B> for Kept<L> {
     pass_down!();
 }
 
-/// Frees a kept block (renewed when kept, so the allocator takes it),
-/// straight to the allocator: nothing is kept while the layer below
-/// watches, and whole free chunks are the offsets layer's to give back.
+/// Frees a kept block straight to the allocator (nothing is kept while
+/// arrays are watched).
 fn free_kept(offsets: &mut Offsets, block: Allocation) {
     let freed = offsets.allocator.free(block);
     debug_assert!(freed.is_ok(), "a kept block is live");
 }
 
-/// The blocks kept for reuse. See the [module docs](self).
+/// The blocks kept for reuse.
 pub(in crate::arena) struct Reuse {
-    /// Boxed: the stacks are some 8 KiB, which a value moved around (an
-    /// arena returned by its constructor) should not copy.
+    /// Boxed: some 8 KiB that moving an arena should not copy.
     classes: Box<[Class; CLASSES]>,
     /// Blocks kept, over all classes.
     count: usize,
-    /// Bit `i` set: class `i` is for a [`LARGE`] size (kept or not). Set
-    /// and cleared where a class changes size (out of line), so keeping
-    /// and taking blocks never touch it.
+    /// Bit `i` set: class `i` is for a [`LARGE`] size.
     large_classes: u16,
 }
 
@@ -220,13 +189,11 @@ impl Default for Reuse {
     }
 }
 
-/// The kept blocks of one size (the size of the last one pushed onto an
-/// empty stack), most recently kept last: a stack of fixed depth in place,
-/// so that a push and a pop check one bound, not a vector's capacity too.
+/// The kept blocks of one size, most recent last: a stack in place, so a
+/// push and a pop check one bound.
 struct Class {
     bytes: usize,
-    /// How many of `blocks` are kept (the rest are stale copies or
-    /// [`Allocation::NONE`]).
+    /// How many of `blocks` are kept.
     len: usize,
     blocks: [Allocation; DEPTH],
 }
@@ -250,11 +217,9 @@ impl Class {
     }
 }
 
-/// The class a size is kept in, in a few instructions: the top bits of a
-/// Fibonacci hash of the size's odd part, mixed with its count of trailing
-/// zeros, so that sizes a power of two apart (4 KiB and 64 KiB) fall in
-/// different classes, and any 16 consecutive powers of two in 16 different
-/// ones (a plain multiplicative hash puts them all in one class).
+/// The class a size is kept in: a Fibonacci hash of its odd part mixed with
+/// its trailing zeros, so any 16 consecutive powers of two fall in 16
+/// classes (a plain multiplicative hash puts them in one).
 #[inline(always)]
 fn class_of(bytes: usize) -> usize {
     const CLASS_BITS: u32 = CLASSES.trailing_zeros();
@@ -267,9 +232,8 @@ fn class_of(bytes: usize) -> usize {
 }
 
 impl Reuse {
-    /// Keeps `block` (live in the allocator, under a stamp no handle holds)
-    /// for an array of its size, giving `free` the blocks of another size it
-    /// evicts; hands `block` back when its class is full.
+    /// Keeps `block` (under a stamp no handle holds), giving `free` the
+    /// blocks it evicts; hands `block` back when its class is full.
     #[inline(always)]
     pub(in crate::arena) fn keep(
         &mut self,
@@ -298,12 +262,9 @@ impl Reuse {
         Ok(())
     }
 
-    /// A kept block of exactly `bytes` whose offset is a multiple of
-    /// `align`, the most recently kept first (none for an alignment that is
-    /// not a power of two: the allocator says why).
+    /// The latest kept block of exactly `bytes`, if aligned to `align`.
     #[inline(always)]
     pub(in crate::arena) fn take(&mut self, bytes: usize, align: usize) -> Option<Allocation> {
-        // An arena whose arrays are freed by hand keeps nothing: no hash.
         if self.count == 0 {
             return None;
         }
@@ -327,8 +288,7 @@ impl Reuse {
         self.count
     }
 
-    /// Whether a class is for a [`LARGE`] size (its blocks may all have
-    /// been taken).
+    /// Whether a class is for a [`LARGE`] size.
     #[inline]
     pub(in crate::arena) fn may_hold_large(&self) -> bool {
         self.large_classes != 0
@@ -345,8 +305,7 @@ impl Reuse {
         self.count = 0;
     }
 
-    /// Gives every kept block of [`LARGE`] bytes or more to `each` (to free
-    /// it), keeping the others.
+    /// Gives every kept block of [`LARGE`] bytes or more to `each`.
     pub(in crate::arena) fn drain_large(&mut self, mut each: impl FnMut(Allocation)) {
         let mut classes = self.large_classes;
         while classes != 0 {
@@ -365,9 +324,7 @@ impl Reuse {
     }
 }
 
-/// Gives `class`'s blocks to `free` and makes it the class of `bytes`: a
-/// size took over the class of another. Out of line: while the sizes in
-/// use stay the same, it never runs.
+/// Gives `class`'s blocks to `free` and makes it the class of `bytes`.
 #[cold]
 #[inline(never)]
 fn evict(class: &mut Class, bytes: usize, free: impl FnMut(Allocation)) {

@@ -1,14 +1,9 @@
-//! The byte path below the arena's handles, as a stack of small pools in
-//! the manner of RMM's memory resources: each layer holds one piece of
-//! state and one policy, reserves a block by its own fast check or by the
-//! layer below, and takes back a released block or passes it down
-//! ([`Pool`]). The `arena` module docs say why [`Stack`] is in this order.
-//!
-//! Every layer's `reserve` and `release` is one fast check inline and one
-//! `#[cold]` path; the stack is generic, so the arena's fast path inlines
-//! through it as one function. `take` is reservation's fast check alone:
-//! a kept block comes back at once, not as a `Result` merged from every
-//! layer (`docs/RESULTS.md`, "The hot path").
+//! The byte path as a stack of pools, as RMM's memory resources: each layer
+//! holds one piece of state and one policy, and reserves or releases a
+//! block itself or through the layer below ([`Pool`]); the `arena` module
+//! docs say why [`Stack`] is in this order. Each layer's fast check is
+//! inline and its slow path cold, so the generic stack inlines as one
+//! function (`docs/RESULTS.md`, "The hot path").
 
 use crate::alloc::{AllocError, Allocation};
 use crate::backend::StreamOrder;
@@ -16,8 +11,7 @@ use crate::sanitizer::ArrayInfo;
 
 use super::{ArenaError, ArenaResult};
 
-/// The queries a layer above the bottom passes down unchanged: whether
-/// arrays are watched, and (`pass_down!(offsets)`) the bottom layer itself.
+/// The queries a layer passes down unchanged.
 macro_rules! pass_down {
     () => {
         fn watching(&self) -> bool {
@@ -59,8 +53,7 @@ pub(super) type Stack<B> = Graphs<B, Kept<Watch<Offsets>>>;
 pub(super) struct Ask {
     pub(super) bytes: usize,
     pub(super) align: usize,
-    /// Whether a growing arena may grow for it: the arena asks once without
-    /// growing and takes back what the layers hold before it grows.
+    /// Whether a growing arena may grow for it.
     pub(super) grow: bool,
 }
 
@@ -69,23 +62,20 @@ pub(super) struct Ask {
 pub(super) enum Fate {
     /// Kept for the next array of its size (a dropped array's block).
     Keep,
-    /// Given to the allocator (an array freed by hand, or a reclaim that
-    /// empties the layers).
+    /// Given to the allocator.
     Free,
 }
 
-/// One layer of the byte path. Crate-private: the arena's alone.
+/// One layer of the byte path.
 pub(super) trait Pool<B: StreamOrder> {
-    /// The layer's fast check: a block it hands out at once (a kept block),
-    /// or `None`, and [`reserve`](Self::reserve) decides. Asks nothing
-    /// below a layer that cannot answer at once.
+    /// The fast check alone: a block at once (a kept block), or `None`.
     #[inline(always)]
     fn take(&mut self, _: Ask) -> Option<Allocation> {
         None
     }
 
-    /// A block of `ask.bytes` at `ask.align`; `array` names the array for a
-    /// layer that watches (asked only then).
+    /// A block of `ask.bytes` at `ask.align`; `array` is asked only by a
+    /// layer that watches.
     fn reserve(
         &mut self,
         backend: &mut B,
@@ -93,9 +83,8 @@ pub(super) trait Pool<B: StreamOrder> {
         array: impl Fn() -> ArrayInfo,
     ) -> ArenaResult<Allocation, B>;
 
-    /// Takes back the block of an array given back, with what the backend
-    /// tracked for it: held here, or passed down. On an error `tracking` is
-    /// as it was and the bytes are still the array's.
+    /// Takes back an array's block, held here or passed down. On an error
+    /// `tracking` is as it was and the bytes are still the array's.
     fn release(
         &mut self,
         backend: &mut B,
@@ -104,8 +93,7 @@ pub(super) trait Pool<B: StreamOrder> {
         fate: Fate,
     ) -> ArenaResult<(), B>;
 
-    /// [`release`](Self::release) for a batch of dropped arrays no stream
-    /// used, each layer's check made once for all of them.
+    /// [`release`](Self::release) for a batch of arrays no stream used.
     fn release_unused(&mut self, backend: &mut B, blocks: &[Allocation]);
 
     /// Gives what this layer holds to the layers below, then reclaims
@@ -113,13 +101,11 @@ pub(super) trait Pool<B: StreamOrder> {
     /// whether any block was given.
     fn reclaim(&mut self, backend: &mut B, wait: bool) -> ArenaResult<bool, B>;
 
-    /// Reports every block of a given-back array that this layer and those
-    /// below hold, to `each` (allocating nothing: counts and leak reports
-    /// are made of it).
+    /// Gives `each` every block of a given-back array this layer and those
+    /// below hold, allocating nothing.
     fn held(&self, each: &mut dyn FnMut(&Allocation));
 
-    /// Whether the layers below watch arrays for the tools (then no block is
-    /// kept).
+    /// Whether the layers below watch arrays for the tools.
     fn watching(&self) -> bool;
 
     /// The bottom layer: the allocator and the memory it places in.
@@ -129,8 +115,7 @@ pub(super) trait Pool<B: StreamOrder> {
     fn offsets_mut(&mut self) -> &mut Offsets;
 }
 
-/// Whether `error` says the block does not fit (then the layers may give
-/// back what they hold, or the arena grow).
+/// Whether `error` says the block does not fit.
 pub(super) fn does_not_fit<E>(error: &ArenaError<E>) -> bool {
     matches!(
         error,
@@ -139,8 +124,7 @@ pub(super) fn does_not_fit<E>(error: &ArenaError<E>) -> bool {
 }
 
 impl<B: crate::backend::Backend> Stack<B> {
-    /// The stack of a new arena: `offsets` at the bottom, the sanitizer's
-    /// `regions` above it, nothing kept or waiting.
+    /// The stack of a new arena, holding nothing.
     pub(super) fn stack(
         offsets: Offsets,
         regions: crate::sanitizer::Regions,
@@ -172,8 +156,8 @@ impl<B: crate::backend::Backend> Stack<B> {
         count
     }
 
-    /// Forgets every block the layers hold (a reset freed them all at
-    /// once); no graph launches again.
+    /// Forgets every block the layers hold (a reset freed them); no graph
+    /// launches again.
     pub(super) fn forget(&mut self) {
         self.orphan_all();
         self.lower.forget();

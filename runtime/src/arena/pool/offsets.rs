@@ -1,23 +1,12 @@
-//! The bottom layer of the byte path: the allocator's offsets over the
-//! backend's memory, how the buffer grows, how a growing arena gives
-//! memory back ([`trim`](crate::arena::Arena::trim)), and the map of which
-//! whole chunks hold memory. A growing arena over a backend that can give
-//! memory back while keeping the addresses
+//! The bottom layer: the allocator's offsets, growth,
+//! [`trim`](crate::arena::Arena::trim), and the map of the chunks given
+//! back. A growing arena over a backend that can
 //! ([`Grow::release`](crate::backend::Grow::release): the host) gives back
-//! the whole chunks of every hole as the hole becomes free, so the memory
-//! it holds follows the live bytes rather than its span; an array placed
-//! over such chunks holds them again.
-//!
-//! Holes matter because a long-lived array can fence a freed range off
-//! from the arena's end: the pattern that made PyTorch's expandable
-//! segments grow without bound (a large block freed around a small one
-//! that stays, then asked for at a slightly different size) leaves such
-//! holes every cycle. For the same reason a large array ([`LARGE_CHUNKS`]
-//! chunks or more) goes at the top of its free block, so small arrays pack
-//! together at the bottom; `tests/growth/hostile.rs` holds the arena to
-//! that pattern. The map is off for a fixed arena and over a backend that
-//! cannot give memory back
-//! ([`Grow::can_release`](crate::backend::Grow::can_release): a device).
+//! the whole chunks of every hole as it becomes free, since a long-lived
+//! array can cut a hole off from the arena's end (the pattern that grew
+//! PyTorch's expandable segments without bound: `tests/growth/hostile.rs`).
+//! For the same reason a large array ([`LARGE_CHUNKS`] chunks or more) goes
+//! at the top of its free block.
 
 use alloc_crate::vec::Vec;
 
@@ -29,8 +18,7 @@ use crate::arena::{ArenaError, ArenaResult, GrowthPolicy};
 use crate::backend::{Grow, Span, StreamOrder};
 use crate::sanitizer::ArrayInfo;
 
-/// The released chunks of a growing arena's span. See the [module
-/// docs](self).
+/// The released chunks of a growing arena's span.
 #[derive(Debug)]
 pub(in crate::arena) struct Chunks {
     /// The chunk size; 0 while the map is off.
@@ -42,8 +30,7 @@ pub(in crate::arena) struct Chunks {
 }
 
 impl Chunks {
-    /// The map of an arena with `growth` over a backend that can give
-    /// memory back or not: on for a growing one that can.
+    /// On for a growing arena over a backend that can give memory back.
     fn new(growth: &GrowthPolicy, can_release: bool) -> Chunks {
         Chunks {
             chunk: match growth.grows() && can_release {
@@ -59,8 +46,7 @@ impl Chunks {
         self.chunk != 0
     }
 
-    /// Whether an array of `bytes` goes at the top of its free block: one
-    /// of [`LARGE_CHUNKS`] chunks or more.
+    /// Whether an array of `bytes` goes at the top of its free block.
     #[inline]
     fn places_high(&self, bytes: usize) -> bool {
         self.is_on() && bytes as u64 >= self.chunk.saturating_mul(LARGE_CHUNKS)
@@ -125,8 +111,7 @@ impl Chunks {
         None
     }
 
-    /// An allocation now covers `start .. end`: the chunks it touches hold
-    /// memory again.
+    /// The chunks `start .. end` touches hold memory again.
     #[inline]
     fn taken(&mut self, start: u64, end: u64) {
         if self.count == 0 {
@@ -145,7 +130,7 @@ impl Chunks {
     }
 }
 
-/// The bottom layer. See the [module docs](self).
+/// The bottom layer.
 #[derive(Debug)]
 pub(in crate::arena) struct Offsets {
     pub(in crate::arena) allocator: Allocator,
@@ -161,7 +146,6 @@ pub(in crate::arena) struct Offsets {
 type Trimmed<E> = Option<(usize, Result<usize, E>)>;
 
 impl Offsets {
-    /// The offsets of a new arena's buffer, which `can_release` memory or not.
     pub(in crate::arena) fn new(
         allocator: Allocator,
         growth: GrowthPolicy,
@@ -176,16 +160,13 @@ impl Offsets {
         }
     }
 
-    /// Bytes of memory the whole chunks given back leave out of the span
-    /// (see [`Arena::committed`](crate::arena::Arena::committed)).
+    /// Bytes of the chunks given back.
     pub(in crate::arena) fn released_bytes(&self) -> usize {
         bytes_of(self.chunks.count as u64 * self.chunks.chunk).unwrap_or(0)
     }
 
-    /// The allocator's block for `bytes` at `align` (at the top of its free
-    /// block for a large array of an arena that gives chunks back); the
-    /// chunks it covers hold memory again (discarded host pages come back
-    /// on first touch, zeroed).
+    /// The allocator's block for `bytes` at `align`; the chunks it covers
+    /// hold memory again.
     #[inline(always)]
     fn place(&mut self, bytes: usize, align: usize) -> Result<Allocation, AllocError> {
         if self.chunks.places_high(bytes) {
@@ -196,8 +177,7 @@ impl Offsets {
         Ok(allocation)
     }
 
-    /// [`place`](Self::place) at the top of the free block (out of line: the
-    /// device's path never takes it).
+    /// [`place`](Self::place) at the top of the free block.
     #[inline(never)]
     fn place_high(&mut self, bytes: usize, align: usize) -> Result<Allocation, AllocError> {
         let allocation = self.allocator.alloc_high(bytes, align)?;
@@ -205,10 +185,9 @@ impl Offsets {
         Ok(allocation)
     }
 
-    /// [`Pool::reserve`] once the allocator refused and the arena may grow:
-    /// grows the buffer, then the allocator, in place, so that the block
-    /// fits after the last block in use, and places it there; `refused`
-    /// when the arena cannot grow.
+    /// [`Pool::reserve`] once the allocator refused: grows the buffer, then
+    /// the allocator, so the block fits at the end; `refused` when it
+    /// cannot grow.
     #[cold]
     #[inline(never)]
     fn grow_and_place<B: Grow>(
@@ -239,9 +218,8 @@ impl Offsets {
         Ok(self.place(bytes, align)?)
     }
 
-    /// [`Arena::trim`](crate::arena::Arena::trim) here: the memory of every
-    /// whole free chunk goes back (where the backend can), then the end no
-    /// block holds, in whole chunks, never below the initial length.
+    /// [`Arena::trim`](crate::arena::Arena::trim)'s work: the free chunks
+    /// inside, then the end no block holds, never below the initial length.
     pub(in crate::arena) fn trim<B: Grow>(
         &mut self,
         backend: &mut B,
@@ -263,16 +241,15 @@ impl Offsets {
         }
         self.allocator.shrink_to(keep)?;
         let trimmed = backend.shrink_to(keep);
-        // What the backend still holds (all of it, on an error before any
-        // memory went back) stays the allocator's.
+        // What the backend still holds stays the allocator's.
         let held = backend.len().clamp(keep, capacity);
         self.allocator.grow_to(held)?;
         self.chunks.truncate(held as u64);
         Ok(Some((held, trimmed)))
     }
 
-    /// Gives back the memory of the whole chunks inside free space `start ..
-    /// end` that still hold it, a run of chunks at a time.
+    /// Gives back the whole chunks inside free space `start .. end` that
+    /// still hold memory, a run at a time.
     #[inline(never)]
     fn release_between<B: Grow>(&mut self, backend: &mut B, start: u64, end: u64) {
         let chunk = self.chunks.chunk;
@@ -294,9 +271,6 @@ impl Offsets {
 }
 
 impl<B: StreamOrder + Grow> Pool<B> for Offsets {
-    /// The allocator's block; when it does not fit and `ask.grow`, the
-    /// buffer grows for it (the layers above gave back what they hold
-    /// first: see `Arena::reserve_refused`).
     #[inline(always)]
     fn reserve(
         &mut self,
@@ -312,9 +286,7 @@ impl<B: StreamOrder + Grow> Pool<B> for Offsets {
         }
     }
 
-    /// Gives the block to the allocator (which checks it is live and this
-    /// arena's), then the memory of the whole chunks of the free block it
-    /// became part of.
+    /// Frees the block, then the whole chunks of the free space it joined.
     #[inline(always)]
     fn release(
         &mut self,

@@ -1,9 +1,6 @@
-//! The watch layer: the sanitizer's red zones and regions (see
-//! `crate::sanitizer`). While regions are kept (a tool is attached or red
-//! zones are on), every block the layer below places gets its red zone and
-//! is registered and named as the array it holds, and every block freed
-//! stops being a region, so a kernel still using it is reported. Off, each
-//! call passes straight down after one branch.
+//! The watch layer: while regions are kept (a tool is attached or red zones
+//! are on), every placed block gets its red zone and is registered as its
+//! array, and every freed block stops being a region; off, one branch.
 
 use super::{Ask, Fate, Offsets, Pool};
 use crate::align::offset_of;
@@ -12,8 +9,7 @@ use crate::arena::ArenaResult;
 use crate::backend::{Grow, StreamOrder};
 use crate::sanitizer::{ArrayInfo, Regions};
 
-/// Red zones and what the tools watching kernels are told, over the layer
-/// below. See the [module docs](self).
+/// The watch layer. See the [module docs](self).
 pub(in crate::arena) struct Watch<L> {
     pub(in crate::arena) regions: Regions,
     /// The arena's minimum alignment: the granule of a red zone.
@@ -30,8 +26,7 @@ impl<L> Watch<L> {
         }
     }
 
-    /// [`Pool::reserve`] while regions are kept: the block has its red zone
-    /// after the array's bytes, and is registered and named.
+    /// [`Pool::reserve`] while regions are kept.
     #[cold]
     #[inline(never)]
     fn reserve_watched<B: StreamOrder + Grow>(
@@ -60,9 +55,7 @@ impl<L> Watch<L> {
         let allocation = self.lower.reserve(backend, ask, || array)?;
         backend.enter_for_tools();
         let base = backend.base_address();
-        // The heap is all the buffer may grow to: a growing buffer under a
-        // tool is one allocation of that length, which the tool takes as one
-        // heap (and the bytes past the arena's end are then out of bounds).
+        // The heap is all the buffer may grow to, one allocation to a tool.
         let end = offset_of(backend.max_len());
         let offset = allocation.offset();
         self.regions.reserved(base, end, offset, bytes, red_zone);
@@ -70,8 +63,7 @@ impl<L> Watch<L> {
         Ok(allocation)
     }
 
-    /// [`Pool::release`] while regions are kept: the block is freed and
-    /// stops being a region.
+    /// [`Pool::release`] while regions are kept.
     #[cold]
     #[inline(never)]
     fn release_watched<B: StreamOrder + Grow>(
