@@ -1,13 +1,7 @@
 //! Checked typed ranges of an array, and the verbs that move its bytes on
-//! the backend's stream: host slices in and out ([`write`](Arena::write),
-//! [`read`](Arena::read), [`to_vec`](Arena::to_vec)), zero-fill, and one
-//! array into another on the device ([`copy`](Arena::copy)). A range is a
-//! `RangeBounds<usize>` (`..`, `2..4`, `3..`), as cudarc's `slice(range)`
-//! takes one: elements of a flat array, rows of a pitched one. [`bounds`]
-//! turns it into a start and a count, and every typed range goes through one
-//! check, [`Arena::part`], in release builds too. Work on another stream
-//! goes through cudarc's own verbs on the arena's device views, which order
-//! the array against the stream that uses them.
+//! the backend's stream. A range (`..`, `2..4`) counts elements of a flat
+//! array and rows of a pitched one; every one goes through one check,
+//! [`Arena::part`], in release builds too.
 
 use alloc_crate::vec::Vec;
 use bytemuck::Zeroable;
@@ -20,12 +14,8 @@ use crate::align::offset_of;
 use crate::backend::{Backend, Rows, Span};
 use crate::{GpuField, GpuWords};
 
-/// `range` over a sequence of `len` as its start and its count.
-///
-/// # Errors
-///
-/// [`ArenaError::OutOfRange`] when the range is reversed, its end
-/// overflows (`..=usize::MAX`), or it ends past `len`.
+/// `range` over a sequence of `len` as its start and its count, or
+/// [`ArenaError::OutOfRange`].
 pub(super) fn bounds<E>(
     range: &impl RangeBounds<usize>,
     len: usize,
@@ -58,11 +48,9 @@ pub(super) fn check_len<E>(expected: usize, found: usize) -> Result<(), ArenaErr
     }
 }
 
-/// What a range of a typed array reaches, checked by [`Arena::part`]:
-/// `span` from its first byte to its last (a pitched array's rows with
-/// their padding), the rows of a pitched array (`None` for a flat one, or
-/// when there are none), and the elements a host slice holds for it
-/// (packed, for rows).
+/// What a range of a typed array reaches: `span` (rows with their padding),
+/// a pitched array's rows (if any), and the elements a packed host slice
+/// holds for it.
 #[derive(Clone, Copy, Debug)]
 pub(super) struct Part {
     pub(super) span: Span,
@@ -70,11 +58,19 @@ pub(super) struct Part {
     pub(super) elements: usize,
 }
 
+impl Part {
+    fn flat(span: Span, elements: usize) -> Part {
+        Part {
+            span,
+            rows: None,
+            elements,
+        }
+    }
+}
+
 impl<B: Backend> Arena<B> {
-    /// The bytes of elements `start .. start + count` of `slice`, checked:
-    /// the handle is live here, its elements fit the bytes its allocation
-    /// holds, the range lies inside it and inside the buffer, and its first
-    /// address is aligned for `T`.
+    /// The bytes of elements `start .. start + count` of `slice`, checked
+    /// as [`part`](Arena::part) checks them.
     pub(super) fn element_span<T>(
         &self,
         slice: &ArenaSlice<T, B>,
@@ -86,9 +82,8 @@ impl<B: Backend> Arena<B> {
     }
 
     /// `range` of `array`, checked: the handle is live here, its elements
-    /// (or rows) fit the bytes its allocation holds, the range lies inside
-    /// it and inside the buffer, and every element it reaches is aligned.
-    /// Every verb that takes a range goes through here.
+    /// fit its bytes, the range lies inside it and the buffer, and every
+    /// element it reaches is aligned.
     pub(super) fn part<A: TypedArray<B>>(
         &self,
         array: &A,
@@ -101,11 +96,7 @@ impl<B: Backend> Arena<B> {
             Shape::Flat { len } => {
                 let (start, count) = bounds(&range, len)?;
                 let span = self.place_span(place, len, element, start, count)?;
-                Ok(Part {
-                    span,
-                    rows: None,
-                    elements: count,
-                })
+                Ok(Part::flat(span, count))
             }
             Shape::Rows {
                 width,
@@ -117,19 +108,11 @@ impl<B: Backend> Arena<B> {
                 let elements = width.checked_mul(count).ok_or(ArenaError::OutsideBuffer)?;
                 let array = place.span();
                 if place.is_empty() || count == 0 {
-                    // No rows, or rows of no bytes: nothing to reach.
-                    let span = Span { len: 0, ..array };
-                    let rows = None;
-                    return Ok(Part {
-                        span,
-                        rows,
-                        elements,
-                    });
+                    return Ok(Part::flat(Span { len: 0, ..array }, elements));
                 }
                 let shape = (width, height, pitch);
                 let rows = self.rows_span(place, shape, element, first, count)?;
-                // The rows' whole pitch, the last row's padding included,
-                // must lie inside the array too.
+                // The last row's padding must lie inside the array too.
                 let len = pitch.checked_mul(count).ok_or(ArenaError::OutsideBuffer)?;
                 let span = Span {
                     offset: rows.offset,
@@ -149,9 +132,8 @@ impl<B: Backend> Arena<B> {
         }
     }
 
-    /// [`element_span`](Arena::element_span) for the array of `len`
-    /// elements at `place`, of an element type known by its `(size,
-    /// align)` alone.
+    /// [`element_span`](Arena::element_span) for `len` elements of
+    /// `(size, align)` at `place`.
     fn place_span(
         &self,
         place: &Place<B>,
@@ -173,10 +155,7 @@ impl<B: Backend> Arena<B> {
             }
         }
         if place.is_empty() {
-            // No bytes, none to reach: the span of nothing at offset 0.
-            // (A range inside an empty array is empty; a non-empty one was
-            // refused just above unless the handle's length is forged, and
-            // then it holds more elements than bytes.)
+            // Only a forged length holds elements here.
             if len.checked_mul(size) != Some(0) {
                 return Err(ArenaError::OutsideBuffer);
             }
@@ -186,7 +165,6 @@ impl<B: Backend> Arena<B> {
             Some(bytes) if bytes <= allocation.size() => {}
             _ => return Err(ArenaError::OutsideBuffer),
         }
-        // Both below the allocation's size (checked just above).
         let span = Span {
             offset: allocation.offset() + offset_of(start * size),
             len: count * size,
@@ -211,11 +189,8 @@ impl<B: Backend> Arena<B> {
         Ok(span)
     }
 
-    /// The address of a structure of arrays' column: an array of `len`
-    /// elements of `field`, whose type only the derive names. Checked as
-    /// [`element_span`](Arena::element_span) checks a typed array, and to
-    /// hold exactly `len` elements (a column swapped for one of another
-    /// length is refused), so that whole-column copies fit it exactly.
+    /// The address of a structure of arrays' column of `len` elements of
+    /// `field`, checked to hold exactly `len` of them.
     pub(crate) fn column_address(
         &self,
         column: &dyn ArenaArray<B>,
@@ -238,9 +213,8 @@ impl<B: Backend> Arena<B> {
             .ok_or(ArenaError::AddressOverflow)
     }
 
-    /// Copies `src` into elements `range` of the array (for a pitched
-    /// array, rows `range`, packed: `width` elements a row, the padding
-    /// left alone). `src.len()` must equal the elements the range holds.
+    /// Copies `src` into elements `range` of the array (rows, packed, for a
+    /// pitched one, the padding left alone).
     ///
     /// ```
     /// # let mut arena = gpu_aligned::arena::Arena::host(1 << 16)?;
@@ -272,8 +246,7 @@ impl<B: Backend> Arena<B> {
     }
 
     /// Copies elements `range` of the array (rows, packed, for a pitched
-    /// one) into `dst`, whose length must equal the elements the range
-    /// holds; on a device, waits for the copy.
+    /// one) into `dst`, and waits for the copy.
     ///
     /// ```
     /// # let mut arena = gpu_aligned::arena::Arena::host(4096)?;
@@ -299,8 +272,7 @@ impl<B: Backend> Arena<B> {
         self.read_part(array.place(SEALED), part, bytemuck::cast_slice_mut(dst))
     }
 
-    /// The whole array (a pitched one's rows, packed), copied into a new
-    /// `Vec`.
+    /// The whole array (rows packed), copied into a new `Vec`.
     ///
     /// ```
     /// # let mut arena = gpu_aligned::arena::Arena::host(4096)?;
@@ -313,8 +285,7 @@ impl<B: Backend> Arena<B> {
     ///
     /// As [`read`](Arena::read).
     pub fn to_vec<A: TypedArray<B>>(&self, array: &A) -> ArenaResult<Vec<A::Element>, B> {
-        // Checked before the `Vec` is made, so a forged length cannot ask for
-        // a huge allocation.
+        // Checked first, so a forged length cannot ask for a huge `Vec`.
         let part = self.part(array, ..)?;
         let mut out: Vec<A::Element> = alloc_crate::vec![Zeroable::zeroed(); part.elements];
         let dst = bytemuck::cast_slice_mut(&mut out);
@@ -348,10 +319,8 @@ impl<B: Backend> Arena<B> {
         unsafe { self.backend.zero(&mut place.tracking, array, dst) }.map_err(ArenaError::Backend)
     }
 
-    /// Copies flat array `src` into flat array `dst`, of the same type and
-    /// length: on a device, one device-to-device copy queued on the arena's
-    /// stream after the work recorded on both arrays, recorded as a read of
-    /// `src` and a write of `dst` (the host does not wait for it).
+    /// Copies flat array `src` into `dst` of the same length, on the arena's
+    /// stream after the work on both (the host does not wait).
     ///
     /// ```
     /// # let mut arena = gpu_aligned::arena::Arena::host(4096)?;
@@ -381,16 +350,13 @@ impl<B: Backend> Arena<B> {
         if from != src.span() || to != dst.span() {
             return Err(ArenaError::OutsideBuffer);
         }
-        // Two empty arrays (one length): nothing to copy, and no bytes for
-        // the backend to track.
         if src.place.is_empty() {
             return Ok(());
         }
-        // SAFETY: `from` and `to` are the whole bytes of two live arrays
-        // inside the buffer (checked by `element_span`), distinct because
-        // `&mut dst` cannot alias `&src`, of one length (same `T`, same
-        // `len`); `&src` keeps the first from being written, `&mut dst`
-        // gives us the second alone.
+        // SAFETY: the whole bytes of two live arrays inside the buffer
+        // (checked by `element_span`), distinct (`&mut dst` cannot alias
+        // `&src`), of one length; `&src` shares the first, `&mut dst` holds
+        // the second alone.
         unsafe {
             self.backend
                 .copy(&src.place.tracking, from, &mut dst.place.tracking, to)
@@ -398,9 +364,7 @@ impl<B: Backend> Arena<B> {
         .map_err(ArenaError::Backend)
     }
 
-    /// Copies `src` into a structure of arrays' column: the whole array of
-    /// `len` elements of `field` at `place`, whose type only the derive
-    /// names.
+    /// Copies `src` into a structure of arrays' whole column.
     pub(crate) fn write_column(
         &self,
         place: &mut Place<B>,
@@ -410,20 +374,10 @@ impl<B: Backend> Arena<B> {
     ) -> ArenaResult<(), B> {
         let span = self.place_span(place, len, (field.size, field.align), 0, len)?;
         check_len(span.len, src.len())?;
-        let (rows, elements) = (None, len);
-        self.write_part(
-            place,
-            Part {
-                span,
-                rows,
-                elements,
-            },
-            src,
-        )
+        self.write_part(place, Part::flat(span, len), src)
     }
 
-    /// Copies a structure of arrays' column into `dst`, as
-    /// [`write_column`](Arena::write_column) writes it.
+    /// Copies a structure of arrays' whole column into `dst`.
     pub(crate) fn read_column(
         &self,
         place: &Place<B>,
@@ -433,31 +387,18 @@ impl<B: Backend> Arena<B> {
     ) -> ArenaResult<(), B> {
         let span = self.place_span(place, len, (field.size, field.align), 0, len)?;
         check_len(span.len, dst.len())?;
-        let (rows, elements) = (None, len);
-        self.read_part(
-            place,
-            Part {
-                span,
-                rows,
-                elements,
-            },
-            dst,
-        )
+        self.read_part(place, Part::flat(span, len), dst)
     }
 
-    /// Copies `src` into the checked `part` of the array at `place`: every
-    /// write goes through here.
+    /// Copies `src` into the checked `part` of the array at `place`.
     fn write_part(&self, place: &mut Place<B>, part: Part, src: &[u8]) -> ArenaResult<(), B> {
-        // An empty array or range has no bytes for the backend to write
-        // or track.
         if place.is_empty() || part.span.len == 0 {
             return Ok(());
         }
         let (array, tracking) = (place.span(), &mut place.tracking);
-        // SAFETY: `part` lies inside the buffer and inside the live array
-        // at `place` (checked by `part`), which `&mut` gives us alone; `src`
-        // holds exactly its bytes (the caller checked the element count):
-        // `span`'s, or `row_bytes` for each of its rows.
+        // SAFETY: `part` lies inside the buffer and the live array at
+        // `place` (checked by `part`), which `&mut` gives us alone; `src`
+        // holds exactly its bytes (the caller checked the count).
         unsafe {
             match part.rows {
                 None => (self.backend).write(tracking, array, part.span, src),
@@ -467,8 +408,7 @@ impl<B: Backend> Arena<B> {
         .map_err(ArenaError::Backend)
     }
 
-    /// Copies the checked `part` of the array at `place` into `dst`: every
-    /// read goes through here.
+    /// Copies the checked `part` of the array at `place` into `dst`.
     fn read_part(&self, place: &Place<B>, part: Part, dst: &mut [u8]) -> ArenaResult<(), B> {
         if place.is_empty() || part.span.len == 0 {
             return Ok(());

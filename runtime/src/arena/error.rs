@@ -188,21 +188,13 @@ impl<E> From<FreeError> for ArenaError<E> {
 /// mine.free(refused.handle)?; // still live where it belongs
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
+#[derive(Debug)]
 #[must_use = "the refused handle still names a live array"]
 pub struct FreeFailed<H, E = HostError> {
     /// The handle, unchanged.
     pub handle: H,
     /// Why it was refused.
     pub error: ArenaError<E>,
-}
-
-impl<H: fmt::Debug, E: fmt::Debug> fmt::Debug for FreeFailed<H, E> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("FreeFailed")
-            .field("handle", &self.handle)
-            .field("error", &self.error)
-            .finish()
-    }
 }
 
 impl<H, E: fmt::Display> fmt::Display for FreeFailed<H, E> {

@@ -4,7 +4,7 @@
 use core::mem::{align_of, size_of};
 
 use super::{Arena, ArenaResult, ArenaSlice, Pitched};
-use crate::backend::{HostAccess, HostBuffer, Rows};
+use crate::backend::{HostAccess, HostBuffer, Span};
 use crate::GpuWords;
 
 impl Arena<HostBuffer> {
@@ -24,11 +24,13 @@ impl Arena<HostBuffer> {
 }
 
 impl<B: HostAccess> Arena<B> {
-    /// Row `row` of a pitched array, checked.
-    fn row_span<T>(&self, array: &Pitched<T, B>, row: usize) -> ArenaResult<Rows, B> {
+    /// The first element of row `row` of a pitched array, checked.
+    fn row_elements<T>(&self, array: &Pitched<T, B>, row: usize) -> ArenaResult<*mut T, B> {
         let shape = (array.width, array.height, array.pitch);
         let element = (size_of::<T>(), align_of::<T>());
-        self.rows_span(&array.place, shape, element, row, 1)
+        let rows = self.rows_span(&array.place, shape, element, row, 1)?;
+        let (offset, len) = (rows.offset, rows.row_bytes);
+        Ok(self.host_elements::<T>(Span { offset, len }))
     }
 
     /// The array's elements.
@@ -110,11 +112,7 @@ impl<B: HostAccess> Arena<B> {
         array: &'a Pitched<T, B>,
         row: usize,
     ) -> ArenaResult<&'a [T], B> {
-        let rows = self.row_span(array, row)?;
-        let elements = self.host_elements::<T>(crate::backend::Span {
-            offset: rows.offset,
-            len: rows.row_bytes,
-        });
+        let elements = self.row_elements(array, row)?;
         // SAFETY: as in `get`: `rows_span` checked that the row's `width`
         // elements lie inside the live array and the buffer, aligned for `T`.
         Ok(unsafe { core::slice::from_raw_parts(elements, array.width) })
@@ -138,11 +136,7 @@ impl<B: HostAccess> Arena<B> {
         array: &'a mut Pitched<T, B>,
         row: usize,
     ) -> ArenaResult<&'a mut [T], B> {
-        let rows = self.row_span(array, row)?;
-        let elements = self.host_elements::<T>(crate::backend::Span {
-            offset: rows.offset,
-            len: rows.row_bytes,
-        });
+        let elements = self.row_elements(array, row)?;
         // SAFETY: as in `row`, and `&mut array` makes this the only access.
         Ok(unsafe { core::slice::from_raw_parts_mut(elements, array.width) })
     }

@@ -247,7 +247,7 @@ impl<B: Backend> Arena<B> {
     }
 
     /// Where the dropped arrays not taken back yet are (not a stale one's).
-    fn queued_offsets(&self) -> Vec<u64> {
+    pub(super) fn queued_offsets(&self) -> Vec<u64> {
         let allocator = self.allocator();
         self.returns
             .held(|allocation| allocator.check_handle(allocation).is_ok())

@@ -32,9 +32,7 @@ impl<B: Backend> Arena<B> {
     /// label, to read a compute-sanitizer report by; empty unless a tool is
     /// attached or red zones are on.
     pub fn regions(&self) -> RegionMap {
-        let dropped = self
-            .returns
-            .held(|allocation| self.allocator().check_handle(allocation).is_ok());
+        let dropped = self.queued_offsets();
         self.pool
             .watch()
             .regions

@@ -1,19 +1,9 @@
 //! What [`Arena::view`] and [`Arena::view_mut`] lend: typed device views
-//! of part of an array ([`View`], [`ViewMut`]) for one stream, which
-//! cudarc's launch builder and stream verbs take as they take its own
-//! views, and the two adaptors on them. [`View::read_only`] keeps the array
-//! read-only for compute-sanitizer while the view lives (NVTX permissions),
-//! not only for the borrow checker on the host. `checked`
-//! ([`View::checked`], [`ViewMut::checked`]) hands a kernel the array's
-//! address and length (a [`KernelArray`], the header's `gpu_array<T>`,
-//! whose accessors check an index) inside a [`KernelArg`].
-//!
-//! A view is made for the stream its kernel runs on: making it makes that
-//! stream wait for the array's last uses it conflicts with on other
-//! streams (nothing, on the stream of the last use), and dropping it, after
-//! the launch that borrowed it, records the use (see
-//! `backend::cuda::order`). Launch it on that stream: the launch builder
-//! does not say which stream it launches on.
+//! ([`View`], [`ViewMut`]) for one stream, which cudarc's launch builder
+//! and verbs take as its own, and their adaptors: [`View::read_only`] (for
+//! compute-sanitizer too) and `checked` (a [`KernelArray`] in a
+//! [`KernelArg`]). Making a view orders its stream after the array's
+//! conflicting uses; dropping it records its use (`backend::cuda::order`).
 
 use core::fmt;
 use core::marker::PhantomData;
@@ -29,8 +19,7 @@ use cudarc::driver::{
 use super::Arena;
 use crate::backend::cuda::{CudaBackend, LastUses, Ordered};
 
-/// One use of part of an array on one stream, recorded when it drops: what
-/// every view and kernel argument holds.
+/// One use of part of an array on one stream, recorded when it drops.
 pub(crate) struct Lent<'a> {
     pub(super) arena: &'a Arena<CudaBackend>,
     pub(super) uses: &'a LastUses,
@@ -58,10 +47,9 @@ impl fmt::Debug for Lent<'_> {
 }
 
 impl Lent<'_> {
-    /// The address for cudarc's verb on `stream`: none to wait for on the
-    /// view's own stream; on another, that stream first waits for the
-    /// view's (which waited for the array's earlier uses), and the verb is
-    /// waited for on the host once queued, as nothing records it.
+    /// The address for cudarc's verb on `stream`; on another stream than
+    /// the view's, that one waits for the view's first, and the verb is
+    /// waited for on the host, as nothing records it.
     fn device_ptr<'b>(&'b self, stream: &'b CudaStream) -> (sys::CUdeviceptr, SyncOnDrop<'b>) {
         if stream.cu_stream() == self.stream.cu_stream() {
             return (self.address, SyncOnDrop::Record(None));
@@ -78,14 +66,9 @@ impl Lent<'_> {
     }
 }
 
-/// A typed, read-only device view of part of an array, for one stream:
-/// made by [`Arena::view`]. A kernel argument (`builder.arg(&view)`) and a
-/// source for cudarc's stream verbs (`stream.memcpy_dtoh(&view, ..)`),
-/// recorded as a read of the array when it drops. Its length is cudarc's
-/// `DeviceSlice::len`.
-///
-/// `R` is `()`, or [`ReadOnly`] for a view made
-/// [read-only](View::read_only) for the tools.
+/// A typed, read-only device view of part of an array for one stream
+/// ([`Arena::view`]), recorded as a read when it drops. `R` is `()`, or
+/// [`ReadOnly`] once [read-only](View::read_only) for the tools.
 #[derive(Debug)]
 pub struct View<'a, T, R = ()> {
     lent: Lent<'a>,
@@ -105,18 +88,10 @@ impl<'a, T> View<'a, T> {
         }
     }
 
-    /// The view, and the whole array it shows read-only for every kernel
+    /// The view, its whole array read-only for every kernel in the process
     /// while it (or an argument made from it) lives, as far as
-    /// compute-sanitizer is concerned: a kernel writing the array is
-    /// reported (`... is not writable ...`) with the array's start and size.
-    ///
-    /// The scope is the whole process (NVTX's process-wide permissions):
-    /// the view borrows the array shared, so no writable view of it can
-    /// exist meanwhile, and a write from a kernel on any stream is a bug.
-    /// Write access comes back when the last read-only view of the array
-    /// drops. Under compute-sanitizer a launch completes before it returns,
-    /// so a kernel launched with the view has run by then; without a tool
-    /// attached this is the view unchanged.
+    /// compute-sanitizer is concerned: a kernel writing it is reported.
+    /// Without a tool attached this is the view unchanged.
     ///
     /// ```no_run
     /// # use gpu_aligned::arena::Arena;
@@ -148,12 +123,9 @@ impl<'a, T> View<'a, T> {
 }
 
 impl<'a, T, R: Marked<'a>> View<'a, T, R> {
-    /// The viewed elements as a kernel argument for the view's stream: a
-    /// [`KernelArg`] whose [`KernelArray`] (address and length) a kernel
-    /// takes as a `gpu_array<const T>` and indexes through the header's
-    /// checked accessors. The kernel's read is recorded when the argument
-    /// drops; a [read-only](View::read_only) view's array stays read-only
-    /// until then.
+    /// The viewed elements as a kernel argument, a `gpu_array<const T>`
+    /// indexed through the header's checked accessors; the read is recorded
+    /// (and a read-only mark ends) when it drops.
     ///
     /// ```no_run
     /// # use gpu_aligned::arena::Arena;
@@ -193,11 +165,9 @@ impl<T, R> DevicePtr<T> for View<'_, T, R> {
     }
 }
 
-// SAFETY: pushes the view's device address, as cudarc pushes its own
-// views': a `u64` that lives as long as the borrow, the pointer a kernel's
-// `const T*` parameter takes. The stream waited for the array's last write
-// when the view was made; the read is recorded when it drops, after the
-// launch that borrows it.
+// SAFETY: pushes the view's device address, a `u64` that lives as long as
+// the borrow, as cudarc pushes its own views'; the view ordered the stream
+// and records the read when it drops, after the launch.
 unsafe impl<'a, 'b: 'a, 'c: 'b, T, R> PushKernelArg<&'b View<'c, T, R>> for LaunchArgs<'a> {
     #[inline(always)]
     fn arg(&mut self, arg: &'b View<'c, T, R>) -> &mut Self {
@@ -206,13 +176,11 @@ unsafe impl<'a, 'b: 'a, 'c: 'b, T, R> PushKernelArg<&'b View<'c, T, R>> for Laun
 }
 
 /// What keeps a [read-only](View::read_only) view's array read-only for
-/// the tools: the view's last type parameter. The array is writable again
-/// when the last one drops.
+/// the tools, until the last one drops.
 #[derive(Debug)]
 pub struct ReadOnly<'a> {
     arena: &'a Arena<CudaBackend>,
-    /// The array's address while it is marked, `None` when no tool is
-    /// attached (or the array, empty, has no region).
+    /// The array's address while it is marked.
     address: Option<u64>,
 }
 
@@ -225,8 +193,7 @@ impl Drop for ReadOnly<'_> {
 }
 
 mod sealed {
-    /// A view's read-only state: `()` or a `ReadOnly`, which a kernel
-    /// argument made from the view keeps.
+    /// A view's read-only state, which a kernel argument keeps.
     pub trait Marked<'a> {
         fn into_read_only(self) -> Option<super::ReadOnly<'a>>;
     }
@@ -246,12 +213,8 @@ mod sealed {
 
 use sealed::Marked;
 
-/// A typed, writable device view of part of an array, for one stream:
-/// made by [`Arena::view_mut`]. A kernel argument (`builder.arg(&mut
-/// view)`) and a destination for cudarc's stream verbs
-/// (`stream.memcpy_htod(&src, &mut view)`, `stream.memset_zeros(&mut
-/// view)`), recorded as a write of the array when it drops. Its length is
-/// cudarc's `DeviceSlice::len`.
+/// A typed, writable device view of part of an array for one stream
+/// ([`Arena::view_mut`]), recorded as a write when it drops.
 #[derive(Debug)]
 pub struct ViewMut<'a, T> {
     lent: Lent<'a>,
@@ -266,9 +229,8 @@ impl<'a, T> ViewMut<'a, T> {
         }
     }
 
-    /// The viewed elements as a kernel argument written on the view's
-    /// stream (a `gpu_array<T>`), as [`View::checked`] makes a read one:
-    /// the kernel's write is recorded when the argument drops.
+    /// The viewed elements as a written kernel argument (a `gpu_array<T>`),
+    /// as [`View::checked`].
     ///
     /// ```no_run
     /// # use gpu_aligned::arena::Arena;
@@ -314,10 +276,7 @@ impl<T> DevicePtrMut<T> for ViewMut<'_, T> {
     }
 }
 
-// SAFETY: pushes the view's device address, as cudarc pushes its own
-// writable views': a `u64` that lives as long as the borrow. The stream
-// waited for the array's last reads and write when the view was made; the
-// write is recorded when it drops, after the launch that borrows it.
+// SAFETY: as for `View`, the write recorded when it drops.
 unsafe impl<'a, 'b: 'a, 'c: 'b, T> PushKernelArg<&'b mut ViewMut<'c, T>> for LaunchArgs<'a> {
     #[inline(always)]
     fn arg(&mut self, arg: &'b mut ViewMut<'c, T>) -> &mut Self {
@@ -326,10 +285,8 @@ unsafe impl<'a, 'b: 'a, 'c: 'b, T> PushKernelArg<&'b mut ViewMut<'c, T>> for Lau
 }
 
 /// An array's device address and length, laid out as the header's
-/// `gpu_array<T>` (`T* ptr; unsigned long long len;`, 16 bytes): a kernel
-/// argument whose accessors can check an index (see
-/// [`crate::header::write_checked_accessors`]). Handed out inside a
-/// [`KernelArg`], which orders the launch.
+/// `gpu_array<T>`, whose accessors check an index
+/// ([`crate::header::write_checked_accessors`]). Lent in a [`KernelArg`].
 #[repr(C)]
 pub struct KernelArray<T> {
     address: u64,
@@ -356,8 +313,7 @@ impl<T> KernelArray<T> {
         self.len
     }
 
-    /// Whether the array has no elements (an empty array's address is
-    /// its arena's base, never to be dereferenced).
+    /// Whether the array has no elements.
     pub fn is_empty(&self) -> bool {
         self.len == 0
     }
@@ -381,24 +337,14 @@ impl<T> fmt::Debug for KernelArray<T> {
     }
 }
 
-// SAFETY: `#[repr(C)]`, two `u64`s and a zero-sized marker: exactly the
-// bytes of the header's `gpu_array<T>` on a 64-bit device, with no padding
-// and no pointer into host memory.
+// SAFETY: `#[repr(C)]` two `u64`s and a marker: the header's `gpu_array<T>`
+// on a 64-bit device, no padding, no host pointer.
 unsafe impl<T> DeviceRepr for KernelArray<T> {}
 
-/// A value lent to one launch on one stream: a [`KernelArray`] made by
-/// `checked` ([`View::checked`], [`ViewMut::checked`]), or a structure of
-/// arrays' view made by `Arena::soa_view`. Pass it as `builder.arg(&arg)`,
-/// launch on the stream it was made for, and let it drop after the launch.
-///
-/// It orders the launch as the views it was made from do: the stream
-/// waited for the arrays' conflicting uses on other streams when they were
-/// made; when it drops, the kernel's read (or write) is recorded, so a
-/// later write, read or free on another stream waits for it.
-///
-/// A read `KernelArray` is for a `gpu_array<const T>` parameter, a written
-/// one for a `gpu_array<T>`: the header gives `gpu_array<const T>` no
-/// `gpu_store`.
+/// A value lent to one launch on one stream: a [`KernelArray`] from
+/// `checked`, or `Arena::soa_view`'s. Pass it as `builder.arg(&arg)`,
+/// launch on its stream, and drop it after the launch: it orders the launch
+/// as its views do.
 ///
 /// ```no_run
 /// use gpu_aligned::arena::Arena;
@@ -426,8 +372,7 @@ unsafe impl<T> DeviceRepr for KernelArray<T> {}
 #[derive(Debug)]
 pub struct KernelArg<'a, A> {
     value: A,
-    /// Record this launch's use of each array when dropped, before the
-    /// read-only mark goes.
+    /// Dropped before the read-only mark goes.
     _uses: Vec<Lent<'a>>,
     _read_only: Option<ReadOnly<'a>>,
 }
@@ -451,10 +396,8 @@ impl<A> Deref for KernelArg<'_, A> {
     }
 }
 
-// SAFETY: pushes the value's bytes, which live as long as the argument
-// (`'b`), exactly as cudarc pushes any `DeviceRepr` value; the ordering was
-// done when the argument was made and is recorded when it drops, after the
-// launch that borrows it.
+// SAFETY: pushes the value's bytes, which live for `'b`, as cudarc pushes
+// any `DeviceRepr`; ordered when made, recorded when dropped.
 unsafe impl<'a, 'b: 'a, 'c, A: DeviceRepr> PushKernelArg<&'b KernelArg<'c, A>> for LaunchArgs<'a> {
     #[inline(always)]
     fn arg(&mut self, arg: &'b KernelArg<'c, A>) -> &mut Self {
