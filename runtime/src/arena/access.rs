@@ -390,7 +390,6 @@ impl<B: Backend> Arena<B> {
         self.read_part(place, Part::flat(span, len), dst)
     }
 
-    /// Copies `src` into the checked `part` of the array at `place`.
     fn write_part(&self, place: &mut Place<B>, part: Part, src: &[u8]) -> ArenaResult<(), B> {
         if place.is_empty() || part.span.len == 0 {
             return Ok(());
@@ -408,7 +407,6 @@ impl<B: Backend> Arena<B> {
         .map_err(ArenaError::Backend)
     }
 
-    /// Copies the checked `part` of the array at `place` into `dst`.
     fn read_part(&self, place: &Place<B>, part: Part, dst: &mut [u8]) -> ArenaResult<(), B> {
         if place.is_empty() || part.span.len == 0 {
             return Ok(());

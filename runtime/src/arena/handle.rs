@@ -50,7 +50,6 @@ impl<B: Backend> Place<B> {
         self.bytes == 0
     }
 
-    /// The array's bytes.
     pub(super) fn span(&self) -> Span {
         Span {
             offset: self.allocation.offset(),
@@ -58,7 +57,6 @@ impl<B: Backend> Place<B> {
         }
     }
 
-    /// Whether the bytes are still this place's to give back.
     pub(super) fn is_held(&self) -> bool {
         self.returns.is_some()
     }
@@ -85,7 +83,6 @@ impl<B: Backend> Drop for Place<B> {
     }
 }
 
-/// Drops what `tracking` holds, leaving it empty.
 #[inline(never)]
 fn drop_tracking<B: Backend>(tracking: &mut B::Tracking) {
     drop(core::mem::take(tracking));
@@ -174,7 +171,6 @@ impl<T, B: Backend> ArenaSlice<T, B> {
         self.place.bytes
     }
 
-    /// The array's bytes.
     pub(super) fn span(&self) -> Span {
         self.place.span()
     }

@@ -9,7 +9,7 @@
 //! any stream. A handle does not borrow its arena: its drop queues the
 //! block on a list the arena takes back when it allocates. A handle
 //! outlived by its arena, or made stale by a [`reset`](Arena::reset), drops
-//! harmlessly. Elements are [`GpuWords`]: GPU scalars and vectors, or
+//! harmlessly. Elements are [`GpuWords`](crate::GpuWords): GPU scalars and vectors, or
 //! structs aligned to 16 bytes; a struct read field by field is better
 //! stored as columns ([`alloc_soa`](Arena::alloc_soa)).
 //!
@@ -85,11 +85,9 @@ pub use view::{KernelArg, KernelArray, ReadOnly, View, ViewMut};
 
 use alloc_crate::vec::Vec;
 use core::fmt;
-use core::mem::align_of;
 
 use crate::alloc::{Allocator, HandleError};
 use crate::backend::{Backend, HostAccess, HostBuffer};
-use crate::GpuWords;
 use pool::Pool;
 use returns::{ReturnsOwner, Taken};
 
@@ -253,11 +251,6 @@ impl<B: Backend> Arena<B> {
             .held(|allocation| allocator.check_handle(allocation).is_ok())
     }
 
-    /// The alignment an array of `T` gets in this arena.
-    pub(super) fn align_for<T: GpuWords>(&self) -> usize {
-        self.min_align.max(align_of::<T>())
-    }
-
     /// The array's byte offset from the buffer's
     /// [`base_address`](crate::backend::Buffer::base_address); 0 for an
     /// empty array.
@@ -293,7 +286,6 @@ impl<B: Backend> Arena<B> {
 }
 
 impl<B: HostAccess> Arena<B> {
-    /// The `T`s of a checked span as a raw pointer.
     fn host_elements<T>(&self, span: crate::backend::Span) -> *mut T {
         if span.len == 0 {
             // Offset 0 need not be aligned for `T`.

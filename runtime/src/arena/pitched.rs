@@ -174,11 +174,6 @@ impl<T, B: Backend> fmt::Debug for Pitched<T, B> {
     }
 }
 
-/// The row pitch for rows of `row_bytes` bytes (`pitch_align` a power of two).
-pub(super) fn pitch_for(row_bytes: usize, pitch_align: usize) -> Result<usize, AllocError> {
-    round_up(row_bytes, pitch_align).ok_or(AllocError::SizeOverflow)
-}
-
 /// What one array needs from the allocator.
 #[derive(Clone, Copy, Debug)]
 pub(super) struct Footprint {
@@ -211,7 +206,7 @@ pub(super) fn pitched_layout<T: GpuWords>(
         .ok_or(AllocError::SizeOverflow)?;
     // Rows stay whole multiples of the element under a small pitch alignment.
     let row_align = pitch_align.max(core::mem::align_of::<T>());
-    let pitch = pitch_for(row_bytes, row_align)?;
+    let pitch = round_up(row_bytes, row_align).ok_or(AllocError::SizeOverflow)?;
     let bytes = pitch.checked_mul(height).ok_or(AllocError::SizeOverflow)?;
     Ok(Footprint {
         bytes,

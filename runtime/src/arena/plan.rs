@@ -212,7 +212,6 @@ impl Plan {
         self.entries.len() - 1
     }
 
-    /// The plan's id, which its keys carry.
     pub(crate) fn id(&self) -> u64 {
         self.id
     }
@@ -424,7 +423,6 @@ impl<B: Backend> Carving<B> {
         Ok(place)
     }
 
-    /// The slot of entry `index` of plan `plan`.
     fn slot(&mut self, plan: u64, index: usize) -> ArenaResult<&mut Option<(Place<B>, Entry)>, B> {
         match plan == self.plan {
             true => self.handles.get_mut(index).ok_or(ArenaError::ForeignKey),

@@ -94,7 +94,9 @@ impl<B: Backend> Arena<B> {
             align,
             grow: false,
         };
-        if bytes >= LARGE && self.large_returns_wait(bytes) {
+        // A large array takes the waiting dropped arrays back first.
+        let waiting = || self.returns.queued_bytes() >= bytes.saturating_mul(LARGE_TAKE_BACK);
+        if bytes >= LARGE && waiting() {
             if let Some(kept) = self.take_back_large(ask) {
                 return Ok(kept);
             }
@@ -120,13 +122,6 @@ impl<B: Backend> Arena<B> {
         }
         let grow = false;
         self.pool.take(Ask { bytes, align, grow })
-    }
-
-    /// Whether a large array takes the waiting dropped arrays back first
-    /// ([`LARGE_TAKE_BACK`]).
-    #[inline(always)]
-    fn large_returns_wait(&self, bytes: usize) -> bool {
-        self.returns.queued_bytes() >= bytes.saturating_mul(LARGE_TAKE_BACK)
     }
 
     /// A kept block for a large array, before or after the dropped arrays
@@ -300,7 +295,7 @@ impl<B: Backend> Arena<B> {
     /// (out of memory among them).
     #[inline(always)]
     pub fn alloc<T: GpuWords>(&mut self, len: usize) -> ArenaResult<ArenaSlice<T, B>, B> {
-        let align = self.align_for::<T>();
+        let align = self.min_align.max(core::mem::align_of::<T>());
         let Some(bytes) = len.checked_mul(size_of::<T>()) else {
             return Err(AllocError::SizeOverflow.into());
         };

@@ -11,7 +11,7 @@ use core::ptr::NonNull;
 use core::sync::atomic::{AtomicUsize, Ordering};
 
 use super::handle::Place;
-use super::spin::{SpinGuard, SpinLock};
+use super::spin::SpinLock;
 use crate::alloc::Allocation;
 use crate::backend::Backend;
 use crate::sanitizer::DropWatch;
@@ -90,14 +90,9 @@ struct Shared<B: Backend> {
 }
 
 impl<B: Backend> Returns<B> {
-    #[inline]
-    fn lock(&self) -> SpinGuard<'_, Shared<B>> {
-        self.shared.lock()
-    }
-
     /// Queues `returned` while the arena lives.
     fn push(&self, returned: Returned<B>) {
-        let mut locked = self.lock();
+        let mut locked = self.shared.lock();
         let bytes = returned.0.size();
         locked.list.used.push(returned);
         self.queued_one(&locked, bytes);
@@ -137,7 +132,7 @@ impl<B: Backend> ReturnsRef<B> {
         if B::never_used(tracking) {
             // SAFETY: as in `give_back_slowly`.
             let returns = unsafe { self.0.as_ref() };
-            let mut locked = returns.lock();
+            let mut locked = returns.shared.lock();
             let shared = &mut *locked;
             let list = &mut shared.list;
             // The list keeps its capacity: room for all but the first drops.
@@ -158,7 +153,7 @@ impl<B: Backend> ReturnsRef<B> {
         // here, by value), so the list is alive.
         let returns = unsafe { self.0.as_ref() };
         let unused = B::never_used(tracking);
-        let mut locked = returns.lock();
+        let mut locked = returns.shared.lock();
         let shared = &mut *locked;
         if !shared.closed {
             let list = &mut shared.list;
@@ -187,7 +182,7 @@ impl<B: Backend> ReturnsRef<B> {
     fn closed_drop(self, tracking: &mut B::Tracking) {
         // SAFETY: as in `give_back`.
         let returns = unsafe { self.0.as_ref() };
-        let mut locked = returns.lock();
+        let mut locked = returns.shared.lock();
         let shared = &mut *locked;
         shared.outstanding -= 1;
         let last = shared.outstanding == 0;
@@ -276,7 +271,7 @@ impl<B: Backend> ReturnsOwner<B> {
     /// neither side allocates in the steady state.
     pub(super) fn take(&mut self, into: &mut Taken<B>) {
         let returns = self.get();
-        let mut locked = returns.lock();
+        let mut locked = returns.shared.lock();
         let list = &mut locked.list;
         core::mem::swap(&mut list.unused, &mut into.unused);
         core::mem::swap(&mut list.used, &mut into.used);
@@ -291,7 +286,7 @@ impl<B: Backend> ReturnsOwner<B> {
 
     /// Whether (and how) a drop tells the tool from now on.
     pub(super) fn watch(&self, watch: Option<DropWatch>) {
-        let mut locked = self.get().lock();
+        let mut locked = self.get().shared.lock();
         locked.watch = watch;
         locked.plain = !locked.closed && watch.is_none();
     }
@@ -307,7 +302,7 @@ impl<B: Backend> ReturnsOwner<B> {
         if self.queued() == 0 {
             return 0;
         }
-        let locked = self.get().lock();
+        let locked = self.get().shared.lock();
         locked.list.blocks().filter(|a| holds(a)).count()
     }
 
@@ -316,7 +311,7 @@ impl<B: Backend> ReturnsOwner<B> {
         if self.queued() == 0 {
             return Vec::new();
         }
-        let locked = self.get().lock();
+        let locked = self.get().shared.lock();
         let held = locked.list.blocks().filter(|a| holds(a));
         held.map(Allocation::offset).collect()
     }
@@ -325,7 +320,7 @@ impl<B: Backend> ReturnsOwner<B> {
 impl<B: Backend> Drop for ReturnsOwner<B> {
     fn drop(&mut self) {
         let returns = self.get();
-        let mut locked = returns.lock();
+        let mut locked = returns.shared.lock();
         let shared = &mut *locked;
         let dropped = core::mem::take(&mut shared.list);
         returns.queued.store(0, Ordering::Relaxed);

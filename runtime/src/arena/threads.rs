@@ -94,7 +94,6 @@ impl<B: Backend> core::fmt::Debug for ArenaLock<'_, B> {
     }
 }
 
-/// What the threads share.
 struct Shared<B: Backend> {
     /// Tells this arena's slots apart in a thread's claims.
     id: u64,
@@ -109,7 +108,6 @@ struct Shared<B: Backend> {
 /// One thread's cache, on cache lines of its own.
 #[repr(align(128))]
 struct Slot<B: Backend> {
-    /// Whether a live thread uses it.
     claimed: AtomicBool,
     shared: Weak<Shared<B>>,
     /// Taken by another thread only to drain or count the slot.
@@ -125,7 +123,6 @@ struct Cache<B: Backend> {
     spill: Vec<Returned<B>>,
 }
 
-/// Hands out arena ids.
 static NEXT_ID: AtomicU64 = AtomicU64::new(0);
 
 std::thread_local! {
@@ -261,7 +258,7 @@ where
         let core = lock(&self.shared.core);
         let mut cached = 0;
         for slot in lock(&self.shared.slots).iter() {
-            let cache = slot.cache();
+            let cache = slot.cache.lock();
             cached += cache.kept.len() + cache.spill.len();
             cached += cache
                 .returns
@@ -377,23 +374,18 @@ impl<B: Shareable> Shared<B> {
 }
 
 impl<B: Shareable> Slot<B> {
-    #[inline]
-    fn cache(&self) -> SpinGuard<'_, Cache<B>> {
-        self.cache.lock()
-    }
-
     /// Gives the slot's kept blocks and queued arrays to the shared arena,
     /// not holding the slot meanwhile (see the lock order).
     fn drain(&self, core: &mut Arena<B>) {
         let mut spill = {
-            let mut cache = self.cache();
+            let mut cache = self.cache.lock();
             cache.take_returns();
             let Cache { kept, spill, .. } = &mut *cache;
             kept.drain(|block| spill.push((block, B::Tracking::default())));
             core::mem::take(spill)
         };
         give_back(core, &mut spill);
-        self.cache().restore_spill(spill);
+        self.cache.lock().restore_spill(spill);
     }
 
     /// A kept block when this slot has one, else the shared arena's.
@@ -408,7 +400,7 @@ impl<B: Shareable> Slot<B> {
     ) -> ArenaResult<Place<B>, B> {
         // An alignment past the buffer's is refused by the shared arena.
         let cacheable = offset_of(align) <= shared.base_align;
-        let mut cache = self.cache();
+        let mut cache = self.cache.lock();
         if cacheable {
             if cache.returns.queued() >= RETURN_BATCH {
                 cache.take_returns();
@@ -423,7 +415,7 @@ impl<B: Shareable> Slot<B> {
                     let mut spill = core::mem::take(&mut cache.spill);
                     drop(cache);
                     give_back(&mut lock(&shared.core), &mut spill);
-                    self.cache().restore_spill(spill);
+                    self.cache.lock().restore_spill(spill);
                 }
                 return Ok(place);
             }
@@ -454,14 +446,14 @@ impl<B: Shareable> Slot<B> {
             Ok(place) if !core.pool.watching() => place,
             other => {
                 drop(core);
-                self.cache().restore_spill(spill);
+                self.cache.lock().restore_spill(spill);
                 return other;
             }
         };
         // The array comes back to this slot, not to the shared arena.
         core.returns.ended_by_hand(&mut place);
         drop(core);
-        let mut cache = self.cache();
+        let mut cache = self.cache.lock();
         cache.restore_spill(spill);
         Ok(Place::new(
             place.allocation,

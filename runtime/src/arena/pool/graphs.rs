@@ -17,11 +17,9 @@ use crate::arena::{ArenaError, ArenaResult};
 use crate::backend::StreamOrder;
 use crate::sanitizer::ArrayInfo;
 
-/// Set when the graph is dropped.
 const DROPPED: u8 = 1;
 /// Set when the arena is dropped or reset: the graph must not launch.
 const ORPHANED: u8 = 2;
-/// Set while a launch is being queued.
 const LAUNCHING: u8 = 4;
 
 /// What a graph and its arena share. Launching and orphaning exclude each
@@ -32,12 +30,10 @@ pub(crate) struct GraphLife {
 }
 
 impl GraphLife {
-    /// Whether the graph was dropped.
     pub(crate) fn dropped(&self) -> bool {
         self.state.load(Ordering::Acquire) & DROPPED != 0
     }
 
-    /// The graph is gone.
     #[cfg(feature = "cuda")]
     pub(crate) fn mark_dropped(&self) {
         self.state.fetch_or(DROPPED, Ordering::Release);
@@ -53,7 +49,6 @@ impl GraphLife {
         entered.is_ok()
     }
 
-    /// Ends a launch started with [`enter_launch`](Self::enter_launch).
     #[cfg(feature = "cuda")]
     pub(crate) fn leave_launch(&self) {
         self.state.fetch_and(!LAUNCHING, Ordering::Release);
@@ -103,9 +98,7 @@ impl<B: StreamOrder> Held<B> {
 /// The captures and graphs of one arena, over the layer below. See the
 /// [module docs](self).
 pub(in crate::arena) struct Graphs<B: StreamOrder, L> {
-    /// Whether a capture is under way.
     capturing: bool,
-    /// Arrays given back during the capture under way.
     during: Vec<Returned<B>>,
     held: Vec<Held<B>>,
     /// Arrays of finished graphs the backend failed to retire, for the next
@@ -121,7 +114,6 @@ impl<B: StreamOrder, L> Graphs<B, L> {
         !self.capturing && self.held.is_empty()
     }
 
-    /// Whether a capture is under way.
     pub(in crate::arena) fn capturing(&self) -> bool {
         self.capturing
     }

@@ -31,7 +31,6 @@ impl<L> Kept<L> {
         }
     }
 
-    /// Forgets every kept block (a reset freed them).
     pub(in crate::arena) fn forget(&mut self) {
         self.reuse.drain(|_| {});
     }
@@ -169,11 +168,9 @@ fn free_kept(offsets: &mut Offsets, block: Allocation) {
     debug_assert!(freed.is_ok(), "a kept block is live");
 }
 
-/// The blocks kept for reuse.
 pub(in crate::arena) struct Reuse {
     /// Boxed: some 8 KiB that moving an arena should not copy.
     classes: Box<[Class; CLASSES]>,
-    /// Blocks kept, over all classes.
     count: usize,
     /// Bit `i` set: class `i` is for a [`LARGE`] size.
     large_classes: u16,
@@ -193,7 +190,6 @@ impl Default for Reuse {
 /// push and a pop check one bound.
 struct Class {
     bytes: usize,
-    /// How many of `blocks` are kept.
     len: usize,
     blocks: [Allocation; DEPTH],
 }
@@ -205,12 +201,10 @@ impl Class {
         blocks: [Allocation::NONE; DEPTH],
     };
 
-    /// The kept blocks.
     fn kept(&self) -> &[Allocation] {
         &self.blocks[..self.len]
     }
 
-    /// Gives every kept block to `each` and keeps none.
     fn empty(&mut self, each: impl FnMut(Allocation)) {
         self.kept().iter().copied().for_each(each);
         self.len = 0;
@@ -282,19 +276,16 @@ impl Reuse {
         Some(block)
     }
 
-    /// How many blocks are kept.
     #[inline]
     pub(in crate::arena) fn len(&self) -> usize {
         self.count
     }
 
-    /// Whether a class is for a [`LARGE`] size.
     #[inline]
     pub(in crate::arena) fn may_hold_large(&self) -> bool {
         self.large_classes != 0
     }
 
-    /// Gives every kept block to `each` (to free it) and keeps none.
     pub(in crate::arena) fn drain(&mut self, mut each: impl FnMut(Allocation)) {
         if self.count == 0 {
             return;
@@ -316,7 +307,6 @@ impl Reuse {
         }
     }
 
-    /// Gives every kept block to `each`, keeping them.
     fn each(&self, each: &mut dyn FnMut(&Allocation)) {
         if self.count != 0 {
             self.classes.iter().flat_map(Class::kept).for_each(each);

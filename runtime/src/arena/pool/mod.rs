@@ -48,7 +48,6 @@ pub(super) use watch::Watch;
 /// The arena's stack of pools, top to bottom. See the [module docs](self).
 pub(super) type Stack<B> = Graphs<B, Kept<Watch<Offsets>>>;
 
-/// What a reservation asks of a pool.
 #[derive(Clone, Copy, Debug)]
 pub(super) struct Ask {
     pub(super) bytes: usize,
@@ -111,7 +110,6 @@ pub(super) trait Pool<B: StreamOrder> {
     /// The bottom layer: the allocator and the memory it places in.
     fn offsets(&self) -> &Offsets;
 
-    /// The bottom layer, to change.
     fn offsets_mut(&mut self) -> &mut Offsets;
 }
 
@@ -134,17 +132,14 @@ impl<B: crate::backend::Backend> Stack<B> {
         Graphs::new(kept)
     }
 
-    /// The watch layer.
     pub(super) fn watch(&self) -> &Watch<Offsets> {
         &self.lower.lower
     }
 
-    /// The watch layer, to change.
     pub(super) fn watch_mut(&mut self) -> &mut Watch<Offsets> {
         &mut self.lower.lower
     }
 
-    /// The kept layer, to change.
     pub(super) fn kept_mut(&mut self) -> &mut Kept<Watch<Offsets>> {
         &mut self.lower
     }
