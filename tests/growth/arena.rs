@@ -43,6 +43,8 @@ fn an_arena_settles_its_policy_in_whole_chunks_and_grows_by_them() {
         .unwrap();
     assert_eq!(arena.growth().max(), 16 * CHUNK);
     assert_eq!(arena.capacity(), CHUNK);
+    let one = ArenaOptions::new().growth(small_policy(16 * CHUNK));
+    assert_eq!(one.host(1).unwrap().capacity(), CHUNK); // rounded up
     let big = arena.alloc::<u8>(5 * CHUNK / 2).unwrap();
     assert_eq!(arena.capacity(), 3 * CHUNK);
     arena.free(big).unwrap();

@@ -242,44 +242,11 @@ impl<B: Backend> Arena<B> {
     }
 }
 
-/// The policy's crate-private arithmetic.
+/// The policy's crate-private arithmetic at the edges (the rounding is
+/// `tests/growth/arena.rs`'s).
 #[cfg(test)]
 mod tests {
-    use super::{GrowthError, GrowthPolicy};
-
-    #[test]
-    fn resolving_rounds_to_whole_chunks() {
-        let policy = GrowthPolicy::up_to((1 << 30) + 5).with_initial(1);
-        assert_eq!(policy.resolve(4096), Ok((2 << 20, 1 << 30)));
-        assert_eq!(
-            policy.with_chunk(3000).resolve(4096),
-            Err(GrowthError::ChunkNotMultiple {
-                chunk: 3000,
-                granularity: 4096
-            })
-        );
-        let fixed = GrowthPolicy::fixed().with_initial(1000);
-        assert_eq!(fixed.resolve(4096), Ok((1000, 1000)));
-    }
-
-    #[test]
-    fn growing_rounds_the_need_to_whole_chunks_up_to_the_maximum() {
-        let policy = GrowthPolicy::up_to(16 << 20);
-        assert_eq!(policy.grow_to(2 << 20, (2 << 20) + 1), Ok(4 << 20));
-        assert_eq!(
-            policy.grow_to(16 << 20, 17 << 20),
-            Err(GrowthError::AtMaximum {
-                needed: 17 << 20,
-                max: 16 << 20
-            })
-        );
-        let policy = GrowthPolicy::up_to(1 << 30)
-            .with_chunk(4 << 20)
-            .with_initial(8 << 20);
-        assert_eq!(policy.grow_to(8 << 20, 9 << 20), Ok(12 << 20));
-        let fixed = GrowthPolicy::fixed();
-        assert_eq!(fixed.grow_to(1 << 20, 2 << 20), Err(GrowthError::Fixed));
-    }
+    use super::GrowthPolicy;
 
     #[test]
     fn growth_arithmetic_at_the_edges_never_panics() {

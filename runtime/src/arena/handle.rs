@@ -243,33 +243,9 @@ pub(crate) use sealed::{Places, Sealed, SEALED};
 /// [`Carving`](super::Carving), a structure of arrays. Sealed.
 pub trait ArenaHandle<B: Backend>: Places<B> {}
 
-impl<T, B: Backend> Places<B> for ArenaSlice<T, B> {
-    fn places(&mut self, _: Sealed, each: &mut dyn FnMut(&mut Place<B>)) {
-        each(&mut self.place);
-    }
-
-    fn only_place(&mut self, _: Sealed) -> Option<&mut Place<B>> {
-        Some(&mut self.place)
-    }
-}
-
-impl<T, B: Backend> ArenaHandle<B> for ArenaSlice<T, B> {}
-
 /// A handle of one array, flat or pitched, whose place in the buffer
 /// [`Arena::offset`](super::Arena::offset) tells. Sealed.
 pub trait ArenaArray<B: Backend>: ArenaHandle<B> + OnePlace<B> {}
-
-impl<T, B: Backend> OnePlace<B> for ArenaSlice<T, B> {
-    fn place(&self, _: Sealed) -> &Place<B> {
-        &self.place
-    }
-
-    fn place_mut(&mut self, _: Sealed) -> &mut Place<B> {
-        &mut self.place
-    }
-}
-
-impl<T, B: Backend> ArenaArray<B> for ArenaSlice<T, B> {}
 
 /// An array of one element type, flat ([`ArenaSlice`]) or pitched
 /// ([`Pitched`](super::Pitched)), which the verbs that take a range
@@ -286,6 +262,37 @@ impl<T, B: Backend> Shaped for ArenaSlice<T, B> {
     }
 }
 
-impl<T: GpuWords, B: Backend> TypedArray<B> for ArenaSlice<T, B> {
-    type Element = T;
+/// The handle traits of `$handle<T, B>`, a typed array whose place is
+/// `self.place`.
+macro_rules! typed_array {
+    ($handle:ident) => {
+        impl<T, B: Backend> Places<B> for $handle<T, B> {
+            fn places(&mut self, _: Sealed, each: &mut dyn FnMut(&mut Place<B>)) {
+                each(&mut self.place);
+            }
+
+            fn only_place(&mut self, _: Sealed) -> Option<&mut Place<B>> {
+                Some(&mut self.place)
+            }
+        }
+
+        impl<T, B: Backend> OnePlace<B> for $handle<T, B> {
+            fn place(&self, _: Sealed) -> &Place<B> {
+                &self.place
+            }
+
+            fn place_mut(&mut self, _: Sealed) -> &mut Place<B> {
+                &mut self.place
+            }
+        }
+
+        impl<T, B: Backend> ArenaHandle<B> for $handle<T, B> {}
+        impl<T, B: Backend> ArenaArray<B> for $handle<T, B> {}
+        impl<T: GpuWords, B: Backend> TypedArray<B> for $handle<T, B> {
+            type Element = T;
+        }
+    };
 }
+pub(super) use typed_array;
+
+typed_array!(ArenaSlice);

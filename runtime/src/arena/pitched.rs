@@ -5,7 +5,7 @@
 
 use core::fmt;
 use core::marker::PhantomData;
-use core::mem::size_of;
+use core::mem::{align_of, size_of};
 
 use crate::align::{offset_of, round_up};
 
@@ -125,28 +125,7 @@ impl<T, B: Backend> Pitched<T, B> {
     }
 }
 
-impl<T, B: Backend> Places<B> for Pitched<T, B> {
-    fn places(&mut self, _: Sealed, each: &mut dyn FnMut(&mut Place<B>)) {
-        each(&mut self.place);
-    }
-
-    fn only_place(&mut self, _: Sealed) -> Option<&mut Place<B>> {
-        Some(&mut self.place)
-    }
-}
-
-impl<T, B: Backend> OnePlace<B> for Pitched<T, B> {
-    fn place(&self, _: Sealed) -> &Place<B> {
-        &self.place
-    }
-
-    fn place_mut(&mut self, _: Sealed) -> &mut Place<B> {
-        &mut self.place
-    }
-}
-
-impl<T, B: Backend> ArenaHandle<B> for Pitched<T, B> {}
-impl<T, B: Backend> ArenaArray<B> for Pitched<T, B> {}
+super::handle::typed_array!(Pitched);
 
 impl<T, B: Backend> Shaped for Pitched<T, B> {
     fn shape(&self, _: Sealed) -> Shape {
@@ -156,10 +135,6 @@ impl<T, B: Backend> Shaped for Pitched<T, B> {
             pitch: self.pitch,
         }
     }
-}
-
-impl<T: GpuWords, B: Backend> TypedArray<B> for Pitched<T, B> {
-    type Element = T;
 }
 
 impl<T, B: Backend> fmt::Debug for Pitched<T, B> {
@@ -183,29 +158,15 @@ pub(super) struct Footprint {
     pub(super) align: usize,
 }
 
-impl Footprint {
-    /// The reservation of an array of `T` laid out so.
-    pub(super) fn request<T>(&self, shape: RegionShape) -> Request {
-        Request {
-            bytes: self.bytes,
-            align: self.align,
-            array: ArrayInfo::of::<T>(shape),
-        }
-    }
-}
-
-/// The footprint of a `width x height` pitched array of `T`.
-pub(super) fn pitched_layout<T: GpuWords>(
-    width: usize,
-    height: usize,
-    min_align: usize,
-    pitch_align: usize,
+/// The footprint of `height` rows of `width` elements of `(size, align)`.
+pub(super) fn pitched_layout(
+    (size, align): (usize, usize),
+    (width, height): (usize, usize),
+    (min_align, pitch_align): (usize, usize),
 ) -> Result<Footprint, AllocError> {
-    let row_bytes = width
-        .checked_mul(size_of::<T>())
-        .ok_or(AllocError::SizeOverflow)?;
+    let row_bytes = width.checked_mul(size).ok_or(AllocError::SizeOverflow)?;
     // Rows stay whole multiples of the element under a small pitch alignment.
-    let row_align = pitch_align.max(core::mem::align_of::<T>());
+    let row_align = pitch_align.max(align);
     let pitch = round_up(row_bytes, row_align).ok_or(AllocError::SizeOverflow)?;
     let bytes = pitch.checked_mul(height).ok_or(AllocError::SizeOverflow)?;
     Ok(Footprint {
@@ -236,14 +197,23 @@ impl<B: Backend> Arena<B> {
         width: usize,
         height: usize,
     ) -> ArenaResult<Pitched<T, B>, B> {
-        let footprint = pitched_layout::<T>(width, height, self.min_align, self.pitch_align)?;
+        let element = (size_of::<T>(), align_of::<T>());
+        let alignments = (self.min_align, self.pitch_align);
+        let footprint = pitched_layout(element, (width, height), alignments)?;
+        let pitch = footprint.pitch;
         let shape = RegionShape::Rows {
             width,
             height,
-            pitch: footprint.pitch,
+            pitch,
         };
-        let place = self.reserve(footprint.request::<T>(shape))?;
-        Ok(Pitched::new(place, width, height, footprint.pitch))
+        let array = ArrayInfo::of::<T>(shape);
+        let (bytes, align) = (footprint.bytes, footprint.align);
+        let place = self.reserve(Request {
+            bytes,
+            align,
+            array,
+        })?;
+        Ok(Pitched::new(place, width, height, pitch))
     }
 
     /// Rows `first .. first + count` (at least one) of the pitched array

@@ -52,11 +52,24 @@ impl Element {
 struct Entry {
     shape: Shape,
     element: Element,
-    /// The footprint, once the carving arena's alignments are known.
-    layout: fn(Shape, usize, usize) -> Result<Footprint, AllocError>,
 }
 
 impl Entry {
+    /// The footprint, once the carving arena's alignments are known.
+    fn footprint(&self, alignments: (usize, usize)) -> Result<Footprint, AllocError> {
+        let Element { size, align, .. } = self.element;
+        match self.shape {
+            Shape::Array { len } => Ok(Footprint {
+                bytes: len.checked_mul(size).ok_or(AllocError::SizeOverflow)?,
+                pitch: 0,
+                align: alignments.0.max(align),
+            }),
+            Shape::Pitched { width, height } => {
+                pitched_layout((size, align), (width, height), alignments)
+            }
+        }
+    }
+
     /// The array's description for the tools, rows `pitch` bytes apart.
     fn info(&self, pitch: usize) -> ArrayInfo {
         let shape = match self.shape {
@@ -71,28 +84,6 @@ impl Entry {
             element: self.element.name,
             element_size: self.element.size,
             shape,
-        }
-    }
-}
-
-fn array_layout<T: GpuWords>(
-    shape: Shape,
-    min_align: usize,
-    pitch_align: usize,
-) -> Result<Footprint, AllocError> {
-    match shape {
-        Shape::Array { len } => {
-            let bytes = len
-                .checked_mul(size_of::<T>())
-                .ok_or(AllocError::SizeOverflow)?;
-            Ok(Footprint {
-                bytes,
-                pitch: 0,
-                align: min_align.max(align_of::<T>()),
-            })
-        }
-        Shape::Pitched { width, height } => {
-            pitched_layout::<T>(width, height, min_align, pitch_align)
         }
     }
 }
@@ -207,7 +198,6 @@ impl Plan {
         self.entries.push(Entry {
             shape,
             element: Element::of::<T>(),
-            layout: array_layout::<T>,
         });
         self.entries.len() - 1
     }
@@ -268,7 +258,7 @@ impl Plan {
         // Room for any placement.
         let mut room = 0usize;
         for entry in &self.entries {
-            let mut footprint = (entry.layout)(entry.shape, min_align, pitch_align)?;
+            let mut footprint = entry.footprint((min_align, pitch_align))?;
             if footprint.bytes == 0 {
                 continue;
             }
@@ -499,7 +489,7 @@ impl<B: Backend> Arena<B> {
         let layouts = plan
             .entries
             .iter()
-            .map(|entry| (entry.layout)(entry.shape, self.min_align, self.pitch_align))
+            .map(|entry| entry.footprint((self.min_align, self.pitch_align)))
             .collect::<Result<Vec<_>, _>>()?;
         let mut carving = Carving {
             plan: plan.id,

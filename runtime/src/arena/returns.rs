@@ -90,14 +90,6 @@ struct Shared<B: Backend> {
 }
 
 impl<B: Backend> Returns<B> {
-    /// Queues `returned` while the arena lives.
-    fn push(&self, returned: Returned<B>) {
-        let mut locked = self.shared.lock();
-        let bytes = returned.0.size();
-        locked.list.used.push(returned);
-        self.queued_one(&locked, bytes);
-    }
-
     /// Publishes the counts once an array of `bytes` joined the list.
     #[inline(always)]
     fn queued_one(&self, shared: &Shared<B>, bytes: usize) {
@@ -294,7 +286,11 @@ impl<B: Backend> ReturnsOwner<B> {
     /// Puts a taken array back on the list, for the next call.
     pub(super) fn requeue(&mut self, returned: Returned<B>) {
         self.ended -= 1;
-        self.get().push(returned);
+        let returns = self.get();
+        let mut locked = returns.shared.lock();
+        let bytes = returned.0.size();
+        locked.list.used.push(returned);
+        returns.queued_one(&locked, bytes);
     }
 
     /// How many queued arrays `holds` says are still the arena's.
