@@ -1,7 +1,6 @@
-//! Checked typed ranges of an array, and the verbs that move its bytes on
-//! the backend's stream. A range (`..`, `2..4`) counts elements of a flat
-//! array and rows of a pitched one; every one goes through one check,
-//! [`Arena::part`], in release builds too.
+//! The verbs that move an array's bytes, on the backend's stream, and the
+//! one check of a range (elements, or rows of a pitched array) they share:
+//! [`Arena::part`].
 
 use alloc_crate::vec::Vec;
 use bytemuck::Zeroable;
@@ -14,8 +13,7 @@ use crate::align::offset_of;
 use crate::backend::{Backend, Rows, Span};
 use crate::{GpuField, GpuWords};
 
-/// `range` over a sequence of `len` as its start and its count, or
-/// [`ArenaError::OutOfRange`].
+/// `range` over a sequence of `len` as its start and its count.
 pub(super) fn bounds<E>(
     range: &impl RangeBounds<usize>,
     len: usize,
@@ -48,9 +46,8 @@ pub(super) fn check_len<E>(expected: usize, found: usize) -> Result<(), ArenaErr
     }
 }
 
-/// What a range of a typed array reaches: `span` (rows with their padding),
-/// a pitched array's rows (if any), and the elements a packed host slice
-/// holds for it.
+/// What a range of a typed array reaches: `span` (with any row padding),
+/// its rows, and the elements a packed host slice holds for it.
 #[derive(Clone, Copy, Debug)]
 pub(super) struct Part {
     pub(super) span: Span,
@@ -69,8 +66,7 @@ impl Part {
 }
 
 impl<B: Backend> Arena<B> {
-    /// The bytes of elements `start .. start + count` of `slice`, checked
-    /// as [`part`](Arena::part) checks them.
+    /// Elements `start .. start + count` of `slice`, checked.
     pub(super) fn element_span<T>(
         &self,
         slice: &ArenaSlice<T, B>,
@@ -81,9 +77,8 @@ impl<B: Backend> Arena<B> {
         self.place_span(&slice.place, slice.len, element, start, count)
     }
 
-    /// `range` of `array`, checked: the handle is live here, its elements
-    /// fit its bytes, the range lies inside it and the buffer, and every
-    /// element it reaches is aligned.
+    /// `range` of `array`, checked: a live handle whose elements fit its
+    /// bytes, a range inside it and the buffer, every element aligned.
     pub(super) fn part<A: TypedArray<B>>(
         &self,
         array: &A,
@@ -132,8 +127,7 @@ impl<B: Backend> Arena<B> {
         }
     }
 
-    /// [`element_span`](Arena::element_span) for `len` elements of
-    /// `(size, align)` at `place`.
+    /// [`element_span`](Arena::element_span) of an element `(size, align)`.
     fn place_span(
         &self,
         place: &Place<B>,
@@ -172,8 +166,7 @@ impl<B: Backend> Arena<B> {
         self.aligned_span(span, align)
     }
 
-    /// `span` if it lies inside the buffer and starts on an address aligned
-    /// to `align`.
+    /// `span` if it lies inside the buffer and starts aligned to `align`.
     pub(super) fn aligned_span(&self, span: Span, align: usize) -> ArenaResult<Span, B> {
         if !span.within(self.backend.len()) {
             return Err(ArenaError::OutsideBuffer);
@@ -189,8 +182,7 @@ impl<B: Backend> Arena<B> {
         Ok(span)
     }
 
-    /// The address of a structure of arrays' column of `len` elements of
-    /// `field`, checked to hold exactly `len` of them.
+    /// The address of a structure of arrays' column of exactly `len` elements.
     pub(crate) fn column_address(
         &self,
         column: &dyn ArenaArray<B>,
@@ -230,10 +222,8 @@ impl<B: Backend> Arena<B> {
     ///
     /// # Errors
     ///
-    /// [`ArenaError::OutOfRange`] for a range that is reversed or not
-    /// inside the array, [`ArenaError::LengthMismatch`],
-    /// [`ArenaError::Handle`] for a handle this arena does not hold,
-    /// [`ArenaError::Backend`].
+    /// [`ArenaError::OutOfRange`], [`ArenaError::LengthMismatch`],
+    /// [`ArenaError::Handle`] for another arena's handle, [`ArenaError::Backend`].
     pub fn write<A: TypedArray<B>>(
         &self,
         array: &mut A,
@@ -305,8 +295,7 @@ impl<B: Backend> Arena<B> {
     ///
     /// # Errors
     ///
-    /// [`ArenaError::Handle`] for a handle this arena does not hold,
-    /// [`ArenaError::Backend`].
+    /// [`ArenaError::Handle`], [`ArenaError::Backend`].
     pub fn zero<A: TypedArray<B>>(&self, array: &mut A) -> ArenaResult<(), B> {
         let dst = self.part(array, ..)?.span;
         let place = array.place_mut(SEALED);
@@ -335,8 +324,7 @@ impl<B: Backend> Arena<B> {
     ///
     /// # Errors
     ///
-    /// [`ArenaError::LengthMismatch`] for arrays of different lengths,
-    /// [`ArenaError::Handle`] for a handle this arena does not hold,
+    /// [`ArenaError::LengthMismatch`], [`ArenaError::Handle`],
     /// [`ArenaError::Backend`].
     pub fn copy<T: GpuWords>(
         &self,
@@ -346,7 +334,6 @@ impl<B: Backend> Arena<B> {
         check_len(dst.len, src.len)?;
         let from = self.element_span(src, 0, src.len)?;
         let to = self.element_span(dst, 0, dst.len)?;
-        // The backend's tracking spans whole arrays.
         if from != src.span() || to != dst.span() {
             return Err(ArenaError::OutsideBuffer);
         }

@@ -54,8 +54,7 @@ impl ArenaOptions {
         }
     }
 
-    /// Every array starts on a multiple of `align` bytes (a power of two),
-    /// or of its element's alignment where that is larger.
+    /// Every array starts on a multiple of `align` (a power of two) bytes.
     pub const fn min_align(self, align: usize) -> Self {
         ArenaOptions {
             min_align: align,
@@ -63,8 +62,7 @@ impl ArenaOptions {
         }
     }
 
-    /// Every pitched row is a multiple of `align` bytes long (a power of
-    /// two).
+    /// Every pitched row is a multiple of `align` (a power of two) bytes.
     pub const fn pitch_align(self, align: usize) -> Self {
         ArenaOptions {
             pitch_align: align,
@@ -72,8 +70,7 @@ impl ArenaOptions {
         }
     }
 
-    /// The arena grows in place as `policy` says when an array does not
-    /// fit, from the length it is made with.
+    /// The arena grows in place as `policy` says.
     pub const fn growth(self, policy: GrowthPolicy) -> Self {
         ArenaOptions {
             growth: policy,
@@ -81,14 +78,13 @@ impl ArenaOptions {
         }
     }
 
-    /// An arena over `backend`, which keeps its length unless the options
-    /// grow (then up to the backend's [`max_len`](crate::backend::Grow::max_len)).
+    /// An arena over `backend`, growing up to its
+    /// [`max_len`](crate::backend::Grow::max_len) if the options grow.
     ///
     /// # Errors
     ///
-    /// [`ArenaError::Alloc`] (`AlignNotPowerOfTwo`) for a bad alignment;
-    /// [`ArenaError::MisalignedBase`] if the buffer's address is not a
-    /// multiple of the minimum alignment.
+    /// [`ArenaError::Alloc`] for a bad alignment,
+    /// [`ArenaError::MisalignedBase`] for a misaligned buffer.
     pub fn over<B: Backend>(self, backend: B) -> ArenaResult<Arena<B>, B> {
         let len = backend.len();
         let max_len = backend.max_len();
@@ -135,10 +131,8 @@ impl ArenaOptions {
     ///
     /// # Errors
     ///
-    /// [`ArenaError::Alloc`] (`AlignNotPowerOfTwo`) for a bad alignment,
-    /// [`ArenaError::Growth`] for a policy whose chunk is not a multiple of
-    /// the page size or whose initial length is above its maximum,
-    /// [`ArenaError::Backend`] if the buffer cannot be made.
+    /// [`ArenaError::Alloc`] for a bad alignment, [`ArenaError::Growth`] for
+    /// a bad policy, [`ArenaError::Backend`] if the buffer cannot be made.
     pub fn host(self, bytes: usize) -> Result<Arena<HostBuffer>, ArenaError> {
         check_alignments(self.min_align, self.pitch_align)?;
         let align = self.min_align.max(self.pitch_align);
@@ -154,19 +148,16 @@ impl ArenaOptions {
     }
 
     /// A fixed host arena of exactly the bytes `plan` needs
-    /// ([`Plan::bytes_needed`]), with the red zones if they will be on
-    /// ([`Arena::set_red_zones`]), and at least one byte.
+    /// ([`Plan::bytes_needed`]), and its red zones if they will be on.
     ///
     /// # Errors
     ///
-    /// [`ArenaError::Alloc`] for a plan whose size overflows, or as
-    /// [`host`](ArenaOptions::host).
+    /// As [`host`](ArenaOptions::host).
     pub fn host_for(self, plan: &Plan) -> Result<Arena<HostBuffer>, ArenaError> {
         let bytes = self.plan_bytes(plan, false)?;
         self.growth(GrowthPolicy::fixed()).host(bytes)
     }
 
-    /// The bytes of an arena for `plan`, over memory the tools watch or not.
     fn plan_bytes<E>(&self, plan: &Plan, device_memory: bool) -> Result<usize, ArenaError<E>> {
         let red_zones = crate::sanitizer::red_zones_by_default(device_memory);
         let bytes = plan.bytes_with(self.min_align, self.pitch_align, red_zones)?;
@@ -197,9 +188,8 @@ impl ArenaOptions {
     ///
     /// # Errors
     ///
-    /// As [`CudaBackend::new`] and [`CudaBackend::growable`], inside
-    /// [`ArenaError::Backend`]; [`ArenaError::Growth`] for a bad policy; as
-    /// [`over`](ArenaOptions::over) for the alignments.
+    /// As [`host`](ArenaOptions::host), the backend's from
+    /// [`CudaBackend::new`] and [`CudaBackend::growable`].
     #[cfg(feature = "cuda")]
     pub fn device(
         self,
@@ -245,8 +235,7 @@ impl ArenaOptions {
 }
 
 impl Arena<HostBuffer> {
-    /// An arena over a fresh, zeroed host buffer of `bytes` bytes, with the
-    /// default [options](ArenaOptions).
+    /// [`ArenaOptions::host`] with the default options.
     ///
     /// # Errors
     ///
@@ -259,8 +248,7 @@ impl Arena<HostBuffer> {
 #[cfg(feature = "cuda")]
 impl Arena<CudaBackend> {
     /// An arena over a fresh, zeroed device buffer of `bytes` bytes on
-    /// `stream`'s device, with the default [options](ArenaOptions). Copies
-    /// run on `stream`; the device views serve any other.
+    /// `stream`'s device, with the default [options](ArenaOptions).
     ///
     /// ```no_run
     /// use gpu_aligned::arena::Arena;

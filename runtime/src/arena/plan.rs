@@ -55,7 +55,6 @@ struct Entry {
 }
 
 impl Entry {
-    /// The footprint, once the carving arena's alignments are known.
     fn footprint(&self, alignments: (usize, usize)) -> Result<Footprint, AllocError> {
         let Element { size, align, .. } = self.element;
         match self.shape {
@@ -70,7 +69,6 @@ impl Entry {
         }
     }
 
-    /// The array's description for the tools, rows `pitch` bytes apart.
     fn info(&self, pitch: usize) -> ArrayInfo {
         let shape = match self.shape {
             Shape::Array { len } => RegionShape::Array { len },
@@ -217,9 +215,7 @@ impl Plan {
     }
 
     /// The bytes a fresh fixed arena with these alignments needs to
-    /// [carve](Arena::carve) this plan; with no alignment gap to fill, one
-    /// byte less does not do. Red zones are not counted
-    /// ([`ArenaOptions::host_for`](super::ArenaOptions::host_for) adds them).
+    /// [carve](Arena::carve) this plan, red zones not counted.
     ///
     /// ```
     /// use gpu_aligned::align::{ARRAY_ALIGN, PITCH_ALIGN};
@@ -245,8 +241,7 @@ impl Plan {
         self.bytes_with(min_align, pitch_align, false)
     }
 
-    /// [`bytes_needed`](Plan::bytes_needed), with each array's red zone if
-    /// `red_zones`.
+    /// [`bytes_needed`](Plan::bytes_needed), with red zones if `red_zones`.
     pub(crate) fn bytes_with(
         &self,
         min_align: usize,
@@ -280,11 +275,9 @@ impl Plan {
         if footprints.is_empty() {
             return Ok(0);
         }
-        // The allocator places them (filling alignment gaps with later
-        // arrays). An allocator of exactly where they end may place them
-        // otherwise (a search by size class can pass over its last free
-        // block), so the length is the first from there up that fits them;
-        // `room` always does.
+        // An allocator of exactly where they end may place them otherwise
+        // (a search by size class can pass its last free block), so the
+        // length is the first from there up that fits them.
         let Some(mut length) = place(&footprints, room, min_align)? else {
             return Err(AllocError::SizeOverflow);
         };
@@ -300,8 +293,7 @@ impl Plan {
     }
 }
 
-/// [`AllocError::AlignNotPowerOfTwo`] for the first of an arena's minimum
-/// and pitch alignments that is not a power of two.
+/// [`AllocError::AlignNotPowerOfTwo`] unless both alignments are powers of two.
 pub(super) fn check_alignments(min_align: usize, pitch_align: usize) -> Result<(), AllocError> {
     match [min_align, pitch_align]
         .into_iter()
@@ -312,8 +304,7 @@ pub(super) fn check_alignments(min_align: usize, pitch_align: usize) -> Result<(
     }
 }
 
-/// Where arrays of `footprints`, allocated in order from an allocator of
-/// `capacity` bytes, end; `None` if one does not fit.
+/// Where `footprints`, placed in order in `capacity` bytes, end, if they fit.
 fn place(
     footprints: &[Footprint],
     capacity: usize,
@@ -350,9 +341,8 @@ pub struct CarvedArray {
     pub padding: usize,
 }
 
-/// The arrays of a [`Plan`], reserved in an arena. Take each typed handle
-/// out with [`take`](Carving::take) / [`take_pitched`](Carving::take_pitched);
-/// dropping the carving gives back the arrays not taken.
+/// The arrays of a [`Plan`], reserved in an arena, to [`take`](Carving::take)
+/// out; dropping it gives back the arrays not taken.
 pub struct Carving<B: Backend = HostBuffer> {
     plan: u64,
     arrays: Vec<CarvedArray>,
@@ -386,14 +376,13 @@ impl<B: Backend> Carving<B> {
         &self.arrays
     }
 
-    /// Bytes reserved for all arrays together (row padding included).
+    /// Bytes reserved for all arrays (row padding included).
     pub fn total_bytes(&self) -> usize {
         self.arrays.iter().map(|array| array.bytes).sum()
     }
 
-    /// Bytes spent on alignment: after each array, the bytes up to the next
-    /// multiple of its alignment. They count as used in the allocator's
-    /// [`Stats`](crate::alloc::Stats) (`used - requested`).
+    /// Bytes spent on alignment after each array (counted as used in the
+    /// allocator's [`Stats`](crate::alloc::Stats)).
     pub fn alignment_bytes(&self) -> usize {
         self.alignment_bytes
     }
@@ -403,8 +392,7 @@ impl<B: Backend> Carving<B> {
         self.arrays.iter().map(|array| array.padding).sum()
     }
 
-    /// The place of entry `index` of plan `plan`, taken out once, its
-    /// element type unchecked (a structure of arrays' columns).
+    /// Entry `index`'s place, its type unchecked (a structure of arrays').
     pub(crate) fn take_place(&mut self, plan: u64, index: usize) -> ArenaResult<Place<B>, B> {
         let (place, _) = self
             .slot(plan, index)?
@@ -420,8 +408,7 @@ impl<B: Backend> Carving<B> {
         }
     }
 
-    /// Entry `index`, taken out once it holds a `T` of a shape `shaped`
-    /// accepts.
+    /// Entry `index`, if it holds a `T` of a shape `shaped` accepts.
     fn take_entry<T: GpuWords, S>(
         &mut self,
         plan: u64,
@@ -446,10 +433,8 @@ impl<B: Backend> Carving<B> {
     ///
     /// # Errors
     ///
-    /// [`ArenaError::ForeignKey`] for a key of another plan (a clone
-    /// included), [`ArenaError::AlreadyTaken`] the second time,
-    /// [`ArenaError::KeyMismatch`] if the entry holds another element type
-    /// or a pitched array.
+    /// [`ArenaError::ForeignKey`], [`ArenaError::AlreadyTaken`] the second
+    /// time, [`ArenaError::KeyMismatch`] for another type or shape.
     pub fn take<T: GpuWords>(&mut self, key: ArrayKey<T>) -> ArenaResult<ArenaSlice<T, B>, B> {
         let flat = |shape| match shape {
             Shape::Array { len } => Some(len),

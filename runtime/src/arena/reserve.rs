@@ -1,8 +1,6 @@
-//! The arena's face of the byte path: the one way an array's bytes are
-//! reserved ([`Arena::reserve`]) and the one way they come back
-//! ([`Arena::give_back`]), and the verbs built on them. Dropped arrays are
-//! taken back [`RETURN_BATCH`] at a time (one lock a batch), and all of
-//! them before the arena grows or reports out of memory.
+//! The one way an array's bytes are reserved ([`Arena::reserve`]) and come
+//! back ([`Arena::give_back`]), and the verbs on them. Dropped arrays come
+//! back [`RETURN_BATCH`] at a time, and all before the arena grows or fails.
 
 use core::mem::size_of;
 
@@ -16,7 +14,6 @@ use crate::backend::Backend;
 use crate::sanitizer::{ArrayInfo, RegionShape};
 use crate::GpuWords;
 
-/// What one array asks of [`Arena::reserve`].
 #[derive(Clone, Copy, Debug)]
 pub(super) struct Request {
     pub(super) bytes: usize,
@@ -26,7 +23,6 @@ pub(super) struct Request {
 }
 
 impl Request {
-    /// A flat array of `len` elements whose element type `describe` names.
     #[cfg(feature = "std")]
     pub(super) fn flat(
         bytes: usize,
@@ -43,8 +39,7 @@ impl Request {
 }
 
 impl<B: Backend> Arena<B> {
-    /// Reserves the bytes of one array, of any kind; an empty one gets an
-    /// empty place.
+    /// Reserves the bytes of one array of any kind.
     #[inline(always)]
     pub(super) fn reserve(&mut self, request: Request) -> ArenaResult<Place<B>, B> {
         self.reserve_place(request, true)
@@ -67,10 +62,8 @@ impl<B: Backend> Arena<B> {
         Ok(Place::new(allocation, request.bytes, self.returns.lend()))
     }
 
-    /// [`reserve`](Self::reserve)'s block: a batch of dropped arrays taken
-    /// back, then the stack, then [`reserve_refused`](Self::reserve_refused).
-    /// `array` is asked only while regions are watched. Always inline
-    /// (`docs/RESULTS.md`, "The hot path").
+    /// [`reserve`](Self::reserve)'s block; `array` is asked only while
+    /// regions are watched. Always inline (`docs/RESULTS.md`, "The hot path").
     #[inline(always)]
     fn reserve_block(
         &mut self,
@@ -109,8 +102,7 @@ impl<B: Backend> Arena<B> {
         }
     }
 
-    /// A kept block, after a waiting batch of dropped arrays is taken back:
-    /// an allocate-and-drop loop's whole allocation, inlined.
+    /// A kept block: an allocate-and-drop loop's whole allocation, inlined.
     #[inline(always)]
     fn take_kept(&mut self, bytes: usize, align: usize) -> Option<Allocation> {
         // An alignment past the base's is `reserve_block`'s error to report.
@@ -124,8 +116,7 @@ impl<B: Backend> Arena<B> {
         self.pool.take(Ask { bytes, align, grow })
     }
 
-    /// A kept block for a large array, before or after the dropped arrays
-    /// come back; `None`: the stack reserves it.
+    /// A kept block for a large array, before or after the returns.
     #[inline(never)]
     fn take_back_large(&mut self, ask: Ask) -> Option<Allocation> {
         if let Some(kept) = self.pool.take(ask) {
@@ -137,10 +128,9 @@ impl<B: Backend> Arena<B> {
         }
     }
 
-    /// [`reserve_block`](Self::reserve_block) once nothing fits, asking again
-    /// after each step: the layers give back what they hold (with the
-    /// dropped arrays), then a growing arena grows (if `grow`), and only
-    /// then are dropped graphs' last replays waited for.
+    /// [`reserve_block`](Self::reserve_block) once nothing fits: the layers
+    /// give back what they hold, then the arena grows, and only then are
+    /// dropped graphs' replays waited for.
     #[cold]
     #[inline(never)]
     fn reserve_refused(
@@ -179,10 +169,8 @@ impl<B: Backend> Arena<B> {
         }
     }
 
-    /// Gives back the bytes of a live array, freed by hand (one a captured
-    /// graph may use waits for the graph). On an error `tracking` is as it
-    /// was and the bytes are still the array's. Inline: each layer's check
-    /// and the allocator's free are a free by hand's whole path.
+    /// Gives back the bytes of an array freed by hand; on an error they are
+    /// still the array's. Inline: a free by hand's whole path.
     #[inline(always)]
     pub(super) fn give_back(
         &mut self,
@@ -193,9 +181,7 @@ impl<B: Backend> Arena<B> {
             .release(&mut self.backend, allocation, tracking, Fate::Free)
     }
 
-    /// Gives back the arrays dropped since the last call, whether or not
-    /// the count shows them yet; returns whether any came. Out of line: it
-    /// is called from inlined code.
+    /// Gives back the arrays dropped since the last call; whether any came.
     #[inline(never)]
     pub(super) fn take_returns(&mut self) -> bool {
         self.returns.take(&mut self.returned);
@@ -213,9 +199,7 @@ impl<B: Backend> Arena<B> {
         any
     }
 
-    /// Gives back the arrays of dropped graphs whose last replay finished
-    /// (waited for if `wait`), then [`rewatch`](Self::rewatch)es if none is
-    /// left.
+    /// Gives back the arrays of dropped graphs replayed for the last time.
     #[inline(never)]
     fn release_graphs(&mut self, wait: bool) {
         if self.pool.release_finished(&mut self.backend, wait) && self.pool.idle() {
@@ -223,7 +207,6 @@ impl<B: Backend> Arena<B> {
         }
     }
 
-    /// Gives back the dropped arrays the backend's work used. Out of line.
     #[inline(never)]
     fn return_used(&mut self) {
         if !self.returned.unregistered.is_empty() {
@@ -254,10 +237,8 @@ impl<B: Backend> Arena<B> {
         Ok(())
     }
 
-    /// Frees every array at once; every handle made before becomes stale
-    /// (and drops harmlessly). The arena's captured graphs stop launching,
-    /// then, on a device, it waits until no work that may use the buffer is
-    /// pending.
+    /// Frees every array at once; every older handle becomes stale. The
+    /// arena's graphs stop launching, then it waits for the device.
     ///
     /// # Errors
     ///
@@ -265,8 +246,7 @@ impl<B: Backend> Arena<B> {
     /// left as it was, but for its graphs, which launch no more.
     pub fn reset(&mut self) -> ArenaResult<(), B> {
         // Forbid new work, then wait, then free: a graph launched meanwhile
-        // would run over bytes handed out again. (A capture refuses the wait
-        // and the arena stays as it was.)
+        // would run over bytes handed out again.
         if !self.pool.capturing() {
             self.pool.stop_launches();
         }
@@ -281,12 +261,9 @@ impl<B: Backend> Arena<B> {
         Ok(())
     }
 
-    /// Allocates an array of `len` elements of `T`, starting at a multiple of
-    /// the larger of `align_of::<T>()` and the arena's
-    /// [minimum alignment](Arena::min_align). The bytes are whatever the
-    /// buffer held: [`alloc_zeros`](Arena::alloc_zeros) and
-    /// [`alloc_from`](Arena::alloc_from) set them. An array of no elements
-    /// takes no bytes and is not counted as [`live`](Arena::live).
+    /// Allocates `len` elements of `T` (whatever bytes the buffer held) at
+    /// a multiple of `align_of::<T>()` and [`min_align`](Arena::min_align);
+    /// an empty array takes no bytes.
     ///
     /// # Errors
     ///
@@ -315,8 +292,7 @@ impl<B: Backend> Arena<B> {
         Ok(ArenaSlice::new(place, len))
     }
 
-    /// Allocates an array of `len` elements of `T`, every byte zero (on a
-    /// device, zeroed on the arena's stream).
+    /// Allocates `len` zeroed elements of `T`.
     ///
     /// # Errors
     ///
@@ -328,8 +304,7 @@ impl<B: Backend> Arena<B> {
         Ok(array)
     }
 
-    /// Allocates an array holding a copy of `src` (on a device, copied on
-    /// the arena's stream), as cudarc's `clone_htod` does.
+    /// Allocates a copy of `src`, as cudarc's `clone_htod` does.
     ///
     /// # Errors
     ///
@@ -342,8 +317,8 @@ impl<B: Backend> Arena<B> {
         Ok(array)
     }
 
-    /// Gives an array (or every array a handle holds) back now, as dropping
-    /// it would, but says when the handle is not this arena's.
+    /// Gives a handle's arrays back now, as dropping it would, but says when
+    /// it is not this arena's.
     ///
     /// # Errors
     ///
@@ -369,8 +344,7 @@ impl<B: Backend> Arena<B> {
         self.free_each(handle)
     }
 
-    /// [`free`](Self::free) for a handle of several arrays: every array is
-    /// checked before any is given back.
+    /// [`free`](Self::free) for several arrays, all checked first.
     #[inline(never)]
     fn free_each<H: ArenaHandle<B>>(
         &mut self,

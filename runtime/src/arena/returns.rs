@@ -1,9 +1,8 @@
-//! Where dropped arrays wait for their arena: a list shared by the arena and
-//! its handles (so a handle lives apart from its arena, as a `CudaSlice`
-//! does, and only drops pay for it: a spin lock and a push). No `Arc` per
-//! handle: the arena counts the handles it lends and those that came back;
-//! once it is gone, the list stays until the last handle out frees it (a
-//! handle leaked with `mem::forget` keeps it allocated).
+//! Where dropped arrays wait for their arena: a list it shares with its
+//! handles, so a handle lives apart from its arena (as a `CudaSlice` does)
+//! and only a drop pays, a spin lock and a push. No `Arc` per handle: the
+//! arena counts handles out and in, and once it is gone the last handle out
+//! frees the list.
 
 use alloc_crate::boxed::Box;
 use alloc_crate::vec::Vec;
@@ -16,7 +15,6 @@ use crate::alloc::Allocation;
 use crate::backend::Backend;
 use crate::sanitizer::DropWatch;
 
-/// A dropped array: its block, and what the backend tracked for it.
 pub(super) type Returned<B> = (Allocation, <B as crate::backend::StreamOrder>::Tracking);
 
 /// Dropped arrays: the blocks alone of those the backend's work never used
@@ -39,19 +37,16 @@ impl<B: Backend> Default for Taken<B> {
 }
 
 impl<B: Backend> Taken<B> {
-    /// How many arrays, in both lists.
     #[inline]
     pub(super) fn len(&self) -> usize {
         self.unused.len() + self.used.len()
     }
 
-    /// Whether both lists are empty.
     #[inline]
     pub(super) fn is_empty(&self) -> bool {
         self.unused.is_empty() && self.used.is_empty()
     }
 
-    /// Every block in both lists.
     fn blocks(&self) -> impl Iterator<Item = &Allocation> {
         let used = self.used.iter().map(|(block, _)| block);
         self.unused.iter().chain(used)
@@ -76,12 +71,10 @@ struct Returns<B: Backend> {
     shared: SpinLock<Shared<B>>,
 }
 
-/// What the lock guards.
 struct Shared<B: Backend> {
     list: Taken<B>,
-    /// Set when the arena is gone: drops then count down `outstanding`.
+    /// Set when the arena is gone: drops count down `outstanding`.
     closed: bool,
-    /// Handles still out once the arena is gone.
     outstanding: usize,
     /// Set while a tool watches the arena's arrays: a drop then tells it.
     watch: Option<DropWatch>,
@@ -108,10 +101,9 @@ impl<B: Backend> Returns<B> {
 /// exact.
 pub(super) struct ReturnsRef<B: Backend>(NonNull<Returns<B>>);
 
-// SAFETY: the list is only reached through its lock, which gives one thread
-// at a time access to it, and what it holds moves between threads, hence
-// `Tracking: Send`; the list stays allocated while this reference is out
-// (see the module docs).
+// SAFETY: the list is reached only through its lock, and what it holds
+// moves between threads (`Tracking: Send`); it stays allocated while this
+// reference is out.
 unsafe impl<B: Backend> Send for ReturnsRef<B> where B::Tracking: Send {}
 // SAFETY: as above; `&ReturnsRef` gives no access at all.
 unsafe impl<B: Backend> Sync for ReturnsRef<B> where B::Tracking: Send {}
@@ -140,9 +132,8 @@ impl<B: Backend> ReturnsRef<B> {
     /// [`give_back`](Self::give_back) off the fast path, out of line.
     #[inline(never)]
     fn give_back_slowly(self, allocation: Allocation, tracking: &mut B::Tracking) {
-        // SAFETY: the list is freed only once the arena is gone and every
-        // handle lent has come back; this one has not yet (it is used up
-        // here, by value), so the list is alive.
+        // SAFETY: the list is freed only once every handle lent came back,
+        // and this one (used up here) has not.
         let returns = unsafe { self.0.as_ref() };
         let unused = B::never_used(tracking);
         let mut locked = returns.shared.lock();
@@ -151,9 +142,8 @@ impl<B: Backend> ReturnsRef<B> {
             let list = &mut shared.list;
             let watch = shared.watch.filter(|watch| watch.covers(&allocation));
             if let Some(watch) = watch {
-                // Under the lock: the block is not freed until the arena takes
-                // it, so no newer array there loses its region. On the used
-                // list, whose out-of-line path forgets the regions.
+                // Under the lock, so no newer array there loses its region;
+                // on the used list, whose path forgets the regions.
                 watch.dropped(allocation.offset());
                 list.unregistered.push(allocation.offset());
                 list.used.push((allocation, core::mem::take(tracking)));
@@ -181,9 +171,8 @@ impl<B: Backend> ReturnsRef<B> {
         drop(locked);
         drop(core::mem::take(tracking));
         if last {
-            // SAFETY: the arena is gone and no other handle is out, so
-            // nothing else can reach the list; it came from `Box::leak` in
-            // `ReturnsOwner::new`, and only the last handle frees it.
+            // SAFETY: the arena is gone and no other handle is out; the
+            // list came from `Box::leak` in `ReturnsOwner::new`.
             drop(unsafe { Box::from_raw(self.0.as_ptr()) });
         }
     }
@@ -193,14 +182,12 @@ impl<B: Backend> ReturnsRef<B> {
 /// and closes the list when dropped.
 pub(super) struct ReturnsOwner<B: Backend> {
     returns: NonNull<Returns<B>>,
-    /// Handles lent.
     lent: usize,
-    /// Handles that came back: taken off the list, or given back by hand.
+    /// Handles that came back (taken off the list, or freed by hand).
     ended: usize,
 }
 
-// SAFETY: the owner reaches the list through its lock, or through `&mut`
-// for its counts, which are its own.
+// SAFETY: the owner reaches the list through its lock.
 unsafe impl<B: Backend> Send for ReturnsOwner<B> where B::Tracking: Send {}
 // SAFETY: `&ReturnsOwner` reaches the list only through its lock.
 unsafe impl<B: Backend> Sync for ReturnsOwner<B> where B::Tracking: Send {}
@@ -226,12 +213,10 @@ impl<B: Backend> ReturnsOwner<B> {
     }
 
     fn get(&self) -> &Returns<B> {
-        // SAFETY: the owner keeps the list alive while it lives: it is freed
-        // only after the owner closed it (see `Drop`).
+        // SAFETY: the list is freed only after the owner closed it.
         unsafe { self.returns.as_ref() }
     }
 
-    /// A way back for a new handle.
     #[inline]
     pub(super) fn lend(&mut self) -> ReturnsRef<B> {
         self.lent += 1;
@@ -253,14 +238,12 @@ impl<B: Backend> ReturnsOwner<B> {
         self.get().queued.load(Ordering::Relaxed)
     }
 
-    /// How many bytes the queued arrays span.
     #[inline]
     pub(super) fn queued_bytes(&self) -> usize {
         self.get().queued_bytes.load(Ordering::Relaxed)
     }
 
-    /// Moves every queued array into `into` (empty), swapping allocations so
-    /// neither side allocates in the steady state.
+    /// Moves every queued array into `into` (empty), swapping allocations.
     pub(super) fn take(&mut self, into: &mut Taken<B>) {
         let returns = self.get();
         let mut locked = returns.shared.lock();

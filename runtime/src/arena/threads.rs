@@ -1,10 +1,8 @@
-//! [`ThreadArena`]: a cache per thread in front of one shared [`Arena`].
-//! A slot hands a kept block out again under its dropped array's stamp
-//! (renewing would take the shared lock): sound, as a block reaches a slot
-//! only through the drop of the one handle that named it, and slots lend
-//! flat arrays never freed by hand. Lock order: the shared arena, the list
-//! of slots, one slot, a list of returns; a thread never holds its slot
-//! while it waits for the shared arena or calls the backend.
+//! [`ThreadArena`]: a cache per thread in front of one shared [`Arena`]. A
+//! slot lends a kept block under its dropped array's stamp, sound as only
+//! that array's one handle could bring it back. Lock order: the shared
+//! arena, the slots, one slot, a list of returns; no slot is held across a
+//! wait for the shared arena or a backend call.
 
 use core::mem::{align_of, size_of};
 use core::ops::Deref;
@@ -27,18 +25,12 @@ use crate::backend::Backend;
 use crate::sanitizer::{ArrayInfo, RegionShape};
 use crate::GpuWords;
 
-/// An [`Arena`] many threads allocate from and drop into at once through
-/// `&self`. One lock around an arena makes two threads slower than one;
-/// here each thread's slot keeps blocks of the shared arena that its
-/// dropped arrays held, for its next array of their size, and the shared
-/// arena is locked only on a miss. Every array is still the shared
-/// allocator's, and its content verbs are the [`Arena`]'s, through
-/// [`lock`](ThreadArena::lock).
-///
-/// An array goes back to the slot that made it, whichever thread drops it;
-/// a slot keeps only blocks no stream used, and none while red zones are
-/// kept; a thread that exits gives its slot's blocks back; an array that
-/// does not fit takes back what every slot keeps first. No byte is lost.
+/// An [`Arena`] many threads allocate from and drop into at once: each
+/// thread's slot keeps the blocks its dropped arrays held for its next
+/// array of their size, so the shared arena (whose verbs
+/// [`lock`](ThreadArena::lock) lends) is locked only on a miss. Blocks a
+/// stream used, or watched for red zones, go back to the shared arena, and
+/// an array that does not fit takes back what every slot keeps first.
 ///
 /// ```
 /// use gpu_aligned::arena::{Arena, ThreadArena};
@@ -75,9 +67,8 @@ impl<B: Backend> core::fmt::Debug for ThreadArena<B> {
     }
 }
 
-/// The shared arena, locked, for its `&self` verbs ([`ThreadArena::lock`]).
-/// Its own counts take the blocks the threads keep for live arrays;
-/// [`ThreadArena::live`] does not.
+/// The shared arena, locked ([`ThreadArena::lock`]); its own counts take
+/// the threads' kept blocks for live arrays.
 pub struct ArenaLock<'a, B: Backend>(MutexGuard<'a, Arena<B>>);
 
 impl<B: Backend> Deref for ArenaLock<'_, B> {
@@ -95,13 +86,11 @@ impl<B: Backend> core::fmt::Debug for ArenaLock<'_, B> {
 }
 
 struct Shared<B: Backend> {
-    /// Tells this arena's slots apart in a thread's claims.
     id: u64,
     /// The arena's alignments, so a cache hit needs no lock.
     min_align: usize,
     base_align: u64,
     core: Mutex<Arena<B>>,
-    /// Every slot ever made, claimed or not.
     slots: Mutex<Vec<Arc<Slot<B>>>>,
 }
 
@@ -110,12 +99,10 @@ struct Shared<B: Backend> {
 struct Slot<B: Backend> {
     claimed: AtomicBool,
     shared: Weak<Shared<B>>,
-    /// Taken by another thread only to drain or count the slot.
     cache: SpinLock<Cache<B>>,
 }
 
 struct Cache<B: Backend> {
-    /// The list the arrays this slot lent come back to.
     returns: ReturnsOwner<B>,
     returned: Taken<B>,
     kept: Reuse,
@@ -126,7 +113,6 @@ struct Cache<B: Backend> {
 static NEXT_ID: AtomicU64 = AtomicU64::new(0);
 
 std::thread_local! {
-    /// The slots this thread claimed, one per arena it allocated from.
     static CLAIMS: RefCell<Vec<Claim>> = const { RefCell::new(Vec::new()) };
 }
 
@@ -139,9 +125,8 @@ struct Claim {
 /// A slot of any backend, as a thread-local holds it.
 trait Claimed: Any + Send + Sync {
     fn as_any(&self) -> &dyn Any;
-    /// The thread is gone: hand what the slot keeps to the shared arena.
+    /// The thread is gone: the slot's blocks go to the shared arena.
     fn release(&self);
-    /// Whether the slot's arena still lives.
     fn arena_lives(&self) -> bool;
 }
 
@@ -151,7 +136,6 @@ impl Drop for Claim {
     }
 }
 
-/// A backend whose arena threads share: what a slot needs of it.
 trait Shareable: Backend<Tracking: Send, Fence: Send> + Send + 'static {}
 
 impl<B: Backend<Tracking: Send, Fence: Send> + Send + 'static> Shareable for B {}
@@ -180,8 +164,7 @@ where
         }
     }
 
-    /// Allocates an array of `len` elements of `T`, as [`Arena::alloc`]
-    /// does, from this thread's cache when it can.
+    /// As [`Arena::alloc`], from this thread's cache when it can.
     ///
     /// # Errors
     ///
@@ -210,8 +193,7 @@ where
         Ok(ArenaSlice::new(place, len))
     }
 
-    /// Allocates an array of `len` zeroed elements of `T`, as
-    /// [`Arena::alloc_zeros`] does.
+    /// As [`Arena::alloc_zeros`].
     ///
     /// # Errors
     ///
@@ -222,8 +204,7 @@ where
         Ok(array)
     }
 
-    /// Allocates an array holding a copy of `src`, as [`Arena::alloc_from`]
-    /// does.
+    /// As [`Arena::alloc_from`].
     ///
     /// # Errors
     ///
@@ -267,14 +248,13 @@ where
         core.live().saturating_sub(cached)
     }
 
-    /// The shared allocator's counters, the threads' kept blocks counted as
-    /// allocated until [`flush`](ThreadArena::flush).
+    /// The shared allocator's counters (kept blocks count as allocated).
     pub fn stats(&self) -> Stats {
         lock(&self.shared.core).allocator().stats()
     }
 
-    /// Gives every block the threads keep or have queued back to the shared
-    /// arena and waits until it took them all; never needed for room.
+    /// Gives every block the threads keep back to the shared arena, and
+    /// waits until it took them all.
     ///
     /// # Errors
     ///
@@ -328,7 +308,7 @@ fn with_slot<B: Shareable, R>(
 }
 
 impl<B: Shareable> Shared<B> {
-    /// A slot no live thread uses (with whatever it kept), or a new one.
+    /// A slot no live thread uses, or a new one.
     fn claim(self: &Arc<Self>) -> Arc<Slot<B>> {
         let mut slots = lock(&self.slots);
         let free = slots.iter().find(|slot| {
@@ -353,8 +333,7 @@ impl<B: Shareable> Shared<B> {
         slot
     }
 
-    /// The shared arena's array: every slot's kept blocks come back before
-    /// it grows.
+    /// The shared arena's array, every slot drained before it grows.
     fn reserve(&self, core: &mut Arena<B>, request: Request) -> ArenaResult<Place<B>, B> {
         match core.reserve_without_growing(request) {
             Err(refused) if does_not_fit(&refused) => {
@@ -365,7 +344,6 @@ impl<B: Shareable> Shared<B> {
         }
     }
 
-    /// Gives every slot's kept blocks and queued arrays to the shared arena.
     fn drain_slots(&self, core: &mut Arena<B>) {
         for slot in lock(&self.slots).iter() {
             slot.drain(core);
@@ -374,8 +352,7 @@ impl<B: Shareable> Shared<B> {
 }
 
 impl<B: Shareable> Slot<B> {
-    /// Gives the slot's kept blocks and queued arrays to the shared arena,
-    /// not holding the slot meanwhile (see the lock order).
+    /// Gives the slot's blocks to the shared arena, not holding the slot.
     fn drain(&self, core: &mut Arena<B>) {
         let mut spill = {
             let mut cache = self.cache.lock();
@@ -388,7 +365,6 @@ impl<B: Shareable> Slot<B> {
         self.cache.lock().restore_spill(spill);
     }
 
-    /// A kept block when this slot has one, else the shared arena's.
     #[inline]
     fn reserve(
         &self,
@@ -398,7 +374,7 @@ impl<B: Shareable> Slot<B> {
         len: usize,
         describe: fn(RegionShape) -> ArrayInfo,
     ) -> ArenaResult<Place<B>, B> {
-        // An alignment past the buffer's is refused by the shared arena.
+        // The shared arena refuses an alignment past the buffer's.
         let cacheable = offset_of(align) <= shared.base_align;
         let mut cache = self.cache.lock();
         if cacheable {
@@ -482,7 +458,6 @@ impl<B: Shareable> Claimed for Slot<B> {
 }
 
 impl<B: Backend> Cache<B> {
-    /// A kept block of `bytes` at `align`, lent under this slot's list.
     #[inline]
     fn lend(&mut self, bytes: usize, align: usize) -> Option<Place<B>> {
         let allocation = self.kept.take(bytes, align)?;
@@ -505,7 +480,7 @@ impl<B: Backend> Cache<B> {
         self.returned = returned;
     }
 
-    /// Puts back a spill taken out to hand over, with what it kept.
+    /// Puts back a spill taken out to hand over.
     fn restore_spill(&mut self, mut spill: Vec<Returned<B>>) {
         spill.append(&mut self.spill);
         self.spill = spill;
