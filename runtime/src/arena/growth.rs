@@ -1,6 +1,5 @@
-//! How an arena grows when an array does not fit: never (the default), or
-//! by whole chunks mapped at the end of a range reserved up front, so no
-//! pointer handed out moves.
+//! How an arena grows: never (the default), or by chunks mapped at the end
+//! of a range reserved up front, so no pointer moves.
 
 use core::fmt;
 
@@ -50,8 +49,7 @@ impl GrowthPolicy {
         }
     }
 
-    /// Grow by whole [`DEFAULT_CHUNK`]s from one chunk up to `max` bytes
-    /// (rounded down to whole chunks), reserved up front.
+    /// Grow by whole [`DEFAULT_CHUNK`]s from one chunk up to `max` bytes.
     pub const fn up_to(max: usize) -> GrowthPolicy {
         GrowthPolicy {
             grows: true,
@@ -61,14 +59,12 @@ impl GrowthPolicy {
         }
     }
 
-    /// Grow in steps of `chunk` bytes, a multiple of the backend's
-    /// granularity (checked when the arena is made).
+    /// Grow in steps of `chunk` bytes, a multiple of the backend's granularity.
     pub const fn with_chunk(self, chunk: usize) -> GrowthPolicy {
         GrowthPolicy { chunk, ..self }
     }
 
-    /// Start with `initial` bytes (rounded up to whole chunks) rather than
-    /// one chunk; a [fixed](GrowthPolicy::fixed) arena's length.
+    /// Start with `initial` bytes (a fixed arena's length), not one chunk.
     pub const fn with_initial(self, initial: usize) -> GrowthPolicy {
         GrowthPolicy {
             initial: Some(initial),
@@ -110,8 +106,7 @@ impl GrowthPolicy {
             .with_initial(initial)
     }
 
-    /// The `(initial, max)` lengths over a backend of `granularity`: the
-    /// initial rounded up to whole chunks (one at least), the maximum down.
+    /// The `(initial, max)` lengths over a backend of `granularity`, in chunks.
     pub(crate) fn resolve(&self, granularity: usize) -> Result<(usize, usize), GrowthError> {
         if !self.grows {
             return Ok((self.initial(), self.initial()));
@@ -209,16 +204,13 @@ impl<B: Backend> Arena<B> {
         self.allocator().capacity()
     }
 
-    /// Gives back the end of a growing arena that no live array holds, in
-    /// whole chunks, never below the initial length, and returns the bytes
-    /// given back; where the backend can, the free chunks inside go back too
-    /// ([`committed`](Arena::committed)). A fixed arena gives nothing back.
+    /// Gives back the end of a growing arena no live array holds, in whole
+    /// chunks down to the initial length (and where the backend can, the
+    /// free chunks inside); the bytes given back.
     ///
     /// # Errors
     ///
-    /// [`ArenaError::Backend`] if waiting for the streams or giving the
-    /// memory back fails; the arena stays usable, with what the backend
-    /// still holds.
+    /// [`ArenaError::Backend`]; the arena stays usable.
     pub fn trim(&mut self) -> ArenaResult<usize, B> {
         if !self.growth().grows() {
             return Ok(0);
@@ -234,8 +226,7 @@ impl<B: Backend> Arena<B> {
     }
 
     /// Bytes of memory the arena holds: its [`capacity`](Arena::capacity)
-    /// less the free chunks a growing host arena gave back as they became
-    /// free.
+    /// less the free chunks it gave back.
     pub fn committed(&self) -> usize {
         let released = self.pool.offsets().released_bytes();
         self.capacity().saturating_sub(released)

@@ -1,6 +1,5 @@
-//! What every handle holds: a [`Place`] (its block, what the backend tracks
-//! for it, its way back to the arena), whose drop gives the bytes back for
-//! every kind of handle, and the sealed traits the verbs take.
+//! What every handle holds, a [`Place`] whose drop gives the bytes back,
+//! and the sealed traits the verbs take.
 
 use core::fmt;
 use core::marker::PhantomData;
@@ -33,8 +32,7 @@ impl<B: Backend> Place<B> {
         }
     }
 
-    /// The place of an array with no elements: no bytes, offset 0, nothing
-    /// to give back.
+    /// The place of an array with no elements: no bytes, nothing to give back.
     pub(super) fn empty() -> Self {
         Place {
             allocation: Allocation::NONE,
@@ -61,8 +59,7 @@ impl<B: Backend> Place<B> {
         self.returns.is_some()
     }
 
-    /// The bytes were given back by hand: the way back, for the arena to
-    /// count.
+    /// The way back, used up by a free by hand.
     pub(super) fn given_back(&mut self) -> Option<ReturnsRef<B>> {
         self.returns.take()
     }
@@ -97,12 +94,9 @@ impl<B: Backend> fmt::Debug for Place<B> {
     }
 }
 
-/// A typed array in an [`Arena`](super::Arena): `len` elements of `T`.
-/// Dropping it gives its bytes back, as dropping a `Vec` does. It does not
-/// borrow the arena and is checked against it on every use, so one of
-/// another arena, or one outlived by an [`Arena::reset`](super::Arena::reset),
-/// is an error. It holds what the backend tracks for this array alone, so
-/// work on different arrays is ordered independently.
+/// A typed array in an [`Arena`](super::Arena): `len` elements of `T`,
+/// given back when dropped. It does not borrow the arena, which checks it on
+/// every use, and work on it is ordered apart from other arrays'.
 ///
 /// ```
 /// use gpu_aligned::arena::Arena;
@@ -190,38 +184,32 @@ mod sealed {
     use super::{Backend, Place};
 
     /// Proof that the caller is this crate: through `dyn ArenaArray` code
-    /// outside could call the supertraits' methods, and swap the places of
-    /// two handles of different element types.
+    /// outside could reach the supertraits' methods and swap places.
     #[derive(Clone, Copy, Debug)]
     pub struct Sealed(());
 
     /// The one [`Sealed`] there is, for the crate's own calls.
     pub(crate) const SEALED: Sealed = Sealed(());
 
-    /// Visits the places of a handle.
     pub trait Places<B: Backend> {
         fn places(&mut self, _: Sealed, each: &mut dyn FnMut(&mut Place<B>));
 
-        /// The place of a one-array handle, for the short way through
-        /// [`Arena::free`](crate::arena::Arena::free).
+        /// The place of a one-array handle, for a faster free.
         fn only_place(&mut self, _: Sealed) -> Option<&mut Place<B>> {
             None
         }
     }
 
-    /// The place of a one-array handle.
     pub trait OnePlace<B: Backend> {
         fn place(&self, _: Sealed) -> &Place<B>;
         fn place_mut(&mut self, _: Sealed) -> &mut Place<B>;
     }
 
-    /// How a typed array's elements lie in its bytes.
     pub trait Shaped {
         fn shape(&self, _: Sealed) -> Shape;
     }
 
-    /// What a range of a typed array counts: elements of a flat array,
-    /// rows of a pitched one.
+    /// What a range counts: elements of a flat array, rows of a pitched one.
     #[derive(Clone, Copy, Debug)]
     pub enum Shape {
         Flat {
@@ -238,19 +226,15 @@ mod sealed {
 pub(super) use sealed::{OnePlace, Shape, Shaped};
 pub(crate) use sealed::{Places, Sealed, SEALED};
 
-/// A handle of arrays of an arena, which [`Arena::free`](super::Arena::free)
-/// gives back: an [`ArenaSlice`], a [`Pitched`](super::Pitched) array, a
-/// [`Carving`](super::Carving), a structure of arrays. Sealed.
+/// A handle of arrays that [`Arena::free`](super::Arena::free) takes. Sealed.
 pub trait ArenaHandle<B: Backend>: Places<B> {}
 
 /// A handle of one array, flat or pitched, whose place in the buffer
 /// [`Arena::offset`](super::Arena::offset) tells. Sealed.
 pub trait ArenaArray<B: Backend>: ArenaHandle<B> + OnePlace<B> {}
 
-/// An array of one element type, flat ([`ArenaSlice`]) or pitched
-/// ([`Pitched`](super::Pitched)), which the verbs that take a range
-/// accept: the range counts elements of a flat one, rows of a pitched one.
-/// Sealed.
+/// A flat or pitched array of one element type, which the verbs that take
+/// a range accept. Sealed.
 pub trait TypedArray<B: Backend>: ArenaArray<B> + Shaped {
     /// The element type.
     type Element: GpuWords;
@@ -262,8 +246,7 @@ impl<T, B: Backend> Shaped for ArenaSlice<T, B> {
     }
 }
 
-/// The handle traits of `$handle<T, B>`, a typed array whose place is
-/// `self.place`.
+/// The handle traits of `$handle<T, B>`, whose place is `self.place`.
 macro_rules! typed_array {
     ($handle:ident) => {
         impl<T, B: Backend> Places<B> for $handle<T, B> {

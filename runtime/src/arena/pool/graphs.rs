@@ -1,9 +1,7 @@
-//! The graph-hold layer, and `Arena::capture`: a graph replays over the
-//! bytes of arrays dropped long before, so every array given back during a
-//! capture, and one a live graph touched, is held until the graph is
-//! dropped and a fence recorded then on the arena's stream has passed. A
-//! graph outlived by its arena, or by a
-//! [`reset`](crate::arena::Arena::reset), cannot be launched.
+//! The graph-hold layer, and `Arena::capture`: a graph replays over arrays
+//! dropped long before, so an array given back during a capture, or one a
+//! live graph touched, is held until the graph is dropped and its last
+//! replay done. A graph outlived by its arena (or a reset) cannot launch.
 
 use alloc_crate::boxed::Box;
 use alloc_crate::sync::Arc;
@@ -22,8 +20,8 @@ const DROPPED: u8 = 1;
 const ORPHANED: u8 = 2;
 const LAUNCHING: u8 = 4;
 
-/// What a graph and its arena share. Launching and orphaning exclude each
-/// other, so no launch is queued once the arena starts freeing the buffer.
+/// What a graph and its arena share; launching and orphaning exclude each
+/// other.
 #[derive(Debug, Default)]
 pub(crate) struct GraphLife {
     state: AtomicU8,
@@ -54,7 +52,7 @@ impl GraphLife {
         self.state.fetch_and(!LAUNCHING, Ordering::Release);
     }
 
-    /// Forbids launches from now on, and waits for one being queued.
+    /// Forbids launches, waiting for one being queued.
     fn orphan(&self) {
         self.state.fetch_or(ORPHANED, Ordering::AcqRel);
         while self.state.load(Ordering::Acquire) & LAUNCHING != 0 {
@@ -63,23 +61,21 @@ impl GraphLife {
     }
 }
 
-/// The arrays of one graph not yet replayed for the last time.
 struct Held<B: StreamOrder> {
     life: Arc<GraphLife>,
     /// Offsets of the arrays the capture touched, sorted.
     touched: Vec<u64>,
     /// Arrays given back that the graph may still use.
     arrays: Vec<Returned<B>>,
-    /// Host bytes the graph's copies read, kept alive for its replays.
+    /// Host bytes the graph's copies read.
     #[allow(dead_code)]
     staged: Vec<Box<[u8]>>,
-    /// Recorded on the arena's stream once the graph was dropped.
     fence: Option<B::Fence>,
 }
 
 impl<B: StreamOrder> Held<B> {
     /// Whether the dropped graph's last replay has finished (waited for if
-    /// `wait`), its fence recorded first.
+    /// `wait`).
     fn replayed(&mut self, backend: &mut B, wait: bool) -> bool {
         if self.fence.is_none() {
             let Ok(fence) = backend.stream_fence() else {
@@ -95,20 +91,18 @@ impl<B: StreamOrder> Held<B> {
     }
 }
 
-/// The captures and graphs of one arena, over the layer below. See the
-/// [module docs](self).
+/// The graph-hold layer. See the [module docs](self).
 pub(in crate::arena) struct Graphs<B: StreamOrder, L> {
     capturing: bool,
     during: Vec<Returned<B>>,
     held: Vec<Held<B>>,
-    /// Arrays of finished graphs the backend failed to retire, for the next
-    /// call.
+    /// Arrays the backend failed to retire, for the next call.
     unretired: Vec<Returned<B>>,
     pub(super) lower: L,
 }
 
 impl<B: StreamOrder, L> Graphs<B, L> {
-    /// No capture under way and no graph alive: nothing is held.
+    /// Nothing is held: no capture, no graph.
     #[inline(always)]
     pub(in crate::arena) fn idle(&self) -> bool {
         !self.capturing && self.held.is_empty()
@@ -123,15 +117,13 @@ impl<B: StreamOrder, L> Graphs<B, L> {
         self.held.iter().any(|held| held.life.dropped())
     }
 
-    /// Every graph becomes unlaunchable (a launch under way finishes first).
     pub(in crate::arena) fn stop_launches(&self) {
         for held in &self.held {
             held.life.orphan();
         }
     }
 
-    /// Every graph becomes unlaunchable and its arrays are forgotten (a
-    /// reset).
+    /// A reset: no graph launches, and their arrays are forgotten.
     pub(in crate::arena) fn orphan_all(&mut self) {
         self.stop_launches();
         self.held.clear();
@@ -176,9 +168,8 @@ impl<B: StreamOrder, L: Pool<B>> Graphs<B, L> {
         self.lower.release(backend, block, tracking, fate)
     }
 
-    /// Gives back the arrays of dropped graphs whose last replay finished
-    /// (waited for if `wait`); nothing during a capture. Returns whether
-    /// any came.
+    /// Gives back the arrays of graphs replayed for the last time (waited for
+    /// if `wait`); whether any came.
     pub(in crate::arena) fn release_finished(&mut self, backend: &mut B, wait: bool) -> bool {
         if self.capturing || self.held.is_empty() {
             return false;
@@ -199,8 +190,7 @@ impl<B: StreamOrder, L: Pool<B>> Graphs<B, L> {
         any
     }
 
-    /// Gives back arrays held for a graph; one the backend failed to retire
-    /// waits for the next call.
+    /// Gives back arrays held for a graph.
     fn return_all(&mut self, backend: &mut B, arrays: Vec<Returned<B>>) {
         for (block, mut tracking) in arrays {
             let released = self.release(backend, block, &mut tracking, Fate::Keep);
@@ -287,8 +277,7 @@ mod device {
     use crate::backend::cuda::{CudaBackend, CudaError};
     use crate::backend::{Buffer as _, MoveBytes as _};
 
-    /// A CUDA graph captured from a device arena's work ([`Arena::capture`]),
-    /// which holds its arrays' bytes until it is dropped and replayed.
+    /// A CUDA graph captured from a device arena's work ([`Arena::capture`]).
     pub struct CapturedGraph {
         graph: Graph,
         life: Arc<GraphLife>,
@@ -314,7 +303,6 @@ mod device {
             self.while_arena_lives("cuGraphUpload", Graph::upload)
         }
 
-        /// Runs `call` on the graph unless its arena is gone.
         fn while_arena_lives(
             &self,
             op: &'static str,
@@ -344,16 +332,12 @@ mod device {
     }
 
     impl Arena<CudaBackend> {
-        /// Captures the device work `step` queues on the arena's stream into
-        /// a CUDA graph, returned with `step`'s value. Inside `step` the
-        /// arena allocates, uploads, zeroes, copies, lends views and takes
-        /// arrays back without ending the capture (it never grows, and holds
-        /// every array given back); what cannot be captured (a download, a
-        /// wait, growing, trimming, resetting) returns
-        /// [`CudaError::Capturing`] and the capture goes on. Uploaded host
-        /// bytes are copied and replayed from the copy. Launch the kernels
-        /// on the arena's stream; work on other streams is not in the graph
-        /// and must be ordered before each launch (`stream.join(&other)`).
+        /// Captures the work `step` queues on the arena's stream into a CUDA
+        /// graph, returned with `step`'s value. Inside `step` the arena works
+        /// without ending the capture (it never grows, and holds every array
+        /// given back); what cannot be captured (a download, a wait, growth)
+        /// returns [`CudaError::Capturing`]. Work on other streams is not in
+        /// the graph: order it before each launch (`stream.join(&other)`).
         ///
         /// ```no_run
         /// use gpu_aligned::arena::Arena;
@@ -389,14 +373,10 @@ mod device {
         ///
         /// # Errors
         ///
-        /// `step`'s error, or the driver's when the capture cannot begin
-        /// (the legacy default stream), was invalidated by a call outside
-        /// the arena, or its graph cannot be instantiated; then no graph is
-        /// made and the arrays held for it are given back.
-        /// [`CudaError::Capturing`] for a capture inside a capture, and for a
-        /// step that swaps the arena for another (`std::mem::swap`): the
-        /// capture then ends at once and no graph is made; the arena swapped
-        /// out holds the arrays dropped in it until it is dropped.
+        /// `step`'s error, or the driver's (the capture could not begin, was
+        /// invalidated, or cannot be instantiated); [`CudaError::Capturing`]
+        /// inside a capture, or when `step` swaps the arena out. No graph is
+        /// made then.
         pub fn capture<R>(
             &mut self,
             step: impl FnOnce(&mut Self) -> ArenaResult<R, CudaBackend>,

@@ -1,11 +1,8 @@
-//! The kept layer: blocks of dropped arrays kept, under a new stamp, for
-//! the next array of the same size, so an allocate-and-drop loop costs a
-//! push and a pop (as PyTorch's caching allocator's per-size lists). The
-//! cache is direct-mapped: [`CLASSES`] sizes by a hash, each a stack of at
-//! most [`DEPTH`] blocks; a full class frees, a size taking over a class
-//! evicts. A block used by a stream is freed, not kept. Large blocks
-//! ([`LARGE`]) are freed when a large array misses, so the holes they sit
-//! in merge before it is placed.
+//! The kept layer: dropped arrays' blocks kept under a new stamp for the
+//! next array of their size, so an allocate-and-drop loop costs a push and
+//! a pop. The cache is direct-mapped, [`CLASSES`] sizes of at most [`DEPTH`]
+//! blocks; [`LARGE`] blocks are freed when a large array misses, so their
+//! holes merge before it is placed.
 
 use alloc_crate::boxed::Box;
 
@@ -17,7 +14,6 @@ use crate::arena::{ArenaError, ArenaResult};
 use crate::backend::StreamOrder;
 use crate::sanitizer::ArrayInfo;
 
-/// The kept layer. See the [module docs](self).
 pub(in crate::arena) struct Kept<L> {
     reuse: Reuse,
     pub(super) lower: L,
@@ -35,8 +31,7 @@ impl<L> Kept<L> {
         self.reuse.drain(|_| {});
     }
 
-    /// Keeps a dropped array's block under a new stamp, or frees it (a stale
-    /// block is refused).
+    /// Keeps a dropped array's block, or frees it.
     #[inline(always)]
     fn keep<B: StreamOrder>(&mut self, backend: &mut B, block: Allocation)
     where
@@ -54,7 +49,6 @@ impl<L> Kept<L> {
         }
     }
 
-    /// Frees a block that is not kept (a full class, or no renewal).
     #[cold]
     #[inline(never)]
     fn unkept<B: StreamOrder>(&mut self, backend: &mut B, block: Allocation)
@@ -82,7 +76,6 @@ impl<L> Kept<L> {
         self.lower.release(backend, block, tracking, Fate::Free)
     }
 
-    /// Frees the large kept blocks before a large array is placed.
     #[cold]
     #[inline(never)]
     fn free_large<B: StreamOrder>(&mut self)
@@ -116,8 +109,8 @@ impl<B: StreamOrder, L: Pool<B>> Pool<B> for Kept<L> {
         self.lower.reserve(backend, ask, array)
     }
 
-    /// Keeps a dropped array's block; frees one freed by hand, one a stream
-    /// used, and every block while arrays are watched.
+    /// Keeps a dropped array's block unless a stream used it or arrays are
+    /// watched.
     #[inline(always)]
     fn release(
         &mut self,
@@ -161,8 +154,7 @@ impl<B: StreamOrder, L: Pool<B>> Pool<B> for Kept<L> {
     pass_down!();
 }
 
-/// Frees a kept block straight to the allocator (nothing is kept while
-/// arrays are watched).
+/// Frees a kept block (none is kept while arrays are watched).
 fn free_kept(offsets: &mut Offsets, block: Allocation) {
     let freed = offsets.allocator.free(block);
     debug_assert!(freed.is_ok(), "a kept block is live");
@@ -186,8 +178,7 @@ impl Default for Reuse {
     }
 }
 
-/// The kept blocks of one size, most recent last: a stack in place, so a
-/// push and a pop check one bound.
+/// The kept blocks of one size, most recent last.
 struct Class {
     bytes: usize,
     len: usize,
@@ -211,9 +202,8 @@ impl Class {
     }
 }
 
-/// The class a size is kept in: a Fibonacci hash of its odd part mixed with
-/// its trailing zeros, so any 16 consecutive powers of two fall in 16
-/// classes (a plain multiplicative hash puts them in one).
+/// A Fibonacci hash of the size's odd part mixed with its trailing zeros, so
+/// any 16 consecutive powers of two fall in 16 classes.
 #[inline(always)]
 fn class_of(bytes: usize) -> usize {
     const CLASS_BITS: u32 = CLASSES.trailing_zeros();
@@ -226,8 +216,8 @@ fn class_of(bytes: usize) -> usize {
 }
 
 impl Reuse {
-    /// Keeps `block` (under a stamp no handle holds), giving `free` the
-    /// blocks it evicts; hands `block` back when its class is full.
+    /// Keeps `block`, giving `free` the blocks it evicts; hands it back when
+    /// its class is full.
     #[inline(always)]
     pub(in crate::arena) fn keep(
         &mut self,
@@ -296,7 +286,6 @@ impl Reuse {
         self.count = 0;
     }
 
-    /// Gives every kept block of [`LARGE`] bytes or more to `each`.
     pub(in crate::arena) fn drain_large(&mut self, mut each: impl FnMut(Allocation)) {
         let mut classes = self.large_classes;
         while classes != 0 {
@@ -314,7 +303,6 @@ impl Reuse {
     }
 }
 
-/// Gives `class`'s blocks to `free` and makes it the class of `bytes`.
 #[cold]
 #[inline(never)]
 fn evict(class: &mut Class, bytes: usize, free: impl FnMut(Allocation)) {

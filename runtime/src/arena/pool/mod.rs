@@ -1,9 +1,7 @@
 //! The byte path as a stack of pools, as RMM's memory resources: each layer
-//! holds one piece of state and one policy, and reserves or releases a
-//! block itself or through the layer below ([`Pool`]); the `arena` module
-//! docs say why [`Stack`] is in this order. Each layer's fast check is
-//! inline and its slow path cold, so the generic stack inlines as one
-//! function (`docs/RESULTS.md`, "The hot path").
+//! holds one piece of state and one policy ([`Pool`]); the `arena` module
+//! docs say why [`Stack`] is in this order. Fast checks are inline and slow
+//! paths cold, so the stack inlines as one function.
 
 use crate::alloc::{AllocError, Allocation};
 use crate::backend::StreamOrder;
@@ -45,7 +43,7 @@ pub(super) use kept::Reuse;
 pub(super) use offsets::Offsets;
 pub(super) use watch::Watch;
 
-/// The arena's stack of pools, top to bottom. See the [module docs](self).
+/// The arena's stack of pools, top to bottom.
 pub(super) type Stack<B> = Graphs<B, Kept<Watch<Offsets>>>;
 
 #[derive(Clone, Copy, Debug)]
@@ -59,9 +57,8 @@ pub(super) struct Ask {
 /// What a released block may become once nothing uses it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(super) enum Fate {
-    /// Kept for the next array of its size (a dropped array's block).
+    /// Kept for the next array of its size.
     Keep,
-    /// Given to the allocator.
     Free,
 }
 
@@ -73,8 +70,7 @@ pub(super) trait Pool<B: StreamOrder> {
         None
     }
 
-    /// A block of `ask.bytes` at `ask.align`; `array` is asked only by a
-    /// layer that watches.
+    /// A block; `array` is asked only by a layer that watches.
     fn reserve(
         &mut self,
         backend: &mut B,
@@ -82,8 +78,7 @@ pub(super) trait Pool<B: StreamOrder> {
         array: impl Fn() -> ArrayInfo,
     ) -> ArenaResult<Allocation, B>;
 
-    /// Takes back an array's block, held here or passed down. On an error
-    /// `tracking` is as it was and the bytes are still the array's.
+    /// Takes back an array's block; on an error nothing changed.
     fn release(
         &mut self,
         backend: &mut B,
@@ -95,19 +90,16 @@ pub(super) trait Pool<B: StreamOrder> {
     /// [`release`](Self::release) for a batch of arrays no stream used.
     fn release_unused(&mut self, backend: &mut B, blocks: &[Allocation]);
 
-    /// Gives what this layer holds to the layers below, then reclaims
-    /// theirs; `wait` waits for dropped graphs' last replays. Returns
-    /// whether any block was given.
+    /// Gives what the layers hold to the allocator (`wait`: waiting for
+    /// graphs); whether any block was given.
     fn reclaim(&mut self, backend: &mut B, wait: bool) -> ArenaResult<bool, B>;
 
-    /// Gives `each` every block of a given-back array this layer and those
-    /// below hold, allocating nothing.
+    /// Gives `each` every block the layers hold, allocating nothing.
     fn held(&self, each: &mut dyn FnMut(&Allocation));
 
     /// Whether the layers below watch arrays for the tools.
     fn watching(&self) -> bool;
 
-    /// The bottom layer: the allocator and the memory it places in.
     fn offsets(&self) -> &Offsets;
 
     fn offsets_mut(&mut self) -> &mut Offsets;
@@ -122,7 +114,6 @@ pub(super) fn does_not_fit<E>(error: &ArenaError<E>) -> bool {
 }
 
 impl<B: crate::backend::Backend> Stack<B> {
-    /// The stack of a new arena, holding nothing.
     pub(super) fn stack(
         offsets: Offsets,
         regions: crate::sanitizer::Regions,
@@ -151,8 +142,7 @@ impl<B: crate::backend::Backend> Stack<B> {
         count
     }
 
-    /// Forgets every block the layers hold (a reset freed them); no graph
-    /// launches again.
+    /// A reset: forgets every block the layers hold.
     pub(super) fn forget(&mut self) {
         self.orphan_all();
         self.lower.forget();

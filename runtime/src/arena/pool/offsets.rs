@@ -1,12 +1,10 @@
-//! The bottom layer: the allocator's offsets, growth,
-//! [`trim`](crate::arena::Arena::trim), and the map of the chunks given
-//! back. A growing arena over a backend that can
-//! ([`Grow::release`](crate::backend::Grow::release): the host) gives back
-//! the whole chunks of every hole as it becomes free, since a long-lived
-//! array can cut a hole off from the arena's end (the pattern that grew
-//! PyTorch's expandable segments without bound: `tests/growth/hostile.rs`).
-//! For the same reason a large array ([`LARGE_CHUNKS`] chunks or more) goes
-//! at the top of its free block.
+//! The bottom layer: the allocator's offsets, growth, trim, and the chunks
+//! given back. A long-lived array can cut a hole off from a growing arena's
+//! end (what grew PyTorch's expandable segments without bound:
+//! `tests/growth/hostile.rs`), so where the backend can
+//! ([`Grow::release`](crate::backend::Grow::release)) a hole's whole chunks
+//! go back as it becomes free, and a large array goes at the top of its
+//! free block.
 
 use alloc_crate::vec::Vec;
 
@@ -25,7 +23,6 @@ pub(in crate::arena) struct Chunks {
     chunk: u64,
     /// Bit `i` set: chunk `i`'s memory was given back.
     released: Vec<u64>,
-    /// How many bits are set.
     count: usize,
 }
 
@@ -52,8 +49,7 @@ impl Chunks {
         self.is_on() && bytes as u64 >= self.chunk.saturating_mul(LARGE_CHUNKS)
     }
 
-    /// Marks the chunks of `range` released or not, a word of 64 chunks at
-    /// a time (`docs/RESULTS.md`, "The hot path").
+    /// Marks the chunks of `range` released or not, a word at a time.
     fn set_range(&mut self, range: core::ops::Range<u64>, released: bool) {
         if range.is_empty() {
             return;
@@ -91,8 +87,7 @@ impl Chunks {
         start.div_ceil(self.chunk)..end / self.chunk
     }
 
-    /// The first chunk of `within` whose bit is `released`, a word of 64
-    /// chunks at a time.
+    /// The first chunk of `within` whose bit is `released`.
     fn next(&self, within: core::ops::Range<u64>, released: bool) -> Option<u64> {
         let mut index = within.start;
         while index < within.end {
@@ -120,7 +115,7 @@ impl Chunks {
         self.set_range(start / self.chunk..end.div_ceil(self.chunk), false);
     }
 
-    /// The span is `len` bytes now (trimmed): chunks past it are gone.
+    /// Trimmed to `len` bytes: chunks past it are gone.
     fn truncate(&mut self, len: u64) {
         if !self.is_on() {
             return;
@@ -130,19 +125,16 @@ impl Chunks {
     }
 }
 
-/// The bottom layer.
 #[derive(Debug)]
 pub(in crate::arena) struct Offsets {
     pub(in crate::arena) allocator: Allocator,
-    /// Whether and how far the buffer grows when an array does not fit.
     pub(in crate::arena) growth: GrowthPolicy,
-    /// The arena's minimum alignment: the granule growth rounds blocks to.
+    /// The granule growth rounds blocks to.
     min_align: usize,
     chunks: Chunks,
 }
 
-/// What [`Offsets::trim`] left: the length the backend still holds and how
-/// its trim went, or `None` when there was nothing to give back.
+/// What [`Offsets::trim`] left: the length held and the backend's result.
 type Trimmed<E> = Option<(usize, Result<usize, E>)>;
 
 impl Offsets {
@@ -165,8 +157,7 @@ impl Offsets {
         bytes_of(self.chunks.count as u64 * self.chunks.chunk).unwrap_or(0)
     }
 
-    /// The allocator's block for `bytes` at `align`; the chunks it covers
-    /// hold memory again.
+    /// The allocator's block; the chunks it covers hold memory again.
     #[inline(always)]
     fn place(&mut self, bytes: usize, align: usize) -> Result<Allocation, AllocError> {
         if self.chunks.places_high(bytes) {
@@ -186,8 +177,7 @@ impl Offsets {
     }
 
     /// [`Pool::reserve`] once the allocator refused: grows the buffer, then
-    /// the allocator, so the block fits at the end; `refused` when it
-    /// cannot grow.
+    /// the allocator, so the block fits at the end.
     #[cold]
     #[inline(never)]
     fn grow_and_place<B: Grow>(
@@ -218,8 +208,7 @@ impl Offsets {
         Ok(self.place(bytes, align)?)
     }
 
-    /// [`Arena::trim`](crate::arena::Arena::trim)'s work: the free chunks
-    /// inside, then the end no block holds, never below the initial length.
+    /// [`Arena::trim`](crate::arena::Arena::trim)'s work.
     pub(in crate::arena) fn trim<B: Grow>(
         &mut self,
         backend: &mut B,
@@ -248,8 +237,7 @@ impl Offsets {
         Ok(Some((held, trimmed)))
     }
 
-    /// Gives back the whole chunks inside free space `start .. end` that
-    /// still hold memory, a run at a time.
+    /// Gives back the whole chunks inside free space `start .. end`.
     #[inline(never)]
     fn release_between<B: Grow>(&mut self, backend: &mut B, start: u64, end: u64) {
         let chunk = self.chunks.chunk;
