@@ -14,12 +14,10 @@ use crate::backend::{Buffer, Span};
 use crate::GpuField;
 
 impl Arena<CudaBackend> {
-    /// Elements `range` of the array (rows, for a pitched one, with their
-    /// padding) as a read-only device view for work on `stream`: a kernel
-    /// argument (`builder.arg(&view)`) or a source for cudarc's verbs.
-    /// `stream` waits now for the array's last write on another stream, and
-    /// the view records a read when it drops. Launch on `stream`: the
-    /// launch builder does not say which stream it uses.
+    /// Elements `range` of the array (rows with their padding, for a pitched
+    /// one) as a read-only device view for work on `stream`, which waits now
+    /// for the array's last write; the read is recorded when it drops.
+    /// Launch on `stream`: the launch builder does not say which it uses.
     ///
     /// ```no_run
     /// # use gpu_aligned::arena::Arena;
@@ -53,10 +51,8 @@ impl Arena<CudaBackend> {
     ///
     /// # Errors
     ///
-    /// [`ArenaError::OutOfRange`] for a range that is reversed or not
-    /// inside the array; [`ArenaError::Handle`] for a handle this arena does
-    /// not hold; the range check's errors for a handle whose type does not
-    /// match its bytes; [`CudaError::ForeignStream`](crate::backend::cuda::CudaError::ForeignStream)
+    /// The range check's errors;
+    /// [`CudaError::ForeignStream`](crate::backend::cuda::CudaError::ForeignStream)
     /// for a stream of another context, [`CudaError::Poisoned`](crate::backend::cuda::CudaError::Poisoned)
     /// after a sticky fault.
     pub fn view<'a, A: TypedArray<CudaBackend>>(
@@ -80,8 +76,7 @@ impl Arena<CudaBackend> {
     }
 
     /// As [`view`](Arena::view), writable: `stream` waits for the array's
-    /// last reads and write on other streams, and the view records a write
-    /// when it drops. It needs the array, not the arena, exclusively.
+    /// last uses, and the view records a write when it drops.
     ///
     /// ```no_run
     /// # use gpu_aligned::arena::Arena;
@@ -118,8 +113,7 @@ impl Arena<CudaBackend> {
         Ok(ViewMut::new(lent))
     }
 
-    /// The `len` elements at `span` (checked) of the array whose bytes are
-    /// `whole`, used on `stream` (the use recorded when the value drops).
+    /// The `len` elements at `span` of the array at `whole`, used on `stream`.
     fn lend<'a>(
         &'a self,
         tracking: &'a LastUses,
@@ -158,8 +152,7 @@ impl Arena<CudaBackend> {
         self.backend.base_address().checked_add(offset)
     }
 
-    /// A structure of arrays' column ([`column_address`](Arena::column_address)),
-    /// written by a kernel on `stream`: what `soa_view` lends.
+    /// A structure of arrays' column, written on `stream` (`soa_view`).
     pub(crate) fn lend_column<'a>(
         &'a self,
         column: &'a mut dyn ArenaArray<CudaBackend>,

@@ -23,8 +23,7 @@ use crate::backend::HostError;
 pub enum ArenaError<E = HostError> {
     /// The allocator refused the request.
     Alloc(AllocError),
-    /// The handle is not live in this arena (another arena's, freed, or from
-    /// before a reset).
+    /// The handle is not live in this arena.
     Handle(HandleError),
     /// The backend failed.
     Backend(E),
@@ -45,23 +44,18 @@ pub enum ArenaError<E = HostError> {
     },
     /// A base address plus an offset overflows `u64`.
     AddressOverflow,
-    /// A handle's elements do not fit in the bytes its allocation holds, or
-    /// the allocation lies outside the buffer.
+    /// A handle's elements do not fit its bytes, or those the buffer.
     OutsideBuffer,
-    /// The range `start .. end` is reversed or not inside an array of
-    /// `array_len` elements (rows, for a pitched array).
+    /// The range is reversed or not inside the array.
     OutOfRange {
-        /// First element (or row) of the range; `usize::MAX` when the
-        /// range starts after `usize::MAX`.
+        /// First element (or row), `usize::MAX` if past it.
         start: usize,
-        /// One past its last; `usize::MAX` when that overflows
-        /// (`..=usize::MAX`).
+        /// One past the last, `usize::MAX` if past it.
         end: usize,
         /// Elements (or rows) in the array.
         array_len: usize,
     },
-    /// A host slice whose length differs from the elements it is copied to
-    /// or from.
+    /// A host slice's length differs from the elements it is copied with.
     LengthMismatch {
         /// Elements on the arena's side.
         expected: usize,

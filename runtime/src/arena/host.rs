@@ -44,10 +44,8 @@ impl<B: HostAccess> Arena<B> {
     ///
     /// # Errors
     ///
-    /// [`ArenaError::Handle`](super::ArenaError::Handle) for a handle this arena does not hold; the
-    /// errors of the range check ([`ArenaError::OutsideBuffer`](super::ArenaError::OutsideBuffer),
-    /// [`ArenaError::Misaligned`](super::ArenaError::Misaligned)) for a handle whose type does not match
-    /// its bytes.
+    /// [`ArenaError::Handle`](super::ArenaError::Handle) for another
+    /// arena's handle; the range check's errors.
     pub fn get<'a, T: GpuWords>(&'a self, slice: &'a ArenaSlice<T, B>) -> ArenaResult<&'a [T], B> {
         let span = self.element_span(slice, 0, slice.len)?;
         let elements = self.host_elements::<T>(span);
@@ -58,8 +56,7 @@ impl<B: HostAccess> Arena<B> {
         Ok(unsafe { core::slice::from_raw_parts(elements, slice.len) })
     }
 
-    /// The array's elements, mutably: needs the array, not the arena,
-    /// exclusively.
+    /// The array's elements, mutably (the array borrowed alone).
     ///
     /// ```
     /// # let mut arena = gpu_aligned::arena::Arena::host(4096)?;
@@ -113,8 +110,7 @@ impl<B: HostAccess> Arena<B> {
         row: usize,
     ) -> ArenaResult<&'a [T], B> {
         let elements = self.row_elements(array, row)?;
-        // SAFETY: as in `get`: `rows_span` checked that the row's `width`
-        // elements lie inside the live array and the buffer, aligned for `T`.
+        // SAFETY: as in `get`, the row checked by `rows_span`.
         Ok(unsafe { core::slice::from_raw_parts(elements, array.width) })
     }
 

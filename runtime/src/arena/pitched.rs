@@ -1,7 +1,5 @@
 //! Pitched 2D arrays, laid out like `cudaMallocPitch`: every row starts on a
-//! multiple of the pitch alignment. The verbs take one as a flat array, a
-//! range counting rows ([`Arena::write`] moves packed rows, as
-//! `cudaMemcpy2D` would).
+//! multiple of the pitch alignment; a range of one counts rows.
 
 use core::fmt;
 use core::marker::PhantomData;
@@ -189,9 +187,8 @@ impl<B: Backend> Arena<B> {
     ///
     /// # Errors
     ///
-    /// [`AllocError::SizeOverflow`] when the byte size overflows, or the
-    /// allocator's other errors; [`ArenaError::MisalignedBase`] when the
-    /// buffer's address is not aligned to the pitch alignment.
+    /// As [`alloc`](Arena::alloc); [`ArenaError::MisalignedBase`] for a
+    /// buffer not aligned to the pitch alignment.
     pub fn alloc_pitched<T: GpuWords>(
         &mut self,
         width: usize,
@@ -216,8 +213,7 @@ impl<B: Backend> Arena<B> {
         Ok(Pitched::new(place, width, height, pitch))
     }
 
-    /// Rows `first .. first + count` (at least one) of the pitched array
-    /// at `place`, checked as [`part`](Arena::part) checks flat ranges.
+    /// Rows `first .. first + count` (at least one) at `place`, checked.
     pub(super) fn rows_span(
         &self,
         place: &Place<B>,

@@ -1,6 +1,5 @@
-//! The arena's face of [`crate::sanitizer`]: red zones, the map from
-//! addresses to arrays, labels, and telling the tool of drops. The regions
-//! are the watch layer's.
+//! The arena's face of [`crate::sanitizer`]; the regions are the watch
+//! layer's.
 
 use super::pool::Pool;
 use super::{Arena, ArenaArray, ArenaResult, SEALED};
@@ -10,11 +9,9 @@ use crate::backend::Backend;
 use crate::sanitizer::RegionMap;
 
 impl<B: Backend> Arena<B> {
-    /// Whether arrays allocated from now on get red zones: unregistered
-    /// bytes after each array, so compute-sanitizer reports an overrun
-    /// instead of missing it inside the neighbour. On by default for a
-    /// device arena under compute-sanitizer; `GPU_ALIGNED_RED_ZONES=1`/`0`
-    /// sets the default.
+    /// Whether arrays allocated from now on get red zones, so
+    /// compute-sanitizer reports an overrun (default: on under the tool, or
+    /// `GPU_ALIGNED_RED_ZONES=1`/`0`).
     pub fn set_red_zones(&mut self, on: bool) {
         self.pool.watch_mut().regions.set_red_zones(on);
         if self.pool.watching() {
@@ -28,9 +25,8 @@ impl<B: Backend> Arena<B> {
         self.pool.watch().regions.red_zones()
     }
 
-    /// The live arrays by address, with size, red zone, type, shape and
-    /// label, to read a compute-sanitizer report by; empty unless a tool is
-    /// attached or red zones are on.
+    /// The live arrays by address, to read a compute-sanitizer report by;
+    /// empty unless a tool is attached or red zones are on.
     pub fn regions(&self) -> RegionMap {
         let dropped = self.queued_offsets();
         self.pool
@@ -39,8 +35,7 @@ impl<B: Backend> Arena<B> {
             .map(self.backend.base_address(), &dropped)
     }
 
-    /// Labels an array, for [`regions`](Arena::regions) and the tools; does
-    /// nothing while no regions are kept, nor for an empty array.
+    /// Labels an array for [`regions`](Arena::regions) and the tools.
     ///
     /// # Errors
     ///
@@ -66,9 +61,8 @@ impl<B: Backend> Arena<B> {
         Ok(())
     }
 
-    /// Arms a handle's drop to tell the tool at once
-    /// ([`DropWatch`](crate::sanitizer::DropWatch)) while regions are kept
-    /// and no graph may replay a dropped array; disarms it otherwise.
+    /// Arms drops to tell the tool ([`DropWatch`](crate::sanitizer::DropWatch))
+    /// while regions are kept and no graph may replay a dropped array.
     pub(super) fn rewatch(&mut self) {
         if !self.pool.watch().regions.is_active() {
             return;
@@ -93,7 +87,6 @@ impl<B: Backend> Arena<B> {
         }
     }
 
-    /// Every region goes (a reset).
     pub(super) fn regions_cleared(&mut self) {
         if self.pool.watch().regions.is_active() {
             self.backend.enter_for_tools();
@@ -101,8 +94,7 @@ impl<B: Backend> Arena<B> {
         }
     }
 
-    /// The buffer was trimmed to `capacity`: heaps past what the backend can
-    /// still hold go.
+    /// The buffer was trimmed to `capacity`.
     pub(super) fn regions_trimmed(&mut self, capacity: usize) {
         self.backend.enter_for_tools();
         let base = self.backend.base_address();

@@ -1,6 +1,5 @@
-//! The watch layer: while regions are kept (a tool is attached or red zones
-//! are on), every placed block gets its red zone and is registered as its
-//! array, and every freed block stops being a region; off, one branch.
+//! The watch layer: while regions are kept, a placed block gets its red zone
+//! and its array's region, and a freed one loses it; off, one branch.
 
 use super::{Ask, Fate, Offsets, Pool};
 use crate::align::offset_of;
@@ -9,10 +8,9 @@ use crate::arena::ArenaResult;
 use crate::backend::{Grow, StreamOrder};
 use crate::sanitizer::{ArrayInfo, Regions};
 
-/// The watch layer. See the [module docs](self).
 pub(in crate::arena) struct Watch<L> {
     pub(in crate::arena) regions: Regions,
-    /// The arena's minimum alignment: the granule of a red zone.
+    /// The granule of a red zone.
     min_align: usize,
     pub(super) lower: L,
 }
