@@ -138,16 +138,7 @@ impl<B: Backend> Arena<B> {
     ) -> ArenaResult<Span, B> {
         let allocation = &place.allocation;
         self.check_place(place)?;
-        match start.checked_add(count) {
-            Some(end) if end <= len => {}
-            _ => {
-                return Err(ArenaError::OutOfRange {
-                    start,
-                    end: start.saturating_add(count),
-                    array_len: len,
-                })
-            }
-        }
+        bounds(&(start..start.saturating_add(count)), len)?;
         if place.is_empty() {
             // Only a forged length holds elements here.
             if len.checked_mul(size) != Some(0) {

@@ -132,8 +132,7 @@ impl<T, B: Backend> ArenaSlice<T, B> {
     ///
     /// ```
     /// # let mut arena = gpu_aligned::arena::Arena::host(4096)?;
-    /// let a = arena.alloc::<u8>(3)?;
-    /// assert_eq!(a.len(), 3);
+    /// assert_eq!(arena.alloc::<u8>(3)?.len(), 3);
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn len(&self) -> usize {
@@ -157,8 +156,7 @@ impl<T, B: Backend> ArenaSlice<T, B> {
     ///
     /// ```
     /// # let mut arena = gpu_aligned::arena::Arena::host(4096)?;
-    /// let a = arena.alloc::<u64>(3)?;
-    /// assert_eq!(a.size_bytes(), 24);
+    /// assert_eq!(arena.alloc::<u64>(3)?.size_bytes(), 24);
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn size_bytes(&self) -> usize {

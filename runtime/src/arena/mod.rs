@@ -1,17 +1,11 @@
 //! Typed, aligned arrays carved out of one buffer: the [`Arena`] puts the
 //! offsets-only [`Allocator`] over a [`Backend`] and hands out
-//! [`ArenaSlice<T, B>`] handles whose byte offset is a multiple of
-//! `max(align_of::<T>(), min_align)`. The minimum alignment defaults to
-//! [`ARRAY_ALIGN`](crate::align::ARRAY_ALIGN) (256 bytes; its docs say why).
-//!
-//! Dropping an array gives its bytes back, as dropping a `Vec` or a cudarc
-//! `CudaSlice` does; on a device they are reused only after its last use on
-//! any stream. A handle does not borrow its arena: its drop queues the
-//! block on a list the arena takes back when it allocates. A handle
-//! outlived by its arena, or made stale by a [`reset`](Arena::reset), drops
-//! harmlessly. Elements are [`GpuWords`](crate::GpuWords): GPU scalars and vectors, or
-//! structs aligned to 16 bytes; a struct read field by field is better
-//! stored as columns ([`alloc_soa`](Arena::alloc_soa)).
+//! [`ArenaSlice<T, B>`] handles whose offset is a multiple of
+//! `max(align_of::<T>(), min_align)` ([`ARRAY_ALIGN`](crate::align::ARRAY_ALIGN)
+//! by default). Dropping an array gives its bytes back, as dropping a `Vec`
+//! does (on a device, reused only after its last use on any stream); a
+//! handle does not borrow its arena, and one outlived by it drops
+//! harmlessly. The verbs mean the same on every backend.
 //!
 //! ```
 //! use gpu_aligned::arena::Arena;
@@ -30,21 +24,14 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 //!
-//! The verbs mean the same on every backend, so code over `B: Backend` runs
-//! on the host and on a device. Content verbs borrow the arena shared and
-//! each array as they need it; allocating, growth and [`reset`](Arena::reset)
-//! take it `&mut`, so no view outlives its bytes.
-//!
-//! The byte path is a stack of pools (`pool`), one policy each, as RMM's
-//! memory resources are. From the top: `graphs` (arrays a captured CUDA
-//! graph may replay over), `kept` (blocks of dropped arrays, for the next
-//! array of their size), `watch` (the sanitizer's red zones and regions),
-//! `offsets` (the allocator, growth, and chunks given back). Graph holds
-//! come first, so no layer below hands out a block a replay may use; kept
-//! blocks sit above the watch, so a kept block is no region and a reused
-//! one is registered anew; a red zone is part of the placed block. A block
-//! a stream used is retired by the backend (its stream waits for the uses
-//! on the device) and freed, not kept.
+//! The byte path is a stack of pools (`pool`), from the top: `graphs`
+//! (arrays a captured graph may replay over), `kept` (dropped arrays'
+//! blocks, for the next array of their size), `watch` (red zones and
+//! regions), `offsets` (the allocator and growth). Graph holds come first,
+//! so no layer below hands out a block a replay may use; kept blocks sit
+//! above the watch, so a kept block is no region; a red zone is part of its
+//! placed block. A block a stream used is retired (the arena's stream waits
+//! for its uses) and freed, not kept.
 
 mod access;
 mod error;
@@ -94,8 +81,7 @@ use returns::{ReturnsOwner, Taken};
 /// Typed arrays of one buffer: see the [module docs](self). Made by
 /// [`Arena::host`], `Arena::device` (feature `cuda`) or [`ArenaOptions`].
 pub struct Arena<B: Backend = HostBuffer> {
-    /// Dropped before the buffer, as is `pool` (whose drop stops every
-    /// graph's launches and unregisters the watched heaps).
+    /// Dropped before the buffer, as is `pool` (stopping graphs' launches).
     returns: ReturnsOwner<B>,
     pool: pool::Stack<B>,
     backend: B,
@@ -103,7 +89,6 @@ pub struct Arena<B: Backend = HostBuffer> {
     pitch_align: usize,
     /// The largest power of two dividing the buffer's address.
     base_align: u64,
-    /// Dropped arrays taken off the list, kept so taking them never allocates.
     returned: Taken<B>,
 }
 
@@ -157,8 +142,7 @@ impl<B: Backend> Arena<B> {
         &self.backend
     }
 
-    /// The buffer, giving up the arena (every handle into it becomes stale
-    /// and drops harmlessly).
+    /// The buffer, giving up the arena (its handles become stale).
     ///
     /// ```
     /// # let arena = gpu_aligned::arena::Arena::host(4096)?;
@@ -170,7 +154,7 @@ impl<B: Backend> Arena<B> {
         self.backend
     }
 
-    /// The bookkeeping, for statistics and invariant checks.
+    /// The allocator, for statistics and invariant checks.
     ///
     /// ```
     /// # let arena = gpu_aligned::arena::Arena::host(4096)?;
@@ -181,8 +165,7 @@ impl<B: Backend> Arena<B> {
         &self.pool.offsets().allocator
     }
 
-    /// How many arrays are live: neither dropped nor freed (empty arrays
-    /// hold no bytes and are not counted).
+    /// How many arrays (not empty ones) are neither dropped nor freed.
     ///
     /// ```
     /// # let mut arena = gpu_aligned::arena::Arena::host(4096)?;
@@ -197,8 +180,7 @@ impl<B: Backend> Arena<B> {
         count.saturating_sub(self.pending_frees())
     }
 
-    /// Where every live array is, `(offset, bytes)` in address order: the
-    /// report for when [`live`](Arena::live) is not 0 where it should be.
+    /// Every live array's `(offset, bytes)`, in address order.
     ///
     /// ```
     /// # let mut arena = gpu_aligned::arena::Arena::host(4096)?;
@@ -222,10 +204,9 @@ impl<B: Backend> Arena<B> {
         leaks
     }
 
-    /// Arrays given back whose bytes the allocator still counts: dropped
-    /// ones not taken back yet, blocks kept for the next array of their
-    /// size, and those a captured CUDA graph may still use. All come back
-    /// before an array would not fit; counting allocates nothing.
+    /// Arrays given back whose bytes the allocator still counts (not taken
+    /// back yet, kept for reuse, or held for a graph); counting allocates
+    /// nothing.
     ///
     /// ```
     /// # let mut arena = gpu_aligned::arena::Arena::host(256)?;
@@ -244,7 +225,6 @@ impl<B: Backend> Arena<B> {
         queued + self.pool.holds()
     }
 
-    /// Where the dropped arrays not taken back yet are (not a stale one's).
     pub(super) fn queued_offsets(&self) -> Vec<u64> {
         let allocator = self.allocator();
         self.returns
@@ -252,8 +232,7 @@ impl<B: Backend> Arena<B> {
     }
 
     /// The array's byte offset from the buffer's
-    /// [`base_address`](crate::backend::Buffer::base_address); 0 for an
-    /// empty array.
+    /// [`base_address`](crate::backend::Buffer::base_address).
     ///
     /// ```
     /// # let mut arena = gpu_aligned::arena::Arena::host(1 << 16)?;
@@ -274,8 +253,7 @@ impl<B: Backend> Arena<B> {
         Ok(place.allocation.offset())
     }
 
-    /// Checks that `place` is live in this arena; an empty array, which
-    /// holds no bytes, is every arena's.
+    /// Checks that `place` is live here (an empty one is every arena's).
     #[inline(always)]
     pub(super) fn check_place(&self, place: &Place<B>) -> Result<(), HandleError> {
         if place.is_empty() {

@@ -52,8 +52,7 @@ impl<T, B: Backend> Pitched<T, B> {
     ///
     /// ```
     /// # let mut arena = gpu_aligned::arena::Arena::host(1 << 16)?;
-    /// let image = arena.alloc_pitched::<u8>(7, 2)?;
-    /// assert_eq!(image.width(), 7);
+    /// assert_eq!(arena.alloc_pitched::<u8>(7, 2)?.width(), 7);
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn width(&self) -> usize {
@@ -64,8 +63,7 @@ impl<T, B: Backend> Pitched<T, B> {
     ///
     /// ```
     /// # let mut arena = gpu_aligned::arena::Arena::host(1 << 16)?;
-    /// let image = arena.alloc_pitched::<u8>(7, 2)?;
-    /// assert_eq!(image.height(), 2);
+    /// assert_eq!(arena.alloc_pitched::<u8>(7, 2)?.height(), 2);
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn height(&self) -> usize {
@@ -76,8 +74,7 @@ impl<T, B: Backend> Pitched<T, B> {
     ///
     /// ```
     /// # let mut arena = gpu_aligned::arena::Arena::host(1 << 16)?;
-    /// let image = arena.alloc_pitched::<u8>(513, 2)?;
-    /// assert_eq!(image.pitch(), 1024);
+    /// assert_eq!(arena.alloc_pitched::<u8>(513, 2)?.pitch(), 1024);
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn pitch(&self) -> usize {
@@ -88,8 +85,7 @@ impl<T, B: Backend> Pitched<T, B> {
     ///
     /// ```
     /// # let mut arena = gpu_aligned::arena::Arena::host(1 << 16)?;
-    /// let image = arena.alloc_pitched::<u16>(7, 2)?;
-    /// assert_eq!(image.row_bytes(), 14);
+    /// assert_eq!(arena.alloc_pitched::<u16>(7, 2)?.row_bytes(), 14);
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn row_bytes(&self) -> usize {
@@ -100,8 +96,7 @@ impl<T, B: Backend> Pitched<T, B> {
     ///
     /// ```
     /// # let mut arena = gpu_aligned::arena::Arena::host(1 << 16)?;
-    /// let image = arena.alloc_pitched::<u16>(7, 2)?;
-    /// assert_eq!(image.size_bytes(), 1024);
+    /// assert_eq!(arena.alloc_pitched::<u16>(7, 2)?.size_bytes(), 1024);
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn size_bytes(&self) -> usize {
@@ -112,8 +107,7 @@ impl<T, B: Backend> Pitched<T, B> {
     ///
     /// ```
     /// # let mut arena = gpu_aligned::arena::Arena::host(1 << 16)?;
-    /// let image = arena.alloc_pitched::<u8>(500, 2)?;
-    /// assert_eq!(image.padding_bytes(), 24);
+    /// assert_eq!(arena.alloc_pitched::<u8>(500, 2)?.padding_bytes(), 24);
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn padding_bytes(&self) -> usize {
@@ -180,8 +174,7 @@ impl<B: Backend> Arena<B> {
     ///
     /// ```
     /// # let mut arena = gpu_aligned::arena::Arena::host(1 << 16)?;
-    /// let image = arena.alloc_pitched::<f32>(640, 4)?;
-    /// assert_eq!(image.pitch(), 2560);
+    /// assert_eq!(arena.alloc_pitched::<f32>(640, 4)?.pitch(), 2560);
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     ///
