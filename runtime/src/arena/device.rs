@@ -63,15 +63,9 @@ impl Arena<CudaBackend> {
     ) -> ArenaResult<View<'a, A::Element>, CudaBackend> {
         let part = self.part(array, range)?;
         let place = array.place(SEALED);
+        let (tracking, whole) = (&*place.tracking, place.span());
         let len = view_len::<A::Element>(part);
-        let lent = self.lend(
-            &place.tracking,
-            place.span(),
-            part.span,
-            len,
-            stream,
-            Access::Read,
-        )?;
+        let lent = self.lend(tracking, whole, part.span, len, stream, Access::Read)?;
         Ok(View::new(lent, self.region_of(array)))
     }
 

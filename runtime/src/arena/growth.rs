@@ -65,11 +65,9 @@ impl GrowthPolicy {
     }
 
     /// Start with `initial` bytes (a fixed arena's length), not one chunk.
-    pub const fn with_initial(self, initial: usize) -> GrowthPolicy {
-        GrowthPolicy {
-            initial: Some(initial),
-            ..self
-        }
+    pub const fn with_initial(mut self, initial: usize) -> GrowthPolicy {
+        self.initial = Some(initial);
+        self
     }
 
     /// Whether the arena grows at all.

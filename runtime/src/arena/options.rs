@@ -55,27 +55,21 @@ impl ArenaOptions {
     }
 
     /// Every array starts on a multiple of `align` (a power of two) bytes.
-    pub const fn min_align(self, align: usize) -> Self {
-        ArenaOptions {
-            min_align: align,
-            ..self
-        }
+    pub const fn min_align(mut self, align: usize) -> Self {
+        self.min_align = align;
+        self
     }
 
     /// Every pitched row is a multiple of `align` (a power of two) bytes.
-    pub const fn pitch_align(self, align: usize) -> Self {
-        ArenaOptions {
-            pitch_align: align,
-            ..self
-        }
+    pub const fn pitch_align(mut self, align: usize) -> Self {
+        self.pitch_align = align;
+        self
     }
 
     /// The arena grows in place as `policy` says.
-    pub const fn growth(self, policy: GrowthPolicy) -> Self {
-        ArenaOptions {
-            growth: policy,
-            ..self
-        }
+    pub const fn growth(mut self, policy: GrowthPolicy) -> Self {
+        self.growth = policy;
+        self
     }
 
     /// An arena over `backend`, growing up to its

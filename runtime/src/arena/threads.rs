@@ -38,12 +38,8 @@ use crate::GpuWords;
 /// let arena = ThreadArena::new(Arena::host(1 << 20)?);
 /// let kept = std::thread::scope(|scope| {
 ///     for _ in 0..4 {
-///         scope.spawn(|| {
-///             for _ in 0..100 {
-///                 let scratch = arena.alloc::<f32>(256).unwrap();
-///                 drop(scratch); // the thread's next array of that size reuses it
-///             }
-///         });
+///         // Each thread's next array of a size reuses the one it dropped.
+///         scope.spawn(|| (0..100).for_each(|_| drop(arena.alloc::<f32>(256).unwrap())));
 ///     }
 ///     // An array made on one thread and dropped on another.
 ///     scope.spawn(|| arena.alloc_from(&[1u32, 2, 3]).unwrap()).join().unwrap()
@@ -431,11 +427,8 @@ impl<B: Shareable> Slot<B> {
         drop(core);
         let mut cache = self.cache.lock();
         cache.restore_spill(spill);
-        Ok(Place::new(
-            place.allocation,
-            place.bytes,
-            cache.returns.lend(),
-        ))
+        let way_back = cache.returns.lend();
+        Ok(Place::new(place.allocation, place.bytes, way_back))
     }
 }
 

@@ -390,10 +390,8 @@ mod device {
             self.backend.begin_capture().map_err(ArenaError::Backend)?;
             self.pool.capturing = true;
             self.rewatch(); // arrays dropped in the step stay the graph's regions
-            let (began, stream) = (
-                self.backend.base_address(),
-                Arc::clone(self.backend.stream()),
-            );
+            let began = self.backend.base_address();
+            let stream = Arc::clone(self.backend.stream());
             let stepped = step(self);
             if self.backend.base_address() != began {
                 // The step swapped the capturing arena out of reach: its
