@@ -8,7 +8,6 @@ use core::mem::{align_of, size_of};
 use crate::align::{offset_of, round_up};
 
 use super::handle::{ArenaArray, ArenaHandle, OnePlace, Place, Places, Sealed, Shape, Shaped};
-use super::reserve::Request;
 use super::{Arena, ArenaError, ArenaResult, TypedArray};
 use crate::alloc::AllocError;
 use crate::backend::{Backend, Rows, Span};
@@ -197,12 +196,7 @@ impl<B: Backend> Arena<B> {
             pitch,
         };
         let array = ArrayInfo::of::<T>(shape);
-        let (bytes, align) = (footprint.bytes, footprint.align);
-        let place = self.reserve(Request {
-            bytes,
-            align,
-            array,
-        })?;
+        let place = self.reserve((footprint.bytes, footprint.align), array, true)?;
         Ok(Pitched::new(place, width, height, pitch))
     }
 

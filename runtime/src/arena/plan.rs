@@ -484,12 +484,7 @@ impl<B: Backend> Arena<B> {
         };
         for (entry, footprint) in plan.entries.iter().zip(&layouts) {
             let (bytes, pitch, align) = (footprint.bytes, footprint.pitch, footprint.align);
-            let request = super::reserve::Request {
-                bytes,
-                align,
-                array: entry.info(pitch),
-            };
-            let place = match self.reserve(request) {
+            let place = match self.reserve((bytes, align), entry.info(pitch), true) {
                 Ok(place) => place,
                 Err(error) => {
                     // Whatever this cannot give back comes back later.

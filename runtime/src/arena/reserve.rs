@@ -14,52 +14,21 @@ use crate::backend::Backend;
 use crate::sanitizer::{ArrayInfo, RegionShape};
 use crate::GpuWords;
 
-#[derive(Clone, Copy, Debug)]
-pub(super) struct Request {
-    pub(super) bytes: usize,
-    pub(super) align: usize,
-    /// The array's name for the tools, and its red zone's size.
-    pub(super) array: ArrayInfo,
-}
-
-impl Request {
-    #[cfg(feature = "std")]
-    pub(super) fn flat(
-        bytes: usize,
-        align: usize,
-        len: usize,
-        describe: fn(RegionShape) -> ArrayInfo,
-    ) -> Request {
-        Request {
-            bytes,
-            align,
-            array: describe(RegionShape::Array { len }),
-        }
-    }
-}
-
 impl<B: Backend> Arena<B> {
-    /// Reserves the bytes of one array of any kind.
+    /// Reserves the bytes of one array of any kind, which `array` describes
+    /// for the tools (and its red zone); growing if `grow` and the arena can.
     #[inline(always)]
-    pub(super) fn reserve(&mut self, request: Request) -> ArenaResult<Place<B>, B> {
-        self.reserve_place(request, true)
-    }
-
-    /// [`reserve`](Self::reserve) without growing (`ThreadArena` drains its
-    /// slots first).
-    #[cfg(feature = "std")]
-    pub(super) fn reserve_without_growing(&mut self, request: Request) -> ArenaResult<Place<B>, B> {
-        self.reserve_place(request, false)
-    }
-
-    #[inline(always)]
-    fn reserve_place(&mut self, request: Request, grow: bool) -> ArenaResult<Place<B>, B> {
-        if request.bytes == 0 {
+    pub(super) fn reserve(
+        &mut self,
+        (bytes, align): (usize, usize),
+        array: ArrayInfo,
+        grow: bool,
+    ) -> ArenaResult<Place<B>, B> {
+        if bytes == 0 {
             return Ok(Place::empty());
         }
-        let array = || request.array;
-        let allocation = self.reserve_block(request.bytes, request.align, grow, array)?;
-        Ok(Place::new(allocation, request.bytes, self.returns.lend()))
+        let allocation = self.reserve_block(bytes, align, grow, || array)?;
+        Ok(Place::new(allocation, bytes, self.returns.lend()))
     }
 
     /// [`reserve`](Self::reserve)'s block; `array` is asked only while

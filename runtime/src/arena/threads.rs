@@ -14,7 +14,6 @@ use std::vec::Vec;
 
 use super::handle::Place;
 use super::pool::{does_not_fit, Pool, Reuse};
-use super::reserve::Request;
 use super::returns::{Returned, ReturnsOwner, Taken};
 use super::spin::{SpinGuard, SpinLock};
 use super::tuning::{LARGE, RETURN_BATCH, SPILL_BATCH};
@@ -181,10 +180,10 @@ where
         }) {
             Some(place) => place?,
             // This thread is exiting: the shared arena's own array.
-            None => shared.reserve(
-                &mut lock(&shared.core),
-                Request::flat(bytes, align, len, describe),
-            )?,
+            None => {
+                let array = describe(RegionShape::Array { len });
+                shared.reserve(&mut lock(&shared.core), (bytes, align), array)?
+            }
         };
         Ok(ArenaSlice::new(place, len))
     }
@@ -330,11 +329,16 @@ impl<B: Shareable> Shared<B> {
     }
 
     /// The shared arena's array, every slot drained before it grows.
-    fn reserve(&self, core: &mut Arena<B>, request: Request) -> ArenaResult<Place<B>, B> {
-        match core.reserve_without_growing(request) {
+    fn reserve(
+        &self,
+        core: &mut Arena<B>,
+        ask: (usize, usize),
+        array: ArrayInfo,
+    ) -> ArenaResult<Place<B>, B> {
+        match core.reserve(ask, array, false) {
             Err(refused) if does_not_fit(&refused) => {
                 self.drain_slots(core);
-                core.reserve(request)
+                core.reserve(ask, array, true)
             }
             other => other,
         }
@@ -392,7 +396,8 @@ impl<B: Shareable> Slot<B> {
                 return Ok(place);
             }
         }
-        self.reserve_missed(shared, cache, Request::flat(bytes, align, len, describe))
+        let array = describe(RegionShape::Array { len });
+        self.reserve_missed(shared, cache, (bytes, align), array)
     }
 
     /// [`reserve`](Self::reserve) on a miss, out of line.
@@ -401,10 +406,11 @@ impl<B: Shareable> Slot<B> {
         &self,
         shared: &Shared<B>,
         mut cache: SpinGuard<'_, Cache<B>>,
-        request: Request,
+        ask: (usize, usize),
+        array: ArrayInfo,
     ) -> ArenaResult<Place<B>, B> {
         // The large kept blocks go back first, as the kept layer's do.
-        if request.bytes >= LARGE {
+        if ask.0 >= LARGE {
             let Cache { kept, spill, .. } = &mut *cache;
             kept.drain_large(|block| spill.push((block, B::Tracking::default())));
         }
@@ -412,7 +418,7 @@ impl<B: Shareable> Slot<B> {
         drop(cache);
         let mut core = lock(&shared.core);
         give_back(&mut core, &mut spill);
-        let reserved = shared.reserve(&mut core, request);
+        let reserved = shared.reserve(&mut core, ask, array);
         let mut place = match reserved {
             // Watched arrays stay the shared arena's, and so do errors.
             Ok(place) if !core.pool.watching() => place,
