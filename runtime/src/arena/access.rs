@@ -46,8 +46,7 @@ pub(super) fn check_len<E>(expected: usize, found: usize) -> Result<(), ArenaErr
     }
 }
 
-/// What a range of a typed array reaches: `span` (with any row padding),
-/// its rows, and the elements a packed host slice holds for it.
+/// What a range reaches: `span` (row padding included), its rows, the elements it holds.
 #[derive(Clone, Copy, Debug)]
 pub(super) struct Part {
     pub(super) span: Span,
@@ -77,8 +76,7 @@ impl<B: Backend> Arena<B> {
         self.place_span(&slice.place, slice.len, element, start, count)
     }
 
-    /// `range` of `array`, checked: a live handle whose elements fit its
-    /// bytes, a range inside it and the buffer, every element aligned.
+    /// `range` of `array`, checked: live, inside its bytes and the buffer, every element aligned.
     pub(super) fn part<A: TypedArray<B>>(
         &self,
         array: &A,
@@ -226,8 +224,7 @@ impl<B: Backend> Arena<B> {
         self.write_part(array.place_mut(SEALED), part, bytemuck::cast_slice(src))
     }
 
-    /// Copies elements `range` of the array (rows, packed, for a pitched
-    /// one) into `dst`, and waits for the copy.
+    /// Copies elements `range` (rows, packed, for a pitched array) into `dst`, and waits.
     ///
     /// ```
     /// # let mut arena = gpu_aligned::arena::Arena::host(4096)?;
@@ -299,8 +296,7 @@ impl<B: Backend> Arena<B> {
         unsafe { self.backend.zero(&mut place.tracking, array, dst) }.map_err(ArenaError::Backend)
     }
 
-    /// Copies flat array `src` into `dst` of the same length, on the arena's
-    /// stream after the work on both (the host does not wait).
+    /// Copies flat array `src` into `dst` of the same length, on the arena's stream.
     ///
     /// ```
     /// # let mut arena = gpu_aligned::arena::Arena::host(4096)?;

@@ -1,5 +1,4 @@
-//! What only a device arena does (feature `cuda`): lend part of an array
-//! as a typed device view for work on one stream (the types are `view`'s).
+//! What only a device arena does (feature `cuda`): lend typed device views of its arrays.
 
 use core::ops::RangeBounds;
 use std::sync::Arc;
@@ -69,8 +68,7 @@ impl Arena<CudaBackend> {
         Ok(View::new(lent, self.region_of(array)))
     }
 
-    /// As [`view`](Arena::view), writable: `stream` waits for the array's
-    /// last uses, and the view records a write when it drops.
+    /// As [`view`](Arena::view), writable: the view records a write when it drops.
     ///
     /// ```no_run
     /// # use gpu_aligned::arena::Arena;

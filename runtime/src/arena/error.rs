@@ -1,5 +1,4 @@
-//! Why an arena operation was refused, and the refused free that hands its
-//! handle back.
+//! Why an arena operation was refused, and the refused free that hands its handle back.
 
 use core::fmt;
 
@@ -7,8 +6,7 @@ use super::GrowthError;
 use crate::alloc::{AllocError, FreeError, HandleError};
 use crate::backend::HostError;
 
-/// Why an [`Arena`](super::Arena) operation was refused. `E` is the
-/// backend's error.
+/// Why an [`Arena`](super::Arena) operation was refused; `E` is the backend's error.
 ///
 /// ```
 /// use gpu_aligned::alloc::AllocError;
@@ -34,8 +32,7 @@ pub enum ArenaError<E = HostError> {
         /// The alignment it lacks.
         align: usize,
     },
-    /// A typed view would start misaligned for its element (a handle whose
-    /// type does not match its bytes).
+    /// A typed view would start misaligned for its element (a handle of the wrong type).
     Misaligned {
         /// The address the view would start at.
         address: u64,

@@ -8,8 +8,7 @@ use super::{Arena, ArenaError, ArenaResult};
 use crate::align::round_up;
 use crate::backend::Backend;
 
-/// The default chunk: 2 MiB, CUDA virtual memory's granularity on current
-/// GPUs and a multiple of every common host page size.
+/// The default chunk: 2 MiB, CUDA virtual memory's granularity and a multiple of host pages.
 pub const DEFAULT_CHUNK: usize = 2 << 20;
 
 /// When and how far an arena may grow. The default never grows.
@@ -223,16 +222,14 @@ impl<B: Backend> Arena<B> {
         Ok(capacity - held)
     }
 
-    /// Bytes of memory the arena holds: its [`capacity`](Arena::capacity)
-    /// less the free chunks it gave back.
+    /// Bytes of memory the arena holds: its [`capacity`](Arena::capacity) less chunks given back.
     pub fn committed(&self) -> usize {
         let released = self.pool.offsets().released_bytes();
         self.capacity().saturating_sub(released)
     }
 }
 
-/// The policy's crate-private arithmetic at the edges (the rounding is
-/// `tests/growth/arena.rs`'s).
+/// The policy's arithmetic at the edges (`tests/growth/arena.rs` checks its rounding).
 #[cfg(test)]
 mod tests {
     use super::GrowthPolicy;

@@ -15,8 +15,7 @@ pub struct Place<B: Backend> {
     pub(super) allocation: Allocation,
     /// The array's own bytes (the allocation's less any red zone).
     pub(super) bytes: usize,
-    /// Dropped by hand (see `Drop`), so an inlined drop holds no backend's
-    /// drop code.
+    /// Dropped by hand (see `Drop`), so an inlined drop holds no backend's drop code.
     pub(super) tracking: ManuallyDrop<B::Tracking>,
     /// `None` once the bytes were given back by hand.
     returns: Option<ReturnsRef<B>>,
@@ -227,12 +226,10 @@ pub(crate) use sealed::{Places, Sealed, SEALED};
 /// A handle of arrays that [`Arena::free`](super::Arena::free) takes. Sealed.
 pub trait ArenaHandle<B: Backend>: Places<B> {}
 
-/// A handle of one array, flat or pitched, whose place in the buffer
-/// [`Arena::offset`](super::Arena::offset) tells. Sealed.
+/// A handle of one array, as [`Arena::offset`](super::Arena::offset) takes. Sealed.
 pub trait ArenaArray<B: Backend>: ArenaHandle<B> + OnePlace<B> {}
 
-/// A flat or pitched array of one element type, which the verbs that take
-/// a range accept. Sealed.
+/// A flat or pitched array of one element type, as the range verbs take. Sealed.
 pub trait TypedArray<B: Backend>: ArenaArray<B> + Shaped {
     /// The element type.
     type Element: GpuWords;

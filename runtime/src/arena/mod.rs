@@ -78,8 +78,7 @@ use crate::backend::{Backend, HostAccess, HostBuffer};
 use pool::Pool;
 use returns::{ReturnsOwner, Taken};
 
-/// Typed arrays of one buffer: see the [module docs](self). Made by
-/// [`Arena::host`], `Arena::device` (feature `cuda`) or [`ArenaOptions`].
+/// Typed arrays of one buffer (see the [module docs](self)), made by [`ArenaOptions`].
 pub struct Arena<B: Backend = HostBuffer> {
     /// Dropped before the buffer, as is `pool` (stopping graphs' launches).
     returns: ReturnsOwner<B>,
@@ -231,8 +230,7 @@ impl<B: Backend> Arena<B> {
             .held(|allocation| allocator.check_handle(allocation).is_ok())
     }
 
-    /// The array's byte offset from the buffer's
-    /// [`base_address`](crate::backend::Buffer::base_address).
+    /// The array's offset from the buffer's [`base_address`](crate::backend::Buffer::base_address).
     ///
     /// ```
     /// # let mut arena = gpu_aligned::arena::Arena::host(1 << 16)?;

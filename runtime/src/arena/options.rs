@@ -72,8 +72,7 @@ impl ArenaOptions {
         self
     }
 
-    /// An arena over `backend`, growing up to its
-    /// [`max_len`](crate::backend::Grow::max_len) if the options grow.
+    /// An arena over `backend`, growing to its [`max_len`](crate::backend::Grow::max_len) if asked.
     ///
     /// # Errors
     ///
@@ -141,8 +140,7 @@ impl ArenaOptions {
         self.build(buffer, self.growth.settled(initial, max))
     }
 
-    /// A fixed host arena of exactly the bytes `plan` needs
-    /// ([`Plan::bytes_needed`]), and its red zones if they will be on.
+    /// A fixed host arena of the bytes `plan` needs ([`Plan::bytes_needed`]), with red zones if on.
     ///
     /// # Errors
     ///
@@ -210,8 +208,7 @@ impl ArenaOptions {
         self.build(backend, policy.settled(initial, max))
     }
 
-    /// A fixed device arena of exactly the bytes `plan` needs, as
-    /// [`host_for`](ArenaOptions::host_for) (feature `cuda`).
+    /// As [`host_for`](ArenaOptions::host_for), on a device (feature `cuda`).
     ///
     /// # Errors
     ///
@@ -241,8 +238,7 @@ impl Arena<HostBuffer> {
 
 #[cfg(feature = "cuda")]
 impl Arena<CudaBackend> {
-    /// An arena over a fresh, zeroed device buffer of `bytes` bytes on
-    /// `stream`'s device, with the default [options](ArenaOptions).
+    /// [`ArenaOptions::device`] with the default options.
     ///
     /// ```no_run
     /// use gpu_aligned::arena::Arena;

@@ -14,8 +14,7 @@ use crate::backend::{Backend, Rows, Span};
 use crate::sanitizer::{ArrayInfo, RegionShape};
 use crate::GpuWords;
 
-/// A 2D array in an [`Arena`]: `height` rows of `width` elements of `T`,
-/// each row starting `pitch` bytes after the previous one.
+/// A 2D array in an [`Arena`]: `height` rows of `width` elements of `T`, `pitch` bytes apart.
 ///
 /// ```
 /// # let mut arena = gpu_aligned::arena::Arena::host(1 << 16)?;
@@ -168,8 +167,7 @@ pub(super) fn pitched_layout(
 }
 
 impl<B: Backend> Arena<B> {
-    /// Allocates `height` rows of `width` elements of `T`, each row padded to
-    /// a multiple of the arena's [pitch alignment](Arena::pitch_align).
+    /// Allocates `height` rows of `width` elements of `T`, each padded to the pitch alignment.
     ///
     /// ```
     /// # let mut arena = gpu_aligned::arena::Arena::host(1 << 16)?;

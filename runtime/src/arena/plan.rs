@@ -139,8 +139,7 @@ pub struct ArrayKey<T> {
     _element: PhantomData<fn() -> T>,
 }
 
-/// Names a pitched array of a [`Plan`]; redeem it with
-/// [`Carving::take_pitched`].
+/// Names a pitched array of a [`Plan`]; redeem it with [`Carving::take_pitched`].
 #[derive(Debug)]
 #[must_use = "a key is the only way to take its array out of a carving"]
 pub struct PitchedKey<T> {
@@ -214,8 +213,7 @@ impl Plan {
         self.entries.is_empty()
     }
 
-    /// The bytes a fresh fixed arena with these alignments needs to
-    /// [carve](Arena::carve) this plan, red zones not counted.
+    /// The bytes a fresh fixed arena needs to [carve](Arena::carve) this plan (no red zones).
     ///
     /// ```
     /// use gpu_aligned::align::{ARRAY_ALIGN, PITCH_ALIGN};
@@ -381,8 +379,7 @@ impl<B: Backend> Carving<B> {
         self.arrays.iter().map(|array| array.bytes).sum()
     }
 
-    /// Bytes spent on alignment after each array (counted as used in the
-    /// allocator's [`Stats`](crate::alloc::Stats)).
+    /// Bytes spent on alignment after each array (used, in [`Stats`](crate::alloc::Stats)).
     pub fn alignment_bytes(&self) -> usize {
         self.alignment_bytes
     }

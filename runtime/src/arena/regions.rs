@@ -1,5 +1,4 @@
-//! The arena's face of [`crate::sanitizer`]; the regions are the watch
-//! layer's.
+//! The arena's face of [`crate::sanitizer`]; the regions are the watch layer's.
 
 use super::pool::Pool;
 use super::{Arena, ArenaArray, ArenaResult, SEALED};

@@ -286,8 +286,7 @@ impl<B: Backend> Arena<B> {
         Ok(array)
     }
 
-    /// Gives a handle's arrays back now, as dropping it would, but says when
-    /// it is not this arena's.
+    /// Gives a handle's arrays back now, as dropping it would, or says why not.
     ///
     /// # Errors
     ///

@@ -248,8 +248,7 @@ where
         lock(&self.shared.core).allocator().stats()
     }
 
-    /// Gives every block the threads keep back to the shared arena, and
-    /// waits until it took them all.
+    /// Gives back every block the threads keep, and waits until the shared arena took them.
     ///
     /// # Errors
     ///
@@ -261,8 +260,7 @@ where
         core.drain_pending()
     }
 
-    /// Gives every block the threads keep back to the shared arena, then
-    /// [`Arena::trim`]s it: the bytes given back.
+    /// Gives back every block the threads keep, then [`Arena::trim`]s the shared arena.
     ///
     /// # Errors
     ///
@@ -486,8 +484,7 @@ impl<B: Backend> Cache<B> {
     }
 }
 
-/// Gives `spill`'s blocks back to the shared arena; one the backend failed
-/// to retire stays for the next occasion.
+/// Gives `spill` to the shared arena, keeping what the backend failed to retire.
 fn give_back<B: Backend>(core: &mut Arena<B>, spill: &mut Vec<Returned<B>>) {
     spill.retain_mut(|(allocation, tracking)| {
         matches!(

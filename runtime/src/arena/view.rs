@@ -175,8 +175,7 @@ unsafe impl<'a, 'b: 'a, 'c: 'b, T, R> PushKernelArg<&'b View<'c, T, R>> for Laun
     }
 }
 
-/// What keeps a [read-only](View::read_only) view's array read-only for
-/// the tools, until the last one drops.
+/// Keeps a [read-only](View::read_only) view's array read-only for the tools.
 #[derive(Debug)]
 pub struct ReadOnly<'a> {
     arena: &'a Arena<CudaBackend>,
@@ -213,8 +212,7 @@ mod sealed {
 
 use sealed::Marked;
 
-/// A typed, writable device view of part of an array for one stream
-/// ([`Arena::view_mut`]), recorded as a write when it drops.
+/// A typed, writable device view for one stream ([`Arena::view_mut`]), a write when dropped.
 #[derive(Debug)]
 pub struct ViewMut<'a, T> {
     lent: Lent<'a>,
@@ -229,8 +227,7 @@ impl<'a, T> ViewMut<'a, T> {
         }
     }
 
-    /// The viewed elements as a written kernel argument (a `gpu_array<T>`),
-    /// as [`View::checked`].
+    /// The viewed elements as a written kernel argument (`gpu_array<T>`), as [`View::checked`].
     ///
     /// ```no_run
     /// # use gpu_aligned::arena::Arena;

@@ -20,8 +20,7 @@ const DROPPED: u8 = 1;
 const ORPHANED: u8 = 2;
 const LAUNCHING: u8 = 4;
 
-/// What a graph and its arena share; launching and orphaning exclude each
-/// other.
+/// What a graph and its arena share; launching and orphaning exclude each other.
 #[derive(Debug, Default)]
 pub(crate) struct GraphLife {
     state: AtomicU8,
@@ -74,8 +73,7 @@ struct Held<B: StreamOrder> {
 }
 
 impl<B: StreamOrder> Held<B> {
-    /// Whether the dropped graph's last replay has finished (waited for if
-    /// `wait`).
+    /// Whether the dropped graph's last replay finished (waited for if `wait`).
     fn replayed(&mut self, backend: &mut B, wait: bool) -> bool {
         if self.fence.is_none() {
             let Ok(fence) = backend.stream_fence() else {

@@ -109,8 +109,7 @@ impl<B: StreamOrder, L: Pool<B>> Pool<B> for Kept<L> {
         self.lower.reserve(backend, ask, array)
     }
 
-    /// Keeps a dropped array's block unless a stream used it or arrays are
-    /// watched.
+    /// Keeps a dropped array's block unless a stream used it or arrays are watched.
     #[inline(always)]
     fn release(
         &mut self,
