@@ -194,8 +194,7 @@ impl<B: Backend> Arena<B> {
             .ok_or(ArenaError::AddressOverflow)
     }
 
-    /// Copies `src` into elements `range` of the array (rows, packed, for a
-    /// pitched one, the padding left alone).
+    /// Copies `src` into elements `range` of the array (rows, packed, for a pitched one).
     ///
     /// ```
     /// # let mut arena = gpu_aligned::arena::Arena::host(1 << 16)?;

@@ -1,5 +1,4 @@
-//! How an arena grows: never (the default), or by chunks mapped at the end
-//! of a range reserved up front, so no pointer moves.
+//! How an arena grows: by chunks mapped at the end of a reserved range, so no pointer moves.
 
 use core::fmt;
 

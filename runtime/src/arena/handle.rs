@@ -1,5 +1,4 @@
-//! What every handle holds, a [`Place`] whose drop gives the bytes back,
-//! and the sealed traits the verbs take.
+//! What every handle holds, a [`Place`] whose drop gives the bytes back; the sealed traits.
 
 use core::fmt;
 use core::marker::PhantomData;

@@ -1,5 +1,4 @@
-//! What only a host arena does: show its buffer, and lend its arrays as
-//! `&[T]` / `&mut [T]`, borrowing the arena shared.
+//! What only a host arena does: show its buffer, lend its arrays as `&[T]` / `&mut [T]`.
 
 use core::mem::{align_of, size_of};
 

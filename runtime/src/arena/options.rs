@@ -1,5 +1,4 @@
-//! Every way to make an arena: [`ArenaOptions`], whose defaults
-//! [`Arena::host`] and `Arena::device` use.
+//! Every way to make an arena: [`ArenaOptions`], whose defaults [`Arena::host`] uses.
 
 use super::growth::GrowthPolicy;
 use super::plan::check_alignments;

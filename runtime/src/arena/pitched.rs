@@ -1,5 +1,4 @@
-//! Pitched 2D arrays, laid out like `cudaMallocPitch`: every row starts on a
-//! multiple of the pitch alignment; a range of one counts rows.
+//! Pitched 2D arrays, laid out like `cudaMallocPitch`; a range of one counts rows.
 
 use core::fmt;
 use core::marker::PhantomData;

@@ -1,5 +1,4 @@
-//! Plan then carve: describe every array a computation needs, then reserve
-//! them all in one step that succeeds for every array or changes nothing.
+//! Plan then carve: describe the arrays a computation needs, then reserve all or none.
 
 use alloc_crate::vec::Vec;
 use core::any::{type_name, TypeId};
@@ -339,8 +338,7 @@ pub struct CarvedArray {
     pub padding: usize,
 }
 
-/// The arrays of a [`Plan`], reserved in an arena, to [`take`](Carving::take)
-/// out; dropping it gives back the arrays not taken.
+/// A [`Plan`]'s arrays, reserved, to [`take`](Carving::take) out; drops those not taken.
 pub struct Carving<B: Backend = HostBuffer> {
     plan: u64,
     arrays: Vec<CarvedArray>,

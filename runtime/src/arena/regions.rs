@@ -24,8 +24,7 @@ impl<B: Backend> Arena<B> {
         self.pool.watch().regions.red_zones()
     }
 
-    /// The live arrays by address, to read a compute-sanitizer report by;
-    /// empty unless a tool is attached or red zones are on.
+    /// The live arrays by address, to read a compute-sanitizer report by (while regions are kept).
     pub fn regions(&self) -> RegionMap {
         let dropped = self.queued_offsets();
         self.pool
@@ -60,8 +59,7 @@ impl<B: Backend> Arena<B> {
         Ok(())
     }
 
-    /// Arms drops to tell the tool ([`DropWatch`](crate::sanitizer::DropWatch))
-    /// while regions are kept and no graph may replay a dropped array.
+    /// Arms drops to tell the tool at once ([`DropWatch`](crate::sanitizer::DropWatch)).
     pub(super) fn rewatch(&mut self) {
         if !self.pool.watch().regions.is_active() {
             return;

@@ -15,8 +15,7 @@ use crate::sanitizer::{ArrayInfo, RegionShape};
 use crate::GpuWords;
 
 impl<B: Backend> Arena<B> {
-    /// Reserves the bytes of one array of any kind, which `array` describes
-    /// for the tools (and its red zone); growing if `grow` and the arena can.
+    /// Reserves one array's bytes (`array` names it for the tools), growing if `grow` and it can.
     #[inline(always)]
     pub(super) fn reserve(
         &mut self,
@@ -138,8 +137,7 @@ impl<B: Backend> Arena<B> {
         }
     }
 
-    /// Gives back the bytes of an array freed by hand; on an error they are
-    /// still the array's. Inline: a free by hand's whole path.
+    /// Gives back an array freed by hand (on an error, still the array's); inline, its whole path.
     #[inline(always)]
     pub(super) fn give_back(
         &mut self,

@@ -17,8 +17,7 @@ use crate::sanitizer::DropWatch;
 
 pub(super) type Returned<B> = (Allocation, <B as crate::backend::StreamOrder>::Tracking);
 
-/// Dropped arrays: the blocks alone of those the backend's work never used
-/// (as cheap as a host array's), and the others with their tracking.
+/// Dropped arrays: blocks no stream used alone (as cheap as a host array's), others tracked.
 pub(super) struct Taken<B: Backend> {
     pub(super) unused: Vec<Allocation>,
     pub(super) used: Vec<Returned<B>>,
@@ -60,8 +59,7 @@ impl<B: Backend> Taken<B> {
     }
 }
 
-/// The list of one arena (or `ThreadArena` slot), on cache lines of its own:
-/// its lock is taken on every drop.
+/// The list of one arena (or slot), on cache lines of its own: every drop takes its lock.
 #[repr(align(128))]
 struct Returns<B: Backend> {
     /// How many arrays are queued, read without the lock.
@@ -109,8 +107,7 @@ unsafe impl<B: Backend> Send for ReturnsRef<B> where B::Tracking: Send {}
 unsafe impl<B: Backend> Sync for ReturnsRef<B> where B::Tracking: Send {}
 
 impl<B: Backend> ReturnsRef<B> {
-    /// Gives a dropped array back: queued for the arena, or, once it is gone,
-    /// dropped here. Never blocks on the device, never panics.
+    /// Gives a dropped array back (queued, or dropped once the arena is gone); never blocks.
     #[inline(always)]
     pub(super) fn give_back(self, allocation: &Allocation, tracking: &mut B::Tracking) {
         if B::never_used(tracking) {
@@ -178,8 +175,7 @@ impl<B: Backend> ReturnsRef<B> {
     }
 }
 
-/// The arena's end of the list: lends ways back, counts them out and in,
-/// and closes the list when dropped.
+/// The arena's end of the list: counts ways back out and in, closes the list when dropped.
 pub(super) struct ReturnsOwner<B: Backend> {
     returns: NonNull<Returns<B>>,
     lent: usize,

@@ -62,8 +62,7 @@ impl<B: Backend> core::fmt::Debug for ThreadArena<B> {
     }
 }
 
-/// The shared arena, locked ([`ThreadArena::lock`]); its own counts take
-/// the threads' kept blocks for live arrays.
+/// The shared arena, locked ([`ThreadArena::lock`]).
 pub struct ArenaLock<'a, B: Backend>(MutexGuard<'a, Arena<B>>);
 
 impl<B: Backend> Deref for ArenaLock<'_, B> {
@@ -272,8 +271,7 @@ where
     }
 }
 
-/// Runs `each` on this thread's slot of `shared`, claimed if need be;
-/// `None` while the thread exits or the thread-local is in use.
+/// Runs `each` on this thread's slot of `shared`, claimed if need be (`None` at exit).
 fn with_slot<B: Shareable, R>(
     shared: &Arc<Shared<B>>,
     each: impl FnOnce(&Slot<B>) -> R,
@@ -461,8 +459,7 @@ impl<B: Backend> Cache<B> {
         Some(Place::new(allocation, bytes, self.returns.lend()))
     }
 
-    /// Takes the dropped arrays off the list: those no stream used are kept
-    /// (spilled when their class is full), the others spilled.
+    /// Takes the dropped arrays off the list: unused ones kept (or spilled), used ones spilled.
     fn take_returns(&mut self) {
         let mut returned = core::mem::take(&mut self.returned);
         self.returns.take(&mut returned);

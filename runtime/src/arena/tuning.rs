@@ -12,8 +12,7 @@ pub(super) const LARGE_TAKE_BACK: usize = 4;
 /// Sizes the reuse cache keeps at once, a power of two (chosen).
 pub(super) const CLASSES: usize = 16;
 
-/// Kept blocks this large are freed when a large array misses, as PyTorch's
-/// large pool (the traces).
+/// Kept blocks this large are freed when a large array misses (PyTorch's line; the traces).
 pub(super) const LARGE: usize = 1 << 20;
 
 /// Blocks kept per size, at least [`RETURN_BATCH`] (chosen).

@@ -166,8 +166,7 @@ impl<B: StreamOrder, L: Pool<B>> Graphs<B, L> {
         self.lower.release(backend, block, tracking, fate)
     }
 
-    /// Gives back the arrays of graphs replayed for the last time (waited for
-    /// if `wait`); whether any came.
+    /// Gives back the arrays of graphs replayed for the last time; whether any came.
     pub(in crate::arena) fn release_finished(&mut self, backend: &mut B, wait: bool) -> bool {
         if self.capturing || self.held.is_empty() {
             return false;

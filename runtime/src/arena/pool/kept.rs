@@ -201,8 +201,7 @@ impl Class {
     }
 }
 
-/// A Fibonacci hash of the size's odd part mixed with its trailing zeros, so
-/// any 16 consecutive powers of two fall in 16 classes.
+/// A Fibonacci hash of the odd part mixed with the trailing zeros: 16 powers of two, 16 classes.
 #[inline(always)]
 fn class_of(bytes: usize) -> usize {
     const CLASS_BITS: u32 = CLASSES.trailing_zeros();
@@ -215,8 +214,7 @@ fn class_of(bytes: usize) -> usize {
 }
 
 impl Reuse {
-    /// Keeps `block`, giving `free` the blocks it evicts; hands it back when
-    /// its class is full.
+    /// Keeps `block`, giving `free` what it evicts; hands it back when its class is full.
     #[inline(always)]
     pub(in crate::arena) fn keep(
         &mut self,

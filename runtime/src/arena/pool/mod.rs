@@ -90,8 +90,7 @@ pub(super) trait Pool<B: StreamOrder> {
     /// [`release`](Self::release) for a batch of arrays no stream used.
     fn release_unused(&mut self, backend: &mut B, blocks: &[Allocation]);
 
-    /// Gives what the layers hold to the allocator (`wait`: waiting for
-    /// graphs); whether any block was given.
+    /// Gives what the layers hold to the allocator (`wait`: for graphs); whether any went.
     fn reclaim(&mut self, backend: &mut B, wait: bool) -> ArenaResult<bool, B>;
 
     /// Gives `each` every block the layers hold, allocating nothing.

@@ -176,8 +176,7 @@ impl Offsets {
         Ok(allocation)
     }
 
-    /// [`Pool::reserve`] once the allocator refused: grows the buffer, then
-    /// the allocator, so the block fits at the end.
+    /// [`Pool::reserve`] once the allocator refused: grows the buffer so the block fits.
     #[cold]
     #[inline(never)]
     fn grow_and_place<B: Grow>(

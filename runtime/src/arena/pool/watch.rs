@@ -1,5 +1,4 @@
-//! The watch layer: while regions are kept, a placed block gets its red zone
-//! and its array's region, and a freed one loses it; off, one branch.
+//! The watch layer: while regions are kept, blocks get red zones and regions; off, one branch.
 
 use super::{Ask, Fate, Offsets, Pool};
 use crate::align::offset_of;
