@@ -39,6 +39,8 @@ pub mod rules;
 pub mod sanitizer;
 #[cfg(feature = "alloc")]
 pub mod soa;
+#[cfg(feature = "alloc")]
+mod spin;
 pub mod vector;
 
 pub use layout::{GpuAligned, GpuData, GpuField, GpuLayout, GpuType, GpuWords, Scalar, Violations};

@@ -45,7 +45,6 @@ mod pool;
 mod regions;
 mod reserve;
 mod returns;
-mod spin;
 #[cfg(feature = "std")]
 mod threads;
 mod tuning;

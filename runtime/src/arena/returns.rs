@@ -10,10 +10,10 @@ use core::ptr::NonNull;
 use core::sync::atomic::{AtomicUsize, Ordering};
 
 use super::handle::Place;
-use super::spin::SpinLock;
 use crate::alloc::Allocation;
 use crate::backend::Backend;
 use crate::sanitizer::DropWatch;
+use crate::spin::SpinLock;
 
 pub(super) type Returned<B> = (Allocation, <B as crate::backend::StreamOrder>::Tracking);
 

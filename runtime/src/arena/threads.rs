@@ -15,13 +15,13 @@ use std::vec::Vec;
 use super::handle::Place;
 use super::pool::{does_not_fit, Pool, Reuse};
 use super::returns::{Returned, ReturnsOwner, Taken};
-use super::spin::{SpinGuard, SpinLock};
 use super::tuning::{LARGE, RETURN_BATCH, SPILL_BATCH};
 use super::{Arena, ArenaError, ArenaResult, ArenaSlice};
 use crate::align::offset_of;
 use crate::alloc::{AllocError, Stats};
 use crate::backend::Backend;
 use crate::sanitizer::{ArrayInfo, RegionShape};
+use crate::spin::{SpinGuard, SpinLock};
 use crate::GpuWords;
 
 /// An [`Arena`] many threads allocate from and drop into at once: each

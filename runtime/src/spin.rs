@@ -1,13 +1,13 @@
-//! The lock of the returns lists and `ThreadArena` slots: a spin lock, as
-//! the arena builds without `std`, each is held for a few pushes or a swap,
-//! and its release is a plain store.
+//! A spin lock, for the arena's lists of returns and `ThreadArena` slots: it
+//! builds without `std`, each is held for a few pushes or a swap, and its
+//! release is a plain store.
 
 use core::cell::UnsafeCell;
 use core::ops::{Deref, DerefMut};
 use core::sync::atomic::{AtomicBool, Ordering};
 
 /// A value behind a spin lock.
-pub(super) struct SpinLock<T> {
+pub(crate) struct SpinLock<T> {
     locked: AtomicBool,
     value: UnsafeCell<T>,
 }
@@ -17,10 +17,10 @@ pub(super) struct SpinLock<T> {
 unsafe impl<T: Send> Sync for SpinLock<T> {}
 
 /// Exclusive access to the value while it lives.
-pub(super) struct SpinGuard<'a, T>(&'a SpinLock<T>);
+pub(crate) struct SpinGuard<'a, T>(&'a SpinLock<T>);
 
 impl<T> SpinLock<T> {
-    pub(super) const fn new(value: T) -> Self {
+    pub(crate) const fn new(value: T) -> Self {
         SpinLock {
             locked: AtomicBool::new(false),
             value: UnsafeCell::new(value),
@@ -28,7 +28,7 @@ impl<T> SpinLock<T> {
     }
 
     #[inline]
-    pub(super) fn lock(&self) -> SpinGuard<'_, T> {
+    pub(crate) fn lock(&self) -> SpinGuard<'_, T> {
         while self
             .locked
             .compare_exchange_weak(false, true, Ordering::Acquire, Ordering::Relaxed)
