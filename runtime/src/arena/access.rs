@@ -1,6 +1,5 @@
-//! The verbs that move an array's bytes, on the backend's stream, and the
-//! one check of a range (elements, or rows of a pitched array) they share:
-//! [`Arena::part`].
+//! The verbs that move an array's bytes on the backend's stream, and the one check of a range
+//! they share, [`Arena::part`].
 
 use alloc_crate::vec::Vec;
 use bytemuck::Zeroable;

@@ -200,9 +200,8 @@ impl<B: Backend> Arena<B> {
         self.allocator().capacity()
     }
 
-    /// Gives back the end of a growing arena no live array holds, in whole
-    /// chunks down to the initial length (and where the backend can, the
-    /// free chunks inside); the bytes given back.
+    /// Gives back the end of a growing arena that no live array holds (and where the backend can,
+    /// the free chunks inside): the bytes given back.
     ///
     /// # Errors
     ///

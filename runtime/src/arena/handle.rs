@@ -92,9 +92,8 @@ impl<B: Backend> fmt::Debug for Place<B> {
     }
 }
 
-/// A typed array in an [`Arena`](super::Arena): `len` elements of `T`,
-/// given back when dropped. It does not borrow the arena, which checks it on
-/// every use, and work on it is ordered apart from other arrays'.
+/// A typed array in an [`Arena`](super::Arena): `len` elements of `T`, given back when
+/// dropped; it does not borrow the arena, which checks it on every use.
 ///
 /// ```
 /// use gpu_aligned::arena::Arena;

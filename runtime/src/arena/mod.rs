@@ -202,9 +202,7 @@ impl<B: Backend> Arena<B> {
         leaks
     }
 
-    /// Arrays given back whose bytes the allocator still counts (not taken
-    /// back yet, kept for reuse, or held for a graph); counting allocates
-    /// nothing.
+    /// Arrays given back that the allocator still counts (queued, kept, or held for a graph).
     ///
     /// ```
     /// # let mut arena = gpu_aligned::arena::Arena::host(256)?;

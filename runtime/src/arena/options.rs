@@ -15,9 +15,8 @@ use {
     cudarc::driver::CudaStream,
 };
 
-/// How to make an [`Arena`]: the alignment of array starts
-/// ([`ARRAY_ALIGN`]) and of pitched rows ([`PITCH_ALIGN`]), whether it
-/// grows (fixed by default), then where its bytes live.
+/// How to make an [`Arena`]: the alignments ([`ARRAY_ALIGN`], [`PITCH_ALIGN`]), whether it
+/// grows (not by default), then where its bytes live.
 ///
 /// ```
 /// use gpu_aligned::arena::{ArenaOptions, GrowthPolicy};
@@ -117,9 +116,7 @@ impl ArenaOptions {
         Ok(arena)
     }
 
-    /// An arena over a fresh, zeroed host buffer of `bytes` bytes; a growing
-    /// one reserves the policy's maximum as address space and commits it a
-    /// chunk at a time.
+    /// An arena over a fresh, zeroed host buffer of `bytes` bytes, in a reserved range if it grows.
     ///
     /// # Errors
     ///
@@ -155,11 +152,8 @@ impl ArenaOptions {
         Ok(bytes.max(1))
     }
 
-    /// An arena over a fresh, zeroed device buffer of `bytes` bytes on
-    /// `stream`'s device (feature `cuda`); copies run on `stream`. A growing
-    /// one reserves device addresses and maps zeroed chunks onto the end,
-    /// so no pointer moves; without virtual memory management it is fixed
-    /// ([`growth()`](Arena::growth) says so).
+    /// An arena over a fresh, zeroed device buffer of `bytes` bytes on `stream`'s device (feature
+    /// `cuda`); a growing one maps chunks onto reserved addresses, or is fixed where it cannot.
     ///
     /// ```no_run
     /// use gpu_aligned::arena::{ArenaOptions, GrowthPolicy};

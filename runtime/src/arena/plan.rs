@@ -272,9 +272,8 @@ impl Plan {
         if footprints.is_empty() {
             return Ok(0);
         }
-        // An allocator of exactly where they end may place them otherwise
-        // (a search by size class can pass its last free block), so the
-        // length is the first from there up that fits them.
+        // An allocator of exactly where they end may place them otherwise (a search by size class
+        // can pass its last block), so the length is the first from there up that fits them.
         let Some(mut length) = place(&footprints, room, min_align)? else {
             return Err(AllocError::SizeOverflow);
         };

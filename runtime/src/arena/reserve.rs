@@ -1,6 +1,5 @@
-//! The one way an array's bytes are reserved ([`Arena::reserve`]) and come
-//! back ([`Arena::give_back`]), and the verbs on them. Dropped arrays come
-//! back [`RETURN_BATCH`] at a time, and all before the arena grows or fails.
+//! The one way an array's bytes are reserved ([`Arena::reserve`]) and come back
+//! ([`Arena::give_back`]); dropped arrays come back [`RETURN_BATCH`] at a time.
 
 use core::mem::size_of;
 
@@ -96,9 +95,8 @@ impl<B: Backend> Arena<B> {
         }
     }
 
-    /// [`reserve_block`](Self::reserve_block) once nothing fits: the layers
-    /// give back what they hold, then the arena grows, and only then are
-    /// dropped graphs' replays waited for.
+    /// Once nothing fits: the layers give back what they hold, the arena grows, then graphs are
+    /// waited for.
     #[cold]
     #[inline(never)]
     fn reserve_refused(
@@ -204,8 +202,7 @@ impl<B: Backend> Arena<B> {
         Ok(())
     }
 
-    /// Frees every array at once; every older handle becomes stale. The
-    /// arena's graphs stop launching, then it waits for the device.
+    /// Frees every array at once (older handles go stale), after stopping graphs and the device.
     ///
     /// # Errors
     ///
@@ -228,9 +225,8 @@ impl<B: Backend> Arena<B> {
         Ok(())
     }
 
-    /// Allocates `len` elements of `T` (whatever bytes the buffer held) at
-    /// a multiple of `align_of::<T>()` and [`min_align`](Arena::min_align);
-    /// an empty array takes no bytes.
+    /// Allocates `len` elements of `T` (holding what the buffer held) at a multiple of
+    /// `align_of::<T>()` and [`min_align`](Arena::min_align).
     ///
     /// # Errors
     ///

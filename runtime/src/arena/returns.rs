@@ -94,9 +94,7 @@ impl<B: Backend> Returns<B> {
     }
 }
 
-/// A handle's way back to its arena's list: made only by
-/// [`ReturnsOwner::lend`] and used up once, so the count of handles out is
-/// exact.
+/// A handle's way back to its arena's list, from [`ReturnsOwner::lend`], used up once.
 pub(super) struct ReturnsRef<B: Backend>(NonNull<Returns<B>>);
 
 // SAFETY: the list is reached only through its lock, and what it holds

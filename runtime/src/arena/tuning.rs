@@ -1,12 +1,10 @@
-//! The arena's tuned numbers, each with one line of why and where it was
-//! fitted; the measurements are in `docs/RESULTS.md` ("Tuned numbers").
-//! None changes a result the tests check, only speed and peak memory.
+//! The arena's tuned numbers, each with where it was fitted (`docs/RESULTS.md`, "Tuned
+//! numbers"); none changes a result the tests check.
 
 /// Dropped arrays taken back at once, one lock per batch (`benches/arena.rs`, `gpu`).
 pub(super) const RETURN_BATCH: usize = 8;
 
-/// A large array takes the dropped arrays back first once they span this
-/// many times its bytes (the PyTorch traces, `gpu`).
+/// A large array takes dropped arrays back first past this many times its bytes (the traces).
 pub(super) const LARGE_TAKE_BACK: usize = 4;
 
 /// Sizes the reuse cache keeps at once, a power of two (chosen).
@@ -22,6 +20,5 @@ pub(super) const DEPTH: usize = 16;
 #[cfg(feature = "std")]
 pub(super) const SPILL_BATCH: usize = 32;
 
-/// Chunks that make an array of a growing arena large, placed high so small
-/// long-lived arrays pack low (`tests/growth/hostile.rs`).
+/// Chunks that make an array large, placed high so small ones pack low (`tests/growth/hostile.rs`).
 pub(super) const LARGE_CHUNKS: u64 = 16;

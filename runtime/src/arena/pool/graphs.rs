@@ -391,8 +391,7 @@ mod device {
             let stream = Arc::clone(self.backend.stream());
             let stepped = step(self);
             if self.backend.base_address() != began {
-                // The step swapped the capturing arena out of reach: its
-                // stream's capture ends here so nothing else stays blocked.
+                // The step swapped the capturing arena away: end its stream's capture here.
                 drop(stepped);
                 crate::backend::cuda::abandon_capture(&stream);
                 return Err(ArenaError::Backend(CudaError::Capturing {
