@@ -83,15 +83,6 @@ fn drop_tracking<B: Backend>(tracking: &mut B::Tracking) {
     drop(core::mem::take(tracking));
 }
 
-impl<B: Backend> fmt::Debug for Place<B> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Place")
-            .field("offset", &self.allocation.offset())
-            .field("bytes", &self.bytes)
-            .finish()
-    }
-}
-
 /// A typed array in an [`Arena`](super::Arena): `len` elements of `T`, given back when
 /// dropped; it does not borrow the arena, which checks it on every use.
 ///
