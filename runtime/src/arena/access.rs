@@ -164,7 +164,12 @@ impl<B: Backend> Arena<B> {
             .base_address()
             .checked_add(span.offset)
             .ok_or(ArenaError::AddressOverflow)?;
-        if address % offset_of(align) != 0 {
+        // A mask, not a division, for the powers of two; never divides by 0.
+        let misaligned = match align.is_power_of_two() {
+            true => address & (offset_of(align) - 1) != 0,
+            false => address.checked_rem(offset_of(align)) != Some(0),
+        };
+        if misaligned {
             return Err(ArenaError::Misaligned { address, align });
         }
         Ok(span)
