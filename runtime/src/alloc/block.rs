@@ -16,10 +16,7 @@ pub(super) const NONE: u32 = 0x7fff_ffff;
 pub(super) const USED: u32 = 1 << 31;
 
 /// One block of the buffer in a slot of the block table, 32 bytes, aligned
-/// so that none straddles two cache lines: everything freeing or finding a
-/// block reads of it and of its neighbours (state, physical links, free-list
-/// links) lies in one line. Blocks link to their physical neighbours (to
-/// merge on free); what a slot holds is read from two fields:
+/// so none straddles two cache lines. What a slot holds:
 ///
 /// - used: the [`USED`] bit of `next_phys` is set, the tag is the stamp its
 ///   handle carries (low half in `tag_low`) and `size` the size requested;
@@ -30,10 +27,8 @@ pub(super) const USED: u32 = 1 << 31;
 /// - vacant (no block; the slot waits on the vacant list): `size == 0`, and
 ///   `tag_high` links the vacant list.
 ///
-/// The tag is two `u32` fields rather than one `u64` so that relinking a
-/// list writes one link with a plain store: rewriting half of a `u64` would
-/// first read the record, a cache miss that the list operation would wait
-/// for.
+/// The tag is two `u32`s so relinking a list writes one link with a plain
+/// store, without first reading the record.
 #[derive(Clone, Copy, Debug)]
 #[repr(C, align(32))]
 pub(super) struct Block {
@@ -96,10 +91,8 @@ impl Block {
         self.next_phys & !USED
     }
 
-    /// Points a used block's `next_phys` at `next`. Only used blocks have
-    /// their successor changed by a neighbour (no two free blocks touch),
-    /// so the state bit is written, not kept: a plain store, which does not
-    /// wait for the record to be read.
+    /// Points a used block's `next_phys` at `next`, writing the state bit
+    /// rather than keeping it: a plain store, no read.
     #[inline(always)]
     pub(super) fn set_next_of_used(&mut self, next: u32) {
         debug_assert!(self.is_used(), "relinking the successor of {self:?}");

@@ -1,6 +1,4 @@
-//! Why an allocation or a free was refused. Every bad input the allocator can
-//! be handed has its own variant, so callers (and tests) can tell them apart
-//! instead of parsing messages.
+//! Why an allocation or a free was refused: one variant per bad input.
 
 use core::fmt;
 
@@ -17,17 +15,14 @@ pub enum AllocError {
         /// The alignment asked for.
         align: usize,
     },
-    /// The size exceeds the allocator's capacity, so no amount of freeing
-    /// could make it fit.
+    /// The size exceeds the allocator's capacity.
     SizeExceedsCapacity {
         /// The size asked for, in bytes.
         size: usize,
         /// The allocator's capacity in bytes.
         capacity: usize,
     },
-    /// Computing the size in bytes overflowed `usize` (an element count times
-    /// an element size, a pitch times a height, or a size rounded up to an
-    /// alignment).
+    /// Computing the size in bytes overflowed `usize`.
     SizeOverflow,
     /// The search found no free block holding `size` bytes at `align`.
     OutOfMemory {
@@ -37,22 +32,16 @@ pub enum AllocError {
         align: usize,
         /// Bytes free in total, scattered over all free blocks.
         free: usize,
-        /// The largest size that fits at this alignment among the free blocks
-        /// the bounded search looked at, largest first: exact while there are
-        /// at most [`SEARCH_LIMIT`](super::SEARCH_LIMIT) free blocks, a lower
-        /// bound beyond
-        /// ([`largest_allocatable`](super::Allocator::largest_allocatable)
-        /// is always exact).
+        /// The largest size that fits at this alignment among the blocks the
+        /// bounded search saw (a lower bound beyond
+        /// [`SEARCH_LIMIT`](super::SEARCH_LIMIT) free blocks).
         largest_fit: usize,
     },
-    /// The table of blocks cannot grow: either it already holds 2^31 - 1
-    /// slots (64 GiB of 32-byte block records) or the host allocator refused
-    /// to enlarge it.
+    /// The table of blocks cannot grow (2^31 - 1 slots, or the host
+    /// allocator refused).
     TooManyBlocks,
     /// The allocator has handed out `u64::MAX - 1` allocations: one more
-    /// would need a stamp it has already used, and a stamp names one
-    /// allocation forever. (At one allocation per nanosecond this takes
-    /// over 500 years.)
+    /// would reuse a stamp.
     StampsExhausted,
     /// [`grow_to`](super::Allocator::grow_to) to a smaller capacity, or
     /// [`shrink_to`](super::Allocator::shrink_to) to a larger one or into bytes
@@ -103,11 +92,7 @@ impl fmt::Display for AllocError {
     }
 }
 
-/// Why a handle is not live in the allocator it was presented to
-/// ([`Allocator::check_handle`](super::Allocator::check_handle), and inside
-/// a [`FreeError`]). Handles carry the id of the allocator that made them
-/// and a 64-bit stamp no other allocation gets, which is how these are
-/// detected.
+/// Why a handle is not live in the allocator it was presented to.
 ///
 /// ```
 /// use gpu_aligned::alloc::{Allocator, HandleError};
@@ -146,8 +131,7 @@ impl fmt::Display for HandleError {
 }
 
 /// [`Allocator::free`](super::Allocator::free) refused a handle: why, and
-/// the handle itself, handed back rather than consumed, so a caller holding
-/// a richer handle around it (a typed arena array) can hand that back too.
+/// the handle, handed back rather than consumed.
 ///
 /// ```
 /// use gpu_aligned::alloc::{Allocator, HandleError};

@@ -1,7 +1,4 @@
-//! The handles: an [`Allocation`] names its bytes by allocator id, slot and
-//! a 64-bit stamp no other allocation of that allocator ever gets, so the
-//! checks here recognise a double, stale or foreign handle in O(1), however
-//! long it was kept; and the process-wide counter that gives every
+//! The handles, their O(1) checks, and the counter that gives every
 //! allocator its id.
 
 use core::sync::atomic::{AtomicU64, Ordering};
@@ -16,12 +13,9 @@ pub(super) const RETIRED: u32 = u32::MAX;
 /// behind [`next_allocator_id`] starts above it.
 pub(super) const SCRATCH: u32 = 0;
 
-/// Every allocator gets a distinct 32-bit id so a handle presented to the
-/// wrong one is recognised. The counter behind it is 64-bit and never wraps:
-/// an allocator made after the 2^32 - 2 ids are used up gets [`RETIRED`] and
-/// no stamps (every allocation is refused with
-/// [`AllocError::StampsExhausted`]), so no two allocators that hand out
-/// handles ever share an id.
+/// A distinct id for a new allocator. The counter never wraps: once the
+/// ids run out an allocator gets [`RETIRED`] and no stamps, so no two that
+/// hand out handles share one.
 pub(super) fn next_allocator_id() -> u32 {
     static NEXT: AtomicU64 = AtomicU64::new(1);
     u32::try_from(NEXT.fetch_add(1, Ordering::Relaxed))
@@ -31,17 +25,9 @@ pub(super) fn next_allocator_id() -> u32 {
 }
 
 /// A live allocation: a byte range of the allocator's buffer. Give it back
-/// with [`Allocator::free`].
-///
-/// The handle is `Copy` because it is only a name: the allocator checks it
-/// on every use (allocator id, slot, and a 64-bit stamp no other allocation
-/// of that allocator ever gets), so a copy that outlives its allocation is
-/// caught as a [`HandleError`] instead of freeing someone else's bytes, however
-/// many allocations and resets happened in between. The typed
-/// [`ArenaSlice`](crate::arena::ArenaSlice) built on it is move-only.
-///
-/// Dropping the last copy of a live allocation leaks its bytes until
-/// [`Allocator::reset`]; [`Allocator::live`] lists what is still allocated.
+/// with [`Allocator::free`]. It is `Copy` because it is only a name the
+/// allocator checks on every use: a copy that outlives its allocation is a
+/// [`HandleError`]. Dropping every copy leaks the bytes until a reset.
 ///
 /// ```
 /// use gpu_aligned::alloc::Allocator;
@@ -63,9 +49,7 @@ pub struct Allocation {
 }
 
 impl Allocation {
-    /// A name no allocator ever gives out (stamps start at 1), to fill
-    /// arrays of allocations ahead of use: [`Allocator::free`] and
-    /// [`Allocator::check_handle`] refuse it.
+    /// A name no allocator gives out (stamps start at 1), to fill arrays.
     pub(crate) const NONE: Allocation = Allocation {
         offset: 0,
         size: 0,
@@ -123,11 +107,9 @@ impl Allocation {
 }
 
 impl Allocator {
-    /// Whether `allocation` names the used block `block`. The stamp alone
-    /// names an allocation within its allocator; the offset is compared too
-    /// so that even a bug elsewhere could not turn a matching stamp into a
-    /// view of other bytes. A free block's tag holds links, which may equal
-    /// a stamp, so the state bit is checked too.
+    /// Whether `allocation` names the used block `block`. The offset and
+    /// size are compared too, so a bug elsewhere cannot turn a stamp into a
+    /// view of other bytes; a free block's tag holds links, hence the state.
     #[inline(always)]
     pub(super) fn matches(&self, block: &Block, allocation: &Allocation) -> bool {
         block.stamp() == allocation.stamp
@@ -137,12 +119,9 @@ impl Allocator {
             && block.size == allocation.size
     }
 
-    /// Where used block `block` ends: its request rounded up to the
-    /// granularity, or the capacity when that comes first (where its
-    /// successor starts). Worked out from the block alone, so that freeing
-    /// it does not wait for its successor's record to come from memory
-    /// (only the successor's state is needed, to merge, and that is a
-    /// branch the processor predicts instead of waiting for).
+    /// Where used block `block` ends (its request rounded up to the
+    /// granularity, at most the capacity), from the block alone, so a free
+    /// does not wait on its successor's record.
     #[inline(always)]
     pub(super) fn used_end(&self, block: &Block) -> u64 {
         // The block starts on a granule, so rounding its end rounds the
@@ -195,13 +174,9 @@ impl Allocator {
         }
     }
 
-    /// Gives the live `allocation` a new stamp, in a few steps: the bytes
-    /// stay allocated, but every copy of the old handle is refused from now
-    /// on, as if the block had been freed and allocated again. This is what
-    /// lets the arena keep a dropped array's block for the next array of
-    /// the same size without a handle given back by hand ever naming it
-    /// again. `None` when `allocation` is not live here, or the stamps are
-    /// spent (then [`free`](Allocator::free) says which).
+    /// Gives the live `allocation` a new stamp: the bytes stay allocated but
+    /// every copy of the old handle is refused, as after a free and alloc.
+    /// `None` when it is not live here or the stamps are spent.
     #[inline]
     pub(crate) fn renew(&mut self, allocation: &Allocation) -> Option<Allocation> {
         let block = self.blocks.get(allocation.slot as usize)?;

@@ -2,48 +2,17 @@
 //! it never touches, so the same bookkeeping serves host memory and device
 //! memory alike (the [`arena`](crate::arena) puts it over a real buffer).
 //!
-//! It is a two-level segregated fit (TLSF): free blocks sit in one of 1,920
-//! size-class lists, two bitmaps say which lists are non-empty, so finding a
-//! block and freeing one (merging it with free neighbours) take a constant
-//! number of steps, and a failing search a bounded number
-//! ([`SEARCH_LIMIT`]). Any power-of-two alignment can be asked for per
-//! allocation, relative to the start of the buffer; the bytes skipped to
-//! reach the aligned start go back to the free list as a block of their own
-//! instead of being hidden inside the allocation.
+//! It is a two-level segregated fit (TLSF): size-class free lists and two
+//! bitmaps make alloc and free constant-time, and a failing search bounded
+//! ([`SEARCH_LIMIT`]). Bytes skipped to reach an aligned start go back to the
+//! free list; every block starts on a multiple of the granularity.
 //!
-//! A granularity keeps every block on a multiple of it: requests are rounded
-//! up to it, and [`Stats::alignment_waste`] counts what that rounding costs.
-//! [`Allocator::new`] uses [`DEFAULT_GRANULARITY`] (16 bytes, the widest
-//! CUDA vector load), which keeps slivers too small for anything out of the
-//! free lists; [`Allocator::with_granularity`] picks another, 1 for
-//! byte-exact blocks (the [`Arena`](crate::arena::Arena) uses its minimum
-//! alignment, since the bytes after an array up to the next aligned start
-//! could never hold another of its arrays anyway).
+//! Give each thread its own allocator: an operation costs about what handing
+//! a lock's cache lines to another core does, so sharing one is slower.
 //!
-//! Sizes, counts and alignments are `usize`, like every length in the
-//! crate; offsets ([`Allocation::offset`], [`Allocation::end`]) are `u64`,
-//! offsets into a buffer that may live on the device.
-//! `crate::align::offset_of` and `bytes_of` convert. The
-//! blocks themselves are kept in `u64`s, converted at this surface.
-//!
-//! The buffer can [`grow_to`](Allocator::grow_to) in place (every offset handed out
-//! stays valid) and [`shrink_to`](Allocator::shrink_to) by its free tail, for
-//! arenas over memory that is mapped on demand.
-//!
-//! For several threads, give each its own allocator over its own part of
-//! the buffer: an operation takes tens of nanoseconds, about what handing a
-//! lock and the allocator's cache lines to another core costs, so two threads
-//! sharing one allocator get less done than one. Where one must be shared,
-//! put it behind a `std::sync::Mutex` and take the lock once per batch (the
-//! `alloc` benchmark's `threads` group measures both).
-//!
-//! Misuse is a typed error, never a panic or silent corruption: every
-//! [`Allocation`] carries the id of its allocator, a slot index and a 64-bit
-//! **stamp** that no other allocation of that allocator ever gets (the
-//! counter never wraps), so a double free, a stale handle (freed, then its
-//! slot reused, or freed by a reset) and a handle from another allocator are
-//! all detected in O(1), however long the handle was kept. A refused
-//! [`free`](Allocator::free) hands the handle back inside its [`FreeError`].
+//! Misuse is a typed error, never a panic: every [`Allocation`] carries its
+//! allocator's id, a slot and a **stamp** no other allocation ever gets, so a
+//! double free, a stale handle and a foreign one are all detected in O(1).
 //!
 //! ```
 //! use gpu_aligned::alloc::Allocator;
@@ -63,10 +32,6 @@
 //! ```
 #![deny(unsafe_code)]
 
-// One file per job: the size classes and their bitmaps (`bins`), the block
-// table and the free lists (`block`), handles and their checks (`handle`),
-// finding a block (`search`), reset and resizing (`resize`), the
-// invariants (`check`), counters (`stats`); the public calls stay here.
 mod bins;
 mod block;
 mod check;
@@ -92,12 +57,9 @@ use handle::{next_allocator_id, RETIRED, SCRATCH};
 use search::Found;
 
 /// The most free blocks each of the two walks of [`Allocator::alloc`] looks
-/// at beyond its constant-time lookups (one through the size classes that
-/// might hold the request, one through the largest blocks) before it reports
-/// [`OutOfMemory`](AllocError::OutOfMemory): a failing allocation looks at
-/// no more than twice this many blocks, however fragmented the buffer is.
-///
-/// With no more free blocks than this, a refusal has seen every one of them:
+/// at beyond its constant-time lookups before it reports
+/// [`OutOfMemory`](AllocError::OutOfMemory). With no more free blocks than
+/// this, a refusal has seen every one of them:
 ///
 /// ```
 /// use gpu_aligned::alloc::{AllocError, Allocator, SEARCH_LIMIT};
@@ -115,9 +77,8 @@ use search::Found;
 /// ```
 pub const SEARCH_LIMIT: usize = 64;
 
-/// The granularity of [`Allocator::new`]: every block starts on 16 bytes,
-/// the widest load a CUDA thread makes (`float4`, `double2`), and no free
-/// block is ever smaller than that, which keeps the free lists short.
+/// The granularity of [`Allocator::new`]: the widest load a CUDA thread
+/// makes (`float4`), which keeps slivers out of the free lists.
 ///
 /// ```
 /// use gpu_aligned::alloc::{Allocator, DEFAULT_GRANULARITY};
@@ -141,18 +102,15 @@ pub struct Allocator {
     /// Every block starts on a multiple of this (a power of two).
     granularity: u64,
     capacity: u64,
-    /// The stamp of the next allocation. Only ever grows (never wraps: at
-    /// `u64::MAX` allocation stops), so a stamp names one allocation for the
-    /// allocator's lifetime, across [`reset`](Allocator::reset)s too.
+    /// The stamp of the next allocation; never wraps (at `u64::MAX`
+    /// allocation stops), so a stamp names one allocation for good.
     next_stamp: u64,
-    /// The first stamp handed out since the last reset: handles with an
-    /// older stamp were freed by a reset, not by [`free`](Allocator::free).
+    /// The first stamp since the last reset: older handles were freed by it.
     reset_stamp: u64,
     /// First slot of the vacant list, and its length.
     vacant: u32,
     vacant_count: u32,
-    /// Bytes in used blocks (requests rounded up to the granularity); the
-    /// rest of the capacity is free.
+    /// Bytes in used blocks (requests rounded up to the granularity).
     used: u64,
     /// Bytes requested by the live allocations.
     requested: u64,
@@ -172,18 +130,15 @@ impl fmt::Debug for Allocator {
     }
 }
 
-/// A byte count the allocator keeps as a `u64`, at its public surface: every
-/// one is at most the capacity, which came in as a `usize`, so this never
-/// saturates; on 64-bit targets it compiles to nothing.
+/// A byte count kept as a `u64`, at the public surface: at most the
+/// capacity, which came in as a `usize`, so this never saturates.
 #[inline(always)]
 fn bytes(count: u64) -> usize {
     bytes_of(count).unwrap_or(usize::MAX)
 }
 
-/// `offset` rounded up to a multiple of `align` (a power of two), or `None`
-/// on overflow: `crate::align::round_up` without its test for a power of
-/// two, which every alignment here already passed (`alloc` refuses others),
-/// on the allocator's hot path.
+/// `offset` rounded up to `align`, a power of two already checked (the hot
+/// path's `round_up` without the check), or `None` on overflow.
 #[inline(always)]
 fn align_up(offset: u64, align: u64) -> Option<u64> {
     let mask = align - 1;
@@ -191,10 +146,8 @@ fn align_up(offset: u64, align: u64) -> Option<u64> {
 }
 
 impl Allocator {
-    /// An allocator for a buffer of `capacity` bytes, all free, whose blocks
-    /// start on multiples of [`DEFAULT_GRANULARITY`] (16 bytes: each request
-    /// is rounded up to it). A capacity of zero is allowed; every allocation
-    /// from it fails until it [grows](Allocator::grow_to).
+    /// An allocator for a buffer of `capacity` bytes (zero allowed), all
+    /// free, with [`DEFAULT_GRANULARITY`].
     ///
     /// ```
     /// use gpu_aligned::alloc::{Allocator, DEFAULT_GRANULARITY};
@@ -208,20 +161,12 @@ impl Allocator {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn new(capacity: usize) -> Allocator {
-        Allocator::build(
-            offset_of(capacity),
-            offset_of(DEFAULT_GRANULARITY),
-            next_allocator_id(),
-        )
+        Allocator::build(capacity, DEFAULT_GRANULARITY, next_allocator_id())
     }
 
-    /// An allocator whose blocks all start on multiples of `granularity`:
-    /// each request is rounded up to it (only the last block of a capacity
-    /// that is not a multiple may be shorter). Granularity 1 gives
-    /// byte-exact blocks. [`Allocation::size`] still
-    /// reports the size requested; [`Stats::used`] counts the rounded
-    /// blocks, [`Stats::requested`] the requests and
-    /// [`Stats::alignment_waste`] the difference.
+    /// An allocator whose blocks all start on multiples of `granularity`
+    /// (1 for byte-exact blocks); [`Stats::alignment_waste`] counts the
+    /// rounding.
     ///
     /// ```
     /// # use gpu_aligned::alloc::Allocator;
@@ -237,39 +182,34 @@ impl Allocator {
     /// [`AllocError::AlignNotPowerOfTwo`] unless `granularity` is a power of
     /// two.
     pub fn with_granularity(capacity: usize, granularity: usize) -> Result<Allocator, AllocError> {
-        if !granularity.is_power_of_two() {
-            return Err(AllocError::AlignNotPowerOfTwo { align: granularity });
-        }
-        Ok(Allocator::build(
-            offset_of(capacity),
-            offset_of(granularity),
-            next_allocator_id(),
-        ))
+        Allocator::granular(capacity, granularity, next_allocator_id)
     }
 
     /// An allocator whose handles never leave the function that made it
-    /// (sizing a plan by placing it): it takes no id from the process-wide
-    /// counter, so making any number of them cannot use the ids up. Its id,
-    /// [`SCRATCH`], is one no other allocator has.
+    /// (sizing a plan): its id, [`SCRATCH`], takes none from the counter.
     pub(crate) fn scratch(capacity: usize, granularity: usize) -> Result<Allocator, AllocError> {
+        Allocator::granular(capacity, granularity, || SCRATCH)
+    }
+
+    fn granular(
+        capacity: usize,
+        granularity: usize,
+        id: impl FnOnce() -> u32,
+    ) -> Result<Allocator, AllocError> {
         if !granularity.is_power_of_two() {
             return Err(AllocError::AlignNotPowerOfTwo { align: granularity });
         }
-        Ok(Allocator::build(
-            offset_of(capacity),
-            offset_of(granularity),
-            SCRATCH,
-        ))
+        Ok(Allocator::build(capacity, granularity, id()))
     }
 
-    fn build(capacity: u64, granularity: u64, id: u32) -> Allocator {
+    fn build(capacity: usize, granularity: usize, id: u32) -> Allocator {
         let mut allocator = Allocator {
             blocks: Vec::new(),
             heads: Box::new([NONE; BIN_COUNT]),
             bitmaps: Bitmaps::new(),
             id,
-            granularity,
-            capacity,
+            granularity: offset_of(granularity),
+            capacity: offset_of(capacity),
             next_stamp: if id == RETIRED { u64::MAX } else { 1 },
             reset_stamp: 1,
             vacant: NONE,
@@ -293,9 +233,7 @@ impl Allocator {
         bytes(self.capacity)
     }
 
-    /// The granularity every block start is a multiple of
-    /// ([`DEFAULT_GRANULARITY`] unless made with
-    /// [`with_granularity`](Allocator::with_granularity)).
+    /// The granularity every block start is a multiple of.
     ///
     /// ```
     /// # use gpu_aligned::alloc::Allocator;
@@ -307,10 +245,8 @@ impl Allocator {
         bytes(self.granularity)
     }
 
-    /// Allocates `size` bytes whose offset is a multiple of `align`.
-    ///
-    /// Alignment is relative to the start of the buffer, so offset 0
-    /// satisfies any alignment, even one larger than the capacity.
+    /// Allocates `size` bytes whose offset (from the buffer's start, so 0
+    /// satisfies any alignment) is a multiple of `align`.
     ///
     /// ```
     /// use gpu_aligned::alloc::{AllocError, Allocator};
@@ -327,37 +263,18 @@ impl Allocator {
     ///
     /// [`AllocError::ZeroSize`], [`AllocError::AlignNotPowerOfTwo`] and
     /// [`AllocError::SizeExceedsCapacity`] for requests that can never
-    /// succeed; [`AllocError::OutOfMemory`] (with the free total and the
-    /// largest fit the search saw) when the search finds no free block for
-    /// the request; [`AllocError::TooManyBlocks`] when the block table cannot
-    /// grow; [`AllocError::StampsExhausted`] after `u64::MAX - 1`
-    /// allocations. The allocator is unchanged on error.
-    ///
-    /// The search takes bounded time, found or not: two constant-time
-    /// lookups (the first size class whose blocks all hold `size` bytes, and
-    /// the first whose blocks hold `size + align - 1`, which fit at any start;
-    /// the second first when `align` exceeds the granularity, since the head
-    /// of the first then often lacks room for its padding), then, when they
-    /// find nothing, a walk of at most
-    /// [`SEARCH_LIMIT`] free blocks in the size classes that might still hold
-    /// a fitting block, then one of at most as many of the largest blocks
-    /// (which also finds the largest fit the error reports). While the
-    /// allocator has at most that many free blocks the walks see them all,
-    /// so out of memory means nothing fits; beyond
-    /// that a fitting block deep in a list of near misses can be passed over
-    /// ([`largest_allocatable`](Allocator::largest_allocatable) walks
-    /// everything).
+    /// succeed; [`AllocError::OutOfMemory`] when the bounded search finds no
+    /// block (beyond [`SEARCH_LIMIT`] free blocks a fit among near misses can
+    /// be passed over); [`AllocError::TooManyBlocks`];
+    /// [`AllocError::StampsExhausted`]. The allocator is unchanged on error.
     #[inline(always)]
     pub fn alloc(&mut self, size: usize, align: usize) -> Result<Allocation, AllocError> {
-        self.alloc_bytes(offset_of(size), offset_of(align))
+        self.alloc_placed(offset_of(size), offset_of(align), false)
     }
 
-    /// As [`alloc`](Allocator::alloc), but the allocation is placed at the
-    /// high end of the free block the same lookups find, rather than at its
-    /// start. A caller that puts its large blocks high and its small ones
-    /// low keeps the small ones together at the bottom of the free space,
-    /// where they do not split the holes the large ones leave (the arena
-    /// does so in a growing arena that gives free chunks back).
+    /// As [`alloc`](Allocator::alloc), but placed at the high end of the
+    /// block found, so small blocks kept low do not split the holes large
+    /// ones leave.
     ///
     /// ```
     /// use gpu_aligned::alloc::Allocator;
@@ -378,12 +295,6 @@ impl Allocator {
         self.alloc_placed(offset_of(size), offset_of(align), true)
     }
 
-    /// [`alloc`](Allocator::alloc) in the `u64`s the blocks are kept in.
-    #[inline(always)]
-    fn alloc_bytes(&mut self, size: u64, align: u64) -> Result<Allocation, AllocError> {
-        self.alloc_placed(size, align, false)
-    }
-
     /// [`alloc`](Allocator::alloc), or [`alloc_high`](Allocator::alloc_high)
     /// when `high`.
     #[inline(always)]
@@ -393,23 +304,17 @@ impl Allocator {
         align: u64,
         high: bool,
     ) -> Result<Allocation, AllocError> {
-        // One test for everything the common path does not handle: a request
-        // that can never succeed, the end of the stamps, or too few spare
-        // slots for a split.
-        // `|`, not `||`: one branch instead of four. `align & (align - 1)`
-        // is 0 only for powers of two and for 0, which `align == 0` adds.
+        // One test (`|`, one branch) for all the common path does not
+        // handle: a hopeless request, the end of the stamps, no spare slots.
         if (size.wrapping_sub(1) >= self.capacity)
             | (align & align.wrapping_sub(1) != 0)
             | (align == 0)
             | (self.next_stamp == u64::MAX)
             | (self.vacant_count < 2)
         {
-            // The cold call only refuses the request or reserves slots; the
-            // allocation itself is always made here, inlined into the
-            // caller. Were the cold call to return a whole
-            // `Result<Allocation, _>` too, the result would live in memory
-            // and the caller's copy of it would stall on the stores that
-            // wrote it (measured in `docs/RESULTS.md`, "The hot path").
+            // The cold call only refuses or reserves: a whole `Result` from
+            // it would go through memory and stall the caller's copy
+            // (docs/RESULTS.md, "The hot path").
             self.admit_slow(size, align)?;
         }
         self.alloc_checked(size, align, high)
@@ -433,9 +338,7 @@ impl Allocator {
             }
         };
         if high {
-            // The highest aligned start whose rounded request still ends
-            // inside the block; `start`, the lowest, fits, so this one is
-            // at least as high.
+            // The highest aligned start whose rounded request still fits.
             let reserved = align_up(size, self.granularity).unwrap_or(u64::MAX);
             if let Some(top) = block.end().checked_sub(reserved) {
                 start = start.max(top & !(block_align - 1));
@@ -497,9 +400,8 @@ impl Allocator {
         self.free_merged(allocation).map(|_| ())
     }
 
-    /// [`free`](Allocator::free), returning the free block the allocation
-    /// became part of once merged with its free neighbours, as `(offset,
-    /// end)`: what an arena gives back memory of.
+    /// [`free`](Allocator::free), returning the merged free block as
+    /// `(offset, end)`.
     #[inline(always)]
     pub(crate) fn free_merged(&mut self, allocation: Allocation) -> Result<(u64, u64), FreeError> {
         let slot = allocation.slot;
@@ -539,19 +441,14 @@ impl Allocator {
         Ok((offset, offset + size))
     }
 
-    /// The number of live allocations, without the rest of
-    /// [`stats`](Allocator::stats) (what the arena counts on every call).
+    /// The number of live allocations.
     #[inline]
     pub(crate) fn live_count(&self) -> usize {
         self.allocations
     }
 
     /// The live allocations as `(offset, requested size)` pairs, in no
-    /// particular order: what a leak report lists when an arena is dropped or
-    /// reset with allocations outstanding.
-    ///
-    /// This walks the block table: it is meant for reports, not for the
-    /// allocation path.
+    /// particular order (a walk of the block table, for leak reports).
     ///
     /// ```
     /// # let mut allocator = gpu_aligned::alloc::Allocator::new(1024);
@@ -577,8 +474,7 @@ impl Allocator {
             .map(|block| (block.offset, block.end()))
     }
 
-    /// Every slot holds a used block, a free block or nothing (vacant), so
-    /// the free blocks need no counter of their own.
+    /// Slots neither vacant nor used.
     fn free_blocks(&self) -> usize {
         self.blocks.len() - self.vacant_count as usize - self.allocations
     }

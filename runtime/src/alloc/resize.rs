@@ -7,12 +7,8 @@ use super::{align_up, bytes, AllocError, Allocator};
 use crate::align::offset_of;
 
 impl Allocator {
-    /// Frees every allocation at once. Handles made before the reset become
-    /// stale: freeing one is refused with
-    /// [`HandleError::StaleHandle`](super::HandleError::StaleHandle).
-    ///
-    /// This takes time proportional to the number of size classes, not to
-    /// the number of allocations.
+    /// Frees every allocation at once, in time independent of their number;
+    /// older handles become [stale](super::HandleError::StaleHandle).
     ///
     /// ```
     /// # let mut allocator = gpu_aligned::alloc::Allocator::new(4096);
@@ -24,23 +20,18 @@ impl Allocator {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn reset(&mut self) {
-        // No epoch is needed: the stamps of the allocations made after the
-        // reset are new, so the handles of those before it match nothing.
         self.reset_stamp = self.next_stamp;
         self.rebuild_empty();
     }
 
-    /// Moves the stamp counter `count` allocations ahead (saturating at its
-    /// end), as if that many allocations had been made and freed. Tests use
-    /// it to reach the counter's limit; it can only make stamps newer, so no
-    /// old handle can ever match through it.
+    /// Moves the stamp counter `count` ahead (saturating), for tests that
+    /// reach its limit; stamps only get newer, so no old handle matches.
     #[doc(hidden)]
     pub fn skip_stamps(&mut self, count: u64) {
         self.next_stamp = self.next_stamp.saturating_add(count);
     }
 
-    /// The lowest stamp a live handle can have: every handle made before
-    /// the last [`reset`](Allocator::reset) has a lower one.
+    /// The lowest stamp a live handle can have (older ones predate a reset).
     pub(crate) fn reset_stamp(&self) -> u64 {
         self.reset_stamp
     }
@@ -60,9 +51,8 @@ impl Allocator {
         }
     }
 
-    /// Grows the buffer to `new_capacity` bytes in place: every live
-    /// allocation keeps its offset and stays valid, and the new bytes join
-    /// the free block at the end (or become one).
+    /// Grows the buffer to `new_capacity` bytes in place: live allocations
+    /// stay valid, and the new bytes join the free tail.
     ///
     /// ```
     /// use gpu_aligned::alloc::Allocator;
@@ -129,9 +119,8 @@ impl Allocator {
         Ok(())
     }
 
-    /// Shrinks the buffer to `new_capacity` bytes, dropping free bytes from
-    /// its end: what a growable arena does before giving the end of its
-    /// memory back. At most [`free_tail`](Allocator::free_tail) bytes can go.
+    /// Shrinks the buffer to `new_capacity` bytes, dropping at most
+    /// [`free_tail`](Allocator::free_tail) free bytes from its end.
     ///
     /// ```
     /// # let mut allocator = gpu_aligned::alloc::Allocator::with_granularity(4096, 1)?;

@@ -10,13 +10,10 @@ use crate::align::offset_of;
 pub struct Stats {
     /// The size of the managed buffer in bytes.
     pub capacity: usize,
-    /// Bytes in live allocations' blocks: the sizes requested, each rounded
-    /// up to the allocator's granularity
-    /// ([`DEFAULT_GRANULARITY`](super::DEFAULT_GRANULARITY) by default; 1
-    /// gives exactly the sizes requested).
+    /// Bytes in live allocations' blocks: the requests rounded up to the
+    /// granularity.
     pub used: usize,
-    /// Bytes the live allocations asked for; `used - requested` is what
-    /// rounding to the granularity costs.
+    /// Bytes the live allocations asked for.
     pub requested: usize,
     /// Bytes in free blocks.
     pub free: usize,
@@ -26,10 +23,8 @@ pub struct Stats {
     pub free_blocks: usize,
     /// Size of the largest free block.
     pub largest_free_block: usize,
-    /// Bytes that rounding cost: the part of the live allocations' blocks
-    /// beyond the sizes requested (`used - requested`), from rounding each
-    /// request up to the granularity. The bytes skipped to reach an aligned
-    /// start are not counted here: they stay free blocks of their own.
+    /// `used - requested`: what rounding to the granularity cost (bytes
+    /// skipped to reach an aligned start stay free blocks instead).
     pub alignment_waste: usize,
 }
 
