@@ -1,12 +1,7 @@
 //! The contract between a Rust type and the GPU: [`GpuAligned`] marks a type
-//! that one CUDA global-memory instruction can load or store whole, and
-//! [`GpuLayout`] records the facts that make it so (size, alignment, every
-//! field's offset and which bytes are explicit padding) in a form usable in
-//! `const` context, by the CUDA header emitter and by the layout report.
-//! [`GpuData`] is the wider set of types allowed as *fields* of such a type,
-//! and of structs of any size (kernel parameters, uniforms, scene tables);
-//! [`GpuWords`] is what an arena array holds: an element, or a 16-aligned
-//! struct moved as whole 16-byte words.
+//! one CUDA global-memory instruction moves whole, [`GpuLayout`] records the
+//! facts that make it so in `const` form, [`GpuData`] is what may be a field,
+//! and [`GpuWords`] is what an arena array holds.
 
 use core::mem::{align_of, size_of};
 
@@ -33,12 +28,9 @@ pub(crate) use check::{
 /// implicit padding, and that [`GpuAligned::LAYOUT`] describes it exactly.
 /// Code that hands out typed views of raw device memory relies on all four.
 ///
-/// A derived generic type (`Meters<T>`) implements this for every `T`, and
-/// its `LAYOUT` fails to compile for an instantiation that breaks the rule:
-/// for such a type the promises hold once `LAYOUT` has been evaluated, so
-/// code that relies on them reads `T::LAYOUT` in a constant first, as every
-/// entry point of this crate does. Its `bytemuck::Pod` and `GpuData` need no
-/// such step: no instantiation has padding.
+/// A derived generic type implements this for every `T`, but its `LAYOUT`
+/// fails to compile for an instantiation that breaks the rule, so code that
+/// relies on the promises reads `T::LAYOUT` in a constant first.
 ///
 /// ```
 /// use gpu_aligned::vector::float4;
@@ -61,15 +53,9 @@ pub unsafe trait GpuAligned: GpuWords + GpuData + Copy + bytemuck::Pod + 'static
     const LAYOUT: GpuLayout;
 }
 
-/// A type an arena array holds: values CUDA moves as whole, naturally
-/// aligned words, each one instruction. That is every [`GpuAligned`]
-/// element (one word of 1, 2, 4, 8 or 16 bytes), and every
-/// `#[derive(GpuData)]` struct aligned to 16 (its size is then a multiple of
-/// 16): a whole struct read as 16-byte words, as the header's `P_aos16`
-/// view and a warp-uniform read of a scene table, a BVH node or a lookup
-/// table want it.
-///
-/// Implemented by the derives and this crate only, never by hand.
+/// A type an arena array holds, moved as whole naturally aligned words: a
+/// [`GpuAligned`] element, or a `#[derive(GpuData)]` struct aligned to 16
+/// read as 16-byte words. Implemented by the derives only.
 ///
 /// # Safety
 ///
@@ -106,16 +92,10 @@ pub unsafe trait GpuWords: GpuData {
     const CHECKED: GpuLayout;
 }
 
-/// A type allowed as a field of a [`GpuAligned`] type: plain old data whose
-/// every bit pattern is valid on both sides of the bus, with a CUDA
-/// counterpart ([`GpuData::TYPE`]).
-///
-/// Implemented for the fixed-width integers and floats, arrays of `GpuData`,
-/// the CUDA vector types in [`crate::vector`], every [`GpuAligned`] type,
-/// and every struct of any size with
-/// [`#[derive(GpuData)]`](derive@crate::GpuData). `bool`, `char`, `usize`,
-/// references and pointers are deliberately absent: their size, validity or
-/// meaning differs between host and device.
+/// A type allowed as a field of a [`GpuAligned`] type: plain old data valid
+/// on both sides of the bus, with a CUDA counterpart ([`GpuData::TYPE`]).
+/// `bool`, `char`, `usize` and pointers are absent on purpose: their
+/// validity or meaning differs between host and device.
 ///
 /// # Safety
 ///
@@ -143,9 +123,8 @@ pub unsafe trait GpuData: Copy + bytemuck::Pod + 'static {
     const TYPE: GpuType;
 }
 
-/// Reads `T::CHECKED` as a constant of the calling function, so that a
-/// refused instantiation of a derived generic type (see [`GpuAligned`]'s
-/// safety) is a compile error wherever an entry point is compiled for it.
+/// Reads `T::CHECKED` in a constant, so a refused generic instantiation is
+/// a compile error at every entry point.
 #[cfg(feature = "alloc")]
 #[inline(always)]
 pub(crate) fn require_layout<T: GpuWords>() {
@@ -176,14 +155,10 @@ pub struct GpuLayout {
     pub size: usize,
     /// `align_of::<T>()`.
     pub align: usize,
-    /// Bytes of the element that carry no data, nested ones included:
-    /// explicit padding fields, and the padding inside every field's type
-    /// (a `float3_16_t` field brings its 4 pad bytes). Holes at this level
-    /// are [`GpuLayout::implicit_padding`] (none in a `GpuAligned` type);
-    /// what is left is [`GpuLayout::data_bytes`].
+    /// Bytes that carry no data: explicit padding fields and the padding
+    /// nested in fields' types (holes are [`GpuLayout::implicit_padding`]).
     pub padding: usize,
-    /// Every field with a nonzero size, in declaration order (which, for
-    /// `repr(C)`, is offset order).
+    /// Every field with a nonzero size, in declaration order.
     pub fields: &'static [GpuField],
 }
 
@@ -297,9 +272,7 @@ impl Scalar {
         SCALARS[self as usize].1
     }
 
-    /// The CUDA C++ spelling: the fixed-width `<cstdint>` name for integers,
-    /// `__int128` for the 128-bit ones (CUDA has no fixed-width name for
-    /// them), `float` and `double`.
+    /// The CUDA C++ spelling (`<cstdint>` names; `__int128` for 128 bits).
     pub const fn cuda_name(self) -> &'static str {
         SCALARS[self as usize].2
     }
@@ -363,9 +336,7 @@ impl GpuType {
     pub const fn size(&self) -> usize {
         match self {
             GpuType::Scalar(s) => s.size(),
-            // Saturating: a hand-written `GpuType` may describe more bytes
-            // than exist; no real type is that large (and the header refuses
-            // a field whose type's size differs from its own).
+            // Saturating: a hand-written `GpuType` may be absurdly large.
             GpuType::Array { elem, len } => elem.size().saturating_mul(*len),
             GpuType::Vector {
                 lane, lanes, align, ..
@@ -382,9 +353,8 @@ impl GpuType {
         }
     }
 
-    /// Bytes of a value of this type that carry no data: a struct's
-    /// [`GpuLayout::padding`] and holes, multiplied out through arrays; none
-    /// for scalars and CUDA's vector types.
+    /// Bytes of a value of this type that carry no data, through arrays
+    /// and structs.
     ///
     /// ```
     /// use gpu_aligned::vector::float3_16_t;
@@ -401,11 +371,8 @@ impl GpuType {
         }
     }
 
-    /// Whether one 1, 2, 4, 8 or 16-byte instruction moves a value of this
-    /// type whole: what a column of a structure of arrays, a
-    /// one-instruction accessor and the coalescing model ask. Arrays never
-    /// are, even `[u32; 1]`: a column of arrays cannot be indexed like a
-    /// column of values.
+    /// Whether one instruction moves a value of this type whole. Arrays
+    /// never are, even `[u32; 1]`: a column of them is not a column of values.
     ///
     /// ```
     /// use gpu_aligned::vector::{float3, float4};
@@ -436,11 +403,8 @@ impl GpuType {
 }
 
 impl GpuLayout {
-    /// The facts of a type described by hand, e.g. a C++ struct that has no
-    /// Rust twin, for the [`report`](crate::report) or the coalescing model.
-    /// `padding` counts every byte that carries no data, nested ones
-    /// included (see [`GpuLayout::padding`]); `fields` lists the fields of
-    /// nonzero size in offset order.
+    /// The facts of a type described by hand (a C++ struct with no Rust
+    /// twin); `fields` lists the fields of nonzero size in offset order.
     ///
     /// ```
     /// use gpu_aligned::{GpuField, GpuLayout, GpuType, Scalar};
@@ -468,17 +432,14 @@ impl GpuLayout {
         }
     }
 
-    /// Whether one global-memory instruction moves the whole value: the
-    /// layout obeys [the rule](crate::rules) (size 1, 2, 4, 8 or 16,
-    /// alignment equal to size, no holes). Always true for a [`GpuAligned`]
-    /// type; useful for reporting on others.
+    /// Whether the layout obeys [the rule](crate::rules), so one
+    /// instruction moves the whole value.
     pub const fn is_one_word(&self) -> bool {
         self.check().is_ok()
     }
 
     /// The first part of [the rule](crate::rules) this layout breaks, in
-    /// the order of [`GpuLayout::violations`], or `Ok`. A layout without
-    /// fields (a scalar's) is one opaque value with no holes.
+    /// the order of [`GpuLayout::violations`], or `Ok`.
     ///
     /// ```
     /// use gpu_aligned::rules::Violation;
@@ -497,9 +458,7 @@ impl GpuLayout {
     }
 
     /// Every part of the rule this layout breaks: the size, then the
-    /// alignment, then each hole in offset order. The report lists them
-    /// all; the derive's message stops after a size violation, since
-    /// padding fixes the rest along with it.
+    /// alignment, then each hole in offset order.
     ///
     /// ```
     /// use gpu_aligned::rules::Violation;
@@ -522,9 +481,8 @@ impl GpuLayout {
         }
     }
 
-    /// The whole compile-time message for this layout: each violation
-    /// described, a size violation alone (padding to a word size also fixes
-    /// the alignment and holes), or an empty message if the layout is legal.
+    /// The compile-time message for this layout (a size violation alone,
+    /// since padding fixes the rest), empty if it is legal.
     ///
     /// ```
     /// let layout = gpu_aligned::GpuLayout::new("Float3", 12, 4, 0, &[]);
@@ -534,10 +492,8 @@ impl GpuLayout {
         explain_parts(self.name, self.size, self.align, self.fields)
     }
 
-    /// Where a compile error about this layout belongs, consistent with
-    /// [`GpuLayout::explain`]: a size violation blames the type (padding it
-    /// fixes everything), else the first hole before a field blames that
-    /// field, else the alignment.
+    /// Where a compile error about this layout belongs: the type for a size
+    /// violation, else the field after the first hole, else the alignment.
     ///
     /// ```
     /// use gpu_aligned::rules::Blame;
@@ -554,13 +510,7 @@ impl GpuLayout {
     }
 
     /// Whether this layout is exactly what C gives its field list: every
-    /// field of nonzero size at the offset C gives it (the end of the fields
-    /// before it, rounded up to its alignment), and the size C gives the
-    /// struct (the end of the last field, rounded up to `align`).
-    ///
-    /// The derive checks this on the layout the compiler computed
-    /// (`offset_of!`, `size_of`, `align_of`), whatever produced the struct's
-    /// `#[repr]`: the layout a type claims is the layout it has.
+    /// offset and the size as C computes them.
     ///
     /// ```
     /// use gpu_aligned::{GpuField, GpuLayout, GpuType, Scalar};
@@ -579,9 +529,8 @@ impl GpuLayout {
         repr_c_mismatch(self.size, self.align, self.fields).is_none()
     }
 
-    /// Bytes not covered by any listed field (holes the compiler left). A
-    /// layout with no fields (a built-in scalar's) is one opaque value, all
-    /// data.
+    /// Bytes not covered by any listed field; none in a layout without
+    /// fields (a scalar's).
     ///
     /// ```
     /// use gpu_aligned::{GpuField, GpuLayout, GpuType, Scalar};
@@ -602,9 +551,7 @@ impl GpuLayout {
         self.size.saturating_sub(covered(self.fields))
     }
 
-    /// Every byte that carries no data: [`GpuLayout::padding`] (explicit
-    /// pad fields and the padding nested in fields) and
-    /// [`GpuLayout::implicit_padding`] (holes at this level).
+    /// [`GpuLayout::padding`] plus [`GpuLayout::implicit_padding`].
     ///
     /// ```
     /// use gpu_aligned::vector::float3_16_t;
@@ -615,9 +562,7 @@ impl GpuLayout {
         self.padding.saturating_add(self.implicit_padding())
     }
 
-    /// Bytes of real data: the size less every padding byte, nested ones
-    /// ([`GpuLayout::padding`]) and holes ([`GpuLayout::implicit_padding`])
-    /// alike.
+    /// Bytes of real data: the size less [`GpuLayout::total_padding`].
     pub const fn data_bytes(&self) -> usize {
         self.size.saturating_sub(self.total_padding())
     }
@@ -674,10 +619,8 @@ scalars!(
     f32 => F32, u64 => U64, i64 => I64, f64 => F64,
 );
 
-// `u128`/`i128` are 16-aligned on x86_64 and aarch64 since Rust 1.77 (and
-// CUDA's `__int128` is too), but 8-aligned on some other targets and older
-// compilers. The `scalars!` assertion turns a mismatch into a build error
-// rather than a silently misaligned GPU word.
+// `u128`/`i128` are 16-aligned (as CUDA's `__int128`) only on these
+// targets; the `scalars!` assertion makes a mismatch a build error.
 #[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
 scalars!(u128 => U128, i128 => I128);
 
@@ -690,12 +633,9 @@ unsafe impl<T: GpuData, const N: usize> GpuData for [T; N] {
     };
 }
 
-/// A derived type's fields, in declaration order, the zero-sized ones (such
-/// as a padded type's alignment marker) left out so that [`Fields::sized`]
-/// can hand out the rest as a `'static` slice, and the padding counted as
-/// [`GpuLayout::padding`] defines it: explicit pad fields whole, and the
-/// padding nested inside every other field's type. The derive builds it
-/// once per struct (see `__gpu_aligned_derive!`).
+/// A derived type's fields sorted out once per struct by the derive: the
+/// sized ones as a `'static` slice, and the padding as
+/// [`GpuLayout::padding`] counts it.
 #[doc(hidden)]
 pub struct Fields<const N: usize> {
     fields: [GpuField; N],
@@ -739,16 +679,14 @@ impl<const N: usize> Fields<N> {
         }
     }
 
-    /// Whether the fields follow each other from offset 0 in declaration
-    /// order and cover a struct of `size` bytes, with no hole: C's layout
-    /// of the field list.
+    /// Whether the fields tile a struct of `size` bytes from offset 0, in
+    /// declaration order.
     pub const fn no_holes(&self, size: usize) -> bool {
         self.contiguous && self.covered == size
     }
 
-    /// Whether the fields follow each other from offset 0 in declaration
-    /// order, with no hole, and a struct of `size` and `align` made of them
-    /// obeys the rule.
+    /// Whether the fields follow each other with no hole and a struct of
+    /// `size` and `align` made of them obeys the rule.
     pub const fn follow_rule(&self, size: usize, align: usize) -> bool {
         self.contiguous && crate::rules::is_legal(size, align, self.covered)
     }
@@ -764,9 +702,8 @@ impl<const N: usize> Fields<N> {
     }
 }
 
-/// Maps a width to a zero-sized type with that alignment, because
-/// `#[repr(align(N))]` takes only a literal while `#[gpu_aligned::padded]`
-/// learns the width from the compiler.
+/// Maps a width to a zero-sized type with that alignment:
+/// `#[repr(align(N))]` takes only a literal.
 #[doc(hidden)]
 pub struct Width<const N: usize>;
 

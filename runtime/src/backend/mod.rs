@@ -1,16 +1,8 @@
-//! Where an [`Arena`](crate::arena::Arena)'s bytes live, and how they move.
-//! A backend is one buffer with a fixed base address ([`Buffer`]); it moves
-//! host bytes in and out of ranges of it, zero-fills them and copies pitched
-//! 2D ranges ([`MoveBytes`]), keeps whatever per-array state it needs to
-//! order that work and says when a freed array's bytes are free
-//! ([`StreamOrder`]: nothing on the host, events on a CUDA device), and may
-//! grow in place ([`Grow`]). [`Backend`] is the four together. It knows
-//! nothing of element types, handles or allocators: the typed arena checks
-//! every range before it asks a backend to touch it.
-//!
-//! [`HostBuffer`] (aligned host memory, in a reservation of address space
-//! committed as it grows) is here; a CUDA device buffer, and device memory that grows in place, are
-//! in `backend::cuda`, behind the `cuda` feature.
+//! Where an [`Arena`](crate::arena::Arena)'s bytes live, and how they move:
+//! a buffer with a fixed base ([`Buffer`]), byte movers ([`MoveBytes`]),
+//! per-array ordering ([`StreamOrder`]) and growth ([`Grow`]); [`Backend`] is
+//! the four. It knows nothing of types or handles: the arena checks every
+//! range first. [`HostBuffer`] is here; device memory is in `backend::cuda`.
 //!
 //! ```
 //! use gpu_aligned::backend::{Buffer, HostBuffer};
@@ -37,9 +29,8 @@ pub use host::{HostBuffer, HostError};
 #[cfg(feature = "alloc")]
 pub(crate) use vm::HostVm;
 
-/// A byte range of a backend's buffer: `offset .. offset + len`, relative to
-/// the buffer's start. The offset is a place in a (device) buffer, so `u64`;
-/// the length is a byte count, so `usize`.
+/// A byte range of a backend's buffer: `offset .. offset + len`, from the
+/// buffer's start.
 ///
 /// ```
 /// use gpu_aligned::backend::Span;
@@ -115,19 +106,12 @@ impl Rows {
     }
 }
 
-/// What an arena needs of the memory it carves arrays out of: the four
-/// capabilities below, each its own trait, so that each layer of the
-/// arena's byte path is bounded by what it uses. Implemented for every type
-/// that has all four; a backend implements those.
+/// What an arena needs of its memory: the four capabilities, each its own
+/// trait so each layer is bounded by what it uses.
 ///
-/// The arena calls the `unsafe` methods only with ranges it has checked to
-/// lie inside the buffer and inside one live array, and only while it holds
-/// exclusive access to that array for the writing ones (`&mut` on the
-/// array's handle) or shared access for the reading ones. Backends may rely
-/// on that; in turn they only touch the bytes they are asked to. Code that
-/// launches kernels on `base_address + offset` relies on the traits'
-/// promises: an address the backend lied about is a misaligned-address
-/// fault or a write into someone else's memory.
+/// The arena calls the `unsafe` methods only with ranges inside the buffer
+/// and one live array, holding exclusive access to it for the writing ones
+/// and shared access for the reading ones.
 pub trait Backend: Buffer + MoveBytes + StreamOrder + Grow {}
 
 impl<B: Buffer + MoveBytes + StreamOrder + Grow> Backend for B {}
@@ -137,11 +121,9 @@ impl<B: Buffer + MoveBytes + StreamOrder + Grow> Backend for B {}
 ///
 /// # Safety
 ///
-/// For as long as the value lives, [`base_address`](crate::backend::Buffer::base_address)
-/// never changes, and the bytes `base_address .. base_address + len` (in
-/// the address space the buffer lives in: host or device) belong to this
-/// value alone and stay valid, so that `base_address + offset` is a usable
-/// address for every `offset < len`. [`len`](crate::backend::Buffer::len) changes only
+/// For as long as the value lives, [`base_address`](Buffer::base_address)
+/// never changes, and the bytes `base_address .. base_address + len` belong
+/// to this value alone and stay valid. [`len`](Buffer::len) changes only
 /// through [`Grow`].
 pub unsafe trait Buffer {
     /// Why an operation of this backend failed.
@@ -155,27 +137,21 @@ pub unsafe trait Buffer {
         self.len() == 0
     }
 
-    /// Address of the first byte (a host pointer or a device pointer, as a
-    /// number). The arena checks it is a multiple of its minimum alignment.
+    /// Address of the first byte (a host or device pointer, as a number).
     fn base_address(&self) -> u64;
 
-    /// Whether the buffer is device memory that the tools watching kernels
-    /// (compute-sanitizer) can be told about, so the arena registers its
-    /// arrays with them and keeps red zones under them (see
-    /// [`crate::sanitizer`]). False for host memory.
+    /// Whether the buffer is device memory compute-sanitizer can be told
+    /// about (see [`crate::sanitizer`]).
     fn watched_by_tools(&self) -> bool {
         false
     }
 
-    /// Makes the buffer's context current on this thread before the arena
-    /// tells a tool about its arrays (a device backend binds its CUDA
-    /// context; the tool checks addresses against the current one).
+    /// Makes the buffer's CUDA context current before the arena tells a
+    /// tool about its arrays.
     fn enter_for_tools(&self) {}
 }
 
-/// The byte movers: host bytes in and out of ranges of the buffer,
-/// zero-fill, copies between arrays and pitched rows, each in a stream's
-/// order.
+/// The byte movers, each in the backend's stream order.
 ///
 /// # Safety
 ///
@@ -187,7 +163,7 @@ pub unsafe trait MoveBytes: StreamOrder {
     /// The stream every verb's work goes to.
     fn stream(&self) -> &Self::Stream;
 
-    /// Copies `src` into the bytes of `dst`, in the backend's stream order.
+    /// Copies `src` into the bytes of `dst`.
     ///
     /// # Safety
     ///
@@ -206,12 +182,11 @@ pub unsafe trait MoveBytes: StreamOrder {
         src: &[u8],
     ) -> Result<(), Self::Error>;
 
-    /// Copies the bytes of `src` into `dst`, in the backend's stream order, and waits
-    /// for the copy.
+    /// Copies the bytes of `src` into `dst`, and waits for the copy.
     ///
     /// # Safety
     ///
-    /// As [`write`](crate::backend::MoveBytes::write), with shared access to the array;
+    /// As [`write`](MoveBytes::write), with shared access to the array;
     /// `dst.len() == src.len`.
     ///
     /// # Errors
@@ -225,11 +200,11 @@ pub unsafe trait MoveBytes: StreamOrder {
         dst: &mut [u8],
     ) -> Result<(), Self::Error>;
 
-    /// Sets the bytes of `dst` to zero, in the backend's stream order.
+    /// Sets the bytes of `dst` to zero.
     ///
     /// # Safety
     ///
-    /// As [`write`](crate::backend::MoveBytes::write).
+    /// As [`write`](MoveBytes::write).
     ///
     /// # Errors
     ///
@@ -241,10 +216,8 @@ pub unsafe trait MoveBytes: StreamOrder {
         dst: Span,
     ) -> Result<(), Self::Error>;
 
-    /// Copies the bytes of one array, `src`, into another of the same
-    /// length, `dst`, in the backend's stream order, without waiting: after the work
-    /// recorded on both, and recorded as a read of one and a write of the
-    /// other.
+    /// Copies one array, `src`, into another of the same length, `dst`,
+    /// without waiting.
     ///
     /// # Safety
     ///
@@ -268,7 +241,7 @@ pub unsafe trait MoveBytes: StreamOrder {
     ///
     /// # Safety
     ///
-    /// As [`write`](crate::backend::MoveBytes::write); every row of `dst` lies inside the array
+    /// As [`write`](MoveBytes::write); every row of `dst` lies inside the array
     /// and `src.len() == dst.row_bytes * dst.rows`.
     ///
     /// # Errors
@@ -286,7 +259,7 @@ pub unsafe trait MoveBytes: StreamOrder {
     ///
     /// # Safety
     ///
-    /// As [`read`](crate::backend::MoveBytes::read); every row of `src` lies inside the array
+    /// As [`read`](MoveBytes::read); every row of `src` lies inside the array
     /// and `dst.len() == src.row_bytes * src.rows`.
     ///
     /// # Errors
@@ -306,53 +279,43 @@ pub unsafe trait MoveBytes: StreamOrder {
 ///
 /// # Safety
 ///
-/// Once [`retire`](crate::backend::StreamOrder::retire) returned `Ok`, work
-/// queued after it on the backend's stream runs after every use of the
-/// array; a tracking [`never_used`](crate::backend::StreamOrder::never_used)
-/// calls unused is one no work queued so far can still use; a fence from
-/// [`stream_fence`](crate::backend::StreamOrder::stream_fence) passes only
-/// once the work queued before it has finished.
+/// Once [`retire`](StreamOrder::retire) returned `Ok`, work queued after it
+/// runs after every use of the array; a tracking
+/// [`never_used`](StreamOrder::never_used) calls unused is one no queued
+/// work can still use; a fence from [`stream_fence`](StreamOrder::stream_fence)
+/// passes only once the work queued before it has finished.
 pub unsafe trait StreamOrder: Buffer {
-    /// What the backend keeps for each array (its read and write events on
-    /// a device). Made empty when the array is allocated; the backend fills
-    /// it on first use. A tracking [`never_used`](crate::backend::StreamOrder::never_used)
-    /// calls unused holds nothing that needs dropping: the arena forgets
-    /// such trackings instead of dropping them.
+    /// What the backend keeps for each array (its events on a device),
+    /// empty at allocation. One [`never_used`](StreamOrder::never_used)
+    /// calls unused needs no drop: the arena forgets it.
     type Tracking: Default;
 
-    /// A point on the backend's stream that work must pass (what a
-    /// captured graph's replays wait for).
+    /// A point on the backend's stream that work must pass.
     type Fence;
 
     /// Whether freeing an array with this tracking needs
-    /// [`retire`](crate::backend::StreamOrder::retire) at all: `false` lets the arena hand its
-    /// bytes back at once, without asking. The default asks.
+    /// [`retire`](StreamOrder::retire) at all (the default: yes).
     fn needs_retire(&self, tracking: &Self::Tracking) -> bool {
         let _ = tracking;
         true
     }
 
-    /// Whether an array with this tracking was never used by the backend's
-    /// work, told from the tracking alone: then nothing can still be using
-    /// its bytes, and a thread that does not hold the backend may hand them
-    /// out again at once (what the per-thread caches of the arena's
-    /// `ThreadArena` do). `false`, the default,
-    /// sends every array through [`retire`](crate::backend::StreamOrder::retire).
+    /// Whether an array with this tracking was never used, from the
+    /// tracking alone, so a thread without the backend may reuse its bytes
+    /// at once. The default, `false`, sends every array through
+    /// [`retire`](StreamOrder::retire).
     fn never_used(tracking: &Self::Tracking) -> bool {
         let _ = tracking;
         false
     }
 
-    /// An array is being freed: empty its tracking, and order the
-    /// backend's stream after its uses, so its bytes may be handed out
-    /// again at once.
+    /// An array is being freed: empty its tracking and order the stream
+    /// after its uses, so its bytes may be handed out again at once.
     ///
     /// # Errors
     ///
-    /// The backend's error, with `tracking` either left as it was or empty
-    /// only once nothing can still use the array: the arena then hands the
-    /// array's handle back instead of freeing it, and a later free of it is
-    /// as safe as the first.
+    /// The backend's error, with `tracking` left as it was or empty only
+    /// once nothing can still use the array, so a later free is as safe.
     fn retire(&mut self, tracking: &mut Self::Tracking) -> Result<(), Self::Error>;
 
     /// Whether the work before `fence` has finished, without waiting.
@@ -369,8 +332,7 @@ pub unsafe trait StreamOrder: Buffer {
     /// The backend's error.
     fn wait_fence(&self, fence: &Self::Fence) -> Result<(), Self::Error>;
 
-    /// Every array is about to be freed at once: wait until no work that
-    /// may still use the buffer is pending.
+    /// Every array is about to be freed: wait until no work is pending.
     ///
     /// # Errors
     ///
@@ -378,8 +340,7 @@ pub unsafe trait StreamOrder: Buffer {
     fn quiesce(&mut self) -> Result<(), Self::Error>;
 
     /// A fence that passes once the work queued so far on the backend's
-    /// own stream has finished (what a CUDA graph replayed there did), or
-    /// `None` where no work is queued (the host).
+    /// stream has finished, or `None` where no work is queued (the host).
     ///
     /// # Errors
     ///
@@ -394,12 +355,12 @@ pub unsafe trait StreamOrder: Buffer {
 ///
 /// # Safety
 ///
-/// Growing never lowers [`len`](crate::backend::Buffer::len) and keeps every byte below the
-/// old length, its contents and its address; [`release`](crate::backend::Grow::release)
-/// and [`shrink_to`](crate::backend::Grow::shrink_to) touch only the bytes they are given.
+/// Growing never lowers [`len`](Buffer::len) and keeps every byte below the
+/// old length, its contents and its address; [`release`](Grow::release) and
+/// [`shrink_to`](Grow::shrink_to) touch only the bytes they are given.
 pub unsafe trait Grow: Buffer {
-    /// The most bytes [`grow_to`](crate::backend::Grow::grow_to) can reach: the range reserved
-    /// up front. A buffer that cannot grow (the default) says its length.
+    /// The most bytes [`grow_to`](Grow::grow_to) can reach (the default:
+    /// the length).
     ///
     /// ```
     /// use gpu_aligned::backend::{Grow, HostBuffer};
@@ -413,9 +374,8 @@ pub unsafe trait Grow: Buffer {
     }
 
     /// Grows the buffer in place to `len` bytes (at most
-    /// [`max_len`](crate::backend::Grow::max_len)) and returns its new length. The base
-    /// address stays, and so does every byte below the old length. A buffer
-    /// that cannot grow (the default) returns its length unchanged.
+    /// [`max_len`](Grow::max_len)) and returns its new length (the default:
+    /// unchanged).
     ///
     /// ```
     /// use gpu_aligned::backend::{Buffer, Grow, HostBuffer};
@@ -437,15 +397,9 @@ pub unsafe trait Grow: Buffer {
         Ok(self.len())
     }
 
-    /// Gives the memory behind `span`, bytes inside the buffer that no
-    /// array holds, back to the system while keeping them addressable, and
-    /// returns whether it did: the bytes then read as zero (the host maps
-    /// fresh zero-fill-on-demand pages over them, which cost nothing until
-    /// written). The arena calls it for the whole chunks of a growing
-    /// arena's holes as they become free, so memory held stays close to
-    /// the bytes live. A backend that cannot (the default, and a device
-    /// buffer: unmapping would leave addresses that fault) returns `false`
-    /// and keeps the memory.
+    /// Gives the memory behind `span` (no array's bytes) back to the system
+    /// while keeping it addressable, reading as zero, and returns whether it
+    /// did (the default and a device buffer: `false`).
     ///
     /// ```
     /// use gpu_aligned::backend::{Buffer, Grow, HostBuffer, Span};
@@ -465,21 +419,15 @@ pub unsafe trait Grow: Buffer {
         Ok(false)
     }
 
-    /// Whether [`release`](crate::backend::Grow::release) gives memory back (the
-    /// default: no). A growing arena over a backend that does keeps its
-    /// memory close to its live bytes (see [`Arena::committed`](crate::arena::Arena::committed)).
+    /// Whether [`release`](Grow::release) gives memory back (the default:
+    /// no).
     fn can_release(&self) -> bool {
         false
     }
 
-    /// Gives the memory past the first `len` bytes back (the host's pages,
-    /// the device's chunks), once no work queued on any stream can still use
-    /// it, and returns the new length: `len`, or more where the backend
-    /// keeps whole units of its own. The bytes given back lose their
-    /// contents. A buffer that cannot shrink (the default) returns its
-    /// length unchanged.
-    ///
-    /// An arena calls it only for bytes that no live array holds.
+    /// Gives the memory past the first `len` bytes (no live array's) back
+    /// once no queued work can use it, and returns the new length: `len` or
+    /// more, in the backend's units (the default: unchanged).
     ///
     /// ```
     /// use gpu_aligned::backend::{Buffer, Grow, HostBuffer};
@@ -493,7 +441,7 @@ pub unsafe trait Grow: Buffer {
     /// # Errors
     ///
     /// The backend's error when waiting for the streams or giving memory
-    /// back fails; [`len`](crate::backend::Buffer::len) then says what is left.
+    /// back fails; [`len`](Buffer::len) then says what is left.
     fn shrink_to(&mut self, len: usize) -> Result<usize, Self::Error> {
         let _ = len;
         Ok(self.len())
@@ -505,12 +453,10 @@ pub unsafe trait Grow: Buffer {
 ///
 /// # Safety
 ///
-/// [`host_ptr`](HostAccess::host_ptr) points to the [`len`](crate::backend::Buffer::len)
-/// bytes of the buffer, at [`base_address`](crate::backend::Buffer::base_address),
-/// initialised, readable and writable for as long as the value lives, and
-/// nothing else reads or writes them except through the [`Backend`]
-/// methods: the arena hands out references into them, guarded by its
-/// handles.
+/// [`host_ptr`](HostAccess::host_ptr) points to the [`len`](Buffer::len)
+/// bytes at [`base_address`](Buffer::base_address), initialised, readable and
+/// writable for as long as the value lives, and touched only through the
+/// [`Backend`] methods.
 pub unsafe trait HostAccess: Backend {
     /// The first byte of the buffer.
     fn host_ptr(&self) -> core::ptr::NonNull<u8>;
