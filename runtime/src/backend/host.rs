@@ -1,8 +1,6 @@
-//! The host-memory backend: one range of zero-initialised memory aligned to
-//! at least 256 bytes (what `cudaMalloc` guarantees), so the same offsets are
-//! aligned on the host as on the device. It lives in a [`HostVm`]
-//! reservation: the OS hands out its pages only when they are first touched,
-//! and a growable buffer commits more of its reservation in place.
+//! The host-memory backend: zeroed memory aligned to at least 256 bytes (as
+//! `cudaMalloc` gives), so offsets are aligned alike on host and device, in a
+//! [`HostVm`] reservation that grows in place.
 
 use core::fmt;
 use core::ptr::NonNull;
@@ -11,13 +9,10 @@ use super::vm::HostVm;
 use super::{Buffer, Grow, HostAccess, MoveBytes, Rows, Span, StreamOrder};
 use crate::align::{bytes_of, offset_of, round_up};
 
-/// The smallest alignment a [`HostBuffer`] gets, whatever is asked: the
-/// alignment `cudaMalloc` guarantees for device buffers.
+/// The smallest alignment a [`HostBuffer`] gets: `cudaMalloc`'s.
 pub(super) const MIN_HOST_ALIGN: usize = crate::align::ARRAY_ALIGN;
 
-/// Why host memory could not be reserved, committed or given back, or a
-/// [`HostBuffer`] made or used: the host backend's error, as `CudaError`
-/// is the device's (feature `cuda`). The OS's refusals carry its `errno`.
+/// The host backend's error; the OS's refusals carry its `errno`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum HostError {
@@ -28,22 +23,19 @@ pub enum HostError {
         /// The alignment asked for.
         align: usize,
     },
-    /// The length, rounded up to whole pages and the alignment, does not fit
-    /// in the address space (`isize`).
+    /// The length, rounded up to pages and the alignment, exceeds `isize`.
     TooLarge {
         /// The length asked for.
         len: usize,
     },
-    /// The OS (or, in the fallback, the global allocator) refused to reserve
-    /// the address space: more than the process may map, or no memory.
+    /// The OS (or the fallback's allocator) refused the address space.
     Reserve {
         /// The length asked for.
         len: usize,
         /// The OS error number (`errno`), 0 where there is none.
         errno: i32,
     },
-    /// The OS refused to commit pages (the commit limit of a strict
-    /// overcommit policy, or too many mappings).
+    /// The OS refused to commit pages.
     Commit {
         /// The committed length asked for.
         len: usize,
@@ -74,8 +66,7 @@ pub enum HostError {
         /// The reservation's length.
         reserved: usize,
     },
-    /// A byte range outside the buffer was handed to a copy (never by the
-    /// arena, which checks every range first).
+    /// A byte range outside the buffer was handed to a copy.
     OutOfRange {
         /// First byte of the range.
         offset: u64,
@@ -125,13 +116,9 @@ impl fmt::Display for HostError {
 #[cfg(feature = "std")]
 impl std::error::Error for HostError {}
 
-/// An aligned, zero-initialised host buffer, freed on drop.
-///
-/// Its memory is a reservation of address space: making a buffer costs no
-/// memory, and only the pages its arrays write become memory (a 64 GiB
-/// buffer on a machine with less RAM is made at once). A buffer made with
-/// [`growable`](HostBuffer::growable) reserves more than it starts with and
-/// grows in place ([`Grow::grow_to`](crate::backend::Grow::grow_to)), its address fixed.
+/// An aligned, zero-initialised host buffer, freed on drop. Only the pages
+/// its arrays write become memory; a [`growable`](HostBuffer::growable) one
+/// grows in place.
 pub struct HostBuffer {
     vm: HostVm,
     /// The buffer's length: at most what `vm` has committed.
@@ -140,8 +127,7 @@ pub struct HostBuffer {
     max: usize,
 }
 
-// SAFETY: `HostBuffer` owns its reservation exclusively (like a `Box<[u8]>`),
-// so sending it to another thread is sound.
+// SAFETY: `HostBuffer` owns its reservation like a `Box<[u8]>`.
 unsafe impl Send for HostBuffer {}
 // SAFETY: through `&HostBuffer`, bytes are only touched by the `unsafe`
 // `Backend` methods, whose callers promise exclusive access to the ranges
@@ -170,10 +156,8 @@ impl HostBuffer {
         HostBuffer::growable(len, len, align)
     }
 
-    /// A zeroed buffer of `len` bytes that can grow in place to `max` bytes:
-    /// `max` bytes of address space are reserved (at no cost in memory) and
-    /// the first `len` committed. The address is a multiple of
-    /// `max(align, 256)`.
+    /// A zeroed buffer of `len` bytes, at a multiple of `max(align, 256)`,
+    /// that can grow in place to `max` bytes.
     ///
     /// ```
     /// use gpu_aligned::backend::{Buffer, Grow, HostBuffer};
@@ -215,9 +199,8 @@ impl fmt::Debug for HostBuffer {
 }
 
 impl HostBuffer {
-    /// The whole buffer. `&mut self`: while an arena owns the buffer it
-    /// hands out views of its arrays through shared borrows, so the whole
-    /// buffer is only readable when nothing else can be.
+    /// The whole buffer (`&mut self`: an arena lends its arrays through
+    /// shared borrows).
     ///
     /// ```
     /// use gpu_aligned::backend::HostBuffer;
@@ -228,10 +211,8 @@ impl HostBuffer {
     /// ```
     pub fn bytes(&mut self) -> &[u8] {
         let len = self.len;
-        // SAFETY: the first `len` bytes of the reservation are committed,
-        // owned by `self` and initialised (zero when committed, written only
-        // through the `Backend` methods since); `&mut self` keeps every other
-        // access away while the slice lives.
+        // SAFETY: the first `len` bytes are committed, owned and initialised;
+        // `&mut self` keeps every other access away.
         unsafe { core::slice::from_raw_parts(self.vm.as_ptr().as_ptr(), len) }
     }
 
@@ -264,8 +245,7 @@ impl HostBuffer {
     }
 }
 
-/// A byte range the arena checked and the buffer does not hold: only a
-/// broken caller gets here, so it is a typed error, never a write.
+/// A range the buffer does not hold: only a broken caller gets here.
 fn outside(span: Span) -> HostError {
     HostError::OutOfRange {
         offset: span.offset,
@@ -273,11 +253,20 @@ fn outside(span: Span) -> HostError {
     }
 }
 
-// SAFETY: the address is fixed at construction (a reservation never moves);
-// the length changes only in `grow_to` (up, committing first, so the bytes below
-// stay) and `shrink_to`; the reservation is owned by this value until it drops,
-// and every method below touches only the bytes of the ranges it is given,
-// after checking they lie inside.
+/// Row `row` of `rows`, or `array` as the error on overflow.
+fn row_span(rows: Rows, row: usize, array: Span) -> Result<Span, HostError> {
+    let offset = row
+        .checked_mul(rows.pitch)
+        .and_then(|skip| offset_of(skip).checked_add(rows.offset))
+        .ok_or(outside(array))?;
+    Ok(Span {
+        offset,
+        len: rows.row_bytes,
+    })
+}
+
+// SAFETY: a reservation never moves; the length changes only in `grow_to`
+// (committing first) and `shrink_to`; the reservation is owned until drop.
 unsafe impl Buffer for HostBuffer {
     type Error = HostError;
 
@@ -374,14 +363,7 @@ unsafe impl MoveBytes for HostBuffer {
             return Err(outside(array));
         }
         for (row, source) in (0..dst.rows).zip(src.chunks_exact(row_bytes)) {
-            let offset = row
-                .checked_mul(dst.pitch)
-                .and_then(|skip| offset_of(skip).checked_add(dst.offset))
-                .ok_or(outside(array))?;
-            let span = Span {
-                offset,
-                len: dst.row_bytes,
-            };
+            let span = row_span(dst, row, array)?;
             // SAFETY: the caller promises every row lies inside the array it
             // holds exclusively; `write` checks the buffer's bounds again.
             unsafe { self.write(tracking, array, span, source) }?;
@@ -401,14 +383,7 @@ unsafe impl MoveBytes for HostBuffer {
             return Err(outside(array));
         }
         for (row, target) in (0..src.rows).zip(dst.chunks_exact_mut(row_bytes)) {
-            let offset = row
-                .checked_mul(src.pitch)
-                .and_then(|skip| offset_of(skip).checked_add(src.offset))
-                .ok_or(outside(array))?;
-            let span = Span {
-                offset,
-                len: src.row_bytes,
-            };
+            let span = row_span(src, row, array)?;
             // SAFETY: as in `write_rows`, with shared access.
             unsafe { self.read(tracking, array, span, target) }?;
         }
@@ -474,10 +449,8 @@ unsafe impl Grow for HostBuffer {
         if !span.within(self.len) {
             return Err(outside(span));
         }
-        // The whole pages inside the span: the OS gives memory back by
-        // pages, and the bytes around them may belong to arrays.
+        // Only the whole pages inside: the bytes around may be arrays'.
         let page = HostVm::page_size();
-        // Inside the buffer (checked above), so neither overflows.
         let offset = bytes_of(span.offset).ok_or(outside(span))?;
         let end = (offset + span.len) / page * page;
         match round_up(offset, page) {
@@ -493,19 +466,17 @@ unsafe impl Grow for HostBuffer {
         if len >= self.len {
             return Ok(self.len);
         }
-        // Pages are the unit the OS takes back: the bytes from `len` to the
-        // end of its page stay committed, so zero them, as the pages given
-        // back will read when they are committed again.
+        // The bytes from `len` to its page's end stay committed: zero them,
+        // as the pages given back will read.
         let page_end = self
             .len
             .min(round_up(len, HostVm::page_size()).unwrap_or(usize::MAX));
         if page_end > len {
-            // Both ends lie inside the committed bytes (`len < page_end <=
-            // self.len`).
-            let (start, count) = (len, page_end - len);
-            // SAFETY: `start .. start + count` lies inside the committed
-            // bytes, and `&mut self` means no view of them is alive.
-            unsafe { core::ptr::write_bytes(self.vm.as_ptr().as_ptr().add(start), 0, count) };
+            // SAFETY: `len < page_end <= self.len`: committed bytes, and
+            // `&mut self` means no view of them is alive.
+            unsafe {
+                core::ptr::write_bytes(self.vm.as_ptr().as_ptr().add(len), 0, page_end - len)
+            };
         }
         self.vm.shrink_to(len)?;
         self.len = len;
@@ -513,9 +484,8 @@ unsafe impl Grow for HostBuffer {
     }
 }
 
-// SAFETY: the reservation's pointer starts the `len` committed, initialised
-// bytes this value owns until it drops; the only other accesses are the
-// `Backend` methods above and `bytes`/`bytes_mut`, which need `&mut self`.
+// SAFETY: the pointer starts the `len` committed, initialised bytes this
+// value owns; `bytes`/`bytes_mut`, the other accesses, need `&mut self`.
 unsafe impl HostAccess for HostBuffer {
     fn host_ptr(&self) -> NonNull<u8> {
         self.vm.as_ptr()

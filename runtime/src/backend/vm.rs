@@ -19,35 +19,17 @@ const MIN_ALIGN: usize = super::MIN_HOST_ALIGN;
 
 /// A range of host address space, reserved once and committed from its
 /// start, released on drop. The first `committed` bytes are readable and
-/// writable; the rest of the reservation is not accessible at all. The base
-/// address never changes.
+/// writable; the rest is not accessible. The base address never changes.
 ///
-/// On Unix with the `std` feature, [`HostVm::reserve`] makes one anonymous
-/// private mapping with no access (`PROT_NONE`, and `MAP_NORESERVE` on Linux
-/// so that neither the reservation nor its committed pages are charged
-/// against the commit limit of the default, heuristic overcommit mode; the
-/// strict mode ignores the flag, charges each commit, and a commit past its
-/// limit is a [`HostError::Commit`]); committing turns the front of the
-/// mapping readable and writable (`mprotect`). The OS hands out
-/// physical pages only when they are first touched, and they come zeroed, so
-/// a 64 GiB reservation on a machine with 24 GiB of RAM succeeds and uses no
-/// memory until its arrays are written. Decommitting maps fresh no-access
-/// pages over the tail (`mmap` with `MAP_FIXED`), which gives the pages back
-/// to the OS at once and makes the bytes read as zero when committed again.
-///
-/// Pages that are committed but never written cost nothing. Written ones are
-/// real memory: the OS may still refuse them later (on Linux, in its default
-/// overcommit mode, by killing a process when RAM runs out), so commit only
-/// what the arrays need, which is what a growing arena does.
+/// On Unix with `std`, one anonymous `PROT_NONE` mapping (`MAP_NORESERVE` on
+/// Linux, so the default overcommit mode charges nothing); committing is
+/// `mprotect`, and pages are real only once touched. Decommitting maps fresh
+/// no-access pages over the tail, which returns them to the OS at once.
 ///
 /// # The fallback
 ///
-/// Under Miri (which cannot run `mmap`/`mprotect`), on targets that are not
-/// Unix, and without the `std` feature, a reservation is one zeroed
-/// allocation of its whole length from the global allocator, made up front:
-/// addresses stay fixed and committing only moves a boundary, but the whole
-/// reservation is memory from the start. Keep reservations there as small as
-/// the arrays they will hold.
+/// Under Miri, off Unix and without `std`, a reservation is one zeroed
+/// allocation of its whole length, made up front.
 pub(crate) struct HostVm {
     ptr: NonNull<u8>,
     /// Usable length of the reservation (a multiple of the page size).
@@ -59,9 +41,8 @@ pub(crate) struct HostVm {
     sys: imp::Mapping,
 }
 
-// SAFETY: `HostVm` owns its mapping exclusively (like a `Box<[u8]>`); its
-// bytes are reached through `&self`/`&mut self` only, so the usual borrow
-// rules make sending and sharing it between threads sound.
+// SAFETY: `HostVm` owns its mapping like a `Box<[u8]>`, reached through
+// `&self`/`&mut self` only.
 unsafe impl Send for HostVm {}
 // SAFETY: as above; `&HostVm` only gives out `&[u8]`.
 unsafe impl Sync for HostVm {}
@@ -102,10 +83,8 @@ impl HostVm {
         })
     }
 
-    /// Makes the first `len` bytes (rounded up to whole pages) usable.
-    /// Bytes already committed keep their contents; newly committed bytes
-    /// read as zero. Asking for less than is committed does nothing (see
-    /// [`shrink_to`](HostVm::shrink_to)).
+    /// Makes the first `len` bytes (rounded up to whole pages) usable; new
+    /// bytes read as zero. Asking for less than is committed does nothing.
     ///
     /// # Errors
     ///
@@ -122,10 +101,8 @@ impl HostVm {
         if target <= self.committed {
             return Ok(());
         }
-        // SAFETY: `committed .. target` lies inside the reservation
-        // (`target <= reserved`), both ends are multiples of the page size,
-        // and no reference into that range exists: it was not committed, so
-        // `committed_bytes` never covered it.
+        // SAFETY: `committed .. target` is page-aligned, inside the
+        // reservation, and was never committed, so nothing refers into it.
         unsafe { imp::commit(&self.sys, self.ptr, self.committed, target) }
             .map_err(|errno| HostError::Commit { len, errno })?;
         self.committed = target;
@@ -133,9 +110,7 @@ impl HostVm {
     }
 
     /// Gives back every committed page past the first `len` bytes (rounded
-    /// up to whole pages): their contents are lost, the OS gets the memory
-    /// back, and they read as zero if committed again. Asking for more than
-    /// is committed does nothing.
+    /// up to whole pages); asking for more than is committed does nothing.
     ///
     /// # Errors
     ///
@@ -154,10 +129,8 @@ impl HostVm {
         Ok(())
     }
 
-    /// Gives the pages of `offset .. offset + len` (whole pages inside the
-    /// committed bytes) back to the OS and leaves them committed: they read
-    /// as zero, and cost memory again only once written. Nothing happens
-    /// for an empty range.
+    /// Gives the whole committed pages of `offset .. offset + len` back to
+    /// the OS, leaving them committed and reading as zero.
     ///
     /// # Errors
     ///
@@ -178,8 +151,7 @@ impl HostVm {
         unsafe { imp::discard(&self.sys, self.ptr, offset, end) }.map_err(refused)
     }
 
-    /// The page size: commits and decommits are rounded up to multiples of
-    /// it (4096 on most Linux machines; 4096 in the fallback).
+    /// The page size commits and decommits are rounded up to.
     pub(crate) fn page_size() -> usize {
         imp::page_size()
     }
@@ -189,10 +161,8 @@ impl HostVm {
         self.ptr.as_ptr() as usize as u64
     }
 
-    /// The first byte of the reservation, for code that reaches the
-    /// committed bytes through raw pointers (a buffer lending ranges of
-    /// them through `&self`). Only the first `committed` bytes may be read
-    /// or written.
+    /// The first byte of the reservation; only the first `committed` bytes
+    /// may be read or written.
     pub(crate) fn as_ptr(&self) -> NonNull<u8> {
         self.ptr
     }
@@ -227,8 +197,7 @@ mod imp {
     /// The mapping is described by its pointer and length alone.
     pub(super) struct Mapping;
 
-    /// Linux would otherwise count a private mapping against the commit
-    /// limit once it is made writable; the pages are real only when touched.
+    /// Linux would otherwise charge a writable private mapping up front.
     #[cfg(any(target_os = "linux", target_os = "android"))]
     const NORESERVE: libc::c_int = libc::MAP_NORESERVE;
     #[cfg(not(any(target_os = "linux", target_os = "android")))]
@@ -250,8 +219,7 @@ mod imp {
     }
 
     /// Maps `len + align - page` inaccessible bytes when the alignment
-    /// exceeds a page (mappings are only page-aligned), then unmaps the
-    /// slack on both sides of the aligned `len` bytes.
+    /// exceeds a page, then unmaps the slack around the aligned `len`.
     pub(super) fn reserve(
         len: usize,
         align: usize,
@@ -269,9 +237,7 @@ mod imp {
         let aligned = (start + align - 1) & !(align - 1);
         let head = aligned - start;
         let tail = total - head - len;
-        // Unmapping the slack cannot fail for ranges inside a mapping we own
-        // except by running out of mapping slots, which then only leaves
-        // inaccessible address space behind: harmless, so not an error.
+        // A failed unmap of slack only leaves inaccessible address space.
         if head > 0 {
             // SAFETY: `start .. aligned` is page-aligned slack of our own
             // fresh mapping, never handed out.
@@ -297,8 +263,7 @@ mod imp {
         to: usize,
     ) -> Result<(), i32> {
         // SAFETY: the caller promises the range is ours, page-aligned and
-        // unreferenced; making inaccessible pages writable changes no
-        // memory Rust can see.
+        // unreferenced.
         let r = unsafe {
             libc::mprotect(
                 ptr.as_ptr().add(from).cast(),
@@ -347,10 +312,8 @@ mod imp {
     ///
     /// As [`commit`].
     unsafe fn replace(ptr: NonNull<u8>, from: usize, to: usize, prot: i32) -> Result<(), i32> {
-        // A fixed mapping over the range replaces its pages atomically with
-        // fresh zero-fill-on-demand ones (POSIX, unlike `madvise`'s varying
-        // meanings across systems), so the memory goes back to the OS now
-        // and the bytes read as zero when next accessible.
+        // A fixed mapping replaces the pages with fresh zero-fill-on-demand
+        // ones (POSIX, unlike `madvise`), returning the memory at once.
         // SAFETY: the caller promises the range is ours, page-aligned and
         // unreferenced, so replacing its pages discards nothing still in use.
         let raw = unsafe {
@@ -374,8 +337,7 @@ mod imp {
     ///
     /// `ptr` and `len` must be a reservation from [`reserve`], released once.
     pub(super) unsafe fn release(_: &Mapping, ptr: NonNull<u8>, len: usize) {
-        // A failed `munmap` of our own whole mapping would only leak address
-        // space; nothing is left to report it to from `drop`.
+        // A failed `munmap` only leaks address space; `drop` cannot report.
         // SAFETY: the caller promises this is our mapping, released once.
         unsafe { libc::munmap(ptr.as_ptr().cast(), len) };
     }
@@ -420,8 +382,7 @@ mod imp {
         Ok(())
     }
 
-    /// Zeroes the range, so that committing it again reads zeros as it does
-    /// with real pages.
+    /// Zeroes the range, as recommitted pages read.
     ///
     /// # Safety
     ///
@@ -480,11 +441,8 @@ mod tests {
         }
 
         fn committed_bytes(&self) -> &[u8] {
-            // SAFETY: the first `committed` bytes are mapped readable and
-            // writable and belong to `self`; they were zero when committed
-            // and written only through `committed_bytes_mut`, so they are
-            // initialised; `&self` keeps them from being written or
-            // decommitted while the slice lives.
+            // SAFETY: the first `committed` bytes are mapped, initialised
+            // (zero when committed) and `self`'s; `&self` keeps them unchanged.
             unsafe { core::slice::from_raw_parts(self.ptr.as_ptr(), self.committed) }
         }
 
