@@ -1,11 +1,8 @@
 //! A model of how a warp's global-memory access turns into DRAM traffic, so
-//! layout choices can be priced before a kernel exists. Since compute
-//! capability 6.0 a warp's request is served as the distinct 32-byte sectors
-//! its lanes touch (ncu's sector count matched the model: docs/RESULTS.md,
-//! "The hardware"). [`measure`] is the primitive;
-//! [`WarpAccess`] prices the regular patterns (a base offset, a stride, an
-//! access width) and [`ElementFacts`] the per-type costs that follow from a
-//! [`GpuLayout`].
+//! layouts can be priced before a kernel exists: a request is served as the
+//! distinct 32-byte sectors its lanes touch (docs/RESULTS.md, "The
+//! hardware"). [`measure`] is the primitive, [`WarpAccess`] prices regular
+//! patterns and [`ElementFacts`] a type's own costs.
 //!
 //! ```
 //! use gpu_aligned::coalesce::{ElementFacts, WarpAccess};
@@ -29,15 +26,9 @@ pub const SECTOR_BYTES: u64 = 32;
 /// Lanes in a warp.
 pub const WARP_LANES: usize = 32;
 
-/// What one warp-wide access costs: the distinct 32-byte sectors touched
-/// when each lane accesses `access_bytes` bytes from its address (what the
-/// memory system fetches for one load instruction), and the distinct bytes
-/// the lanes ask for (the useful part of them).
-///
-/// Lanes may repeat or overlap (a broadcast touches one sector, and counts
-/// its bytes once); an access may straddle sectors (a 4-byte read at offset
-/// 30 touches two). Zero lanes or `access_bytes == 0` touch nothing. Never
-/// panics and never overflows, even for accesses that run past `u64::MAX`.
+/// What one warp-wide access costs: the distinct sectors and the distinct
+/// bytes touched when each lane accesses `access_bytes` bytes from its
+/// address. Lanes may repeat or overlap; never panics or overflows.
 ///
 /// ```
 /// use gpu_aligned::coalesce::{measure, Coalescing};
@@ -95,20 +86,15 @@ impl Coalescing {
     }
 }
 
-/// Counts the distinct `unit`-sized, `unit`-aligned blocks covered by the
-/// byte ranges `[address, address + access_bytes)`, with no allocation: the
-/// union of the lanes' block intervals is swept in increasing order, each
-/// step finding the lowest uncounted block and extending that run as far
-/// as the intervals chain. Quadratic in the lane count, which is 32 for a
-/// warp.
+/// Counts the distinct `unit`-aligned blocks the ranges `[address, address
+/// + access_bytes)` cover, without allocating: runs of the union are swept
+/// in increasing order (quadratic in the 32 lanes).
 fn distinct_units(lane_addresses: &[u64], access_bytes: u64, unit: u64) -> u64 {
     if access_bytes == 0 || unit == 0 {
         return 0;
     }
-    // Block indices of a lane's first and last byte. u128 keeps the last
-    // byte's address exact past u64::MAX; divided by a unit >= 1 it would
-    // not fit u64 only for unit 1, where it is clamped to the last
-    // addressable byte: memory ends there.
+    // Block indices of a lane's first and last byte, in u128 past
+    // u64::MAX, clamped to the last addressable block.
     let span = |address: u64| -> (u64, u64) {
         let last_byte = u128::from(address) + u128::from(access_bytes) - 1;
         let last = (last_byte / u128::from(unit)).min(u128::from(u64::MAX / unit)) as u64;
@@ -145,8 +131,7 @@ fn distinct_units(lane_addresses: &[u64], access_bytes: u64, unit: u64) -> u64 {
                 None => break,
             }
         }
-        // The whole address space is 2^64 units, one more than u64 holds:
-        // the count saturates there.
+        // 2^64 units is one more than u64 holds: saturate.
         counted = counted
             .saturating_add(run_end - run_start)
             .saturating_add(1);
@@ -197,10 +182,7 @@ impl WarpAccess {
     }
 
     /// A full warp reading one field of consecutive elements of an array of
-    /// structs whose first element starts at `base`: the pattern a kernel
-    /// touching only `field` produces, and the one a structure of arrays
-    /// would turn into [`WarpAccess::contiguous`] (the layout report shows
-    /// both for every field).
+    /// structs starting at `base`.
     pub const fn field_of(base: u64, layout: &GpuLayout, field: &GpuField) -> Self {
         Self::strided(
             base.saturating_add(field.offset as u64),
@@ -266,25 +248,19 @@ pub struct ElementFacts {
     pub size: u64,
     /// Bytes of real data per element.
     pub data_bytes: u64,
-    /// Bytes per element that carry no data: [`GpuLayout::padding`] (explicit
-    /// padding fields and the padding nested inside fields) plus holes no
-    /// field covers.
+    /// Bytes per element that carry no data
+    /// ([`GpuLayout::total_padding`]).
     pub padding_bytes: u64,
-    /// Global-memory instructions one element costs when a kernel loads it
-    /// field by field: one per scalar or word-sized vector, one per lane of
-    /// a `float3`-like vector, one per array element, nested structs
-    /// recursively; padding fields are not loaded. This is what a naive copy
-    /// asks for: nvcc may merge neighbours when alignment allows, and split
-    /// a struct copy differently (see [`header`](crate::header)).
+    /// Global-memory instructions one element costs loaded field by field
+    /// (one per word-sized value, per lane of a `float3`, per array
+    /// element), as a naive copy asks; nvcc may merge neighbours.
     pub loads_field_by_field: u64,
-    /// Whether one 1/2/4/8/16-byte instruction moves the whole element
-    /// (true for every `GpuAligned` type).
+    /// Whether one instruction moves the whole element.
     pub one_word: bool,
 }
 
 impl ElementFacts {
-    /// The facts of `layout`. A layout with no fields (the built-in
-    /// scalars') describes one opaque value: all data, one load.
+    /// The facts of `layout`; one without fields is all data, one load.
     ///
     /// ```
     /// use gpu_aligned::coalesce::ElementFacts;
@@ -317,8 +293,7 @@ impl ElementFacts {
         self.data_bytes as f64 / self.size as f64
     }
 
-    /// Extra bytes moved per byte of data, because of padding: 0.33 for a
-    /// 12-byte `float3` padded to 16.
+    /// Padding bytes moved per byte of data.
     ///
     /// ```
     /// use gpu_aligned::coalesce::ElementFacts;
@@ -349,8 +324,6 @@ impl ElementFacts {
     /// ```
     pub fn warp_of_elements(&self) -> Coalescing {
         let whole = WarpAccess::contiguous(0, self.size).measure();
-        // Padding bytes are fetched but carry nothing: count them out of
-        // the useful bytes.
         let lanes = WARP_LANES as u64;
         Coalescing {
             sectors: whole.sectors,

@@ -1,40 +1,14 @@
-//! The layout advisor: given a struct and what a kernel does with it (which
-//! fields it reads and writes, walking the array in order, gathering
-//! elements at random, or reading one element with every lane of a warp),
-//! it predicts the memory traffic and instructions per element of three
-//! layouts and picks one:
+//! The layout advisor: given a struct and what a kernel does with it, it
+//! predicts the traffic and instructions per element of an array of structs,
+//! a padded one (16-byte slots) and a structure of arrays, and picks one.
 //!
-//! - **array of structs** ([`Storage::Aos`]): the struct stored whole, moved
-//!   as words of its alignment (at most 16 bytes) when every field is used,
-//!   field by field otherwise;
-//! - **padded array of structs** ([`Storage::PaddedAos`]): each element in a
-//!   16-aligned slot rounded up to 16 bytes, moved as 16-byte words;
-//! - **structure of arrays** ([`Storage::Soa`]): one column per field, one
-//!   instruction per field used.
-//!
-//! The model (fitted on an H100: docs/LAYOUT-MEASUREMENTS.md says on what,
-//! and how well it predicts; it overstates random gathers of wide elements):
-//!
-//! - DRAM moves 64-byte blocks. Walking in order, every block any element
-//!   touches is fetched once (and written back once if written): bytes per
-//!   element are the blocks a repeating stretch of elements touches, times
-//!   64, over the elements in it. A random gather fetches every block an
-//!   element's bytes touch, so an element straddling two blocks costs two.
-//! - Stores are not merged in L1: each warp-wide store instruction costs one
-//!   request per 128-byte line its lanes touch, each the time of
-//!   [`STORE_REQUEST_BYTES`] DRAM bytes. Loads of lines already fetched hit
-//!   L1 and cost nothing extra.
-//! - Predicted time is the larger of the two; layouts within [`TIE`] of the
-//!   fastest are ranked by instructions, then by arrays in flight.
-//!
-//! A uniform read ([`Order::Uniform`]: every lane of a warp reads the same
-//! element, as a path tracer's loop over its spheres or a walk down a BVH
-//! does) is priced differently: such a table is read by every warp, so it
-//! stays in cache, and one sector serves all 32 lanes whatever the layout.
-//! What a layout changes is the number of instructions and of the sectors
-//! they request, each instruction its own: columns cost one instruction and
-//! one sector per field, a struct in 16-aligned slots one per 16-byte word.
-//! Bytes are then those sectors' bytes, per warp and element read.
+//! The model (fitted on an H100; docs/LAYOUT-MEASUREMENTS.md says how well
+//! it predicts): DRAM moves 64-byte blocks, each once when walked in order,
+//! per element when gathered; each warp-wide store costs a request per
+//! 128-byte line, worth [`STORE_REQUEST_BYTES`]; time is the larger of the
+//! two, and layouts within [`TIE`] are ranked by instructions, then arrays.
+//! A uniform read ([`Order::Uniform`]) stays in cache and is priced by the
+//! instructions and sectors it requests.
 //!
 //! ```
 //! use gpu_aligned::coalesce::{advise, Access, Fields, Storage};
@@ -57,17 +31,15 @@ use core::fmt;
 /// Bytes DRAM moves for each block an access touches.
 pub const DRAM_BLOCK_BYTES: u64 = 64;
 
-/// DRAM bytes that take as long as one store request (one 128-byte line
-/// touched by one warp-wide store instruction): DRAM's bytes a second over
-/// L2's store requests a second on an H100 (docs/SOA.md).
+/// DRAM bytes that take as long as one store request, on an H100
+/// (docs/SOA.md).
 pub const STORE_REQUEST_BYTES: f64 = 82.0;
 
 /// The line a store request is counted in.
 pub const LINE_BYTES: u64 = 128;
 
-/// Layouts whose predicted bytes are within this fraction of the fewest are
-/// ranked by instructions, then by arrays: the model cannot tell them apart
-/// by traffic.
+/// Layouts within this fraction of the fastest are ranked by instructions,
+/// then by arrays: the model cannot tell them apart.
 pub const TIE: f64 = 0.05;
 
 /// How a kernel walks the array.
@@ -78,8 +50,8 @@ pub enum Order {
     Streaming,
     /// Each element is taken at a random index.
     Gather,
-    /// Every lane of a warp takes the same element, one element at a time
-    /// (a scene table, a BVH node): see the module docs.
+    /// Every lane of a warp takes the same element (a scene table, a BVH
+    /// node), which stays in cache.
     Uniform,
 }
 
@@ -96,8 +68,7 @@ pub enum Storage {
 }
 
 impl Storage {
-    /// The three layouts, in the order the advisor prefers among equals
-    /// (one array before many).
+    /// The three layouts, in the order preferred among equals.
     pub const ALL: [Storage; 3] = [Storage::Aos, Storage::PaddedAos, Storage::Soa];
 
     /// What the layout is called in a report.
@@ -193,8 +164,7 @@ pub enum AdviceError<'a> {
     NothingAccessed,
     /// The layout has no data fields or a stride of zero.
     Empty,
-    /// The layout is larger than any object can be (`isize::MAX` bytes): a
-    /// hand-written layout no array could hold.
+    /// The layout is larger than `isize::MAX` bytes.
     TooLarge {
         /// The layout's size.
         size: usize,
@@ -219,11 +189,8 @@ impl fmt::Display for AdviceError<'_> {
 
 impl core::error::Error for AdviceError<'_> {}
 
-/// The predicted cost of one layout, per element.
-///
-/// For a uniform read ([`Order::Uniform`]) the costs are per warp and
-/// element, and the bytes those of the sectors its instructions request
-/// from cache, each instruction on its own (see the module docs).
+/// The predicted cost of one layout, per element (per warp and element,
+/// in sectors requested, for a uniform access).
 ///
 /// ```
 /// use gpu_aligned::coalesce::{predict, Access, Fields, Storage, SECTOR_BYTES};
@@ -242,21 +209,15 @@ impl core::error::Error for AdviceError<'_> {}
 pub struct Cost {
     /// The layout.
     pub storage: Storage,
-    /// Bytes fetched from DRAM per element; for a uniform read, the bytes
-    /// of the sectors the warp's loads request.
+    /// Bytes fetched from DRAM per element.
     pub read_bytes: f64,
-    /// Bytes written back to DRAM per element; for a uniform access, the
-    /// bytes of the sectors the warp's stores request.
+    /// Bytes written back to DRAM per element.
     pub write_bytes: f64,
-    /// Store requests per element: 128-byte lines touched by each warp-wide
-    /// store instruction, summed, over the warp's 32 elements (over its one
-    /// element for a uniform access).
+    /// Store requests (128-byte lines per warp-wide store) per element.
     pub store_requests: f64,
-    /// Global-memory load and store instructions per element (per warp and
-    /// element for a uniform access).
+    /// Global-memory load and store instructions per element.
     pub instructions: u64,
-    /// Arrays the kernel touches: 1 for either array of structs, one per
-    /// field used for the structure of arrays.
+    /// Arrays the kernel touches (one per used field for columns).
     pub arrays: usize,
 }
 
@@ -266,9 +227,8 @@ impl Cost {
         self.read_bytes + self.write_bytes
     }
 
-    /// The predicted time per element, in DRAM-byte units: the larger of
-    /// [`Cost::bytes`] and the store requests at [`STORE_REQUEST_BYTES`]
-    /// each.
+    /// The predicted time per element in DRAM bytes: the larger of
+    /// [`Cost::bytes`] and the store requests' worth.
     ///
     /// ```
     /// use gpu_aligned::coalesce::{advise, Access, Fields, Storage};
@@ -331,7 +291,7 @@ impl Advice<'_> {
 }
 
 /// Predicts the three layouts' costs for `access` over `layout` and picks
-/// the cheapest (see the module docs for the model and the ranking).
+/// the cheapest.
 ///
 /// ```
 /// use gpu_aligned::coalesce::{advise, Access, Fields, Storage};
@@ -434,8 +394,7 @@ pub fn predict<'a>(
     })
 }
 
-/// A data field as the advisor sees it. A layout without fields (a
-/// scalar's) is one part: the whole value.
+/// A data field (a layout without fields is one, the whole value).
 #[derive(Clone, Copy)]
 struct Part<'a> {
     name: &'a str,
@@ -539,15 +498,12 @@ impl Direction {
             Storage::Aos | Storage::PaddedAos => {
                 let (stride, word) = slot(layout, storage);
                 if every {
-                    // Moved whole, as words: every byte of the slot goes.
                     total.bytes += Span::new(stride, &[(0, stride)]).dram_bytes(order);
                     let words = stride / word;
                     total.instructions = total.instructions.saturating_add(words);
                     if writes {
-                        // Moving every word's offset by a whole line moves
-                        // every address by one: the count repeats each
-                        // `LINE_BYTES / word` words, so one period is summed
-                        // (a loop over every word of a huge slot would not end).
+                        // The count repeats every `LINE_BYTES / word`
+                        // words: sum one period, not a huge slot's words.
                         let period = (LINE_BYTES / word).max(1);
                         let sum = |count: u64| -> f64 {
                             (0..count)
@@ -560,8 +516,7 @@ impl Direction {
                 } else {
                     let mut ranges = [(0u64, 0u64); MAX_RANGES];
                     let mut count = 0;
-                    // Fields beyond MAX_RANGES are merged into the last range:
-                    // an over-estimate for absurdly wide partial accesses.
+                    // Ranges past MAX_RANGES merge into the last.
                     for field in used() {
                         let (start, size) = (field.offset as u64, field.size as u64);
                         total.instructions = total.instructions.saturating_add(field.instructions);
@@ -583,10 +538,8 @@ impl Direction {
     }
 }
 
-/// The distance between elements of a whole-struct layout and the word an
-/// element moves in when every field is used: its alignment (at most 16
-/// bytes) packed, 16 bytes in padded slots. Columns have no slot: they get
-/// the packed answer, which no caller reads for them.
+/// The stride of a whole-struct layout and the word an element moves in
+/// (columns get the packed answer, unread).
 fn slot(layout: &GpuLayout, storage: Storage) -> (u64, u64) {
     let (stride, word) = match storage {
         Storage::PaddedAos => (
@@ -599,9 +552,8 @@ fn slot(layout: &GpuLayout, storage: Storage) -> (u64, u64) {
 }
 
 /// `count` instructions of one element, each moving `width` bytes, the
-/// `k`-th at `offset + k * width`, in elements `stride` bytes apart: a
-/// field's loads, or an element's words. Only the uniform pricing uses
-/// them: there every instruction counts on its own.
+/// `k`-th at `offset + k * width`, elements `stride` bytes apart (uniform
+/// pricing only).
 #[derive(Clone, Copy, Debug)]
 struct Moves {
     stride: u64,
@@ -612,9 +564,7 @@ struct Moves {
 
 impl Moves {
     /// The instructions that move `fields` of one element stored as
-    /// `storage` (`every`: they are all the data fields), as the streaming
-    /// and gather pricing counts them: whole elements in words, partial
-    /// ones field by field, columns one field each.
+    /// `storage` (`every`: all data fields): words, or field by field.
     fn of<'l>(
         layout: &'l GpuLayout,
         fields: Fields<'l>,
@@ -634,10 +584,8 @@ impl Moves {
             .map(move |field| {
                 let size = field.size as u64;
                 let count = field.instructions.max(1);
-                // A field that takes several loads (a float3's lanes, an
-                // array's elements) is split into equal parts: exact for
-                // those, an approximation for a nested struct of mixed
-                // widths.
+                // A field of several loads splits into equal parts (an
+                // approximation for a nested struct of mixed widths).
                 let (stride, offset) = match storage {
                     Storage::Soa => (size, 0),
                     Storage::Aos | Storage::PaddedAos => (stride, field.offset as u64),
@@ -653,12 +601,9 @@ impl Moves {
     }
 
     /// `unit`-sized blocks the instructions touch per element, each
-    /// instruction counting its own (two loads of one sector request it
-    /// twice), one element at a time.
+    /// instruction counting its own.
     fn units(&self, unit: u64) -> f64 {
-        // Moving an instruction by `unit` bytes moves every block it touches
-        // by one: the count repeats every `period` instructions, so one
-        // period is summed (an array field of a billion words is not walked).
+        // The count repeats every `period` instructions: sum one period.
         let period = unit / gcd(self.width % unit, unit);
         let sum = |count: u64| -> f64 {
             (0..count)
@@ -673,10 +618,9 @@ impl Moves {
     }
 }
 
-/// Store requests per element of one warp-wide instruction that moves
-/// `width` bytes at `offset` in elements `stride` bytes apart: the 128-byte
-/// lines the warp's lanes touch, over its 32 elements, averaged over where
-/// a warp can start relative to a line.
+/// Store requests per element of one warp-wide instruction moving `width`
+/// bytes at `offset`, elements `stride` apart, averaged over where a warp
+/// can start within a line.
 fn requests(stride: u64, offset: u64, width: u64, order: Order) -> f64 {
     let lanes = WARP_LANES as u64;
     match order {
@@ -712,9 +656,8 @@ const fn gcd(mut a: u64, mut b: u64) -> u64 {
     a
 }
 
-/// Byte ranges `[start, end)` touched in each element, elements `stride`
-/// bytes apart from a base aligned to at least 128 bytes. Ranges are in
-/// increasing order and lie within `[0, stride)`.
+/// Increasing byte ranges `[start, end)` within `[0, stride)` touched in
+/// each element, from a base aligned to at least 128 bytes.
 struct Span<'r> {
     stride: u64,
     ranges: &'r [(u64, u64)],
@@ -732,10 +675,9 @@ impl<'r> Span<'r> {
         self.units(DRAM_BLOCK_BYTES, alone) * DRAM_BLOCK_BYTES as f64
     }
 
-    /// `unit`-sized blocks touched per element, over a stretch of elements
-    /// after which positions repeat modulo `unit`. In order (`alone` false),
-    /// ranges are swept in address order so a block shared by neighbours
-    /// counts once; `alone`, every element counts its own blocks.
+    /// `unit`-sized blocks touched per element, over a stretch after which
+    /// positions repeat; a block shared by neighbours counts once unless
+    /// `alone`.
     fn units(&self, unit: u64, alone: bool) -> f64 {
         let elements = unit / gcd(self.stride % unit, unit);
         let mut counted = 0u64;
@@ -769,8 +711,6 @@ impl fmt::Display for Advice<'_> {
             Order::Gather => "gathered at random indices",
             Order::Uniform => "each element taken by a whole warp at once",
         };
-        // A uniform read is priced in the sectors it requests from cache,
-        // per warp and element: print those rather than bytes.
         let (traffic, scale) = match self.access.order {
             Order::Uniform => ("sectors", 1.0 / SECTOR_BYTES as f64),
             Order::Streaming | Order::Gather => ("DRAM bytes", 1.0),
