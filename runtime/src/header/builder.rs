@@ -68,15 +68,11 @@ impl CudaHeader {
         Self::default()
     }
 
-    /// Declares `T`, a type an arena array holds ([`GpuWords`]), with the
-    /// structs it contains and the kernel's way to read and write it: for an
-    /// element, its `gpu_load`/`gpu_store` accessors; for a whole struct
-    /// (aligned to 16, moved as 16-byte words), its views, whose
-    /// `T_aos16::over(pointer, len).load(i)` reads element `i` as those
-    /// words (see [`header`](super#structure-of-arrays-and-array-of-structs-views-the-kernel-side)).
-    /// Adding a type twice, or a type already declared as part of another,
-    /// is harmless. Scalars and CUDA vector types are built into CUDA and
-    /// add nothing.
+    /// Declares `T`, a type an arena array holds, with the structs it
+    /// contains and its accessors (an element) or
+    /// [views](super#structure-of-arrays-and-array-of-structs-views-the-kernel-side)
+    /// (a whole struct). Adding a type twice is harmless; CUDA built-ins add
+    /// nothing.
     ///
     /// ```
     /// use gpu_aligned::header::CudaHeader;
@@ -117,8 +113,8 @@ impl CudaHeader {
         self.add_type(&T::TYPE, wants)
     }
 
-    /// Declares the field type `T` (a struct that is [`GpuData`] but not an
-    /// element, say) and the structs it contains, without accessors.
+    /// Declares the field type `T` and the structs it contains, without
+    /// accessors.
     ///
     /// ```
     /// use gpu_aligned::header::CudaHeader;
@@ -163,23 +159,15 @@ impl CudaHeader {
         layout: &'static GpuLayout,
         accessors: bool,
     ) -> Result<&mut Self, HeaderError> {
-        self.add_declared(
-            layout,
-            Wants {
-                accessors,
-                views: None,
-            },
-        )
+        let views = None;
+        self.add_declared(layout, Wants { accessors, views })
     }
 
     /// Declares the struct described by `layout` (any size), the structs it
-    /// contains, and its structure-of-arrays and array-of-structs views
-    /// (their members and functions: [`header`](super#structure-of-arrays-and-array-of-structs-views-the-kernel-side)),
-    /// with the views' columns in the order of `columns`: the data fields
-    /// of `layout`, each once, in the order the columns are laid out
-    /// (`layout.fields` for the layout's own order; for a
-    /// `#[derive(GpuSoa)]` type, its declaration order, as
-    /// [`CudaHeader::add_soa`] passes it).
+    /// contains, and its
+    /// [views](super#structure-of-arrays-and-array-of-structs-views-the-kernel-side),
+    /// whose columns are `columns`: the data fields of `layout`, each once,
+    /// in the order they are laid out.
     ///
     /// ```
     /// use gpu_aligned::header::CudaHeader;
@@ -211,19 +199,19 @@ impl CudaHeader {
         columns: &'static [GpuField],
     ) -> Result<&mut Self, HeaderError> {
         check_column_order(layout, columns)?;
+        let views = Some(columns);
         self.add_declared(
             layout,
             Wants {
                 accessors: false,
-                views: Some(columns),
+                views,
             },
         )
     }
 
-    /// Declares the struct `T` as `name` wherever this header declares it,
-    /// alone or inside another struct: how the instantiations of a generic
-    /// struct, which share its name, get one each. Call it before adding
-    /// the types that contain `T`.
+    /// Declares the struct `T` as `name` wherever this header declares it:
+    /// how a generic struct's instantiations get a name each. Call it before
+    /// adding the types that contain `T`.
     ///
     /// ```
     /// use gpu_aligned::header::CudaHeader;
@@ -276,24 +264,26 @@ impl CudaHeader {
         layout: &'static GpuLayout,
         wants: Wants,
     ) -> Result<&mut Self, HeaderError> {
-        let mut entries = self.entries.clone();
-        declare(&mut entries, Names(&self.names), layout, wants, 0)?;
-        check_view_names(&entries)?;
-        self.entries = entries;
-        Ok(self)
+        self.commit(|entries, names| declare(entries, names, layout, wants, 0))
     }
 
     fn add_type(&mut self, ty: &'static GpuType, wants: Wants) -> Result<&mut Self, HeaderError> {
         match ty {
             GpuType::Struct(layout) => self.add_declared(layout, wants),
-            _ => {
-                let mut entries = self.entries.clone();
-                declare_within(&mut entries, Names(&self.names), ty, 0)?;
-                check_view_names(&entries)?;
-                self.entries = entries;
-                Ok(self)
-            }
+            _ => self.commit(|entries, names| declare_within(entries, names, ty, 0)),
         }
+    }
+
+    /// Runs `step` on a copy of the entries, kept only if every check passes.
+    fn commit(
+        &mut self,
+        step: impl FnOnce(&mut Vec<Entry>, Names<'_>) -> Result<(), HeaderError>,
+    ) -> Result<&mut Self, HeaderError> {
+        let mut entries = self.entries.clone();
+        step(&mut entries, Names(&self.names))?;
+        check_view_names(&entries)?;
+        self.entries = entries;
+        Ok(self)
     }
 
     /// The names of the declared structs, in declaration order.

@@ -1,23 +1,11 @@
 //! CUDA C++ declarations generated from Rust types, so a struct is written
-//! once and a `.cu` file `#include`s it instead of restating it. Each struct
-//! comes out with its Rust alignment as `__align__(N)`, its fields in order
-//! (padding included, as real members), nested structs declared first, and
-//! `static_assert`s of its `sizeof`, `alignof` and every field's offset, so
-//! any drift between the two sides stops the CUDA build instead of corrupting
-//! data. Element types also get `gpu_load`/`gpu_store` overloads that move a
-//! value with exactly one global-memory instruction: nvcc splits a struct
-//! copy into per-field loads even when one wide load is legal
-//! (`__align__(16) {float; pad; double}` becomes two `LDG.E.64`), while
-//! reading one `uint4` word and reinterpreting it cannot be split. A struct
-//! of any size can also get structure-of-arrays and array-of-structs views
-//! with the same members, so one kernel source runs over either layout (see
-//! [the views' members](#structure-of-arrays-and-array-of-structs-views-the-kernel-side)).
-//!
-//! The module is split by job: [`HeaderError`] and [`LayoutFault`] say why a
-//! type cannot be declared, [`Member`] spells Rust names in C++ and knows the
-//! names CUDA takes, and the `write_*` functions emit text into any
-//! [`core::fmt::Write`], without `alloc`. [`CudaHeader`] (with `alloc`)
-//! collects types and declares every struct after the structs it contains.
+//! once. Each struct comes out with its alignment as `__align__(N)`, its
+//! fields (padding included) and `static_assert`s of its `sizeof`, `alignof`
+//! and offsets, so drift stops the CUDA build. Elements also get
+//! `gpu_load`/`gpu_store`, which move a value in one instruction where nvcc
+//! would split a struct copy per field; any struct can get
+//! [views](#structure-of-arrays-and-array-of-structs-views-the-kernel-side).
+//! The `write_*` functions need no `alloc`; [`CudaHeader`] collects types.
 //!
 //! ```
 //! use gpu_aligned::header::CudaHeader;
@@ -42,32 +30,20 @@
 //! | `P_aos` | the struct whole, `sizeof(P)` bytes apart | words of its alignment (at most 16 bytes) |
 //! | `P_aos16` | the struct whole, in 16-aligned slots of `sizeof(P)` rounded up to 16 | 16-byte words |
 //!
-//! Each view has, in the column order (the fields' declaration order for a
-//! `GpuSoa` type, else the layout's order of data fields; padding fields
-//! are not members):
+//! Each view has, in column order (padding fields are not members):
 //!
-//! - one member per data field, `v.field`, which indexes like an array:
-//!   `v.field[i]` is a reference (`F&`) to that field of element `i`, so it
-//!   reads (`float m = v.mass[i];`) and writes (`v.mass[i] = 0.0f;`) one
-//!   field of one element;
+//! - `v.field[i]`, a reference (`F&`) to that field of element `i`;
 //! - `unsigned long long len`, the number of elements;
-//! - `P load(unsigned long long i) const`: the whole element `i` (every
-//!   field, each with one instruction for `P_soa`, or the struct's words
-//!   for the array-of-structs views);
-//! - `void store(unsigned long long i, const P& v) const`: writes the whole
-//!   element `i` the same way;
-//! - `static unsigned long long bytes(unsigned long long len)`: the bytes
-//!   `len` elements take in that layout; and to build a view on the C++
-//!   side, `static P_soa carve(void* buffer, unsigned long long len)` (the
-//!   columns laid out as the arena lays them out) or `static P_aos
-//!   over(void* elements, unsigned long long len)` (and `P_aos16::over`).
+//! - `P load(unsigned long long i) const` and `void store(unsigned long long
+//!   i, const P& v) const`, the whole element;
+//! - `static unsigned long long bytes(unsigned long long len)`, and
+//!   `static P_soa carve(void* buffer, unsigned long long len)` (columns as
+//!   the arena lays them out) or `static P_aos over(void* elements, unsigned
+//!   long long len)` to build a view in C++.
 //!
-//! A view is pointers and a length, passed to a kernel by value. From Rust,
-//! with the `cuda` feature, `Arena::soa_view` lends a structure of arrays'
-//! `P_soa` (a [`SoaView`](crate::soa::SoaView), laid out as the header's
-//! `static_assert`s check) to one launch and orders it. No index is
-//! checked: test `i < v.len` as below. A kernel templated on the view (or
-//! written against a typedef) compiles unchanged for every layout:
+//! A view is pointers and a length, passed by value; `Arena::soa_view` lends
+//! a [`SoaView`](crate::soa::SoaView) to one launch. No index is checked. A
+//! kernel templated on the view compiles for every layout:
 //!
 //! ```cpp
 //! #include "gpu_types.cuh" // header.render(), with Body added by add_soa
@@ -107,15 +83,10 @@
 //!
 //! # From a build script
 //!
-//! Written by `build.rs`, the header follows the Rust types: put the shared
-//! types in a file that the crate and its build script both compile, depend
-//! on `gpu-aligned` twice (`[dependencies]` and `[build-dependencies]`), and
-//! write the header into `OUT_DIR` (or any path the `.cu` side includes):
+//! Put the shared types in a file the crate and its `build.rs` both compile
+//! (depend on `gpu-aligned` in both), and write the header into `OUT_DIR`:
 //!
 //! ```rust,ignore
-//! // build.rs: writes the CUDA header of the types in src/gpu_types.rs, which
-//! // the crate and this script both compile, so the .cu side is regenerated
-//! // whenever the Rust types change.
 //! #[path = "src/gpu_types.rs"]
 //! mod gpu_types;
 //!
@@ -131,13 +102,9 @@
 //! }
 //! ```
 //!
-//! The crate then declares `mod gpu_types;` and hands a kernel the header as
-//! `include_str!(concat!(env!("OUT_DIR"), "/gpu_types.cuh"))` (NVRTC), or
-//! gives nvcc `OUT_DIR` as an include path. (The repository's CI builds this
-//! recipe as a crate of its own.) The script runs on the build machine, so
-//! its layouts are the target's when both are the same architecture; the
-//! header's `static_assert`s stop nvcc if they ever differ from what the
-//! device compiler lays out.
+//! The kernel then takes `include_str!(concat!(env!("OUT_DIR"),
+//! "/gpu_types.cuh"))` (NVRTC) or `OUT_DIR` as an include path; the
+//! `static_assert`s stop nvcc should the build machine's layouts differ.
 
 mod check;
 mod checked;
@@ -154,9 +121,7 @@ pub use names::member_name;
 pub use names::Member;
 pub use views::write_views;
 
-/// Nesting deeper than this is refused: real types nest a few levels, and
-/// hand-built layouts that refer to each other in a cycle must not recurse
-/// forever.
+/// Nesting deeper than this is refused, so cyclic hand-built layouts end.
 const MAX_DEPTH: usize = 32;
 
 #[cfg(feature = "alloc")]
