@@ -1,14 +1,8 @@
-//! Checked indices for kernels: a `gpu_array<T>` kernel argument (an
-//! element pointer and a length, what [`KernelArray`](crate::arena::KernelArray)
-//! passes from Rust) and `gpu_load`/`gpu_store` overloads that take an index
-//! into one.
-//!
-//! Compiled with `-DGPU_ALIGNED_CHECKED`, an index at or past the length
-//! prints the array's name (the argument as the kernel spells it, through
-//! the `GPU_LOAD`/`GPU_STORE` macros), the index, the length and the thread,
-//! then traps. Without the define the overloads are the plain element
-//! accessors at `ptr + i`: no compare, no branch, the same instructions as
-//! `gpu_load(p + i)`.
+//! Checked indices for kernels: a `gpu_array<T>` argument (what
+//! [`KernelArray`](crate::arena::KernelArray) passes) and `gpu_load`/
+//! `gpu_store` overloads taking an index. With `-DGPU_ALIGNED_CHECKED` an
+//! index past the length prints the array, index and thread, then traps;
+//! without it they compile to `gpu_load(p + i)`.
 
 use super::check::check_one_word;
 use super::names::check_type_name;

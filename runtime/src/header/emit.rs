@@ -1,6 +1,5 @@
-//! Writing C++: the preamble, one struct with its `static_assert`s, and the
-//! one-instruction `gpu_load`/`gpu_store` of an element. Everything writes
-//! into a [`core::fmt::Write`], so it works without `alloc`.
+//! Writing C++ into a [`core::fmt::Write`], without `alloc`: the preamble,
+//! a struct with its `static_assert`s, an element's `gpu_load`/`gpu_store`.
 
 use super::check::{check_layout, check_one_word};
 use super::names::{check_type_name, Member};
@@ -9,8 +8,7 @@ use crate::layout::{GpuLayout, GpuType};
 use core::fmt::{self, Write};
 
 /// Writes what every header starts with: `#pragma once`, the fixed-width
-/// integer names under NVRTC and `<cstdint>` elsewhere, and the `offsetof`
-/// spelling the `static_assert`s use.
+/// integer names and `offsetof`.
 ///
 /// ```
 /// let mut text = String::new();
@@ -27,8 +25,7 @@ pub fn write_preamble(out: &mut impl Write) -> Result<(), HeaderError> {
 }
 
 /// Writes the declaration of the struct `layout` describes, with its
-/// `static_assert`s. The structs its fields use must be declared before it;
-/// [`CudaHeader`](super::CudaHeader) orders them itself.
+/// `static_assert`s, after the structs its fields use.
 ///
 /// ```
 /// use gpu_aligned::GpuAligned;
@@ -105,11 +102,9 @@ pub(crate) fn base_name(ty: &GpuType) -> &'static str {
     }
 }
 
-/// The names a header gives struct layouts: their own, or the one the user
-/// chose with [`CudaHeader::name`](super::CudaHeader::name). A generic
-/// type's instantiations share its name (`Pair`), so each one a header
-/// declares needs a name of its own (`PairF32`). Layouts are matched by
-/// value: each instantiation's `LAYOUT` may be a distinct constant.
+/// The names a header gives struct layouts: their own, or one chosen with
+/// [`CudaHeader::name`](super::CudaHeader::name). Matched by value: each
+/// instantiation's `LAYOUT` may be a distinct constant.
 #[derive(Clone, Copy, Default)]
 pub(crate) struct Names<'a>(pub(crate) &'a [(&'static GpuLayout, &'static str)]);
 
@@ -132,8 +127,7 @@ impl Names<'_> {
     }
 }
 
-/// The array bounds of a declarator, outermost first: `[[f32; 3]; 2]` is
-/// `[2][3]`, however many dimensions there are.
+/// The array bounds of a declarator, outermost first: `[2][3]`.
 fn bounds(ty: &GpuType, out: &mut impl Write) -> fmt::Result {
     if let GpuType::Array { elem, len } = ty {
         write!(out, "[{len}]")?;
@@ -204,9 +198,7 @@ pub(crate) fn struct_text(f: &mut impl Write, layout: &GpuLayout, names: Names<'
     let mut end = 0;
     for field in layout.fields {
         if field.offset > end {
-            // Unreachable for types that keep the `GpuData` contract (no
-            // implicit padding); a hand-built layout with a hole still gets a
-            // C++ twin whose offsets match.
+            // Only a hand-built layout has a hole; its twin still matches.
             writeln!(
                 f,
                 "    uint8_t gpu_aligned_gap_{end}[{}];",

@@ -1,5 +1,4 @@
-//! Why a type cannot be put in a header. Every name an error carries comes
-//! from a `'static` [`GpuLayout`](crate::GpuLayout), so errors need no
+//! Why a type cannot be put in a header; names are `'static`, so no
 //! allocation.
 
 use super::names::Member;
@@ -22,15 +21,12 @@ pub enum HeaderError {
         /// The name as given.
         name: &'static str,
     },
-    /// A type name that CUDA C++ already uses (a keyword, a built-in vector
-    /// type such as `float4`, a fixed-width integer name, or one of the
-    /// names the header itself defines).
+    /// A type name that CUDA C++ or the header already uses.
     ReservedName {
         /// The name as given.
         name: &'static str,
     },
-    /// Two different layouts share one name (two instantiations of a generic
-    /// struct, say); C++ needs distinct names.
+    /// Two different layouts share one name.
     NameClash {
         /// The shared name.
         name: &'static str,
@@ -40,8 +36,7 @@ pub enum HeaderError {
     DuplicateField {
         /// The struct.
         ty: &'static str,
-        /// The Rust name of the second field; its C++ spelling is the one
-        /// both share.
+        /// The Rust name of the second field.
         field: &'static str,
     },
     /// A layout that no C++ struct can reproduce.
@@ -52,14 +47,13 @@ pub enum HeaderError {
         fault: LayoutFault,
     },
     /// The columns given for a type's views are not its data fields, each
-    /// once, or the type already has views with its columns in another
-    /// order.
+    /// once, or differ from the order given before.
     ColumnsNotFields {
         /// The struct.
         ty: &'static str,
     },
     /// One-instruction accessors were asked for a type that is not one GPU
-    /// word (size 1, 2, 4, 8 or 16, alignment equal to size, no holes).
+    /// word.
     NotOneWord {
         /// The struct.
         ty: &'static str,
@@ -68,32 +62,27 @@ pub enum HeaderError {
         /// Its alignment.
         align: usize,
     },
-    /// Structure-of-arrays views were asked for a struct with a field that
-    /// is not one GPU word, so its column could not move an element in one
-    /// instruction (a `float3`: use `float3_16_t` or split it; an array:
-    /// split it into one field per element).
+    /// Views were asked for a struct with a field that is not one GPU word
+    /// (a `float3`: use `float3_16_t`; an array: split it).
     NotAColumn {
         /// The struct.
         ty: &'static str,
         /// The field.
         field: &'static str,
     },
-    /// Structure-of-arrays views were asked for a struct with no data
-    /// fields.
+    /// Views were asked for a struct with no data fields.
     NoColumns {
         /// The struct.
         ty: &'static str,
     },
-    /// A field whose C++ name is one of the views' own members (`len`,
-    /// `load`, `store`, `carve`, `bytes`, `over`).
+    /// A field named like one of the views' own members (`len`, `load`...).
     ReservedMember {
         /// The struct.
         ty: &'static str,
         /// The field.
         field: &'static str,
     },
-    /// A view's name (`P_soa`, `P_aos`, `P_aos16` for a struct `P`) is
-    /// already the name of another declared struct.
+    /// A view's name (`P_soa`...) is taken by another declared struct.
     ViewNameTaken {
         /// The struct whose views were asked for.
         ty: &'static str,
@@ -101,8 +90,7 @@ pub enum HeaderError {
         taken_by: &'static str,
     },
     /// [`CudaHeader::name`](super::CudaHeader::name) was given a type that
-    /// is not a struct (a scalar, a CUDA vector type or an array), whose
-    /// name CUDA already fixes.
+    /// is not a struct.
     NotAStruct {
         /// The name the header was asked to give it.
         name: &'static str,
@@ -148,8 +136,7 @@ pub enum LayoutFault {
         /// Its offset.
         offset: usize,
     },
-    /// A field starts before the previous one ends (fields must be listed in
-    /// offset order without overlap), or ends past the struct.
+    /// A field starts before the previous one ends, or ends past the struct.
     Overlap {
         /// The field.
         field: &'static str,

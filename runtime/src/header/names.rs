@@ -1,7 +1,5 @@
-//! C++ names: which Rust names are identifiers, which are keywords or names
-//! CUDA already takes, and how a Rust field is spelled as a C++ member
-//! (`0` as `_0`, `r#type` as `type`, `class` as `class_`). Nothing here
-//! allocates.
+//! C++ names: identifiers, names CUDA takes, and how a Rust field is
+//! spelled as a member (`0` as `_0`, `class` as `class_`), without allocating.
 
 use super::HeaderError;
 use core::fmt;
@@ -84,9 +82,8 @@ impl fmt::Display for Member<'_> {
     }
 }
 
-/// The C++ member name of a Rust field: tuple fields `0`, `1` become `_0`,
-/// `_1`; a raw identifier loses its `r#`; a name that is a C++ keyword (a
-/// Rust field may be called `class` or `float`) gets a trailing `_`.
+/// The C++ member name of a Rust field: `0` becomes `_0`, `r#x` `x`, and a
+/// C++ keyword gets a trailing `_`.
 ///
 /// ```
 /// use gpu_aligned::header::member_name;
@@ -237,9 +234,8 @@ pub(crate) fn is_keyword(name: &str) -> bool {
     KEYWORDS.contains(&name)
 }
 
-/// CUDA's vector types (`float4`, `ulonglong2`, `dim3`, ...), the
-/// fixed-width integer typedefs and the other names CUDA code takes for
-/// granted.
+/// CUDA's vector types, the fixed-width integer typedefs and the other
+/// names CUDA code takes for granted.
 pub(crate) fn is_cuda_builtin_type(name: &str) -> bool {
     const LANE_TYPES: &[&str] = &[
         "char",

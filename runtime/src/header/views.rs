@@ -1,14 +1,6 @@
-//! The kernel side of structure of arrays: for a struct `P`, the views
-//! `P_soa`, `P_aos` and `P_aos16`, with the same members, so one kernel
-//! source runs over any of them. What they are and what a kernel calls on
-//! them (`v.field[i]`, `load(i)`, `store(i, v)`, `len`) is documented where
-//! users read it, in the public [module docs of `header`](super).
-//!
-//! Tiles of 32 elements (array of structures of arrays) are not emitted: in
-//! the sector model they cost what columns cost for every access here (a
-//! warp's field read touches the same sectors in a tile as in a column, and
-//! a gathered element touches one sector per field in both), so they would
-//! add a layout without a predicted win on the GPU.
+//! The kernel side of structure of arrays: the views `P_soa`, `P_aos` and
+//! `P_aos16` of a struct `P` (documented in [`header`](super)). Tiles of 32
+//! elements are not emitted: the sector model prices them as columns.
 
 use super::check::{check_columns, check_layout};
 use super::emit::base_name;
@@ -19,19 +11,16 @@ use crate::layout::{GpuField, GpuLayout};
 use crate::rules::MAX_WORD;
 use core::fmt::{self, Write};
 
-// The start of every column `carve` lays out is a multiple of this, as in
-// an arena with the default minimum alignment.
+// Where `carve` starts each column, as an arena does by default.
 use crate::align::ARRAY_ALIGN as COLUMN_ALIGN;
 
 /// The names of the three views of `name`, in emission order.
 #[cfg_attr(not(feature = "alloc"), allow(dead_code))]
 pub(crate) const VIEW_SUFFIXES: [&str; 3] = ["_soa", "_aos", "_aos16"];
 
-/// Writes the structure-of-arrays and array-of-structs views of the struct
-/// `layout` describes (their members and functions, with a kernel that
-/// calls `load(i)`, are in the [`header` module docs](super#structure-of-arrays-and-array-of-structs-views-the-kernel-side)),
-/// and, the first time, the templates they use. The struct itself must be declared first
-/// ([`write_struct`](super::write_struct)).
+/// Writes the [views](super#structure-of-arrays-and-array-of-structs-views-the-kernel-side)
+/// of the struct `layout` describes, declared first
+/// ([`write_struct`](super::write_struct)), and the first time their templates.
 ///
 /// ```
 /// use gpu_aligned::{GpuField, GpuLayout, GpuType, Scalar};
@@ -115,9 +104,8 @@ fn data(columns: &[GpuField]) -> impl Iterator<Item = &GpuField> + Clone {
     columns.iter().filter(|field| !field.is_padding)
 }
 
-/// The views of a checked layout declared as `name` (its own name, or the
-/// one a header gave it), members in the order of `columns` (the layout's
-/// fields, or the same fields in another order).
+/// The views of a checked layout declared as `name`, members in the order
+/// of `columns`.
 pub(crate) fn views_text(
     f: &mut impl Write,
     name: &str,
@@ -153,8 +141,8 @@ fn members(f: &mut impl Write, columns: &[GpuField], stride: Option<usize>) -> f
     f.write_str("    unsigned long long len;\n")
 }
 
-/// `static_assert`s of a view's size and member offsets: the Rust side
-/// builds the same struct and passes it by value.
+/// `static_assert`s of a view's size and member offsets (Rust passes the
+/// same struct by value).
 fn view_asserts(f: &mut impl Write, columns: &[GpuField], view: ViewName<'_>) -> fmt::Result {
     let count = data(columns).count();
     writeln!(
