@@ -1,8 +1,6 @@
 //! The one layout rule every GPU element obeys, why it exists, and the
-//! `const fn`s that apply it. The derive's compile-time check, the sizes
-//! `#[gpu_aligned::padded]` computes, [`GpuLayout::is_one_word`](crate::GpuLayout::is_one_word), the
-//! coalescing model and the layout report all ask this module, so the rule
-//! is written once.
+//! `const fn`s that apply it, written once for the derive, the report and
+//! the models.
 //!
 //! # The rule
 //!
@@ -12,27 +10,16 @@
 //!
 //! # Why
 //!
-//! - **One instruction per element.** CUDA has global loads and stores of 1,
-//!   2, 4, 8 and 16 bytes. A struct compiles to one of them only when it has
-//!   one of those sizes, is aligned to it and has no holes: a 12-byte
-//!   `{float x, y, z}` (align 4) costs three loads per element, the same
-//!   fields in a 16-aligned struct with 4 pad bytes one 16-byte load.
-//! - **A misaligned access is a fault, not a slowdown.** An 8- or 16-byte
-//!   access at an address that is not a multiple of its size launches fine;
-//!   the next synchronize returns `CUDA_ERROR_MISALIGNED_ADDRESS` (716), and
-//!   the error is sticky: the context is dead and every later call fails.
-//!   An element aligned to its size sits at such an address in every array
-//!   slot.
-//! - **Holes are uninitialised, and can cost bandwidth.** A hole is memory
-//!   no field writes, so the type could not be `bytemuck::Pod`; a kernel
-//!   that writes the fields but not the hole can leave partly written
-//!   sectors that the memory system must read first. Explicit pad fields
-//!   are written like any other field.
+//! - **One instruction per element.** CUDA loads and stores 1, 2, 4, 8 and
+//!   16 bytes; a 12-byte `{float x, y, z}` costs three loads, the same fields
+//!   with 4 pad bytes in a 16-aligned struct one.
+//! - **A misaligned access is a sticky fault** (`CUDA_ERROR_MISALIGNED_ADDRESS`),
+//!   not a slowdown: the context is dead.
+//! - **Holes are uninitialised**, so the type could not be `bytemuck::Pod`.
 //!
-//! The rule buys single instructions and fault-free access, not bandwidth:
-//! padding a 12-byte float3 to 16 moves 33% more bytes (docs/RESULTS.md has
-//! what that costs on an H100). The [`report`](crate::report) says what
-//! padding costs; where bandwidth matters, a structure of arrays avoids it.
+//! The rule buys single instructions, not bandwidth: padding moves more
+//! bytes (the [`report`](crate::report) says how many); a structure of
+//! arrays avoids it.
 //!
 //! ```
 //! use gpu_aligned::rules;
@@ -72,13 +59,9 @@ pub const fn is_word_size(size: usize) -> bool {
 }
 
 /// Whether a type of `size` bytes, aligned to `align`, whose fields cover
-/// `covered` bytes, obeys the rule: a word size, aligned to it, every byte
-/// covered. For a struct (whose fields never overlap) `covered` is the sum of
-/// its fields' sizes; for an opaque scalar it is its size.
-///
-/// This is all the compiler evaluates for a legal derived type;
-/// [`GpuLayout::check`](crate::GpuLayout::check)
-/// says which rule a layout breaks.
+/// `covered` bytes, obeys the rule (all the compiler evaluates for a legal
+/// derived type; [`GpuLayout::check`](crate::GpuLayout::check) says which
+/// part a layout breaks).
 ///
 /// ```
 /// use gpu_aligned::rules::is_legal;
@@ -111,9 +94,8 @@ pub const fn word_for(size: usize) -> Option<usize> {
     Some(word)
 }
 
-/// One broken part of the rule, with the numbers that break it. `Display`
-/// gives a short fact (`size 12 is not 1, 2, 4, 8 or 16`);
-/// [`Violation::describe`] the full message with the rule and the fix.
+/// One broken part of the rule, with its numbers. `Display` gives a short
+/// fact; [`Violation::describe`] the full message with the rule and the fix.
 ///
 /// ```
 /// use gpu_aligned::rules::Violation;
@@ -178,9 +160,8 @@ impl Violation {
         }
     }
 
-    /// The full message about type `name`: what is wrong with which numbers,
-    /// the rule, and the fix. A `const fn`, so the derive's compile error
-    /// carries it.
+    /// The full message about type `name`: what is wrong, the rule, and the
+    /// fix (`const`, for the derive's compile error).
     ///
     /// ```
     /// use gpu_aligned::rules::Violation;
@@ -226,9 +207,7 @@ pub enum Blame {
     Nothing,
     /// The first field with a hole before it.
     Field(&'static str),
-    /// What sets the alignment (`align(N)`): the element is aligned to less
-    /// than its size, or has a hole after its last field, and no hole before
-    /// a field.
+    /// What sets the alignment (`align(N)`): misaligned, or a trailing hole.
     Alignment,
     /// The type as a whole (its size).
     Type,

@@ -1,20 +1,12 @@
-//! The CUDA backend (feature `cuda`): one device allocation that an arena
-//! carves typed arrays out of, so every array starts where the allocator put
-//! it (a multiple of 256 bytes by default) on the GPU too.
+//! The CUDA backend (feature `cuda`): one device allocation an arena carves
+//! typed arrays out of, at the same offsets as the allocator's.
 //!
-//! Each array is ordered on its own, by its last uses: the stream and
-//! epoch of its last write and of its last reads ([`LastUses`]). A use on
-//! the stream of the last use needs nothing, as stream order already puts
-//! it after; a use on another stream waits, once per producer stream, on an
-//! event that stream records only when another stream needs it, shared by
-//! every array it used before. A kernel argument passed as a read-only view
-//! waits for the array's last write; a writable one for its last reads and
-//! write; copies and zero-fill do the same on the stream they run on. Work
-//! on one array never waits for work on another. A freed array's bytes are
-//! free in the arena's stream's order at once: that stream waits (on the
-//! device, never the host) for the array's uses on other streams, and an
-//! array never used, or made from such bytes, is ordered after the arena's
-//! stream wherever it is first used.
+//! Each array is ordered by its last uses ([`LastUses`]): a use on another
+//! stream than the last one waits on an event that stream records only when
+//! needed; a read waits for the last write, a write for the last reads and
+//! write. Work on one array never waits for another's. A freed array's bytes
+//! are free at once in the arena's stream's order, which waits on the device
+//! for the array's uses elsewhere.
 //!
 //! ```no_run
 //! use gpu_aligned::arena::Arena;
@@ -47,39 +39,22 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 //!
-//! A step can be captured into a CUDA graph and replayed
-//! ([`Arena::capture`](crate::arena::Arena::capture)): inside the capture the
-//! backend makes no call that would end it (no event query, no wait on an
-//! event recorded outside it, no allocation, no synchronization), and refuses
-//! what cannot be captured with [`CudaError::Capturing`].
+//! A step can be captured into a CUDA graph
+//! ([`Arena::capture`](crate::arena::Arena::capture)); what cannot be
+//! captured is refused with [`CudaError::Capturing`].
 //!
-//! cudarc loads `libcuda` (and `libnvrtc`) when first used, and panics if
-//! they are missing; building needs neither. [`probe`] asks first, without
-//! panicking, whether a driver and a device are there, so a program can fall
-//! back to a host arena. Everything this module does after a context exists
-//! returns errors instead, and a cudarc `DriverError` converts into them, so
-//! `?` works on your own cudarc calls in a function that returns
-//! [`CudaError`] or `ArenaError<CudaError>`. The other way there is no
-//! conversion, since most arena errors are not the driver's: a function
-//! that returns cudarc's `DriverError` calls the arena with
-//! `.map_err(...)`, or returns `Box<dyn Error + Send + Sync>` (every error
-//! of the crate is `Send + Sync + 'static`), whose `source()` is the
-//! driver's error where there is one.
+//! cudarc loads `libcuda` when first used and panics if it is missing:
+//! [`probe`] asks first, so a program can fall back to a host arena. A
+//! cudarc `DriverError` converts into [`CudaError`], so `?` works on your
+//! own cudarc calls.
 //!
 //! # After a sticky fault
 //!
-//! Some device faults (misaligned or illegal address, a trap, an illegal
-//! instruction, ...) destroy the CUDA context: every later call in that
-//! context fails, whatever it is. When the backend sees one, it records it,
-//! and from then on every device operation of the arena returns
-//! [`CudaError::Poisoned`] with that first fault instead of touching the
-//! driver; bookkeeping (freeing handles, statistics) still works, and
-//! dropping the arena does not panic (cudarc records the failed free). To
-//! recover, drop the arena and every other user of the context, then create
-//! a new context. The safe API cannot cause such a fault: every typed view
-//! is checked, in release builds too, to start aligned for its element and
-//! to lie inside its array; only a kernel that indexes out of bounds or
-//! reinterprets memory can.
+//! A fault that destroys the context (misaligned or illegal address, a
+//! trap) is recorded, and every later device operation of the arena returns
+//! [`CudaError::Poisoned`] with it; bookkeeping still works and dropping
+//! does not panic. To recover, drop every user of the context and make a new
+//! one. The safe API cannot cause such a fault: every view is checked.
 
 mod buffer;
 mod capture;
