@@ -1,10 +1,6 @@
-//! A layout report meant to be looked at: a type's fields with their offsets
-//! and CUDA spellings, a byte map that shows where the data and the padding
-//! sit, and what the layout costs on the GPU (instructions per element,
-//! padding overhead, sectors a warp fetches). It is `Display`, so it works
-//! in `no_std` code and prints with `println!("{}", LayoutReport::of::<T>())`.
-//!
-//! The report of a 16-byte element with an explicit pad field:
+//! A layout report to look at: a type's fields, a byte map of its data and
+//! padding, and what it costs on the GPU in the [`coalesce`](crate::coalesce)
+//! model. It is `Display`, so it works in `no_std`:
 //!
 //! ```
 //! use gpu_aligned::report::LayoutReport;
@@ -39,8 +35,6 @@
 //!     time   16 sectors, 50% efficient (8 sectors, 100% as its own array)
 //! ");
 //! ```
-//!
-//! The costs are those of the [`coalesce`](crate::coalesce) model.
 
 use crate::coalesce::{Access, Advice, AdviceError, ElementFacts, WarpAccess, WARP_LANES};
 use crate::layout::{GpuAligned, GpuField, GpuLayout, GpuType};
@@ -124,9 +118,7 @@ impl<'a> LayoutReport<'a> {
     }
 
     /// The layout advisor's prediction for a kernel doing `access` over
-    /// this type: bytes, sectors and instructions per element as an array
-    /// of structs, a padded one and a structure of arrays, and which to use.
-    /// `Display` prints it as a table.
+    /// this type ([`advise`](crate::coalesce::advise)).
     ///
     /// ```
     /// use gpu_aligned::coalesce::{Access, Fields, Storage};

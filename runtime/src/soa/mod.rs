@@ -1,10 +1,7 @@
-//! Structure of arrays: a struct stored as one column per field, each
-//! column an ordinary [`ArenaSlice`](crate::arena::ArenaSlice) of a
-//! [`GpuAligned`](crate::GpuAligned) field type, so every element moves in
-//! one instruction. `#[derive(GpuSoa)]` generates `<Name>Columns` (one `pub`
-//! column per field, named like it) and the few primitives of [`GpuSoa`];
-//! every verb is written once, here, over them. A [`Soa`] is dropped like
-//! any array: each column gives its bytes back.
+//! Structure of arrays: a struct stored as one column per field, each an
+//! [`ArenaSlice`](crate::arena::ArenaSlice), so every element moves in one
+//! instruction. `#[derive(GpuSoa)]` generates `<Name>Columns` and the
+//! primitives of [`GpuSoa`]; every verb is written once, here, over them.
 //!
 //! ```
 //! use gpu_aligned::arena::Arena;
@@ -33,11 +30,9 @@
 //! # Ok::<(), gpu_aligned::arena::ArenaError>(())
 //! ```
 //!
-//! **One column order, the fields' declaration order**, whatever order rustc
-//! gave them in memory: the arena carves the columns in it, [`SoaView`]
-//! lists their addresses in it, and the header's `P_soa`
-//! ([`CudaHeader::add_soa`]) its members. Only [`GpuSoa::LAYOUT`] is in
-//! offset order.
+//! **One column order, the fields' declaration order**, for the arena, the
+//! [`SoaView`] and the header's `P_soa` ([`CudaHeader::add_soa`]); only
+//! [`GpuSoa::LAYOUT`] is in offset order.
 
 #[doc(hidden)]
 pub mod derive;
@@ -57,12 +52,9 @@ use core::fmt;
 ///
 /// # Safety
 ///
-/// `LAYOUT` describes `Self`, fields in offset order; `COLUMNS` lists every
-/// field once, in declaration order; column `j` of every hidden primitive
-/// is the field `COLUMNS[j]` describes, as an array of exactly its type.
-/// The derive's macro builds them from one list of the struct's fields. The
-/// hidden primitives' defaults are a struct of no columns (what the derive
-/// emits next to its errors).
+/// `LAYOUT` describes `Self`; `COLUMNS` lists every field once, in
+/// declaration order; column `j` of every hidden primitive is the field
+/// `COLUMNS[j]` describes, as an array of exactly its type.
 #[diagnostic::on_unimplemented(
     message = "`{Self}` is not a structure-of-arrays type (`GpuSoa`)",
     label = "not `GpuSoa`",
@@ -108,8 +100,8 @@ pub unsafe trait GpuSoa: Copy + 'static {
     }
 }
 
-/// `len` elements of `T` as columns in an arena. Dropping it gives every
-/// column back, as [`Arena::free`](crate::arena::Arena::free) does.
+/// `len` elements of `T` as columns in an arena; dropping it gives every
+/// column back.
 pub struct Soa<T: GpuSoa, B: Backend = HostBuffer> {
     columns: T::Columns<B>,
     len: usize,
@@ -141,8 +133,7 @@ impl<T: GpuSoa, B: Backend> Soa<T, B> {
         self.len
     }
 
-    /// Whether it has no elements: its columns are empty arrays, which take
-    /// no bytes.
+    /// Whether it has no elements.
     pub fn is_empty(&self) -> bool {
         self.len == 0
     }

@@ -1,7 +1,6 @@
 //! The structure-of-arrays verbs, written once over [`GpuSoa`]'s
-//! primitives: allocation (alone or in a [`Plan`]), whole elements in and
-//! out, and on a device the kernel's view, lent to one launch. The arena
-//! checks each column as an array of its field's size and alignment.
+//! primitives: allocation (alone or in a [`Plan`]), elements in and out, and
+//! the kernel's view.
 
 #[cfg(feature = "cuda")]
 use super::FromAddresses;
@@ -95,14 +94,12 @@ impl<B: Backend> Carving<B> {
 
 impl<B: Backend> Arena<B> {
     /// Allocates `len` elements of `T`, one column per field, all or
-    /// nothing; each column starts on the arena's minimum alignment. The
-    /// [module's](super) example shows it and the verbs below.
+    /// nothing (the [module's](super) example).
     ///
     /// # Errors
     ///
     /// As [`Arena::carve`]: a size that overflows, or no room for every
-    /// column; nothing is reserved then. (A `len` of 0 makes empty
-    /// columns, which take no bytes.)
+    /// column; nothing is reserved then.
     pub fn alloc_soa<T: GpuSoa>(&mut self, len: usize) -> ArenaResult<Soa<T, B>, B> {
         let mut plan = Plan::new();
         let key = plan.soa::<T>(len);
@@ -185,12 +182,8 @@ impl<B: Backend> Arena<B> {
 
 #[cfg(feature = "cuda")]
 impl Arena<CudaBackend> {
-    /// The kernel's view of `soa` ([`SoaView`](super::SoaView): one address
-    /// per column, then the length), lent to one launch on `stream` as a
-    /// [`KernelArg`], which orders it as a view orders an array: `stream`
-    /// waits for the columns' earlier reads and writes now, and a write of
-    /// each is recorded on `stream` when the argument drops, so later use
-    /// on any stream, and reuse after a drop, waits for the kernel.
+    /// The kernel's view of `soa` ([`SoaView`](super::SoaView)), lent to one
+    /// launch on `stream` and ordered as a writable view orders an array.
     ///
     /// ```no_run
     /// use gpu_aligned::arena::Arena;

@@ -1,20 +1,7 @@
-//! What the backend does while its stream is being captured into a CUDA
-//! graph (global mode): it notes the arrays the capture touches, orders no
-//! use against other streams, and keeps host bytes uploaded inside the
-//! capture until the graph is gone.
-//!
-//! Why no ordering inside a capture: waiting on an event recorded outside
-//! it fails and ends the capture (`CUDA_ERROR_STREAM_CAPTURE_ISOLATION`);
-//! and an event recorded inside a capture cannot be waited on ever after
-//! (`CUDA_ERROR_INVALID_VALUE` outside a capture, the end of any later
-//! capture inside one; measured on an H100 with CUDA 13.0). So uses inside
-//! a capture leave the arrays' records of last use as they were; the graph
-//! replays on the arena's stream, and the arena holds the arrays it touched
-//! while it lives.
-//!
-//! Host bytes copied to the device inside a capture are read again by every
-//! replay, so [`CudaBackend::write`](crate::backend::MoveBytes::write) copies
-//! them first into a buffer that lives as long as the graph.
+//! What the backend does while its stream is captured into a CUDA graph:
+//! it notes the arrays touched, orders nothing against other streams (an
+//! event from outside a capture ends it, one from inside can never be waited
+//! on again), and keeps uploaded host bytes as long as the graph.
 
 use std::boxed::Box;
 use std::sync::{Arc, Mutex, PoisonError};
@@ -145,11 +132,8 @@ pub(crate) struct Graph {
 unsafe impl Send for Graph {}
 
 /// Ends the capture under way on `stream` and destroys what it recorded,
-/// for a capture whose backend is out of reach (an arena swapped out of
-/// its capture step): a stream capturing in global mode makes unrelated
-/// CUDA calls of the whole process fail, so it must not outlive the step.
-/// That backend keeps its log until it is dropped, when its own end of the
-/// capture fails harmlessly.
+/// for a capture whose backend is out of reach: a global-mode capture must
+/// not outlive its step.
 pub(crate) fn abandon_capture(stream: &CudaStream) {
     let context = stream.context();
     if context.bind_to_thread().is_err() {
@@ -240,14 +224,9 @@ const PRUNE_NODES: usize = 16_384;
 /// Removes every edge of `graph` that a longer path implies, and returns
 /// how many.
 ///
-/// Why: cudarc makes the capturing stream wait on an array's events before
-/// each use, and each such wait adds an edge from the node that last
-/// recorded the event, although the stream's order already implies it. A
-/// step captured from one stream then becomes a chain with many shortcut
-/// edges, and CUDA replays such a graph slower than the plain chain (it
-/// synchronises every node with several inputs); without the shortcuts the
-/// graph is exactly the one captured over hand-made buffers. The order of
-/// the work is unchanged: a transitive reduction keeps every path.
+/// Why: cudarc's waits on events add shortcut edges the stream's order
+/// already implies, and CUDA replays a graph with them slower. A transitive
+/// reduction keeps every path.
 ///
 /// # Safety
 ///

@@ -60,38 +60,18 @@ fn allocation_props(ctx: &CudaContext) -> sys::CUmemAllocationProp {
     }
 }
 
-/// Device memory that grows without moving: one range of
-/// device virtual addresses reserved up front (`cuMemAddressReserve`, by
-/// default as large as the device's memory), onto whose end physical chunks
-/// are mapped as they are needed (`cuMemCreate`, `cuMemMap`, then
-/// `cuMemSetAccess` for the buffer's device) and unmapped again from the end
-/// ([`CudaVm::shrink_to`]). The base address never changes, so every device
-/// pointer handed out stays valid while the buffer grows: the route PyTorch's
-/// expandable segments take.
+/// Device memory that grows without moving: a range of device addresses
+/// reserved up front, onto whose end physical chunks are mapped as needed
+/// and unmapped again ([`CudaVm::shrink_to`]), as PyTorch's expandable
+/// segments do.
 ///
 /// # Pitfalls
 ///
-/// - **`cuMemUnmap` does not synchronise.** Unmapping memory that a queued
-///   kernel or copy still uses makes that work fault (an illegal address:
-///   the context is lost). [`CudaVm::shrink_to`] and `drop` therefore wait for
-///   all work of the context first (PyTorch synchronises the stream before it
-///   unmaps).
-/// - **No legacy IPC.** Memory mapped this way cannot be shared with another
-///   process through `cudaIpcGetMemHandle`/`cuIpcGetMemHandle`; it needs an
-///   exportable handle type requested at `cuMemCreate` and
-///   `cuMemExportToShareableHandle`. This buffer requests none.
-/// - **Peers need their own access.** Only the buffer's own device is granted
-///   access; another device (even with peer access enabled through
-///   `cuCtxEnablePeerAccess`) faults on these addresses until it is granted
-///   access with `cuMemSetAccess` on every mapped chunk.
-/// - **New chunks are not zeroed.** The driver does not promise what a fresh
-///   physical allocation holds; write before reading.
-/// - **Not every device has it.** [`CudaVm::supported`] reads the device
-///   attribute (`CU_DEVICE_ATTRIBUTE_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED`);
-///   where it is 0, use one fixed allocation instead.
-///
-/// Dropping it waits for the context's work, then unmaps and frees
-/// everything.
+/// - **`cuMemUnmap` does not synchronise**, so [`CudaVm::shrink_to`] and
+///   `drop` wait for all work of the context first.
+/// - **No legacy IPC**, and only the buffer's own device has access.
+/// - **New chunks are not zeroed.**
+/// - **Not every device has it** ([`CudaVm::supported`]).
 pub(crate) struct CudaVm {
     ctx: Arc<CudaContext>,
     base: sys::CUdeviceptr,
@@ -103,9 +83,7 @@ pub(crate) struct CudaVm {
 }
 
 impl CudaVm {
-    /// Whether the context's device supports virtual memory management
-    /// (every GPU since Pascal on Linux does; some Windows and older setups
-    /// do not).
+    /// Whether the context's device supports virtual memory management.
     ///
     /// # Errors
     ///
@@ -145,12 +123,8 @@ impl CudaVm {
     }
 
     /// Reserves `reserve` bytes of device addresses (rounded up to whole
-    /// chunks; `None`: the device's total memory), mapping nothing yet.
-    /// Memory is later mapped in multiples of `chunk` bytes, which must be a
-    /// multiple of [`granularity`](CudaVm::granularity).
-    ///
-    /// Reserving costs no device memory, only address space (a 64-bit
-    /// device has far more than its memory).
+    /// chunks; `None`: the device's total memory), mapping nothing yet;
+    /// `chunk` must be a multiple of [`granularity`](CudaVm::granularity).
     ///
     /// # Errors
     ///
