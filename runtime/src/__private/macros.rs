@@ -1,9 +1,5 @@
-//! The hidden macros the derive's output invokes: `__gpu_aligned_derive!`
-//! (every impl of `#[derive(GpuAligned)]` and `#[derive(GpuData)]` with the
-//! checks that make them sound), `__gpu_aligned_rule!`,
-//! `__gpu_aligned_cuda_traits!` and `__gpu_aligned_u8!`. Exported at the
-//! crate root, as `#[macro_export]` puts them, and named through
-//! `$crate::__private` (`derive_impls`, `cuda_traits`) by the derive.
+//! The hidden macros the derive's output invokes, exported at the crate
+//! root and named through `$crate::__private` by the derive.
 
 /// `u8`, whatever it is given: the probe instantiation of a generic struct
 /// (`Pair<u8>`), spelled in a `macro_rules!` repetition over its parameters.
@@ -19,23 +15,14 @@ macro_rules! __gpu_aligned_u8 {
 /// checks that make them sound; the derive's output is one invocation of
 /// this, and nothing else it emits is `unsafe`.
 ///
-/// Why the checks and the impls cannot be separated: they are expanded
-/// together, here, through `$crate` paths, which name this crate however the
-/// user's crate names it. A crate that redirects the path the derive uses
-/// (`extern crate self as gpu_aligned;`, or `crate = "..."`) reaches either
-/// this macro, which checks, or a macro of its own, which has to spell out
-/// `unsafe impl` itself. And this macro trusts nothing it is given: the
-/// field list is proven to be the struct's (see `__fields` below), the
-/// offsets, sizes and alignments come from `offset_of!`, `size_of` and
-/// `align_of`, and the blame calls only choose where the error points, with
-/// [`reject`] after them failing the build regardless.
-///
-/// The first check is the layout itself: whatever `#[repr]` the derive saw
-/// (an attribute macro after it may rewrite the struct, and this macro can
-/// be called by hand), the impls exist only if the compiler laid the struct
-/// out exactly as C lays out its field list (what [`GpuLayout::is_repr_c`] says of
-/// a layout), which is
-/// the layout CUDA code, the header and `bytemuck` assume.
+/// The checks and the impls expand together, here, so a crate that
+/// redirects the derive's path must spell out `unsafe impl` itself. This
+/// macro trusts nothing it is given: the field list is proven to be the
+/// struct's (`__fields` below), the facts come from `offset_of!`, `size_of`
+/// and `align_of`, and [`reject`] fails the build whatever the blame calls
+/// chose. The impls exist only if the compiler laid the struct out as C
+/// lays out its field list ([`GpuLayout::is_repr_c`]), whatever `#[repr]`
+/// the derive saw.
 ///
 /// The second arm, `checks_only`, is what the derive emits next to a
 /// rejected `#[repr]`: no impls (there is no layout to trust), but the rule
@@ -60,12 +47,9 @@ macro_rules! __gpu_aligned_derive {
         #[doc(hidden)]
         #[allow(unused_qualifications, clippy::all)]
         const _: () = {
-            // The layout of `$ty` as the compiler computed it: every field's
-            // offset (`offset_of!`), size and alignment, and its type's
-            // `TYPE`, in declaration order. One constant serves the check
-            // below and `FACTS`: each `offset_of!` is a constant the
-            // compiler evaluates on its own, and most of what a legal type
-            // costs to compile.
+            // The layout of `$ty` as the compiler computed it, in declaration
+            // order: one constant for the check below and `FACTS`, since each
+            // `offset_of!` is most of what a legal type costs to compile.
             const __GPU_ALIGNED_FIELDS: $crate::__private::Fields<$count> =
                 $crate::__private::Fields::new([
                     $crate::__private::field_of::<$fty0>(

@@ -1,28 +1,11 @@
-//! A small loader for the NVTX v3 memory API (`nvToolsExtMem.h` and
-//! `nvToolsExtMemCudaRt.h`), written from the protocol the NVTX headers
-//! implement, so that calling it needs neither the CUDA toolkit at build
-//! time nor any library at run time.
-//!
-//! NVTX v3 is header-only: nothing is linked. At first use, a program reads
-//! `NVTX_INJECTION64_PATH`; when it is unset no tool is attached and every
-//! call is a no-op (here: one atomic load, in [`tool`]). When it names a
-//! library (compute-sanitizer sets it to its `libsanitizer-collection.so`,
-//! Nsight Systems to its own), the program `dlopen`s it and hands it two
-//! things:
-//! - to `InitializeInjectionNvtx2`, an export-table getter through which the
-//!   tool asks for the core modules' function tables (arrays of pointers to
-//!   function-pointer slots, one table per callback module) and fills the
-//!   slots it implements; this gives us `nvtxDomainCreateA`;
-//! - to `InitializeInjectionNvtxExtension`, a module description (module id
-//!   1, `NVTX_EXT_MODULEID_MEM`, compatibility id `0x0102`) with one segment
-//!   of 63 slots, which the tool fills with the memory functions at their
-//!   callback ids (`nvtxMemHeapRegister` is 0, ...,
-//!   `nvtxMemCudaGetProcessWidePermissions` 13).
-//!
-//! A slot the tool leaves empty is a function it does not implement; its
-//! wrapper does nothing. The declarations below are ours, written from the
-//! headers' layouts (`#[repr(C)]`, the same field order and types); NVIDIA's
-//! headers are not part of this crate.
+//! A small loader for the NVTX v3 memory API, written from the protocol the
+//! NVTX headers implement, so it needs no CUDA toolkit to build and no
+//! library to run. When `NVTX_INJECTION64_PATH` is unset every call is one
+//! atomic load ([`tool`]); when it names a tool (compute-sanitizer's), the
+//! tool is `dlopen`ed and fills the core tables (`InitializeInjectionNvtx2`,
+//! for `nvtxDomainCreateA`) and the memory module's slots
+//! (`InitializeInjectionNvtxExtension`). A slot left empty does nothing.
+//! The `#[repr(C)]` declarations are ours, from the headers' layouts.
 
 use core::ffi::{c_char, c_int, c_uint, c_void};
 use core::ptr;
