@@ -86,9 +86,9 @@ impl Coalescing {
     }
 }
 
-/// Counts the distinct `unit`-aligned blocks the ranges `[address, address
-/// + access_bytes)` cover, without allocating: runs of the union are swept
-/// in increasing order (quadratic in the 32 lanes).
+/// Counts the distinct `unit`-aligned blocks the lanes' ranges of
+/// `access_bytes` cover, without allocating: runs of the union are swept in
+/// increasing order (quadratic in the 32 lanes).
 fn distinct_units(lane_addresses: &[u64], access_bytes: u64, unit: u64) -> u64 {
     if access_bytes == 0 || unit == 0 {
         return 0;

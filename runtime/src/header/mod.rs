@@ -87,6 +87,9 @@
 //! (depend on `gpu-aligned` in both), and write the header into `OUT_DIR`:
 //!
 //! ```rust,ignore
+//! // build.rs: writes the CUDA header of the types in src/gpu_types.rs, which
+//! // the crate and this script both compile, so the .cu side is regenerated
+//! // whenever the Rust types change.
 //! #[path = "src/gpu_types.rs"]
 //! mod gpu_types;
 //!
