@@ -32,6 +32,8 @@ pub mod arena;
 pub mod backend;
 pub mod coalesce;
 pub mod header;
+#[cfg(feature = "alloc")]
+pub mod history;
 mod layout;
 pub mod report;
 pub mod rules;

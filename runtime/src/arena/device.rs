@@ -137,7 +137,7 @@ impl Arena<CudaBackend> {
     /// The address keying the array's sanitizer region, if it has one.
     fn region_of(&self, array: &impl ArenaArray<CudaBackend>) -> Option<u64> {
         let place = array.place(SEALED);
-        if place.is_empty() || !self.pool.watch().regions.is_active() {
+        if place.is_empty() || !self.pool.watch().regions.watching() {
             return None;
         }
         let offset = place.allocation.offset();

@@ -27,7 +27,7 @@
 //! The byte path is a stack of pools (`pool`), from the top: `graphs`
 //! (arrays a captured graph may replay over), `kept` (dropped arrays'
 //! blocks, for the next array of their size), `watch` (red zones and
-//! regions), `offsets` (the allocator and growth). Graph holds come first,
+//! regions; the history while it records), `offsets` (the allocator and growth). Graph holds come first,
 //! so no layer below hands out a block a replay may use; kept blocks sit
 //! above the watch, so a kept block is no region; a red zone is part of its
 //! placed block. A block a stream used is retired (the arena's stream waits
@@ -37,6 +37,7 @@ mod access;
 mod error;
 mod growth;
 mod handle;
+mod history;
 mod host;
 mod options;
 mod pitched;

@@ -34,6 +34,7 @@ struct Element {
     name: &'static str,
     size: usize,
     align: usize,
+    padding: usize,
 }
 
 impl Element {
@@ -43,6 +44,7 @@ impl Element {
             name: type_name::<T>(),
             size: size_of::<T>(),
             align: align_of::<T>(),
+            padding: T::TYPE.padding(),
         }
     }
 }
@@ -80,6 +82,7 @@ impl Entry {
         ArrayInfo {
             element: self.element.name,
             element_size: self.element.size,
+            padding: self.element.padding,
             shape,
         }
     }

@@ -56,12 +56,14 @@ impl<B: Backend> Arena<B> {
             .watch_mut()
             .regions
             .labelled(base, allocation.offset(), label);
+        let offsets = self.pool.offsets_mut();
+        offsets.noted(Some(allocation), |recorder| recorder.label(label));
         Ok(())
     }
 
     /// Arms drops to tell the tool at once ([`DropWatch`](crate::sanitizer::DropWatch)).
     pub(super) fn rewatch(&mut self) {
-        if !self.pool.watch().regions.is_active() {
+        if !self.pool.watch().regions.watching() {
             return;
         }
         let watch = match self.pool.idle() {
@@ -85,7 +87,7 @@ impl<B: Backend> Arena<B> {
     }
 
     pub(super) fn regions_cleared(&mut self) {
-        if self.pool.watch().regions.is_active() {
+        if self.pool.watch().regions.watching() {
             self.backend.enter_for_tools();
             self.pool.watch_mut().regions.cleared();
         }

@@ -220,6 +220,9 @@ impl<B: Backend> Arena<B> {
         self.returned.clear();
         self.pool.forget(); // and no graph launches again
         self.pool.offsets_mut().allocator.reset();
+        self.pool
+            .offsets_mut()
+            .note(crate::history::Kind::Reset, None);
         self.regions_cleared(); // sanitizer hook: every region goes
         self.rewatch(); // a handle dropped from now on is stale if older
         Ok(())

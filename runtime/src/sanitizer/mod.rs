@@ -121,15 +121,18 @@ pub enum RegionShape {
 pub(crate) struct ArrayInfo {
     pub(crate) element: &'static str,
     pub(crate) element_size: usize,
+    /// Pad bytes in one element (for the history's ledger).
+    pub(crate) padding: usize,
     pub(crate) shape: RegionShape,
 }
 
 impl ArrayInfo {
     #[inline(always)]
-    pub(crate) fn of<T>(shape: RegionShape) -> ArrayInfo {
+    pub(crate) fn of<T: crate::GpuData>(shape: RegionShape) -> ArrayInfo {
         ArrayInfo {
             element: core::any::type_name::<T>(),
             element_size: core::mem::size_of::<T>(),
+            padding: const { T::TYPE.padding() },
             shape,
         }
     }
@@ -372,8 +375,10 @@ impl DropWatch {
 pub(crate) struct Regions {
     red_zones: bool,
     /// Whether the arrays are recorded at all: a tool is attached or red
-    /// zones are on. Off, every hook returns after one branch.
+    /// zones are on (`watching`), or the arena's history records. Off, every
+    /// hook returns after one branch.
     active: bool,
+    watching: bool,
     /// Whether to write each registration to standard error.
     log: bool,
     tool: Option<&'static nvtx::Tool>,
@@ -439,6 +444,7 @@ impl Regions {
         Regions {
             red_zones,
             active: red_zones || tool.is_some(),
+            watching: red_zones || tool.is_some(),
             log: sanitizer && forced("GPU_ALIGNED_REGION_LOG") != Some(false),
             tool,
             heaps: Vec::new(),
@@ -448,11 +454,22 @@ impl Regions {
         }
     }
 
-    /// Whether the arrays are recorded (and told to a tool): the arena
-    /// calls the other hooks only then.
+    /// Whether the watch layer's hooks run (arrays told to a tool, or the
+    /// history recording).
     #[inline(always)]
     pub(crate) fn is_active(&self) -> bool {
         self.active
+    }
+
+    /// Whether the arrays are recorded (and told to a tool): the arena
+    /// calls the other hooks only then.
+    pub(crate) fn watching(&self) -> bool {
+        self.watching
+    }
+
+    /// The history records or not (see `crate::history`).
+    pub(crate) fn set_recording(&mut self, on: bool) {
+        self.active = self.watching || on;
     }
 
     pub(crate) fn red_zones(&self) -> bool {
@@ -462,7 +479,9 @@ impl Regions {
     pub(crate) fn set_red_zones(&mut self, on: bool) {
         self.red_zones = on;
         // Arrays recorded before stay recorded until they are released.
-        self.active = on || self.tool.is_some() || !self.entries.is_empty();
+        let recording = self.active && !self.watching;
+        self.watching = on || self.tool.is_some() || !self.entries.is_empty();
+        self.active = self.watching || recording;
     }
 
     /// The red zone a reservation gets: [`red_zone_bytes`], none when red
@@ -716,7 +735,7 @@ impl Drop for Regions {
 
 /// `core::any::type_name` without module paths: `gpu_aligned::vector::float4`
 /// becomes `float4`, `[u8; 4]` stays, `my::Pair<my::X>` becomes `Pair<X>`.
-fn short_type_name(name: &'static str) -> &'static str {
+pub(crate) fn short_type_name(name: &'static str) -> &'static str {
     // Generic names keep their paths rather than allocate: a `&'static str`
     // cannot be rebuilt without leaking.
     if name.contains('<') {

@@ -122,7 +122,7 @@ impl<B: StreamOrder, L: Pool<B>> Pool<B> for Kept<L> {
             return self.retire(backend, block, tracking);
         }
         if fate == Fate::Free || self.lower.watching() {
-            return self.lower.release(backend, block, tracking, Fate::Free);
+            return self.lower.release(backend, block, tracking, fate);
         }
         self.keep(backend, block);
         Ok(())
@@ -293,7 +293,7 @@ impl Reuse {
         }
     }
 
-    fn each(&self, each: &mut dyn FnMut(&Allocation)) {
+    pub(in crate::arena) fn each(&self, each: &mut dyn FnMut(&Allocation)) {
         if self.count != 0 {
             self.classes.iter().flat_map(Class::kept).for_each(each);
         }

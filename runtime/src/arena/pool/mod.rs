@@ -37,9 +37,7 @@ mod watch;
 #[cfg(feature = "cuda")]
 pub use graphs::CapturedGraph;
 pub(super) use graphs::Graphs;
-pub(super) use kept::Kept;
-#[cfg(feature = "std")]
-pub(super) use kept::Reuse;
+pub(super) use kept::{Kept, Reuse};
 pub(super) use offsets::Offsets;
 pub(super) use watch::Watch;
 
@@ -145,5 +143,8 @@ impl<B: crate::backend::Backend> Stack<B> {
     pub(super) fn forget(&mut self) {
         self.orphan_all();
         self.lower.forget();
+        if let Some(kept) = &mut self.watch_mut().kept {
+            kept.drain(|_| {});
+        }
     }
 }

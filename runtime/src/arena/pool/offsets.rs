@@ -6,14 +6,16 @@
 //! go back as it becomes free, and a large array goes at the top of its
 //! free block.
 
+use alloc_crate::boxed::Box;
 use alloc_crate::vec::Vec;
 
 use super::{Ask, Fate, Pool};
-use crate::align::{bytes_of, round_up};
+use crate::align::{bytes_of, offset_of, round_up};
 use crate::alloc::{AllocError, Allocation, Allocator};
 use crate::arena::tuning::LARGE_CHUNKS;
 use crate::arena::{ArenaError, ArenaResult, GrowthPolicy};
 use crate::backend::{Grow, Span, StreamOrder};
+use crate::history::{Event, Kind, Recorder};
 use crate::sanitizer::ArrayInfo;
 
 /// The released chunks of a growing arena's span.
@@ -132,6 +134,8 @@ pub(in crate::arena) struct Offsets {
     /// The granule growth rounds blocks to.
     min_align: usize,
     chunks: Chunks,
+    /// The history's ring, while it records (see `arena::history`).
+    pub(in crate::arena) history: Option<Box<Recorder>>,
 }
 
 /// What [`Offsets::trim`] left: the length held and the backend's result.
@@ -149,6 +153,7 @@ impl Offsets {
             allocator,
             growth,
             min_align,
+            history: None,
         }
     }
 
@@ -204,6 +209,7 @@ impl Offsets {
             return Err(refused.into());
         }
         self.allocator.grow_to(grown)?;
+        self.note(Kind::Grow, None);
         Ok(self.place(bytes, align)?)
     }
 
@@ -233,6 +239,7 @@ impl Offsets {
         let held = backend.len().clamp(keep, capacity);
         self.allocator.grow_to(held)?;
         self.chunks.truncate(held as u64);
+        self.note(Kind::Trim, None);
         Ok(Some((held, trimmed)))
     }
 
@@ -252,6 +259,12 @@ impl Offsets {
             // Refused: the memory stays held, and a later sweep tries again.
             if let Ok(true) = backend.release(Span { offset, len }) {
                 self.chunks.set_range(first..end, true);
+                let (size, kind) = (offset_of(len), Kind::Release);
+                self.noted(None, |_| Event {
+                    offset,
+                    size,
+                    ..Event::new(kind)
+                });
             }
         }
     }

@@ -1,16 +1,23 @@
 //! The watch layer: while regions are kept, blocks get red zones and regions; off, one branch.
+//! While the history records the branch is taken too: blocks placed and given back are recorded,
+//! and dropped arrays' blocks are kept here (the kept layer passes them down).
 
-use super::{Ask, Fate, Offsets, Pool};
+use super::{Ask, Fate, Offsets, Pool, Reuse};
 use crate::align::offset_of;
 use crate::alloc::{AllocError, Allocation};
+use crate::arena::tuning::LARGE;
 use crate::arena::ArenaResult;
 use crate::backend::{Grow, StreamOrder};
+use crate::history::Kind;
 use crate::sanitizer::{ArrayInfo, Regions};
 
 pub(in crate::arena) struct Watch<L> {
     pub(in crate::arena) regions: Regions,
     /// The granule of a red zone.
     min_align: usize,
+    /// The blocks of dropped arrays while the history records (and no tool
+    /// watches).
+    pub(in crate::arena) kept: Option<Reuse>,
     pub(super) lower: L,
 }
 
@@ -19,6 +26,7 @@ impl<L> Watch<L> {
         Watch {
             regions,
             min_align,
+            kept: None,
             lower,
         }
     }
@@ -35,6 +43,25 @@ impl<L> Watch<L> {
     where
         L: Pool<B>,
     {
+        if !self.regions.watching() {
+            // A kept block of the size, else the layer below's (a large
+            // array first freeing the large ones, as the kept layer does).
+            let mut block = None;
+            if let Some(kept) = self.kept.as_mut() {
+                block = kept.take(ask.bytes, ask.align);
+                if block.is_none() && ask.bytes >= LARGE {
+                    let offsets = self.lower.offsets_mut();
+                    kept.drain_large(|large| free_recorded(offsets, large));
+                }
+            }
+            let block = match block {
+                Some(block) => block,
+                None => self.lower.reserve(backend, ask, || array)?,
+            };
+            let offsets = self.lower.offsets_mut();
+            offsets.noted(Some(&block), |record| record.alloc(&array, ask.align, 0));
+            return Ok(block);
+        }
         let bytes = ask.bytes;
         let red_zone = self.regions.red_zone(array.stride(), self.min_align);
         let padded = match red_zone {
@@ -57,25 +84,47 @@ impl<L> Watch<L> {
         let offset = allocation.offset();
         self.regions.reserved(base, end, offset, bytes, red_zone);
         self.regions.named(base, offset, array.element, array.shape);
+        let offsets = self.lower.offsets_mut();
+        offsets.noted(Some(&allocation), |record| {
+            record.alloc(&array, ask.align, red_zone)
+        });
         Ok(allocation)
     }
 
-    /// [`Pool::release`] while regions are kept.
+    /// [`Pool::release`] while regions are kept; while the history records, a dropped array's
+    /// block is kept instead when no tool watches.
     #[cold]
     #[inline(never)]
     fn release_watched<B: StreamOrder + Grow>(
         &mut self,
         backend: &mut B,
-        block: Allocation,
+        mut block: Allocation,
         tracking: &mut B::Tracking,
+        fate: Fate,
     ) -> ArenaResult<(), B>
     where
         L: Pool<B>,
     {
+        let offsets = self.lower.offsets_mut();
+        if let (Some(kept), Fate::Keep, false) = (&mut self.kept, fate, self.regions.watching()) {
+            let Some(renewed) = offsets.allocator.renew(&block) else {
+                return Ok(()); // stale: nobody's
+            };
+            offsets.note(Kind::FreeRequested, Some(&renewed));
+            match kept.keep(renewed, |evicted| free_recorded(offsets, evicted)) {
+                Ok(()) => return Ok(()),
+                Err(unkept) => block = unkept,
+            }
+        }
         let offset = block.offset();
         self.lower.release(backend, block, tracking, Fate::Free)?;
-        backend.enter_for_tools();
-        self.regions.released(backend.base_address(), offset);
+        // A dropped array's block was recorded taken back; one freed by hand
+        // is taken back and freed at once.
+        self.lower.offsets_mut().note(Kind::Freed, Some(&block));
+        if self.regions.watching() {
+            backend.enter_for_tools();
+            self.regions.released(backend.base_address(), offset);
+        }
         Ok(())
     }
 }
@@ -103,7 +152,7 @@ impl<B: StreamOrder + Grow, L: Pool<B>> Pool<B> for Watch<L> {
         fate: Fate,
     ) -> ArenaResult<(), B> {
         if self.regions.is_active() {
-            return self.release_watched(backend, block, tracking);
+            return self.release_watched(backend, block, tracking, fate);
         }
         self.lower.release(backend, block, tracking, fate)
     }
@@ -114,15 +163,22 @@ impl<B: StreamOrder + Grow, L: Pool<B>> Pool<B> for Watch<L> {
         }
         for &block in blocks {
             // Refused only for a stale block, which is nobody's.
-            let _ = self.release_watched(backend, block, &mut B::Tracking::default());
+            let tracking = &mut B::Tracking::default();
+            let _ = self.release_watched(backend, block, tracking, Fate::Keep);
         }
     }
 
     fn reclaim(&mut self, backend: &mut B, wait: bool) -> ArenaResult<bool, B> {
-        self.lower.reclaim(backend, wait)
+        let offsets = self.lower.offsets_mut();
+        let any = self.kept.as_ref().is_some_and(|kept| kept.len() != 0);
+        if let Some(kept) = &mut self.kept {
+            kept.drain(|block| free_recorded(offsets, block));
+        }
+        Ok(self.lower.reclaim(backend, wait)? | any)
     }
 
     fn held(&self, each: &mut dyn FnMut(&Allocation)) {
+        self.kept.iter().for_each(|kept| kept.each(each));
         self.lower.held(each);
     }
 
@@ -131,4 +187,11 @@ impl<B: StreamOrder + Grow, L: Pool<B>> Pool<B> for Watch<L> {
     }
 
     pass_down!(offsets);
+}
+
+/// Frees a block kept while recording, recorded.
+fn free_recorded(offsets: &mut Offsets, block: Allocation) {
+    let freed = offsets.allocator.free(block);
+    debug_assert!(freed.is_ok(), "a kept block is live");
+    offsets.note(Kind::Freed, Some(&block));
 }

@@ -1,0 +1,358 @@
+//! What an arena did with its bytes, recorded when asked
+//! ([`Arena::record_history`](crate::arena::Arena::record_history)): each
+//! array allocated, given back and taken back, each growth, trim, reset and
+//! run of memory given back, as an event of at most 64 bytes in a bounded
+//! ring that allocates nothing per event (element types are `&'static str`s
+//! kept once, labels an index into a small table). A [`History`] is a copy
+//! of the ring with the arena's blocks when it was taken; from it come the
+//! [`Ledger`] (where every reserved byte is after each event: the parts sum
+//! to the reserved bytes) and, with `std`, the exports to viewers people
+//! already use: PyTorch's memory snapshot (`pytorch.org/memory_viz`), the
+//! Chrome trace format (Perfetto) and a page of inline SVG. Off, it costs
+//! the arena's fast paths nothing: `docs/HISTORY.md` says how, and what on
+//! costs.
+
+mod ledger;
+
+#[cfg(feature = "std")]
+mod export;
+
+pub use ledger::Ledger;
+#[cfg(feature = "std")]
+use ledger::Replay;
+
+use alloc_crate::boxed::Box;
+use alloc_crate::vec::Vec;
+
+use crate::align::offset_of;
+use crate::alloc::{Allocation, Allocator};
+use crate::sanitizer::{ArrayInfo, RegionShape};
+
+/// What an event records.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[repr(u8)]
+pub(crate) enum Kind {
+    /// An array's block was reserved (from the allocator or a kept block).
+    #[default]
+    Alloc,
+    /// The arena took back a dropped array: its block is pending.
+    FreeRequested,
+    /// The block went back to the allocator (an array freed by hand at once).
+    Freed,
+    /// The span grew or shrank.
+    Grow,
+    Trim,
+    /// `size` bytes of memory from `offset` were given back, the span kept.
+    Release,
+    /// Every array was freed at once.
+    Reset,
+    /// The array at `offset` was labelled `label`.
+    Label,
+}
+
+/// One event, copied into the ring: at most 64 bytes.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct Event {
+    /// Clock ticks (see `ticks`); in a `History`, nanoseconds since recording began.
+    pub(crate) time: u64,
+    pub(crate) offset: u64,
+    /// The block's bytes (red zone and rounding included).
+    pub(crate) size: u64,
+    /// The elements an allocated array holds (rows times width if pitched).
+    pub(crate) elements: u64,
+    /// The arena's span and the bytes of it given back, after the event.
+    pub(crate) capacity: u64,
+    pub(crate) released: u64,
+    pub(crate) red_zone: u32,
+    pub(crate) kind: Kind,
+    pub(crate) align_log2: u8,
+    /// The thread that allocated (0 for the first to, then 1, ...).
+    pub(crate) thread: u16,
+    /// The element type and the label plus one (0: none), indices into the
+    /// recorder's tables.
+    pub(crate) ty: u16,
+    pub(crate) label: u16,
+}
+
+const _: () = assert!(core::mem::size_of::<Event>() <= 64);
+
+impl Event {
+    /// An event of `kind` on this thread (the recorder fills in the rest).
+    pub(crate) fn new(kind: Kind) -> Event {
+        let thread = thread_slot();
+        Event {
+            kind,
+            thread,
+            ..Event::default()
+        }
+    }
+}
+
+/// An element type: its name, size and pad bytes in one element.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct TypeInfo(pub(crate) &'static str, pub(crate) u64, pub(crate) u64);
+
+/// What the arena is: what it reserved, its minimum alignment, whether it
+/// grows, and where its buffer starts.
+#[derive(Clone, Copy, Debug)]
+#[cfg_attr(not(feature = "std"), allow(dead_code))] // the exports read all
+pub(crate) struct Frame {
+    pub(crate) reserved: u64,
+    pub(crate) min_align: u64,
+    pub(crate) grows: bool,
+    pub(crate) base: u64,
+}
+
+impl Frame {
+    pub(crate) fn new(base: u64, reserved: usize, min_align: usize, grows: bool) -> Frame {
+        let (reserved, min_align) = (offset_of(reserved), offset_of(min_align));
+        Frame {
+            reserved,
+            min_align,
+            grows,
+            base,
+        }
+    }
+}
+
+/// The ring an arena records into. See the [module docs](self).
+#[derive(Debug)]
+pub(crate) struct Recorder {
+    /// Made whole at the start, so that an event is one write in place.
+    ring: Vec<Event>,
+    /// Where the next event goes.
+    next: usize,
+    /// Events recorded in all, kept or not.
+    total: u64,
+    /// The element types (the first for blocks of no known type, counted as
+    /// payload) and the labels.
+    types: Vec<TypeInfo>,
+    labels: Vec<Box<str>>,
+    frame: Frame,
+    /// The clock when recording began: ticks, and the system clock.
+    start: u64,
+    #[cfg(feature = "std")]
+    started: std::time::Instant,
+}
+
+impl Recorder {
+    /// A ring of `events` (at least one) for an arena framed so.
+    pub(crate) fn new(events: usize, frame: Frame) -> Recorder {
+        Recorder {
+            ring: alloc_crate::vec![Event::default(); events.max(1)],
+            next: 0,
+            total: 0,
+            types: alloc_crate::vec![TypeInfo("?", 1, 0)],
+            labels: Vec::new(),
+            frame,
+            start: ticks(),
+            #[cfg(feature = "std")]
+            started: std::time::Instant::now(),
+        }
+    }
+
+    /// Appends `event` for `block` with the allocator's span and the bytes
+    /// of it given back after it, over the oldest once the ring is full.
+    #[inline(always)]
+    pub(crate) fn push(
+        &mut self,
+        mut event: Event,
+        block: Option<&Allocation>,
+        allocator: &Allocator,
+        released: usize,
+    ) {
+        if let Some(block) = block {
+            (event.offset, event.size) = (block.offset(), block_bytes(block.size(), allocator));
+        }
+        (event.capacity, event.released) = (offset_of(allocator.capacity()), offset_of(released));
+        event.time = ticks();
+        self.total += 1;
+        if let Some(slot) = self.ring.get_mut(self.next) {
+            *slot = event;
+        }
+        self.next += 1;
+        if self.next == self.ring.len() {
+            self.next = 0;
+        }
+    }
+
+    /// The event of an array of `array` at `align` with a red zone.
+    #[inline(always)]
+    pub(crate) fn alloc(&mut self, array: &ArrayInfo, align: usize, red_zone: usize) -> Event {
+        let elements = match array.shape {
+            RegionShape::Array { len } => len,
+            RegionShape::Rows { width, height, .. } => width.saturating_mul(height),
+        };
+        let mut event = Event::new(Kind::Alloc);
+        event.thread = thread_slot();
+        event.elements = offset_of(elements);
+        event.red_zone = u32::try_from(red_zone).unwrap_or(u32::MAX);
+        event.align_log2 = align.trailing_zeros() as u8;
+        // The last type first: arrays of one type come in runs.
+        let (name, size, padding) = (array.element, array.element_size, array.padding);
+        let last = self.types.len() - 1;
+        event.ty = match self
+            .types
+            .last()
+            .is_some_and(|ty| core::ptr::eq(ty.0, name))
+        {
+            true => last,
+            false => self
+                .types
+                .iter()
+                .position(|ty| ty.0 == name)
+                .unwrap_or_else(|| {
+                    self.types
+                        .push(TypeInfo(name, offset_of(size), offset_of(padding)));
+                    last + 1
+                }),
+        }
+        .try_into()
+        .unwrap_or(0);
+        event
+    }
+
+    /// The event of an array labelled `label`.
+    pub(crate) fn label(&mut self, label: &str) -> Event {
+        let found = self.labels.iter().position(|kept| &**kept == label);
+        let index = found.unwrap_or_else(|| {
+            self.labels.push(label.into());
+            self.labels.len() - 1
+        });
+        let mut event = Event::new(Kind::Label);
+        event.label = u16::try_from(index + 1).unwrap_or(0);
+        event
+    }
+
+    /// A copy of the ring, oldest first, with the arena's blocks now: the
+    /// allocator's, those at the offsets `pending` not live; `released` as
+    /// for `push`.
+    pub(crate) fn snapshot(
+        &self,
+        allocator: &Allocator,
+        released: usize,
+        mut pending: Vec<u64>,
+    ) -> History {
+        let (newer, older) = self.ring.split_at(self.next);
+        let kept = (self.total as usize).min(self.ring.len());
+        let older = &older[older.len() - (kept - newer.len().min(kept))..];
+        let mut events: Vec<Event> = older
+            .iter()
+            .chain(&newer[..newer.len().min(kept)])
+            .copied()
+            .collect();
+        // Ticks to nanoseconds since recording began.
+        #[cfg(feature = "std")]
+        let scale = self.started.elapsed().as_nanos() as f64 / (ticks() - self.start).max(1) as f64;
+        #[cfg(not(feature = "std"))]
+        let scale = 0.0;
+        for event in &mut events {
+            event.time = (event.time.saturating_sub(self.start) as f64 * scale) as u64;
+        }
+        let wrapped = self.total > events.len() as u64;
+        pending.sort_unstable();
+        let blocks = allocator.live().map(|(at, bytes)| {
+            let held = pending.binary_search(&at).is_ok();
+            (at, block_bytes(bytes, allocator), held)
+        });
+        let start = ledger::start_state(&events, blocks, wrapped);
+        let now = (offset_of(allocator.capacity()), offset_of(released));
+        History {
+            span: events
+                .first()
+                .map_or(now, |first| (first.capacity, first.released)),
+            events,
+            types: self.types.clone(),
+            labels: self.labels.clone(),
+            frame: self.frame,
+            start,
+            lost: self.total.saturating_sub(self.ring.len() as u64),
+        }
+    }
+}
+
+/// A copy of an arena's history: the last events of its ring, oldest
+/// first, and what the arena held before the first. Made by
+/// [`Arena::history`](crate::arena::Arena::history); see the [module
+/// docs](self).
+#[derive(Clone, Debug)]
+#[cfg_attr(not(feature = "std"), allow(dead_code))] // the exports read all
+pub struct History {
+    pub(crate) events: Vec<Event>,
+    pub(crate) types: Vec<TypeInfo>,
+    pub(crate) labels: Vec<Box<str>>,
+    pub(crate) frame: Frame,
+    /// The blocks before the first event, `(offset, bytes, pending)`, and
+    /// the span and bytes of it given back after it.
+    pub(crate) start: Vec<(u64, u64, bool)>,
+    pub(crate) span: (u64, u64),
+    lost: u64,
+}
+
+impl History {
+    /// How many older events the ring dropped to make room. Then the blocks
+    /// before the first event are inferred from the events kept and the
+    /// arena's blocks when the copy was taken (a block first seen reused
+    /// from a dropped array counts as free before).
+    ///
+    /// ```
+    /// # let mut arena = gpu_aligned::arena::Arena::host(4096)?;
+    /// arena.record_history(2)?;
+    /// for _ in 0..3 {
+    ///     let a = arena.alloc::<u8>(1)?;
+    ///     arena.free(a)?; // allocated, freed
+    /// }
+    /// assert_eq!(arena.history().unwrap().lost(), 4);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn lost(&self) -> u64 {
+        self.lost
+    }
+}
+
+/// The bytes of the block the allocator holds for `bytes`: whole granules
+/// (a power of two).
+#[inline(always)]
+fn block_bytes(bytes: usize, allocator: &Allocator) -> u64 {
+    let granule = offset_of(allocator.granularity()).max(1);
+    offset_of(bytes).saturating_add(granule - 1) & !(granule - 1)
+}
+
+/// A clock for events: the time-stamp counter on x86-64 (one instruction;
+/// a `History` turns ticks into nanoseconds with two readings of the
+/// system clock), else the system clock's nanoseconds (without `std`, 0).
+#[inline]
+fn ticks() -> u64 {
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: `rdtsc` exists on every x86-64 processor and touches no memory.
+    return unsafe { core::arch::x86_64::_rdtsc() };
+    #[cfg(all(not(target_arch = "x86_64"), feature = "std"))]
+    return EPOCH
+        .get_or_init(std::time::Instant::now)
+        .elapsed()
+        .as_nanos() as u64;
+    #[cfg(all(not(target_arch = "x86_64"), not(feature = "std")))]
+    0
+}
+
+#[cfg(all(not(target_arch = "x86_64"), feature = "std"))]
+static EPOCH: std::sync::OnceLock<std::time::Instant> = std::sync::OnceLock::new();
+
+/// The calling thread's number (without `std`, 0).
+fn thread_slot() -> u16 {
+    #[cfg(feature = "std")]
+    std::thread_local! {
+        static SLOT: core::cell::Cell<u16> = const { core::cell::Cell::new(u16::MAX) };
+    }
+    #[cfg(feature = "std")]
+    return SLOT.with(|slot| {
+        use core::sync::atomic::{AtomicU16, Ordering};
+        static NEXT: AtomicU16 = AtomicU16::new(0);
+        if slot.get() == u16::MAX {
+            slot.set(NEXT.fetch_add(1, Ordering::Relaxed));
+        }
+        slot.get()
+    });
+    #[cfg(not(feature = "std"))]
+    0
+}
