@@ -13,6 +13,7 @@ mod empty;
 #[path = "../arena/generic.rs"]
 mod generic;
 mod graphs;
+mod history;
 mod host;
 mod kernel_arrays;
 mod probe;

@@ -21,7 +21,15 @@
 //! cargo build --release --features cuda --example trace_replay
 //! python3 runtime/examples/trace_replay/torch_trace.py record traces   # or `convert` your own snapshot
 //! target/release/examples/trace_replay traces/train.trace
+//! target/release/examples/trace_replay --history out docs/traces/infer.trace.gz
 //! ```
+//!
+//! `--history DIR` replays the trace once more on a fresh device arena that
+//! records its history (`gpu_aligned::history`; arrays dropped, each
+//! labelled with its trace id) and writes `DIR/<name>.pickle` (PyTorch's
+//! memory snapshot), `.json` (Chrome trace, for Perfetto) and `.html` (the
+//! crate's page); `docs/HISTORY.md` shows one. A `.gz` trace is read
+//! through the `gzip` program.
 //!
 //! The trace format (text, one operation per line) is described in
 //! `torch_trace.py` beside this file, which also converts a PyTorch memory
@@ -47,6 +55,10 @@
 //! its median is the timing's own floor, and the medians' ratio net of it
 //! is printed too.
 
+// The history of a replay, written for the viewers (shared with the
+// `memory_history` example and the tests).
+#[path = "../support/history.rs"]
+mod history;
 // Alternating rounds and medians, shared with the device benches.
 #[path = "../support/rounds.rs"]
 #[allow(dead_code)]
@@ -431,10 +443,11 @@ fn pass_untimed<R: Replayed>(
 
 fn main() -> Result<(), Error> {
     let mut args = std::env::args().skip(1);
-    let (mut path, mut repeat) = (None, 3usize);
+    let (mut path, mut repeat, mut history_dir) = (None, 3usize, None);
     while let Some(arg) = args.next() {
         match arg.as_str() {
             "--repeat" => repeat = args.next().ok_or("--repeat needs a count")?.parse()?,
+            "--history" => history_dir = Some(args.next().ok_or("--history needs a directory")?),
             // Read by `rounds::flag`.
             "--warmup" => {
                 args.next();
@@ -442,10 +455,16 @@ fn main() -> Result<(), Error> {
             _ => path = Some(arg),
         }
     }
-    let path =
-        path.ok_or("usage: trace_replay [--repeat N] [--warmup N] TRACE (or - for stdin)")?;
+    let path = path.ok_or(
+        "usage: trace_replay [--repeat N] [--warmup N] [--history DIR] TRACE (or - for stdin)",
+    )?;
     let trace = if path == "-" {
         parse(std::io::stdin().lock())?
+    } else if path.ends_with(".gz") {
+        let unzipped = std::process::Command::new("gzip")
+            .args(["-dc", &path])
+            .output()?;
+        parse(&unzipped.stdout[..])?
     } else {
         parse(std::fs::File::open(&path)?)?
     };
@@ -623,6 +642,27 @@ fn main() -> Result<(), Error> {
                 arena.first_peak_reserved as f64 / pytorch as f64
             );
         }
+    }
+    if let Some(dir) = history_dir {
+        let align = trace.max_align.max(256) as usize;
+        let policy = GrowthPolicy::up_to(context.total_mem()?);
+        let options = ArenaOptions::new()
+            .min_align(align)
+            .pitch_align(PITCH_ALIGN.max(align));
+        let mut arena = options.growth(policy).device(&stream, policy.initial())?;
+        let recorded = history::replay_recorded(&mut arena, &trace)?;
+        let name = std::path::Path::new(&path)
+            .file_name()
+            .and_then(|n| n.to_str());
+        let name = name
+            .unwrap_or("trace")
+            .trim_end_matches(".gz")
+            .trim_end_matches(".trace");
+        history::write_exports(
+            &recorded,
+            std::path::Path::new(&dir),
+            &format!("{name}-device"),
+        )?;
     }
     Ok(())
 }
