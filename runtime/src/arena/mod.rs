@@ -27,8 +27,9 @@
 //! The byte path is a stack of pools (`pool`), from the top: `graphs`
 //! (arrays a captured graph may replay over), `kept` (dropped arrays'
 //! blocks, for the next array of their size), `watch` (red zones and
-//! regions; the history while it records), `offsets` (the allocator and growth). Graph holds come first,
-//! so no layer below hands out a block a replay may use; kept blocks sit
+//! regions, and the history while it records), `offsets` (the allocator
+//! and growth). Graph holds come first, so no layer below hands out a
+//! block a replay may use; kept blocks sit
 //! above the watch, so a kept block is no region; a red zone is part of its
 //! placed block. A block a stream used is retired (the arena's stream waits
 //! for its uses) and freed, not kept.
