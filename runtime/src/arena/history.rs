@@ -1,10 +1,5 @@
-//! The arena's side of its history (`crate::history`): turning it on, a
-//! copy, and the hook of the offsets layer. Off, no fast path changes:
-//! recording takes the watch layer's branch (see `pool::watch`), which
-//! records every block placed and given back and, while no tool watches,
-//! keeps dropped arrays' blocks itself; growth, trims and memory given back
-//! are cold paths of the offsets layer, which holds the ring. A dropped
-//! array is recorded when the arena takes it back (its drop only queues it).
+//! The arena's side of its history (`crate::history`): turning it on, a copy, and the offsets
+//! layer's hook. Recording takes the watch layer's branch (`pool::watch`): no fast path changes.
 
 use alloc_crate::boxed::Box;
 use alloc_crate::vec::Vec;
@@ -13,29 +8,24 @@ use super::pool::{Offsets, Pool, Reuse};
 use super::{Arena, ArenaResult};
 use crate::alloc::Allocation;
 use crate::backend::Backend;
-use crate::history::{Event, Frame, History, Kind, Recorder};
+use crate::history::{Event, Frame, History, Recorder};
 
 impl<B: Backend> Arena<B> {
-    /// Records what the arena does with its bytes in a ring of the last
-    /// `events` events (64 bytes each, made now; 0 stops), after taking
-    /// back every dropped array so each block's state is known. Start it
-    /// before sharing the arena in a [`ThreadArena`](super::ThreadArena)
-    /// (whose threads then keep no blocks, so every array is seen).
+    /// Records the last `events` events (64 bytes each; 0 stops), after taking back every dropped
+    /// array. Start it before sharing the arena in a [`ThreadArena`](super::ThreadArena).
     ///
     /// ```
     /// # let mut arena = gpu_aligned::arena::Arena::host(1 << 16)?;
     /// arena.record_history(1 << 16)?;
     /// let a = arena.alloc::<f32>(10)?;
     /// arena.label(&a, "weights")?;
-    /// let ledger = arena.history().unwrap().ledger();
-    /// assert_eq!(ledger.last().unwrap().payload, 40);
+    /// assert_eq!(arena.history().unwrap().ledger().last().unwrap().payload, 40);
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     ///
     /// # Errors
     ///
-    /// [`ArenaError::Backend`](super::ArenaError::Backend) if waiting for
-    /// dropped arrays' last uses fails.
+    /// [`ArenaError::Backend`](super::ArenaError::Backend) if waiting for a last use fails.
     pub fn record_history(&mut self, events: usize) -> ArenaResult<(), B> {
         self.drain_pending()?;
         let (base, len) = (self.backend.base_address(), self.backend.max_len());
@@ -48,8 +38,7 @@ impl<B: Backend> Arena<B> {
         Ok(())
     }
 
-    /// A copy of the history recorded, with the arena's blocks now; `None`
-    /// when it does not record.
+    /// A copy of the history, with the arena's blocks now; `None` when it does not record.
     ///
     /// ```
     /// # let mut arena = gpu_aligned::arena::Arena::host(4096)?;
@@ -68,16 +57,7 @@ impl<B: Backend> Arena<B> {
 }
 
 impl Offsets {
-    /// Records an event of `kind` (for `block`) while recording; one branch.
-    #[inline(always)]
-    pub(in crate::arena) fn note(&mut self, kind: Kind, block: Option<&Allocation>) {
-        if self.history.is_some() {
-            self.noted(block, |_| Event::new(kind));
-        }
-    }
-
-    /// Records the event `make` makes, for `block` (its place and size: the
-    /// handle may be freed), with the span after it.
+    /// Records the event `make` makes for `block` (which may be freed) and the span after it.
     #[cold]
     #[inline(never)]
     pub(in crate::arena) fn noted(

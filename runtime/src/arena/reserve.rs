@@ -220,9 +220,8 @@ impl<B: Backend> Arena<B> {
         self.returned.clear();
         self.pool.forget(); // and no graph launches again
         self.pool.offsets_mut().allocator.reset();
-        self.pool
-            .offsets_mut()
-            .note(crate::history::Kind::Reset, None);
+        let reset = crate::history::Event::new(crate::history::Kind::Reset);
+        self.pool.offsets_mut().noted(None, |_| reset);
         self.regions_cleared(); // sanitizer hook: every region goes
         self.rewatch(); // a handle dropped from now on is stale if older
         Ok(())

@@ -1,9 +1,5 @@
-//! A [`History`] for viewers people already use, written by hand (no
-//! serde): PyTorch's memory snapshot (a pickle; arrays as blocks named by
-//! type and label, the span as one segment, the events as the device
-//! trace), the Chrome trace format of Perfetto (a counter track per ledger
-//! part, an async slice per array's life), and a page of inline SVG that
-//! fetches nothing and runs no script.
+//! A [`History`] for viewers people use, written by hand: PyTorch's memory snapshot (a pickle),
+//! the Chrome trace format (Perfetto) and a page of inline SVG that fetches nothing.
 
 use std::io::{self, Write};
 use std::string::String;

@@ -1,10 +1,6 @@
-//! The ledger: where an arena's reserved bytes are after each event of a
-//! [`History`], found by replaying the events over a map of the blocks.
-//! The replay keeps each block (live or pending), the free holes between
-//! them as a multiset of lengths (so the largest is at hand) and running
-//! sums, so one event costs a few map operations however many blocks there
-//! are. The holes are counted on their own, not as what the blocks leave:
-//! the parts summing to the reserved bytes is a check of the replay.
+//! The ledger: each event of a [`History`] replayed over a map of the blocks, the free holes a
+//! multiset of lengths (so the largest is at hand), with running sums: a few map operations an
+//! event. The holes are counted on their own, so the parts summing up checks the replay.
 
 use alloc_crate::collections::BTreeMap;
 use alloc_crate::vec::Vec;

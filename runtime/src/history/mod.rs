@@ -1,16 +1,9 @@
-//! What an arena did with its bytes, recorded when asked
-//! ([`Arena::record_history`](crate::arena::Arena::record_history)): each
-//! array allocated, given back and taken back, each growth, trim, reset and
-//! run of memory given back, as an event of at most 64 bytes in a bounded
-//! ring that allocates nothing per event (element types are `&'static str`s
-//! kept once, labels an index into a small table). A [`History`] is a copy
-//! of the ring with the arena's blocks when it was taken; from it come the
-//! [`Ledger`] (where every reserved byte is after each event: the parts sum
-//! to the reserved bytes) and, with `std`, the exports to viewers people
-//! already use: PyTorch's memory snapshot (`pytorch.org/memory_viz`), the
-//! Chrome trace format (Perfetto) and a page of inline SVG. Off, it costs
-//! the arena's fast paths nothing: `docs/HISTORY.md` says how, and what on
-//! costs.
+//! What an arena did with its bytes ([`Arena::record_history`](crate::arena::Arena::record_history)):
+//! arrays allocated, given back and taken back, growth, trims, resets and memory given back, each
+//! an event of at most 64 bytes in a bounded ring that allocates nothing per event. A [`History`]
+//! is a copy of the ring; from it come the [`Ledger`] (where every reserved byte is after each
+//! event) and, with `std`, exports for PyTorch's memory viewer, Perfetto and a page of inline SVG.
+//! Off, the arena's fast paths pay nothing (`docs/HISTORY.md`).
 
 mod ledger;
 
@@ -77,12 +70,21 @@ pub(crate) struct Event {
 const _: () = assert!(core::mem::size_of::<Event>() <= 64);
 
 impl Event {
-    /// An event of `kind` on this thread (the recorder fills in the rest).
+    /// `len` bytes of memory from `offset` given back.
+    pub(crate) fn released(offset: u64, len: usize) -> Event {
+        let (size, kind) = (offset_of(len), Kind::Release);
+        Event {
+            offset,
+            size,
+            ..Event::new(kind)
+        }
+    }
+
+    /// An event of `kind` (the recorder fills in the rest).
+    #[inline(always)]
     pub(crate) fn new(kind: Kind) -> Event {
-        let thread = thread_slot();
         Event {
             kind,
-            thread,
             ..Event::default()
         }
     }
@@ -191,24 +193,13 @@ impl Recorder {
         // The last type first: arrays of one type come in runs.
         let (name, size, padding) = (array.element, array.element_size, array.padding);
         let last = self.types.len() - 1;
-        event.ty = match self
-            .types
-            .last()
-            .is_some_and(|ty| core::ptr::eq(ty.0, name))
-        {
-            true => last,
-            false => self
-                .types
-                .iter()
-                .position(|ty| ty.0 == name)
-                .unwrap_or_else(|| {
-                    self.types
-                        .push(TypeInfo(name, offset_of(size), offset_of(padding)));
-                    last + 1
-                }),
-        }
-        .try_into()
-        .unwrap_or(0);
+        let found = match core::ptr::eq(self.types[last].0, name) {
+            true => Some(last),
+            false => self.types.iter().position(|ty| ty.0 == name),
+        };
+        let new = TypeInfo(name, offset_of(size), offset_of(padding));
+        let index = found.unwrap_or_else(|| (self.types.push(new), last + 1).1);
+        event.ty = index.try_into().unwrap_or(0);
         event
     }
 

@@ -10,7 +10,7 @@ use alloc_crate::boxed::Box;
 use alloc_crate::vec::Vec;
 
 use super::{Ask, Fate, Pool};
-use crate::align::{bytes_of, offset_of, round_up};
+use crate::align::{bytes_of, round_up};
 use crate::alloc::{AllocError, Allocation, Allocator};
 use crate::arena::tuning::LARGE_CHUNKS;
 use crate::arena::{ArenaError, ArenaResult, GrowthPolicy};
@@ -209,7 +209,7 @@ impl Offsets {
             return Err(refused.into());
         }
         self.allocator.grow_to(grown)?;
-        self.note(Kind::Grow, None);
+        self.noted(None, |_| Event::new(Kind::Grow));
         Ok(self.place(bytes, align)?)
     }
 
@@ -239,7 +239,7 @@ impl Offsets {
         let held = backend.len().clamp(keep, capacity);
         self.allocator.grow_to(held)?;
         self.chunks.truncate(held as u64);
-        self.note(Kind::Trim, None);
+        self.noted(None, |_| Event::new(Kind::Trim));
         Ok(Some((held, trimmed)))
     }
 
@@ -259,12 +259,7 @@ impl Offsets {
             // Refused: the memory stays held, and a later sweep tries again.
             if let Ok(true) = backend.release(Span { offset, len }) {
                 self.chunks.set_range(first..end, true);
-                let (size, kind) = (offset_of(len), Kind::Release);
-                self.noted(None, |_| Event {
-                    offset,
-                    size,
-                    ..Event::new(kind)
-                });
+                self.noted(None, |_| Event::released(offset, len));
             }
         }
     }

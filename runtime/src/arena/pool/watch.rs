@@ -8,15 +8,14 @@ use crate::alloc::{AllocError, Allocation};
 use crate::arena::tuning::LARGE;
 use crate::arena::ArenaResult;
 use crate::backend::{Grow, StreamOrder};
-use crate::history::Kind;
+use crate::history::{Event, Kind};
 use crate::sanitizer::{ArrayInfo, Regions};
 
 pub(in crate::arena) struct Watch<L> {
     pub(in crate::arena) regions: Regions,
     /// The granule of a red zone.
     min_align: usize,
-    /// The blocks of dropped arrays while the history records (and no tool
-    /// watches).
+    /// The blocks of dropped arrays while the history records (and no tool watches).
     pub(in crate::arena) kept: Option<Reuse>,
     pub(super) lower: L,
 }
@@ -44,20 +43,14 @@ impl<L> Watch<L> {
         L: Pool<B>,
     {
         if !self.regions.watching() {
-            // A kept block of the size, else the layer below's (a large
-            // array first freeing the large ones, as the kept layer does).
-            let mut block = None;
-            if let Some(kept) = self.kept.as_mut() {
-                block = kept.take(ask.bytes, ask.align);
-                if block.is_none() && ask.bytes >= LARGE {
-                    let offsets = self.lower.offsets_mut();
-                    kept.drain_large(|large| free_recorded(offsets, large));
-                }
+            // A kept block, else the layer below's (a large array first frees the large ones).
+            let kept = self.kept.as_mut();
+            let block = kept.and_then(|kept| kept.take(ask.bytes, ask.align));
+            if let (None, Some(kept), true) = (block, self.kept.as_mut(), ask.bytes >= LARGE) {
+                let offsets = self.lower.offsets_mut();
+                kept.drain_large(|large| free_recorded(offsets, large));
             }
-            let block = match block {
-                Some(block) => block,
-                None => self.lower.reserve(backend, ask, || array)?,
-            };
+            let block = block.map_or_else(|| self.lower.reserve(backend, ask, || array), Ok)?;
             let offsets = self.lower.offsets_mut();
             offsets.noted(Some(&block), |record| record.alloc(&array, ask.align, 0));
             return Ok(block);
@@ -85,9 +78,7 @@ impl<L> Watch<L> {
         self.regions.reserved(base, end, offset, bytes, red_zone);
         self.regions.named(base, offset, array.element, array.shape);
         let offsets = self.lower.offsets_mut();
-        offsets.noted(Some(&allocation), |record| {
-            record.alloc(&array, ask.align, red_zone)
-        });
+        offsets.noted(Some(&allocation), |r| r.alloc(&array, ask.align, red_zone));
         Ok(allocation)
     }
 
@@ -110,7 +101,7 @@ impl<L> Watch<L> {
             let Some(renewed) = offsets.allocator.renew(&block) else {
                 return Ok(()); // stale: nobody's
             };
-            offsets.note(Kind::FreeRequested, Some(&renewed));
+            offsets.noted(Some(&renewed), |_| Event::new(Kind::FreeRequested));
             match kept.keep(renewed, |evicted| free_recorded(offsets, evicted)) {
                 Ok(()) => return Ok(()),
                 Err(unkept) => block = unkept,
@@ -118,9 +109,8 @@ impl<L> Watch<L> {
         }
         let offset = block.offset();
         self.lower.release(backend, block, tracking, Fate::Free)?;
-        // A dropped array's block was recorded taken back; one freed by hand
-        // is taken back and freed at once.
-        self.lower.offsets_mut().note(Kind::Freed, Some(&block));
+        let offsets = self.lower.offsets_mut();
+        offsets.noted(Some(&block), |_| Event::new(Kind::Freed)); // (taken back and) freed
         if self.regions.watching() {
             backend.enter_for_tools();
             self.regions.released(backend.base_address(), offset);
@@ -163,8 +153,7 @@ impl<B: StreamOrder + Grow, L: Pool<B>> Pool<B> for Watch<L> {
         }
         for &block in blocks {
             // Refused only for a stale block, which is nobody's.
-            let tracking = &mut B::Tracking::default();
-            let _ = self.release_watched(backend, block, tracking, Fate::Keep);
+            let _ = self.release_watched(backend, block, &mut Default::default(), Fate::Keep);
         }
     }
 
@@ -193,5 +182,5 @@ impl<B: StreamOrder + Grow, L: Pool<B>> Pool<B> for Watch<L> {
 fn free_recorded(offsets: &mut Offsets, block: Allocation) {
     let freed = offsets.allocator.free(block);
     debug_assert!(freed.is_ok(), "a kept block is live");
-    offsets.note(Kind::Freed, Some(&block));
+    offsets.noted(Some(&block), |_| Event::new(Kind::Freed));
 }
