@@ -3,9 +3,9 @@
 //! bytes come back at the next allocation). `docs/RESULTS.md` has the
 //! figures, beside the allocate+free pair before dropping freed.
 //!
-//! `ARENA_PAIRS=<host|device>[-free],<bytes>,<pairs>` runs pairs untimed
-//! instead,
-//! for instruction counts (see `pairs_only`).
+//! `ARENA_PAIRS=<host|device>[-free][-recorded],<bytes>,<pairs>` runs pairs
+//! untimed instead, with the arena recording its history (`-recorded`) or
+//! not, for instruction counts (see `pairs_only`).
 
 use criterion::{criterion_group, BenchmarkId, Criterion};
 use gpu_aligned::arena::{Arena, ArenaOptions};
@@ -45,11 +45,20 @@ criterion_group!(benches, pairs);
 /// one array live in front (the device benchmark's shape), after one
 /// array of each of a few other element types, as a program allocating
 /// several types would (LLVM inlines differently then).
-/// With `free`, each array is freed by hand instead.
-fn drop_pairs<B: Backend>(mut arena: Arena<B>, bytes: usize, pairs: usize, free: bool)
-where
+/// With `free`, each array is freed by hand instead; with `recorded`, the
+/// arena records its history (the ring fills in the first run, so each
+/// pair's cost includes overwriting).
+fn drop_pairs<B: Backend>(
+    mut arena: Arena<B>,
+    bytes: usize,
+    pairs: usize,
+    (free, recorded): (bool, bool),
+) where
     B::Error: std::fmt::Debug,
 {
+    if recorded {
+        arena.record_history(1 << 16).expect("recording");
+    }
     drop(arena.alloc::<f32>(16).expect("room"));
     drop(arena.alloc::<u32>(16).expect("room"));
     drop(arena.alloc::<u64>(16).expect("room"));
@@ -87,19 +96,22 @@ fn pairs_only(spec: &str) {
     let (bytes, pairs) = (number(), number());
     // As the device benchmark's arenas: room for a batch of dropped 16 MiB arrays.
     const LEN: usize = 1 << 30;
-    let (side, free) = match side.strip_suffix("-free") {
-        Some(side) => (side, true),
-        None => (side, false),
-    };
+    let (side, recorded) = side
+        .strip_suffix("-recorded")
+        .map_or((side, false), |s| (s, true));
+    let (side, free) = side
+        .strip_suffix("-free")
+        .map_or((side, false), |s| (s, true));
+    let how = (free, recorded);
     match side {
-        "host" => drop_pairs(Arena::host(LEN).expect("host arena"), bytes, pairs, free),
+        "host" => drop_pairs(Arena::host(LEN).expect("host arena"), bytes, pairs, how),
         "device" => drop_pairs(
             ArenaOptions::new()
                 .over(StandIn::growing(LEN, LEN))
                 .expect("arena"),
             bytes,
             pairs,
-            free,
+            how,
         ),
         other => panic!("`{other}`: host or device"),
     }

@@ -5,22 +5,13 @@
 //! allocating, labelling and dropping arrays of a few types and sizes),
 //! replayed into its ledger and written in each format to `io::sink()`.
 //!
-//! `HISTORY_PAIRS=<host|device>[-free][-recorded],<bytes>,<pairs>` runs
-//! allocate + drop (or free) pairs untimed, as `benches/arena.rs`'s
-//! `ARENA_PAIRS` does, with the arena recording (`-recorded`) or not, for
-//! instruction counts under callgrind (`benches/history.sh`).
+//! What recording costs per allocate + drop (or free) pair is counted by
+//! `benches/history.sh`, through `benches/arena.rs`'s `ARENA_PAIRS`.
 
 use criterion::{criterion_group, Criterion};
-use gpu_aligned::arena::{Arena, ArenaOptions};
-use gpu_aligned::backend::Backend;
+use gpu_aligned::arena::Arena;
 use gpu_aligned::history::History;
 use gpu_aligned::vector::{float3_16_t, float4};
-
-// The tests' stand-in (its fixed-size constructor is theirs).
-#[path = "../tests/support/stand_in.rs"]
-#[allow(dead_code)]
-mod stand_in;
-use stand_in::StandIn;
 
 /// A history of exactly `events` events: arrays of three types and a few
 /// sizes allocated, some labelled, dropped in a shuffled order.
@@ -78,79 +69,7 @@ fn exports(c: &mut Criterion) {
 
 criterion_group!(benches, exports);
 
-/// `benches/arena.rs`'s `drop_pairs`, with the arena recording if `recorded`.
-fn drop_pairs<B: Backend>(
-    mut arena: Arena<B>,
-    bytes: usize,
-    pairs: usize,
-    free: bool,
-    recorded: bool,
-) where
-    B::Error: std::fmt::Debug,
-{
-    if recorded {
-        // The ring fills in the first run: each pair's cost includes overwriting.
-        arena.record_history(1 << 16).expect("recording");
-    }
-    drop(arena.alloc::<f32>(16).expect("room"));
-    drop(arena.alloc::<u32>(16).expect("room"));
-    drop(arena.alloc::<u64>(16).expect("room"));
-    let _head = arena.alloc::<u8>(1000).expect("room");
-    if free {
-        for _ in 0..pairs {
-            let array = arena.alloc::<u8>(bytes).expect("room");
-            arena.free(std::hint::black_box(array)).expect("ours");
-        }
-        return;
-    }
-    for _ in 0..pairs {
-        drop(std::hint::black_box(
-            arena.alloc::<u8>(bytes).expect("room"),
-        ));
-    }
-}
-
-/// `HISTORY_PAIRS`: see the module docs.
-fn pairs_only(spec: &str) {
-    let mut parts = spec.split(',');
-    let side = parts.next().expect("host or device");
-    let mut number = || {
-        parts
-            .next()
-            .and_then(|p| p.parse::<usize>().ok())
-            .expect("bytes, then pairs")
-    };
-    let (bytes, pairs) = (number(), number());
-    const LEN: usize = 1 << 30;
-    let (side, recorded) = side
-        .strip_suffix("-recorded")
-        .map_or((side, false), |s| (s, true));
-    let (side, free) = side
-        .strip_suffix("-free")
-        .map_or((side, false), |s| (s, true));
-    match side {
-        "host" => drop_pairs(
-            Arena::host(LEN).expect("arena"),
-            bytes,
-            pairs,
-            free,
-            recorded,
-        ),
-        "device" => {
-            let arena = ArenaOptions::new()
-                .over(StandIn::growing(LEN, LEN))
-                .expect("arena");
-            drop_pairs(arena, bytes, pairs, free, recorded)
-        }
-        other => panic!("`{other}`: host or device"),
-    }
-}
-
 fn main() {
-    if let Ok(spec) = std::env::var("HISTORY_PAIRS") {
-        pairs_only(&spec);
-        return;
-    }
     benches();
     Criterion::default().configure_from_args().final_summary();
 }
