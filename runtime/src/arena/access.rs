@@ -314,8 +314,7 @@ impl<B: Backend> Arena<B> {
     ///
     /// # Errors
     ///
-    /// [`ArenaError::LengthMismatch`], [`ArenaError::Handle`],
-    /// [`ArenaError::Backend`].
+    /// [`ArenaError::LengthMismatch`], [`ArenaError::Handle`], [`ArenaError::Backend`].
     pub fn copy<T: GpuWords>(
         &self,
         src: &ArenaSlice<T, B>,
@@ -330,10 +329,9 @@ impl<B: Backend> Arena<B> {
         if src.place.is_empty() {
             return Ok(());
         }
-        // SAFETY: the whole bytes of two live arrays inside the buffer
-        // (checked by `element_span`), distinct (`&mut dst` cannot alias
-        // `&src`), of one length; `&src` shares the first, `&mut dst` holds
-        // the second alone.
+        // SAFETY: the whole bytes of two live arrays inside the buffer (checked by `element_span`),
+        // distinct (`&mut dst` cannot alias `&src`), of one length; `&src` shares the first, `&mut
+        // dst` holds the second alone.
         unsafe {
             self.backend
                 .copy(&src.place.tracking, from, &mut dst.place.tracking, to)

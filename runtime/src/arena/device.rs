@@ -13,10 +13,9 @@ use crate::backend::{Buffer, Span};
 use crate::GpuField;
 
 impl Arena<CudaBackend> {
-    /// Elements `range` of the array (rows with their padding, for a pitched
-    /// one) as a read-only device view for work on `stream`, which waits now
-    /// for the array's last write; the read is recorded when it drops.
-    /// Launch on `stream`: the launch builder does not say which it uses.
+    /// Elements `range` of the array (rows with their padding, for a pitched one) as a read-only
+    /// device view for work on `stream`, which waits now for the array's last write; the read is
+    /// recorded when it drops. Launch on `stream`: the launch builder does not say which it uses.
     ///
     /// ```no_run
     /// # use gpu_aligned::arena::Arena;

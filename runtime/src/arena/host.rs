@@ -48,10 +48,9 @@ impl<B: HostAccess> Arena<B> {
     pub fn get<'a, T: GpuWords>(&'a self, slice: &'a ArenaSlice<T, B>) -> ArenaResult<&'a [T], B> {
         let span = self.element_span(slice, 0, slice.len)?;
         let elements = self.host_elements::<T>(span);
-        // SAFETY: `span` holds `slice.len` initialised elements of `T`
-        // (`T: Pod`) inside the buffer, aligned (checked by `element_span`;
-        // dangling and aligned for none). `&slice` keeps the array from
-        // being written and `&self` from being freed while the view lives.
+        // SAFETY: `span` holds `slice.len` initialised elements of `T` (`T: Pod`) inside the
+        // buffer, aligned (checked by `element_span`; dangling and aligned for none). `&slice`
+        // keeps the array from being written and `&self` from being freed while the view lives.
         Ok(unsafe { core::slice::from_raw_parts(elements, slice.len) })
     }
 
@@ -86,8 +85,7 @@ impl<B: HostAccess> Arena<B> {
     ) -> ArenaResult<&'a mut [T], B> {
         let span = self.element_span(slice, 0, slice.len)?;
         let elements = self.host_elements::<T>(span);
-        // SAFETY: as in `get`; `&mut slice` makes this the only access
-        // (live arrays never overlap).
+        // SAFETY: as in `get`; `&mut slice` makes this the only access (live arrays never overlap).
         Ok(unsafe { core::slice::from_raw_parts_mut(elements, slice.len) })
     }
 

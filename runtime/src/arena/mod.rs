@@ -1,11 +1,9 @@
-//! Typed, aligned arrays carved out of one buffer: the [`Arena`] puts the
-//! offsets-only [`Allocator`] over a [`Backend`] and hands out
-//! [`ArenaSlice<T, B>`] handles whose offset is a multiple of
-//! `max(align_of::<T>(), min_align)` ([`ARRAY_ALIGN`](crate::align::ARRAY_ALIGN)
-//! by default). Dropping an array gives its bytes back, as dropping a `Vec`
-//! does (on a device, reused only after its last use on any stream); a
-//! handle does not borrow its arena, and one outlived by it drops
-//! harmlessly. The verbs mean the same on every backend.
+//! Typed, aligned arrays carved out of one buffer: the [`Arena`] puts the offsets-only
+//! [`Allocator`] over a [`Backend`] and hands out [`ArenaSlice<T, B>`] handles whose offset is a
+//! multiple of `max(align_of::<T>(), min_align)` ([`ARRAY_ALIGN`](crate::align::ARRAY_ALIGN) by
+//! default). Dropping an array gives its bytes back, as dropping a `Vec` does (on a device, reused
+//! only after its last use on any stream); a handle does not borrow its arena, and one outlived by
+//! it drops harmlessly. The verbs mean the same on every backend.
 //!
 //! ```
 //! use gpu_aligned::arena::Arena;
@@ -24,15 +22,12 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 //!
-//! The byte path is a stack of pools (`pool`), from the top: `graphs`
-//! (arrays a captured graph may replay over), `kept` (dropped arrays'
-//! blocks, for the next array of their size), `watch` (red zones and
-//! regions, and the history while it records), `offsets` (the allocator
-//! and growth). Graph holds come first, so no layer below hands out a
-//! block a replay may use; kept blocks sit
-//! above the watch, so a kept block is no region; a red zone is part of its
-//! placed block. A block a stream used is retired (the arena's stream waits
-//! for its uses) and freed, not kept.
+//! The byte path is a stack of pools (`pool`), from the top: `graphs` (arrays a captured graph may
+//! replay over), `kept` (dropped arrays' blocks, for the next array of their size), `watch` (red
+//! zones and regions, and the history while it records), `offsets` (the allocator and growth).
+//! Graph holds come first, so no layer below hands out a block a replay may use; kept blocks sit
+//! above the watch, so a kept block is no region; a red zone is part of its placed block. A block a
+//! stream used is retired (the arena's stream waits for its uses) and freed, not kept.
 
 mod access;
 mod error;

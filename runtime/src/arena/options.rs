@@ -205,8 +205,7 @@ impl ArenaOptions {
     ///
     /// # Errors
     ///
-    /// As [`host_for`](ArenaOptions::host_for) and
-    /// [`device`](ArenaOptions::device).
+    /// As [`host_for`](ArenaOptions::host_for) and [`device`](ArenaOptions::device).
     #[cfg(feature = "cuda")]
     pub fn device_for(
         self,

@@ -465,8 +465,7 @@ impl<B: Backend> Arena<B> {
     ///
     /// # Errors
     ///
-    /// The first array's error, as [`Arena::alloc`] or
-    /// [`Arena::alloc_pitched`] would give it.
+    /// The first array's error, as [`Arena::alloc`] or [`Arena::alloc_pitched`] would give it.
     pub fn carve(&mut self, plan: &Plan) -> ArenaResult<Carving<B>, B> {
         let layouts = plan
             .entries

@@ -8,9 +8,8 @@ use crate::backend::Backend;
 use crate::sanitizer::RegionMap;
 
 impl<B: Backend> Arena<B> {
-    /// Whether arrays allocated from now on get red zones, so
-    /// compute-sanitizer reports an overrun (default: on under the tool, or
-    /// `GPU_ALIGNED_RED_ZONES=1`/`0`).
+    /// Whether arrays allocated from now on get red zones, so compute-sanitizer reports an overrun
+    /// (default: on under the tool, or `GPU_ALIGNED_RED_ZONES=1`/`0`).
     pub fn set_red_zones(&mut self, on: bool) {
         self.pool.watch_mut().regions.set_red_zones(on);
         if self.pool.watching() {
@@ -37,8 +36,7 @@ impl<B: Backend> Arena<B> {
     ///
     /// # Errors
     ///
-    /// [`ArenaError::Handle`](super::ArenaError::Handle) for a handle this
-    /// arena does not hold.
+    /// [`ArenaError::Handle`](super::ArenaError::Handle) for a handle this arena does not hold.
     pub fn label(&mut self, array: &impl ArenaArray<B>, label: &str) -> ArenaResult<(), B> {
         let place = array.place(SEALED);
         if place.is_empty() {

@@ -232,9 +232,8 @@ impl<B: Backend> Arena<B> {
     ///
     /// # Errors
     ///
-    /// [`ArenaError::Alloc`] with [`AllocError::SizeOverflow`] when
-    /// `len * size_of::<T>()` overflows, or the allocator's other errors
-    /// (out of memory among them).
+    /// [`ArenaError::Alloc`] with [`AllocError::SizeOverflow`] when `len * size_of::<T>()`
+    /// overflows, or the allocator's other errors (out of memory among them).
     #[inline(always)]
     pub fn alloc<T: GpuWords>(&mut self, len: usize) -> ArenaResult<ArenaSlice<T, B>, B> {
         let align = self.min_align.max(core::mem::align_of::<T>());
@@ -273,9 +272,8 @@ impl<B: Backend> Arena<B> {
     ///
     /// # Errors
     ///
-    /// As [`alloc`](Arena::alloc) (an empty `src` makes an empty array),
-    /// and [`ArenaError::Backend`] if the copy fails (the array is given
-    /// back then).
+    /// As [`alloc`](Arena::alloc) (an empty `src` makes an empty array), and
+    /// [`ArenaError::Backend`] if the copy fails (the array is given back then).
     pub fn alloc_from<T: GpuWords>(&mut self, src: &[T]) -> ArenaResult<ArenaSlice<T, B>, B> {
         let mut array = self.alloc::<T>(src.len())?;
         self.write(&mut array, .., src)?;

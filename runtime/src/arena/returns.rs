@@ -1,7 +1,6 @@
-//! Where dropped arrays wait for their arena: a list it shares with its
-//! handles, so a handle lives apart from its arena (as a `CudaSlice` does)
-//! and only a drop pays, a spin lock and a push. No `Arc` per handle: the
-//! arena counts handles out and in, and once it is gone the last handle out
+//! Where dropped arrays wait for their arena: a list it shares with its handles, so a handle lives
+//! apart from its arena (as a `CudaSlice` does) and only a drop pays, a spin lock and a push. No
+//! `Arc` per handle: the arena counts handles out and in, and once it is gone the last handle out
 //! frees the list.
 
 use alloc_crate::boxed::Box;
@@ -97,9 +96,8 @@ impl<B: Backend> Returns<B> {
 /// A handle's way back to its arena's list, from [`ReturnsOwner::lend`], used up once.
 pub(super) struct ReturnsRef<B: Backend>(NonNull<Returns<B>>);
 
-// SAFETY: the list is reached only through its lock, and what it holds
-// moves between threads (`Tracking: Send`); it stays allocated while this
-// reference is out.
+// SAFETY: the list is reached only through its lock, and what it holds moves between threads
+// (`Tracking: Send`); it stays allocated while this reference is out.
 unsafe impl<B: Backend> Send for ReturnsRef<B> where B::Tracking: Send {}
 // SAFETY: as above; `&ReturnsRef` gives no access at all.
 unsafe impl<B: Backend> Sync for ReturnsRef<B> where B::Tracking: Send {}

@@ -1,8 +1,7 @@
-//! [`ThreadArena`]: a cache per thread in front of one shared [`Arena`]. A
-//! slot lends a kept block under its dropped array's stamp, sound as only
-//! that array's one handle could bring it back. Lock order: the shared
-//! arena, the slots, one slot, a list of returns; no slot is held across a
-//! wait for the shared arena or a backend call.
+//! [`ThreadArena`]: a cache per thread in front of one shared [`Arena`]. A slot lends a kept block
+//! under its dropped array's stamp, sound as only that array's one handle could bring it back. Lock
+//! order: the shared arena, the slots, one slot, a list of returns; no slot is held across a wait
+//! for the shared arena or a backend call.
 
 use core::mem::{align_of, size_of};
 use core::ops::Deref;
@@ -24,12 +23,11 @@ use crate::sanitizer::{ArrayInfo, RegionShape};
 use crate::spin::{SpinGuard, SpinLock};
 use crate::GpuWords;
 
-/// An [`Arena`] many threads allocate from and drop into at once: each
-/// thread's slot keeps the blocks its dropped arrays held for its next
-/// array of their size, so the shared arena (whose verbs
-/// [`lock`](ThreadArena::lock) lends) is locked only on a miss. Blocks a
-/// stream used, or watched for red zones, go back to the shared arena, and
-/// an array that does not fit takes back what every slot keeps first.
+/// An [`Arena`] many threads allocate from and drop into at once: each thread's slot keeps the
+/// blocks its dropped arrays held for its next array of their size, so the shared arena (whose
+/// verbs [`lock`](ThreadArena::lock) lends) is locked only on a miss. Blocks a stream used, or
+/// watched for red zones, go back to the shared arena, and an array that does not fit takes back
+/// what every slot keeps first.
 ///
 /// ```
 /// use gpu_aligned::arena::{Arena, ThreadArena};

@@ -1,9 +1,8 @@
-//! What [`Arena::view`] and [`Arena::view_mut`] lend: typed device views
-//! ([`View`], [`ViewMut`]) for one stream, which cudarc's launch builder
-//! and verbs take as its own, and their adaptors: [`View::read_only`] (for
-//! compute-sanitizer too) and `checked` (a [`KernelArray`] in a
-//! [`KernelArg`]). Making a view orders its stream after the array's
-//! conflicting uses; dropping it records its use (`backend::cuda::order`).
+//! What [`Arena::view`] and [`Arena::view_mut`] lend: typed device views ([`View`], [`ViewMut`])
+//! for one stream, which cudarc's launch builder and verbs take as its own, and their adaptors:
+//! [`View::read_only`] (for compute-sanitizer too) and `checked` (a [`KernelArray`] in a
+//! [`KernelArg`]). Making a view orders its stream after the array's conflicting uses; dropping it
+//! records its use (`backend::cuda::order`).
 
 use core::fmt;
 use core::marker::PhantomData;
@@ -47,9 +46,8 @@ impl fmt::Debug for Lent<'_> {
 }
 
 impl Lent<'_> {
-    /// The address for cudarc's verb on `stream`; on another stream than
-    /// the view's, that one waits for the view's first, and the verb is
-    /// waited for on the host, as nothing records it.
+    /// The address for cudarc's verb on `stream`; on another stream than the view's, that one waits
+    /// for the view's first, and the verb is waited for on the host, as nothing records it.
     fn device_ptr<'b>(&'b self, stream: &'b CudaStream) -> (sys::CUdeviceptr, SyncOnDrop<'b>) {
         if stream.cu_stream() == self.stream.cu_stream() {
             return (self.address, SyncOnDrop::Record(None));
@@ -88,10 +86,9 @@ impl<'a, T> View<'a, T> {
         }
     }
 
-    /// The view, its whole array read-only for every kernel in the process
-    /// while it (or an argument made from it) lives, as far as
-    /// compute-sanitizer is concerned: a kernel writing it is reported.
-    /// Without a tool attached this is the view unchanged.
+    /// The view, its whole array read-only for every kernel in the process while it (or an argument
+    /// made from it) lives, as far as compute-sanitizer is concerned: a kernel writing it is
+    /// reported. Without a tool attached this is the view unchanged.
     ///
     /// ```no_run
     /// # use gpu_aligned::arena::Arena;
@@ -123,9 +120,8 @@ impl<'a, T> View<'a, T> {
 }
 
 impl<'a, T, R: Marked<'a>> View<'a, T, R> {
-    /// The viewed elements as a kernel argument, a `gpu_array<const T>`
-    /// indexed through the header's checked accessors; the read is recorded
-    /// (and a read-only mark ends) when it drops.
+    /// The viewed elements as a kernel argument, a `gpu_array<const T>` indexed through the
+    /// header's checked accessors; the read is recorded (and a read-only mark ends) when it drops.
     ///
     /// ```no_run
     /// # use gpu_aligned::arena::Arena;
@@ -281,9 +277,8 @@ unsafe impl<'a, 'b: 'a, 'c: 'b, T> PushKernelArg<&'b mut ViewMut<'c, T>> for Lau
     }
 }
 
-/// An array's device address and length, laid out as the header's
-/// `gpu_array<T>`, whose accessors check an index
-/// ([`crate::header::write_checked_accessors`]). Lent in a [`KernelArg`].
+/// An array's device address and length, laid out as the header's `gpu_array<T>`, whose accessors
+/// check an index ([`crate::header::write_checked_accessors`]). Lent in a [`KernelArg`].
 #[repr(C)]
 pub struct KernelArray<T> {
     address: u64,
@@ -338,10 +333,9 @@ impl<T> fmt::Debug for KernelArray<T> {
 // on a 64-bit device, no padding, no host pointer.
 unsafe impl<T> DeviceRepr for KernelArray<T> {}
 
-/// A value lent to one launch on one stream: a [`KernelArray`] from
-/// `checked`, or `Arena::soa_view`'s. Pass it as `builder.arg(&arg)`,
-/// launch on its stream, and drop it after the launch: it orders the launch
-/// as its views do.
+/// A value lent to one launch on one stream: a [`KernelArray`] from `checked`, or
+/// `Arena::soa_view`'s. Pass it as `builder.arg(&arg)`, launch on its stream, and drop it after the
+/// launch: it orders the launch as its views do.
 ///
 /// ```no_run
 /// use gpu_aligned::arena::Arena;

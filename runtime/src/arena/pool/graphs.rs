@@ -1,7 +1,6 @@
-//! The graph-hold layer, and `Arena::capture`: a graph replays over arrays
-//! dropped long before, so an array given back during a capture, or one a
-//! live graph touched, is held until the graph is dropped and its last
-//! replay done. A graph outlived by its arena (or a reset) cannot launch.
+//! The graph-hold layer, and `Arena::capture`: a graph replays over arrays dropped long before, so
+//! an array given back during a capture, or one a live graph touched, is held until the graph is
+//! dropped and its last replay done. A graph outlived by its arena (or a reset) cannot launch.
 
 use alloc_crate::boxed::Box;
 use alloc_crate::sync::Arc;
@@ -285,8 +284,7 @@ mod device {
         ///
         /// # Errors
         ///
-        /// [`CudaError::GraphOrphaned`] once its arena was dropped or reset;
-        /// the driver's error.
+        /// [`CudaError::GraphOrphaned`] once its arena was dropped or reset; the driver's error.
         pub fn launch(&self) -> Result<(), CudaError> {
             self.while_arena_lives("cuGraphLaunch", Graph::launch)
         }
@@ -329,12 +327,11 @@ mod device {
     }
 
     impl Arena<CudaBackend> {
-        /// Captures the work `step` queues on the arena's stream into a CUDA
-        /// graph, returned with `step`'s value. Inside `step` the arena works
-        /// without ending the capture (it never grows, and holds every array
-        /// given back); what cannot be captured (a download, a wait, growth)
-        /// returns [`CudaError::Capturing`]. Work on other streams is not in
-        /// the graph: order it before each launch (`stream.join(&other)`).
+        /// Captures the work `step` queues on the arena's stream into a CUDA graph, returned with
+        /// `step`'s value. Inside `step` the arena works without ending the capture (it never
+        /// grows, and holds every array given back); what cannot be captured (a download, a wait,
+        /// growth) returns [`CudaError::Capturing`]. Work on other streams is not in the graph:
+        /// order it before each launch (`stream.join(&other)`).
         ///
         /// ```no_run
         /// use gpu_aligned::arena::Arena;
@@ -370,10 +367,9 @@ mod device {
         ///
         /// # Errors
         ///
-        /// `step`'s error, or the driver's (the capture could not begin, was
-        /// invalidated, or cannot be instantiated); [`CudaError::Capturing`]
-        /// inside a capture, or when `step` swaps the arena out. No graph is
-        /// made then.
+        /// `step`'s error, or the driver's (the capture could not begin, was invalidated, or cannot
+        /// be instantiated); [`CudaError::Capturing`] inside a capture, or when `step` swaps the
+        /// arena out. No graph is made then.
         pub fn capture<R>(
             &mut self,
             step: impl FnOnce(&mut Self) -> ArenaResult<R, CudaBackend>,

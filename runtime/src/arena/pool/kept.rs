@@ -1,8 +1,7 @@
-//! The kept layer: dropped arrays' blocks kept under a new stamp for the
-//! next array of their size, so an allocate-and-drop loop costs a push and
-//! a pop. The cache is direct-mapped, [`CLASSES`] sizes of at most [`DEPTH`]
-//! blocks; [`LARGE`] blocks are freed when a large array misses, so their
-//! holes merge before it is placed.
+//! The kept layer: dropped arrays' blocks kept under a new stamp for the next array of their size,
+//! so an allocate-and-drop loop costs a push and a pop. The cache is direct-mapped, [`CLASSES`]
+//! sizes of at most [`DEPTH`] blocks; [`LARGE`] blocks are freed when a large array misses, so
+//! their holes merge before it is placed.
 
 use alloc_crate::boxed::Box;
 
@@ -394,8 +393,7 @@ mod tests {
         assert_eq!(reuse.take(LARGE, 256), None);
         assert!(reuse.take(100, 256).is_some());
         assert!(reuse.take(256, 256).is_some());
-        // Draining again finds nothing more, though the classes still say
-        // they are for large sizes.
+        // Draining again finds nothing more, though the classes still say they are for large sizes.
         reuse.drain_large(|_| unreachable!("drained already"));
         assert_eq!(reuse.len(), 2);
     }

@@ -1,7 +1,6 @@
-//! The byte path as a stack of pools, as RMM's memory resources: each layer
-//! holds one piece of state and one policy ([`Pool`]); the `arena` module
-//! docs say why [`Stack`] is in this order. Fast checks are inline and slow
-//! paths cold, so the stack inlines as one function.
+//! The byte path as a stack of pools, as RMM's memory resources: each layer holds one piece of
+//! state and one policy ([`Pool`]); the `arena` module docs say why [`Stack`] is in this order.
+//! Fast checks are inline and slow paths cold, so the stack inlines as one function.
 
 use crate::alloc::{AllocError, Allocation};
 use crate::backend::StreamOrder;

@@ -1,10 +1,8 @@
-//! The bottom layer: the allocator's offsets, growth, trim, and the chunks
-//! given back. A long-lived array can cut a hole off from a growing arena's
-//! end (what grew PyTorch's expandable segments without bound:
-//! `tests/growth/hostile.rs`), so where the backend can
-//! ([`Grow::release`](crate::backend::Grow::release)) a hole's whole chunks
-//! go back as it becomes free, and a large array goes at the top of its
-//! free block.
+//! The bottom layer: the allocator's offsets, growth, trim, and the chunks given back. A long-lived
+//! array can cut a hole off from a growing arena's end (what grew PyTorch's expandable segments
+//! without bound: `tests/growth/hostile.rs`), so where the backend can
+//! ([`Grow::release`](crate::backend::Grow::release)) a hole's whole chunks go back as it becomes
+//! free, and a large array goes at the top of its free block.
 
 use alloc_crate::boxed::Box;
 use alloc_crate::vec::Vec;
