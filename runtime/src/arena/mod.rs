@@ -69,7 +69,7 @@ pub use view::{KernelArg, KernelArray, ReadOnly, View, ViewMut};
 use alloc_crate::vec::Vec;
 use core::fmt;
 
-use crate::alloc::{Allocator, HandleError};
+use crate::alloc::{Allocation, Allocator, HandleError};
 use crate::backend::{Backend, HostAccess, HostBuffer};
 use pool::Pool;
 use returns::{ReturnsOwner, Taken};
@@ -212,16 +212,14 @@ impl<B: Backend> Arena<B> {
     /// ```
     pub fn pending_frees(&self) -> usize {
         let allocator = self.allocator();
-        let queued = self
-            .returns
-            .count_held(|allocation| allocator.check_handle(allocation).is_ok());
-        queued + self.pool.holds()
+        let live = |block: &Allocation| allocator.check_handle(block).is_ok();
+        self.returns.count_held(live) + self.pool.holds()
     }
 
     pub(super) fn queued_offsets(&self) -> Vec<u64> {
         let allocator = self.allocator();
         self.returns
-            .held(|allocation| allocator.check_handle(allocation).is_ok())
+            .held(|block| allocator.check_handle(block).is_ok())
     }
 
     /// The array's offset from the buffer's [`base_address`](crate::backend::Buffer::base_address).

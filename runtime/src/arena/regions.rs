@@ -25,11 +25,8 @@ impl<B: Backend> Arena<B> {
 
     /// The live arrays by address, to read a compute-sanitizer report by (while regions are kept).
     pub fn regions(&self) -> RegionMap {
-        let dropped = self.queued_offsets();
-        self.pool
-            .watch()
-            .regions
-            .map(self.backend.base_address(), &dropped)
+        let (base, dropped) = (self.backend.base_address(), self.queued_offsets());
+        self.pool.watch().regions.map(base, &dropped)
     }
 
     /// Labels an array for [`regions`](Arena::regions) and the tools.
@@ -49,11 +46,8 @@ impl<B: Backend> Arena<B> {
     fn label_allocation(&mut self, allocation: &Allocation, label: &str) -> ArenaResult<(), B> {
         self.allocator().check_handle(allocation)?;
         self.backend.enter_for_tools();
-        let base = self.backend.base_address();
-        self.pool
-            .watch_mut()
-            .regions
-            .labelled(base, allocation.offset(), label);
+        let (base, offset) = (self.backend.base_address(), allocation.offset());
+        self.pool.watch_mut().regions.labelled(base, offset, label);
         let offsets = self.pool.offsets_mut();
         offsets.noted(Some(allocation), |recorder| recorder.label(label));
         Ok(())
@@ -61,15 +55,13 @@ impl<B: Backend> Arena<B> {
 
     /// Arms drops to tell the tool at once ([`DropWatch`](crate::sanitizer::DropWatch)).
     pub(super) fn rewatch(&mut self) {
-        if !self.pool.watch().regions.watching() {
+        let regions = &self.pool.watch().regions;
+        if !regions.watching() {
             return;
         }
+        let (base, stamp) = (self.backend.base_address(), self.allocator().reset_stamp());
         let watch = match self.pool.idle() {
-            true => self
-                .pool
-                .watch()
-                .regions
-                .drop_watch(self.backend.base_address(), self.allocator().reset_stamp()),
+            true => regions.drop_watch(base, stamp),
             false => None,
         };
         self.returns.watch(watch);
@@ -95,10 +87,7 @@ impl<B: Backend> Arena<B> {
     pub(super) fn regions_trimmed(&mut self, capacity: usize) {
         self.backend.enter_for_tools();
         let base = self.backend.base_address();
-        let extent = capacity.max(self.backend.max_len());
-        self.pool
-            .watch_mut()
-            .regions
-            .trimmed(base, offset_of(extent));
+        let extent = offset_of(capacity.max(self.backend.max_len()));
+        self.pool.watch_mut().regions.trimmed(base, extent);
     }
 }

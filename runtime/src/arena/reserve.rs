@@ -89,10 +89,7 @@ impl<B: Backend> Arena<B> {
         if let Some(kept) = self.pool.take(ask) {
             return Some(kept);
         }
-        match self.take_returns() {
-            true => self.pool.take(ask),
-            false => None,
-        }
+        self.take_returns().then(|| self.pool.take(ask)).flatten()
     }
 
     /// Once nothing fits: the layers give back what they hold, the arena grows, then graphs are
@@ -178,14 +175,12 @@ impl<B: Backend> Arena<B> {
             self.forget_dropped_regions();
         }
         let mut used = core::mem::take(&mut self.returned.used);
-        for (allocation, mut tracking) in used.drain(..) {
+        for (block, mut tracking) in used.drain(..) {
             let backend = &mut self.backend;
-            let released = self
-                .pool
-                .release(backend, allocation, &mut tracking, Fate::Keep);
+            let released = self.pool.release(backend, block, &mut tracking, Fate::Keep);
             // One the backend failed to retire waits for the next call.
             if let Err(ArenaError::Backend(_)) = released {
-                self.returns.requeue((allocation, tracking));
+                self.returns.requeue((block, tracking));
             }
         }
         self.returned.used = used;
@@ -319,10 +314,8 @@ impl<B: Backend> Arena<B> {
             }
         });
         if let Err(error) = checked {
-            return Err(FreeFailed {
-                handle,
-                error: error.into(),
-            });
+            let error = error.into();
+            return Err(FreeFailed { handle, error });
         }
         let mut given = Ok(());
         handle.places(SEALED, &mut |place| {
