@@ -38,10 +38,9 @@ pub(super) fn bounds<E>(
 }
 
 pub(super) fn check_len<E>(expected: usize, found: usize) -> Result<(), ArenaError<E>> {
-    if expected == found {
-        Ok(())
-    } else {
-        Err(ArenaError::LengthMismatch { expected, found })
+    match expected == found {
+        true => Ok(()),
+        false => Err(ArenaError::LengthMismatch { expected, found }),
     }
 }
 
@@ -114,10 +113,9 @@ impl<B: Backend> Arena<B> {
                     (Some(end), Some(array_end)) if end <= array_end => {}
                     _ => return Err(ArenaError::OutsideBuffer),
                 }
-                let rows = Some(rows);
                 Ok(Part {
                     span,
-                    rows,
+                    rows: Some(rows),
                     elements,
                 })
             }
@@ -185,11 +183,8 @@ impl<B: Backend> Arena<B> {
         let place = column.place(SEALED);
         self.check_place(place)?;
         if len.checked_mul(field.size) != Some(place.bytes) {
-            let found = place.bytes.checked_div(field.size).unwrap_or(0);
-            return Err(ArenaError::LengthMismatch {
-                expected: len,
-                found,
-            });
+            let (expected, found) = (len, place.bytes.checked_div(field.size).unwrap_or(0));
+            return Err(ArenaError::LengthMismatch { expected, found });
         }
         let span = self.place_span(place, len, (field.size, field.align), 0, len)?;
         self.backend

@@ -294,13 +294,12 @@ impl Plan {
 
 /// [`AllocError::AlignNotPowerOfTwo`] unless both alignments are powers of two.
 pub(super) fn check_alignments(min_align: usize, pitch_align: usize) -> Result<(), AllocError> {
-    match [min_align, pitch_align]
-        .into_iter()
-        .find(|a| !a.is_power_of_two())
-    {
-        Some(align) => Err(AllocError::AlignNotPowerOfTwo { align }),
-        None => Ok(()),
+    for align in [min_align, pitch_align] {
+        if !align.is_power_of_two() {
+            return Err(AllocError::AlignNotPowerOfTwo { align });
+        }
     }
+    Ok(())
 }
 
 /// Where `footprints`, placed in order in `capacity` bytes, end, if they fit.
@@ -399,10 +398,8 @@ impl<B: Backend> Carving<B> {
     }
 
     fn slot(&mut self, plan: u64, index: usize) -> ArenaResult<&mut Option<(Place<B>, Entry)>, B> {
-        match plan == self.plan {
-            true => self.handles.get_mut(index).ok_or(ArenaError::ForeignKey),
-            false => Err(ArenaError::ForeignKey),
-        }
+        let slot = self.handles.get_mut(index).filter(|_| plan == self.plan);
+        slot.ok_or(ArenaError::ForeignKey)
     }
 
     /// Entry `index`, if it holds a `T` of a shape `shaped` accepts.

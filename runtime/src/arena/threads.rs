@@ -278,17 +278,14 @@ fn with_slot<B: Shareable, R>(
         .try_with(|claims| {
             let mut claims = claims.try_borrow_mut().ok()?;
             let found = claims.iter().position(|claim| claim.arena == shared.id);
-            let index = match found {
-                Some(index) => index,
-                None => {
-                    claims.retain(|claim| claim.slot.arena_lives());
-                    claims.push(Claim {
-                        arena: shared.id,
-                        slot: shared.claim(),
-                    });
-                    claims.len() - 1
-                }
-            };
+            let index = found.unwrap_or_else(|| {
+                claims.retain(|claim| claim.slot.arena_lives());
+                claims.push(Claim {
+                    arena: shared.id,
+                    slot: shared.claim(),
+                });
+                claims.len() - 1
+            });
             let slot = claims[index].slot.as_any().downcast_ref::<Slot<B>>()?;
             Some(each(slot))
         })
@@ -482,9 +479,7 @@ impl<B: Backend> Cache<B> {
 /// Gives `spill` to the shared arena, keeping what the backend failed to retire.
 fn give_back<B: Backend>(core: &mut Arena<B>, spill: &mut Vec<Returned<B>>) {
     spill.retain_mut(|(allocation, tracking)| {
-        matches!(
-            core.give_back(*allocation, tracking),
-            Err(ArenaError::Backend(_))
-        )
+        let given = core.give_back(*allocation, tracking);
+        matches!(given, Err(ArenaError::Backend(_)))
     });
 }

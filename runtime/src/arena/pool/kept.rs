@@ -40,10 +40,8 @@ impl<L> Kept<L> {
             return self.unkept(backend, block);
         };
         let offsets = self.lower.offsets_mut();
-        if let Err(unkept) = self
-            .reuse
-            .keep(renewed, |evicted| free_kept(offsets, evicted))
-        {
+        let kept = self.reuse.keep(renewed, |block| free_kept(offsets, block));
+        if let Err(unkept) = kept {
             self.unkept(backend, unkept);
         }
     }

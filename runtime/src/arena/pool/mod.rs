@@ -4,7 +4,7 @@
 
 use crate::alloc::{AllocError, Allocation};
 use crate::backend::StreamOrder;
-use crate::sanitizer::ArrayInfo;
+use crate::sanitizer::{ArrayInfo, Regions};
 
 use super::{ArenaError, ArenaResult};
 
@@ -110,13 +110,8 @@ pub(super) fn does_not_fit<E>(error: &ArenaError<E>) -> bool {
 }
 
 impl<B: crate::backend::Backend> Stack<B> {
-    pub(super) fn stack(
-        offsets: Offsets,
-        regions: crate::sanitizer::Regions,
-        min_align: usize,
-    ) -> Self {
-        let kept = Kept::new(Watch::new(offsets, regions, min_align));
-        Graphs::new(kept)
+    pub(super) fn stack(offsets: Offsets, regions: Regions, min_align: usize) -> Self {
+        Graphs::new(Kept::new(Watch::new(offsets, regions, min_align)))
     }
 
     pub(super) fn watch(&self) -> &Watch<Offsets> {

@@ -36,7 +36,7 @@ impl<L> Watch<L> {
     fn reserve_watched<B: StreamOrder + Grow>(
         &mut self,
         backend: &mut B,
-        ask: Ask,
+        mut ask: Ask,
         array: ArrayInfo,
     ) -> ArenaResult<Allocation, B>
     where
@@ -57,17 +57,13 @@ impl<L> Watch<L> {
         }
         let bytes = ask.bytes;
         let red_zone = self.regions.red_zone(array.stride(), self.min_align);
-        let padded = match red_zone {
+        ask.bytes = match red_zone {
             0 => bytes,
             // A red zone alone is no array.
             _ if bytes == 0 => return Err(AllocError::ZeroSize.into()),
             _ => bytes
                 .checked_add(red_zone)
                 .ok_or(AllocError::SizeOverflow)?,
-        };
-        let ask = Ask {
-            bytes: padded,
-            ..ask
         };
         let allocation = self.lower.reserve(backend, ask, || array)?;
         backend.enter_for_tools();
