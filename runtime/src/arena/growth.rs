@@ -51,9 +51,8 @@ impl GrowthPolicy {
     pub const fn up_to(max: usize) -> GrowthPolicy {
         GrowthPolicy {
             grows: true,
-            initial: None,
             max,
-            chunk: DEFAULT_CHUNK,
+            ..GrowthPolicy::fixed()
         }
     }
 
@@ -179,8 +178,7 @@ impl fmt::Display for GrowthError {
             ),
             GrowthError::InitialAboveMax { initial, max } => write!(
                 f,
-                "initial arena length {initial} is above the maximum {max} \
-                 (in whole chunks)"
+                "initial arena length {initial} is above the maximum {max} (in whole chunks)"
             ),
         }
     }

@@ -77,8 +77,7 @@ impl ArenaOptions {
     /// [`ArenaError::Alloc`] for a bad alignment,
     /// [`ArenaError::MisalignedBase`] for a misaligned buffer.
     pub fn over<B: Backend>(self, backend: B) -> ArenaResult<Arena<B>, B> {
-        let len = backend.len();
-        let max_len = backend.max_len();
+        let (len, max_len) = (backend.len(), backend.max_len());
         let growth = match self.growth.grows() {
             true => self.growth.settled(len, self.growth.max().min(max_len)),
             false => GrowthPolicy::fixed().with_initial(len),
@@ -88,12 +87,9 @@ impl ArenaOptions {
 
     fn build<B: Backend>(self, backend: B, growth: GrowthPolicy) -> ArenaResult<Arena<B>, B> {
         check_alignments(self.min_align, self.pitch_align)?;
-        let base = backend.base_address();
-        if base % offset_of(self.min_align) != 0 {
-            return Err(ArenaError::MisalignedBase {
-                base,
-                align: self.min_align,
-            });
+        let (base, align) = (backend.base_address(), self.min_align);
+        if base % offset_of(align) != 0 {
+            return Err(ArenaError::MisalignedBase { base, align });
         }
         // Slivers below `min_align` could never start an array.
         let allocator = Allocator::with_granularity(backend.len(), self.min_align)?;

@@ -85,11 +85,9 @@ impl<B: Backend> Returns<B> {
     fn queued_one(&self, shared: &Shared<B>, bytes: usize) {
         self.queued.store(shared.list.len(), Ordering::Relaxed);
         // Saturating: handles outliving a reset may name the same bytes twice.
-        let total = self
-            .queued_bytes
-            .load(Ordering::Relaxed)
-            .saturating_add(bytes);
-        self.queued_bytes.store(total, Ordering::Relaxed);
+        let total = self.queued_bytes.load(Ordering::Relaxed);
+        self.queued_bytes
+            .store(total.saturating_add(bytes), Ordering::Relaxed);
     }
 }
 
