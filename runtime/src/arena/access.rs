@@ -157,11 +157,7 @@ impl<B: Backend> Arena<B> {
         if !span.within(self.backend.len()) {
             return Err(ArenaError::OutsideBuffer);
         }
-        let address = self
-            .backend
-            .base_address()
-            .checked_add(span.offset)
-            .ok_or(ArenaError::AddressOverflow)?;
+        let address = self.address(span.offset)?;
         // A mask, not a division, for the powers of two; never divides by 0.
         let misaligned = match align.is_power_of_two() {
             true => address & (offset_of(align) - 1) != 0,
@@ -171,6 +167,12 @@ impl<B: Backend> Arena<B> {
             return Err(ArenaError::Misaligned { address, align });
         }
         Ok(span)
+    }
+
+    /// The address of byte `offset` of the buffer.
+    pub(super) fn address(&self, offset: u64) -> ArenaResult<u64, B> {
+        let base = self.backend.base_address();
+        base.checked_add(offset).ok_or(ArenaError::AddressOverflow)
     }
 
     /// The address of a structure of arrays' column of exactly `len` elements.
@@ -187,10 +189,7 @@ impl<B: Backend> Arena<B> {
             return Err(ArenaError::LengthMismatch { expected, found });
         }
         let span = self.place_span(place, len, (field.size, field.align), 0, len)?;
-        self.backend
-            .base_address()
-            .checked_add(span.offset)
-            .ok_or(ArenaError::AddressOverflow)
+        self.address(span.offset)
     }
 
     /// Copies `src` into elements `range` of the array (rows, packed, for a pitched one).

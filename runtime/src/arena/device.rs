@@ -114,11 +114,7 @@ impl Arena<CudaBackend> {
         stream: &'a Arc<CudaStream>,
         access: Access,
     ) -> ArenaResult<Lent<'a>, CudaBackend> {
-        let address = self
-            .backend
-            .base_address()
-            .checked_add(span.offset)
-            .ok_or(ArenaError::AddressOverflow)?;
+        let address = self.address(span.offset)?;
         let ordered = self
             .backend
             .begin_use(tracking, whole, stream, access)

@@ -82,10 +82,9 @@ impl GrowthPolicy {
 
     /// The most bytes the arena may span.
     pub const fn max(&self) -> usize {
-        if self.grows {
-            self.max
-        } else {
-            self.initial()
+        match self.grows {
+            true => self.max,
+            false => self.initial(),
         }
     }
 

@@ -390,10 +390,8 @@ impl<B: Backend> Carving<B> {
 
     /// Entry `index`'s place, its type unchecked (a structure of arrays').
     pub(crate) fn take_place(&mut self, plan: u64, index: usize) -> ArenaResult<Place<B>, B> {
-        let (place, _) = self
-            .slot(plan, index)?
-            .take()
-            .ok_or(ArenaError::AlreadyTaken)?;
+        let slot = self.slot(plan, index)?;
+        let (place, _) = slot.take().ok_or(ArenaError::AlreadyTaken)?;
         Ok(place)
     }
 
