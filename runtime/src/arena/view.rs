@@ -1,8 +1,7 @@
 //! What [`Arena::view`] and [`Arena::view_mut`] lend: typed device views ([`View`], [`ViewMut`])
-//! for one stream, which cudarc's launch builder and verbs take as its own, and their adaptors:
-//! [`View::read_only`] (for compute-sanitizer too) and `checked` (a [`KernelArray`] in a
-//! [`KernelArg`]). Making a view orders its stream after the array's conflicting uses; dropping it
-//! records its use (`backend::cuda::order`).
+//! for one stream, taken by cudarc's launch builder and verbs as its own, and their adaptors
+//! [`View::read_only`] and `checked` (a [`KernelArray`] in a [`KernelArg`]). A view orders its
+//! stream after the array's conflicting uses; dropped, it records its use (`backend::cuda::order`).
 
 use core::fmt;
 use core::marker::PhantomData;
@@ -64,9 +63,8 @@ impl Lent<'_> {
     }
 }
 
-/// A typed, read-only device view of part of an array for one stream
-/// ([`Arena::view`]), recorded as a read when it drops. `R` is `()`, or
-/// [`ReadOnly`] once [read-only](View::read_only) for the tools.
+/// A typed, read-only device view of part of an array for one stream ([`Arena::view`]), a read
+/// when dropped; `R` is `()`, or [`ReadOnly`] once [read-only](View::read_only) for the tools.
 #[derive(Debug)]
 pub struct View<'a, T, R = ()> {
     lent: Lent<'a>,
@@ -86,9 +84,8 @@ impl<'a, T> View<'a, T> {
         }
     }
 
-    /// The view, its whole array read-only for every kernel in the process while it (or an argument
-    /// made from it) lives, as far as compute-sanitizer is concerned: a kernel writing it is
-    /// reported. Without a tool attached this is the view unchanged.
+    /// The view, its whole array read-only to compute-sanitizer while it (or an argument made from
+    /// it) lives, so any kernel writing it is reported; without the tool, the view unchanged.
     ///
     /// ```no_run
     /// # use gpu_aligned::arena::Arena;
@@ -333,9 +330,8 @@ impl<T> fmt::Debug for KernelArray<T> {
 // on a 64-bit device, no padding, no host pointer.
 unsafe impl<T> DeviceRepr for KernelArray<T> {}
 
-/// A value lent to one launch on one stream: a [`KernelArray`] from `checked`, or
-/// `Arena::soa_view`'s. Pass it as `builder.arg(&arg)`, launch on its stream, and drop it after the
-/// launch: it orders the launch as its views do.
+/// A value lent to one launch on one stream, ordering it as views do (a [`KernelArray`] from
+/// `checked`, or `Arena::soa_view`'s): pass `builder.arg(&arg)`, launch on its stream, then drop.
 ///
 /// ```no_run
 /// use gpu_aligned::arena::Arena;
