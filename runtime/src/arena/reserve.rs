@@ -89,7 +89,10 @@ impl<B: Backend> Arena<B> {
         if let Some(kept) = self.pool.take(ask) {
             return Some(kept);
         }
-        self.take_returns().then(|| self.pool.take(ask)).flatten()
+        match self.take_returns() {
+            true => self.pool.take(ask),
+            false => None,
+        }
     }
 
     /// Once nothing fits: the layers give back what they hold, the arena grows, then graphs are
