@@ -17,7 +17,7 @@ use super::returns::{Returned, ReturnsOwner, Taken};
 use super::tuning::{LARGE, RETURN_BATCH, SPILL_BATCH};
 use super::{Arena, ArenaError, ArenaResult, ArenaSlice};
 use crate::align::offset_of;
-use crate::alloc::{AllocError, Stats};
+use crate::alloc::{AllocError, Allocation, Stats};
 use crate::backend::Backend;
 use crate::sanitizer::{ArrayInfo, RegionShape};
 use crate::spin::{SpinGuard, SpinLock};
@@ -229,13 +229,11 @@ where
     /// How many arrays are live (a moment old while other threads work).
     pub fn live(&self) -> usize {
         let core = lock(&self.shared.core);
+        let live = |block: &Allocation| core.allocator().check_handle(block).is_ok();
         let mut cached = 0;
         for slot in lock(&self.shared.slots).iter() {
             let cache = slot.cache.lock();
-            cached += cache.kept.len() + cache.spill.len();
-            cached += cache
-                .returns
-                .count_held(|allocation| core.allocator().check_handle(allocation).is_ok());
+            cached += cache.kept.len() + cache.spill.len() + cache.returns.count_held(live);
         }
         core.live().saturating_sub(cached)
     }

@@ -14,7 +14,7 @@ use crate::backend::StreamOrder;
 use crate::sanitizer::ArrayInfo;
 
 pub(in crate::arena) struct Kept<L> {
-    reuse: Reuse,
+    pub(super) reuse: Reuse,
     pub(super) lower: L,
 }
 
@@ -24,10 +24,6 @@ impl<L> Kept<L> {
             reuse: Reuse::default(),
             lower,
         }
-    }
-
-    pub(in crate::arena) fn forget(&mut self) {
-        self.reuse.drain(|_| {});
     }
 
     /// Keeps a dropped array's block, or frees it.

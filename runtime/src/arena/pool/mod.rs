@@ -136,7 +136,7 @@ impl<B: crate::backend::Backend> Stack<B> {
     /// A reset: forgets every block the layers hold.
     pub(super) fn forget(&mut self) {
         self.orphan_all();
-        self.lower.forget();
+        self.lower.reuse.drain(|_| {});
         if let Some(kept) = &mut self.watch_mut().kept {
             kept.drain(|_| {});
         }
