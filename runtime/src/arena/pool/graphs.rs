@@ -421,11 +421,6 @@ mod device {
             });
             Ok((CapturedGraph { graph, life }, value))
         }
-
-        /// Whether a capture is under way ([`capture`](Arena::capture)).
-        pub fn capturing(&self) -> bool {
-            self.pool.capturing
-        }
     }
 }
 
