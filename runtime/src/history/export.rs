@@ -324,7 +324,10 @@ impl History {
         let mut replay = Replay::new(self);
         let slice = |out: &mut Out, ph: &[u8], event: &Event, at, block: &Block| {
             let (ty, label) = self.names(block);
-            let thread = self.events[block.since as usize - 1].thread;
+            let event_at = (block.since as usize)
+                .checked_sub(1)
+                .and_then(|i| self.events.get(i));
+            let thread = event_at.map_or(0, |event| event.thread);
             out.raw(b",\n{\"cat\":\"array\",\"pid\":1,\"tid\":")?;
             out.num(u64::from(thread))?;
             out.raw(b",\"ph\":\"")?;
