@@ -257,3 +257,24 @@ fn the_page_fetches_nothing_and_runs_no_script() {
         assert!(!page.contains(banned), "{banned} in the page");
     }
 }
+
+/// Labels are kept up to a bound (4,096 distinct ones): a run that labels
+/// every array anew keeps the first and drops the rest, and still exports.
+#[test]
+fn distinct_labels_are_kept_up_to_a_bound() {
+    let mut arena = gpu_aligned::arena::Arena::host(1 << 20).unwrap();
+    arena.record_history(20_000).unwrap();
+    for i in 0..5_000 {
+        let a = arena.alloc::<u8>(16).unwrap();
+        arena.label(&a, &format!("array-{i}-end")).unwrap();
+    }
+    let mut trace = Vec::new();
+    arena
+        .history()
+        .unwrap()
+        .to_chrome_trace(&mut trace)
+        .unwrap();
+    let trace = String::from_utf8(trace).unwrap();
+    assert!(trace.contains("array-0-end") && trace.contains("array-4095-end"));
+    assert!(!trace.contains("array-4096-end"));
+}

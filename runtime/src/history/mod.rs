@@ -137,6 +137,9 @@ pub(crate) struct Recorder {
     started: std::time::Instant,
 }
 
+/// The most distinct labels a history keeps.
+const LABELS: usize = 4096;
+
 impl Recorder {
     /// A ring of `events` (at least one) for an arena framed so.
     pub(crate) fn new(events: usize, frame: Frame) -> Recorder {
@@ -203,15 +206,16 @@ impl Recorder {
         event
     }
 
-    /// The event of an array labelled `label`.
+    /// The event of an array labelled `label`: one of the first
+    /// [`LABELS`] distinct labels, else none (the table stays bounded).
     pub(crate) fn label(&mut self, label: &str) -> Event {
         let found = self.labels.iter().position(|kept| &**kept == label);
-        let index = found.unwrap_or_else(|| {
-            self.labels.push(label.into());
-            self.labels.len() - 1
+        let index = found.or_else(|| {
+            (self.labels.len() < LABELS)
+                .then(|| (self.labels.push(label.into()), self.labels.len() - 1).1)
         });
         let mut event = Event::new(Kind::Label);
-        event.label = u16::try_from(index + 1).unwrap_or(0);
+        event.label = index.map_or(0, |index| u16::try_from(index + 1).unwrap_or(0));
         event
     }
 
