@@ -318,19 +318,19 @@ fn block_bytes(bytes: usize, allocator: &Allocator) -> u64 {
 /// system clock), else the system clock's nanoseconds (without `std`, 0).
 #[inline]
 fn ticks() -> u64 {
-    #[cfg(target_arch = "x86_64")]
+    #[cfg(all(target_arch = "x86_64", not(miri)))]
     // SAFETY: `rdtsc` exists on every x86-64 processor and touches no memory.
     return unsafe { core::arch::x86_64::_rdtsc() };
-    #[cfg(all(not(target_arch = "x86_64"), feature = "std"))]
+    #[cfg(all(any(not(target_arch = "x86_64"), miri), feature = "std"))]
     return EPOCH
         .get_or_init(std::time::Instant::now)
         .elapsed()
         .as_nanos() as u64;
-    #[cfg(all(not(target_arch = "x86_64"), not(feature = "std")))]
+    #[cfg(all(any(not(target_arch = "x86_64"), miri), not(feature = "std")))]
     0
 }
 
-#[cfg(all(not(target_arch = "x86_64"), feature = "std"))]
+#[cfg(all(any(not(target_arch = "x86_64"), miri), feature = "std"))]
 static EPOCH: std::sync::OnceLock<std::time::Instant> = std::sync::OnceLock::new();
 
 /// The calling thread's number (without `std`, 0).
