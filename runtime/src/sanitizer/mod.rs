@@ -30,6 +30,14 @@
 #[cfg(all(feature = "std", unix))]
 pub(crate) mod nvtx;
 
+/// `NVTX_MEM_PERMISSIONS_REGION_FLAGS_READ` / `_WRITE` / `_ATOMIC`.
+#[cfg(feature = "cuda")]
+const PERMISSION_READ: u32 = 0x1;
+#[cfg(feature = "cuda")]
+const PERMISSION_WRITE: u32 = 0x2;
+#[cfg(feature = "cuda")]
+const PERMISSION_ATOMIC: u32 = 0x4;
+
 /// Without `std` on a Unix no NVTX tool can be loaded: a tool that never
 /// exists, so that the code below has one path.
 #[cfg(not(all(feature = "std", unix)))]
@@ -38,12 +46,6 @@ mod nvtx {
     pub(crate) enum Tool {}
     #[derive(Clone, Copy, Debug)]
     pub(crate) struct HeapHandle;
-    #[cfg(feature = "cuda")]
-    pub(crate) const PERMISSION_READ: u32 = 0x1;
-    #[cfg(feature = "cuda")]
-    pub(crate) const PERMISSION_WRITE: u32 = 0x2;
-    #[cfg(feature = "cuda")]
-    pub(crate) const PERMISSION_ATOMIC: u32 = 0x4;
     impl HeapHandle {
         pub(crate) const NONE: HeapHandle = HeapHandle;
     }
@@ -618,7 +620,7 @@ impl Regions {
         };
         let mut views = self.read_only_views();
         let count = views.entry(address).or_insert(0);
-        if *count == 0 && !tool.permissions_assign(address, nvtx::PERMISSION_READ) {
+        if *count == 0 && !tool.permissions_assign(address, PERMISSION_READ) {
             views.remove(&address);
             return false;
         }
@@ -638,7 +640,7 @@ impl Regions {
             *count -= 1;
             if *count == 0 {
                 views.remove(&address);
-                let all = nvtx::PERMISSION_READ | nvtx::PERMISSION_WRITE | nvtx::PERMISSION_ATOMIC;
+                let all = PERMISSION_READ | PERMISSION_WRITE | PERMISSION_ATOMIC;
                 tool.permissions_assign(address, all);
             }
         }

@@ -57,14 +57,6 @@ const MEM_TYPE_VIRTUAL_ADDRESS: u32 = 1;
 const REGION_REF_POINTER: u32 = 1;
 const MESSAGE_TYPE_ASCII: u32 = 1;
 
-/// `NVTX_MEM_PERMISSIONS_REGION_FLAGS_READ` / `_WRITE` / `_ATOMIC`.
-#[cfg(feature = "cuda")]
-pub(crate) const PERMISSION_READ: u32 = 0x1;
-#[cfg(feature = "cuda")]
-pub(crate) const PERMISSION_WRITE: u32 = 0x2;
-#[cfg(feature = "cuda")]
-pub(crate) const PERMISSION_ATOMIC: u32 = 0x4;
-
 type Domain = *mut c_void;
 type Heap = *mut c_void;
 
@@ -567,7 +559,7 @@ impl Tool {
     }
 
     /// Gives the region that starts at `address` the permissions `flags`
-    /// (`PERMISSION_*`) for every kernel of the process. Returns whether the
+    /// (the sanitizer module's `PERMISSION_*`) for every kernel of the process. Returns whether the
     /// tool supports it.
     #[cfg(feature = "cuda")]
     pub(crate) fn permissions_assign(&self, address: u64, flags: u32) -> bool {
