@@ -183,13 +183,37 @@ pub(crate) struct Streams {
 }
 
 /// A use that began: ended by [`Streams::end`] once its work is queued.
+/// Small, as every view carries one.
 #[derive(Debug)]
 pub(crate) struct Begun {
-    /// Its stream's index; `None` for a wide use, which records nothing.
-    stream: Option<usize>,
+    /// Its stream's index; [`Begun::WIDE`] for a wide use, which records
+    /// nothing.
+    stream: u8,
     access: Access,
     /// The read slot it holds, for a read.
-    slot: usize,
+    slot: u8,
+}
+
+impl Begun {
+    const WIDE: u8 = u8::MAX;
+
+    /// A use on stream `index` (below [`MAX_STREAMS`]), holding read slot `slot`.
+    fn on(index: usize, access: Access, slot: usize) -> Begun {
+        const _: () = assert!(MAX_STREAMS < Begun::WIDE as usize && READS <= 256);
+        Begun {
+            stream: index as u8,
+            access,
+            slot: slot as u8,
+        }
+    }
+
+    fn wide(access: Access) -> Begun {
+        Begun {
+            stream: Begun::WIDE,
+            access,
+            slot: 0,
+        }
+    }
 }
 
 fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -273,7 +297,69 @@ impl Streams {
     /// Makes `stream` wait for whatever the array's last uses that
     /// `access` conflicts with queued on other streams, and marks the use
     /// begun.
+    #[inline]
     pub(crate) fn begin(
+        &self,
+        uses: &LastUses,
+        stream: &Arc<CudaStream>,
+        access: Access,
+    ) -> Result<Begun, CudaError> {
+        match self.begin_in_order(uses, stream, access) {
+            Some(begun) => Ok(begun),
+            None => self.begin_after_others(uses, stream, access),
+        }
+    }
+
+    /// The common case, with nothing to wait for: `stream` is the one every
+    /// use the array remembers was on, so stream order puts this use after
+    /// them. `None` for anything else, and then nothing changed.
+    #[inline]
+    fn begin_in_order(
+        &self,
+        uses: &LastUses,
+        stream: &Arc<CudaStream>,
+        access: Access,
+    ) -> Option<Begun> {
+        let handle = stream.cu_stream();
+        let index = match self.own.stream.cu_stream() == handle {
+            true => 0,
+            false => self.find(handle)?,
+        };
+        match uses.write() {
+            Use::NONE if index != 0 => return None,
+            write if !write.is_none() && write.stream() != index => return None,
+            _ => {}
+        }
+        match access {
+            Access::Read => (0..READS).find_map(|slot| {
+                let seen = Use(uses.reads[slot].load(Ordering::Acquire));
+                let joins =
+                    !seen.is_none() && seen.stream() == index && seen.in_flight() < IN_FLIGHT_MAX;
+                let joined = Use(seen.0 + IN_FLIGHT_ONE);
+                let claimed = joins
+                    && uses.reads[slot]
+                        .compare_exchange(seen.0, joined.0, Ordering::AcqRel, Ordering::Relaxed)
+                        .is_ok();
+                claimed.then(|| Begun::on(index, access, slot))
+            }),
+            Access::Write => {
+                let others = uses
+                    .reads()
+                    .any(|read| !read.is_none() && read.stream() != index);
+                if others || uses.wide.load(Ordering::Acquire) {
+                    return None;
+                }
+                // A writer borrows the array alone: every read before it
+                // was on this stream.
+                self.clear(uses, Use::begun(index));
+                Some(Begun::on(index, access, 0))
+            }
+        }
+    }
+
+    /// [`begin`](Self::begin) when other streams' uses may need waiting for.
+    #[inline(never)]
+    fn begin_after_others(
         &self,
         uses: &LastUses,
         stream: &Arc<CudaStream>,
@@ -305,11 +391,7 @@ impl Streams {
             (None, Access::Write) => {
                 // Done once queued: whoever follows waits for every stream.
                 self.clear(uses, Use::ended(OUTSIDER, 0));
-                return Ok(Begun {
-                    stream: None,
-                    access,
-                    slot: 0,
-                });
+                return Ok(Begun::wide(access));
             }
         };
         match access {
@@ -317,18 +399,10 @@ impl Streams {
                 // A writer borrows the array alone: every read before it
                 // was waited for above.
                 self.clear(uses, Use::begun(index));
-                Ok(Begun {
-                    stream: Some(index),
-                    access,
-                    slot: 0,
-                })
+                Ok(Begun::on(index, access, 0))
             }
             Access::Read => match self.read_slot(uses, consumer, index)? {
-                Some(slot) => Ok(Begun {
-                    stream: Some(index),
-                    access,
-                    slot,
-                }),
+                Some(slot) => Ok(Begun::on(index, access, slot)),
                 None => Ok(self.wide_read(uses)),
             },
         }
@@ -338,11 +412,7 @@ impl Streams {
     #[cold]
     fn wide_read(&self, uses: &LastUses) -> Begun {
         uses.wide.store(true, Ordering::Release);
-        Begun {
-            stream: None,
-            access: Access::Read,
-            slot: 0,
-        }
+        Begun::wide(Access::Read)
     }
 
     /// Forgets the reads and the wideness, and sets the last write.
@@ -404,9 +474,10 @@ impl Streams {
     /// Ends `begun`: its work on the stream is queued.
     #[inline]
     pub(crate) fn end(&self, uses: &LastUses, begun: &Begun) {
-        let Some(index) = begun.stream else {
+        if begun.stream == Begun::WIDE {
             return;
-        };
+        }
+        let index = usize::from(begun.stream);
         let epoch = self.stream(index).epoch.load(Ordering::Acquire);
         match begun.access {
             Access::Write => uses
@@ -415,7 +486,9 @@ impl Streams {
             Access::Read => {
                 // The slot stays this stream's while a read is in flight:
                 // one fewer, and the newest epoch of the reads on it.
-                let slot = &uses.reads[begun.slot];
+                let Some(slot) = uses.reads.get(usize::from(begun.slot)) else {
+                    return;
+                };
                 let _ended = slot.fetch_update(Ordering::AcqRel, Ordering::Acquire, |seen| {
                     let seen = Use(seen);
                     let newest = (seen.0 & EPOCH_MASK).max(epoch);
