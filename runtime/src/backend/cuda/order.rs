@@ -310,9 +310,9 @@ impl Streams {
         }
     }
 
-    /// The common case, with nothing to wait for: `stream` is the one every
-    /// use the array remembers was on, so stream order puts this use after
-    /// them. `None` for anything else, and then nothing changed.
+    /// The common read, with nothing to wait for: on the stream of the
+    /// array's last write and of the reads its slot remembers, so stream
+    /// order puts it after them. `None` for anything else (nothing changed).
     #[inline]
     fn begin_in_order(
         &self,
@@ -325,36 +325,25 @@ impl Streams {
             true => 0,
             false => self.find(handle)?,
         };
-        match uses.write() {
-            Use::NONE if index != 0 => return None,
-            write if !write.is_none() && write.stream() != index => return None,
-            _ => {}
+        let write = uses.write();
+        let after_write = match write.is_none() {
+            true => index == 0,
+            false => write.stream() == index,
+        };
+        if access == Access::Write || !after_write {
+            return None;
         }
-        match access {
-            Access::Read => (0..READS).find_map(|slot| {
-                let seen = Use(uses.reads[slot].load(Ordering::Acquire));
-                let joins =
-                    !seen.is_none() && seen.stream() == index && seen.in_flight() < IN_FLIGHT_MAX;
-                let joined = Use(seen.0 + IN_FLIGHT_ONE);
-                let claimed = joins
-                    && uses.reads[slot]
-                        .compare_exchange(seen.0, joined.0, Ordering::AcqRel, Ordering::Relaxed)
-                        .is_ok();
-                claimed.then(|| Begun::on(index, access, slot))
-            }),
-            Access::Write => {
-                let others = uses
-                    .reads()
-                    .any(|read| !read.is_none() && read.stream() != index);
-                if others || uses.wide.load(Ordering::Acquire) {
-                    return None;
-                }
-                // A writer borrows the array alone: every read before it
-                // was on this stream.
-                self.clear(uses, Use::begun(index));
-                Some(Begun::on(index, access, 0))
-            }
-        }
+        (0..READS).find_map(|slot| {
+            let seen = Use(uses.reads[slot].load(Ordering::Acquire));
+            let joins =
+                !seen.is_none() && seen.stream() == index && seen.in_flight() < IN_FLIGHT_MAX;
+            let joined = Use(seen.0 + IN_FLIGHT_ONE);
+            let claimed = joins
+                && uses.reads[slot]
+                    .compare_exchange(seen.0, joined.0, Ordering::AcqRel, Ordering::Relaxed)
+                    .is_ok();
+            claimed.then(|| Begun::on(index, access, slot))
+        })
     }
 
     /// [`begin`](Self::begin) when other streams' uses may need waiting for.
