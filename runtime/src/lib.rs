@@ -39,6 +39,8 @@ pub mod report;
 pub mod rules;
 #[cfg(feature = "alloc")]
 pub mod sanitizer;
+#[cfg(all(feature = "cuda", unix))]
+pub mod share;
 #[cfg(feature = "alloc")]
 pub mod soa;
 #[cfg(feature = "alloc")]

@@ -13,7 +13,7 @@ use crate::backend::{Backend, Rows, Span};
 use crate::{GpuField, GpuWords};
 
 /// `range` over a sequence of `len` as its start and its count.
-pub(super) fn bounds<E>(
+pub(crate) fn bounds<E>(
     range: &impl RangeBounds<usize>,
     len: usize,
 ) -> Result<(usize, usize), ArenaError<E>> {

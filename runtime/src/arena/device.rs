@@ -64,7 +64,8 @@ impl Arena<CudaBackend> {
         let (tracking, whole) = (&*place.tracking, place.span());
         let len = view_len::<A::Element>(part);
         let lent = self.lend(tracking, whole, part.span, len, stream, Access::Read)?;
-        Ok(View::new(lent, self.region_of(array)))
+        let region = self.region_of(array).map(|address| (self, address));
+        Ok(View::new(lent, region))
     }
 
     /// As [`view`](Arena::view), writable: the view records a write when it drops.
@@ -120,13 +121,23 @@ impl Arena<CudaBackend> {
             .begin_use(tracking, whole, stream, access)
             .map_err(ArenaError::Backend)?;
         Ok(Lent {
-            arena: self,
+            backend: &self.backend,
             uses: tracking,
             ordered,
             stream,
             address,
             len,
         })
+    }
+
+    /// The array's bytes, checked live here (`share::send`).
+    pub(crate) fn shared_span<A: TypedArray<CudaBackend>>(
+        &self,
+        array: &A,
+    ) -> ArenaResult<Span, CudaBackend> {
+        let place = array.place(SEALED);
+        self.check_place(place)?;
+        Ok(place.span())
     }
 
     /// The address keying the array's sanitizer region, if it has one.

@@ -149,6 +149,14 @@ impl From<cudarc::driver::DriverError> for ArenaError<crate::backend::cuda::Cuda
     }
 }
 
+/// So `?` takes the device backend's own errors too.
+#[cfg(feature = "cuda")]
+impl From<crate::backend::cuda::CudaError> for ArenaError<crate::backend::cuda::CudaError> {
+    fn from(error: crate::backend::cuda::CudaError) -> Self {
+        ArenaError::Backend(error)
+    }
+}
+
 impl<E> From<AllocError> for ArenaError<E> {
     fn from(error: AllocError) -> Self {
         ArenaError::Alloc(error)

@@ -65,6 +65,8 @@ pub use plan::{ArrayKey, CarvedArray, Carving, PitchedKey, Plan};
 pub use threads::{ArenaLock, ThreadArena};
 #[cfg(feature = "cuda")]
 pub use view::{KernelArg, KernelArray, ReadOnly, View, ViewMut};
+#[cfg(feature = "cuda")]
+pub(crate) use {access::bounds, view::Lent};
 
 use alloc_crate::vec::Vec;
 use core::fmt;

@@ -10,7 +10,7 @@ use crate::alloc::Allocator;
 use crate::backend::{Backend, HostBuffer, HostVm};
 #[cfg(feature = "cuda")]
 use {
-    crate::backend::cuda::{CudaBackend, CudaError, CudaVm},
+    crate::backend::cuda::{CudaBackend, CudaError, CudaVm, Sharing},
     alloc_crate::sync::Arc,
     cudarc::driver::CudaStream,
 };
@@ -34,6 +34,8 @@ pub struct ArenaOptions {
     min_align: usize,
     pitch_align: usize,
     growth: GrowthPolicy,
+    #[cfg(feature = "cuda")]
+    sharing: Sharing,
 }
 
 impl Default for ArenaOptions {
@@ -49,6 +51,13 @@ impl ArenaOptions {
             min_align: ARRAY_ALIGN,
             pitch_align: PITCH_ALIGN,
             growth: GrowthPolicy::fixed(),
+            #[cfg(feature = "cuda")]
+            sharing: Sharing {
+                processes: false,
+                readers: 0,
+                writers: 0,
+                read_only: false,
+            },
         }
     }
 
@@ -67,6 +76,38 @@ impl ArenaOptions {
     /// The arena grows in place as `policy` says.
     pub const fn growth(mut self, policy: GrowthPolicy) -> Self {
         self.growth = policy;
+        self
+    }
+
+    /// A growing device arena shares its memory as `share` says (call once for each; feature
+    /// `cuda`): every chunk mapped, then or later, is exportable or granted to the peer.
+    ///
+    /// ```no_run
+    /// use gpu_aligned::arena::{ArenaOptions, GrowthPolicy};
+    /// use gpu_aligned::backend::cuda::cudarc::driver::CudaContext;
+    /// use gpu_aligned::share::Share;
+    ///
+    /// let stream = CudaContext::new(0)?.default_stream();
+    /// let arena = ArenaOptions::new()
+    ///     .growth(GrowthPolicy::up_to(1 << 30))
+    ///     .share(Share::Processes)
+    ///     .share(Share::Peer { device: 1, writable: false })
+    ///     .device(&stream, 2 << 20)?;
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    #[cfg(all(feature = "cuda", unix))]
+    pub const fn share(mut self, share: crate::share::Share) -> Self {
+        use crate::share::Share;
+        match share {
+            Share::Processes => self.sharing.processes = true,
+            Share::Peer { device, writable } => {
+                let bit = if device < 64 { 1 << device } else { 0 };
+                match writable {
+                    true => self.sharing.writers |= bit,
+                    false => self.sharing.readers |= bit,
+                }
+            }
+        }
         self
     }
 
@@ -170,7 +211,9 @@ impl ArenaOptions {
     /// # Errors
     ///
     /// As [`host`](ArenaOptions::host), the backend's from
-    /// [`CudaBackend::new`] and [`CudaBackend::growable`].
+    /// [`CudaBackend::new`] and [`CudaBackend::growable`];
+    /// [`CudaError::Sharing`] for a [shared](ArenaOptions::share) arena that cannot grow on
+    /// virtual memory, or under compute-sanitizer.
     #[cfg(feature = "cuda")]
     pub fn device(
         self,
@@ -179,11 +222,18 @@ impl ArenaOptions {
     ) -> ArenaResult<Arena<CudaBackend>, CudaBackend> {
         check_alignments(self.min_align, self.pitch_align)?;
         let context = stream.context();
-        if !self.growth.grows() || !CudaVm::supported(context).map_err(ArenaError::Backend)? {
+        let shared = self.sharing != Sharing::default();
+        let vm = self.growth.grows() && CudaVm::supported(context).map_err(ArenaError::Backend)?;
+        if shared && !vm {
+            let why = "a shared arena grows on virtual memory: give it a growth policy";
+            return Err(ArenaError::Backend(CudaError::Sharing(why)));
+        }
+        if !vm {
             let backend = CudaBackend::new(stream, bytes).map_err(ArenaError::Backend)?;
             return self.growth(GrowthPolicy::fixed()).over(backend);
         }
-        let granularity = CudaVm::granularity(context).map_err(ArenaError::Backend)?;
+        let granularity = CudaVm::granularity(context, self.sharing);
+        let granularity = granularity.map_err(ArenaError::Backend)?;
         let total = context.total_mem().map_err(|error| {
             ArenaError::Backend(CudaError::Driver {
                 op: "cuDeviceTotalMem",
@@ -192,7 +242,7 @@ impl ArenaOptions {
         })?;
         let policy = self.growth.settled(bytes, self.growth.max().min(total));
         let (initial, max) = policy.resolve(granularity).map_err(ArenaError::Growth)?;
-        let backend = CudaBackend::growable(stream, initial, max, policy.chunk())
+        let backend = CudaBackend::shared(stream, initial, max, policy.chunk(), self.sharing)
             .map_err(ArenaError::Backend)?;
         self.build(backend, policy.settled(initial, max))
     }

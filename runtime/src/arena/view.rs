@@ -19,19 +19,19 @@ use crate::backend::cuda::{CudaBackend, LastUses, Ordered};
 
 /// One use of part of an array on one stream, recorded when it drops.
 pub(crate) struct Lent<'a> {
-    pub(super) arena: &'a Arena<CudaBackend>,
-    pub(super) uses: &'a LastUses,
-    pub(super) ordered: Ordered,
-    pub(super) stream: &'a Arc<CudaStream>,
+    pub(crate) backend: &'a CudaBackend,
+    pub(crate) uses: &'a LastUses,
+    pub(crate) ordered: Ordered,
+    pub(crate) stream: &'a Arc<CudaStream>,
     /// The first element's device address.
-    pub(super) address: u64,
+    pub(crate) address: u64,
     /// Elements viewed.
-    pub(super) len: usize,
+    pub(crate) len: usize,
 }
 
 impl Drop for Lent<'_> {
     fn drop(&mut self) {
-        self.arena.backend.end_use(self.uses, &self.ordered);
+        self.backend.end_use(self.uses, &self.ordered);
     }
 }
 
@@ -68,14 +68,14 @@ impl Lent<'_> {
 #[derive(Debug)]
 pub struct View<'a, T, R = ()> {
     lent: Lent<'a>,
-    /// The array's region, when it has one to mark read-only.
-    region: Option<u64>,
+    /// The arena and the array's region, when it has one to mark read-only.
+    region: Option<(&'a Arena<CudaBackend>, u64)>,
     read_only: R,
     _element: PhantomData<&'a [T]>,
 }
 
 impl<'a, T> View<'a, T> {
-    pub(super) fn new(lent: Lent<'a>, region: Option<u64>) -> Self {
+    pub(crate) fn new(lent: Lent<'a>, region: Option<(&'a Arena<CudaBackend>, u64)>) -> Self {
         View {
             lent,
             region,
@@ -99,18 +99,14 @@ impl<'a, T> View<'a, T> {
     /// ```
     pub fn read_only(self) -> View<'a, T, ReadOnly<'a>> {
         let View { lent, region, .. } = self;
-        let arena = lent.arena;
-        let marked = region.filter(|&address| {
+        let marked = region.filter(|&(arena, address)| {
             crate::backend::Buffer::enter_for_tools(&arena.backend);
             arena.pool.watch().regions.read_only_begin(address)
         });
         View {
             lent,
             region,
-            read_only: ReadOnly {
-                arena,
-                address: marked,
-            },
+            read_only: ReadOnly { marked },
             _element: PhantomData,
         }
     }
@@ -171,15 +167,14 @@ unsafe impl<'a, 'b: 'a, 'c: 'b, T, R> PushKernelArg<&'b View<'c, T, R>> for Laun
 /// Keeps a [read-only](View::read_only) view's array read-only for the tools.
 #[derive(Debug)]
 pub struct ReadOnly<'a> {
-    arena: &'a Arena<CudaBackend>,
-    /// The array's address while it is marked.
-    address: Option<u64>,
+    /// The arena and the array's address while it is marked.
+    marked: Option<(&'a Arena<CudaBackend>, u64)>,
 }
 
 impl Drop for ReadOnly<'_> {
     fn drop(&mut self) {
-        if let Some(address) = self.address {
-            self.arena.pool.watch().regions.read_only_end(address);
+        if let Some((arena, address)) = self.marked {
+            arena.pool.watch().regions.read_only_end(address);
         }
     }
 }
@@ -213,7 +208,7 @@ pub struct ViewMut<'a, T> {
 }
 
 impl<'a, T> ViewMut<'a, T> {
-    pub(super) fn new(lent: Lent<'a>) -> Self {
+    pub(crate) fn new(lent: Lent<'a>) -> Self {
         ViewMut {
             lent,
             _element: PhantomData,

@@ -8,8 +8,9 @@ use std::sync::{Arc, OnceLock};
 use cudarc::driver::{CudaStream, DriverError};
 
 use super::error::{is_sticky, CudaError};
+use super::order::Access;
 use super::plain::DeviceAllocation;
-use super::vm::CudaVm;
+use super::vm::{CudaVm, Sharing};
 use crate::align::{bytes_of, offset_of, ARRAY_ALIGN};
 
 /// The start alignment `cudaMalloc`/`cuMemAlloc` documents for every
@@ -138,12 +139,30 @@ impl CudaBackend {
         max: usize,
         chunk: usize,
     ) -> Result<Self, CudaError> {
+        CudaBackend::shared(stream, len, max, chunk, Sharing::default())
+    }
+
+    /// As [`growable`](CudaBackend::growable), shared as `sharing` says:
+    /// on virtual memory always, so refused under compute-sanitizer.
+    pub(crate) fn shared(
+        stream: &Arc<CudaStream>,
+        len: usize,
+        max: usize,
+        chunk: usize,
+        sharing: Sharing,
+    ) -> Result<Self, CudaError> {
         if len == 0 {
             return Err(CudaError::ZeroLength);
         }
+        let sanitized = crate::sanitizer::sanitizer_attached();
+        if sanitized && sharing != Sharing::default() {
+            return Err(CudaError::Sharing(
+                "compute-sanitizer watches no shared memory",
+            ));
+        }
         // Reserving checks the chunk and the device in every mode.
-        let vm = CudaVm::reserve(stream.context(), Some(max), chunk)?;
-        let plain = match crate::sanitizer::sanitizer_attached() {
+        let vm = CudaVm::reserve(stream.context(), Some(max), chunk, sharing)?;
+        let plain = match sanitized {
             true => DeviceAllocation::growing(stream, vm.reserved(), chunk).map_err(|error| {
                 CudaError::Driver {
                     op: "device allocation",
@@ -174,6 +193,28 @@ impl CudaBackend {
         let mut backend = CudaBackend::over(memory, stream, base)?;
         backend.map_zeroed(len)?;
         Ok(backend)
+    }
+
+    /// A backend over memory another process exports (see `share.rs`).
+    pub(crate) fn imported(vm: CudaVm, stream: &Arc<CudaStream>) -> Result<Self, CudaError> {
+        let base = vm.base_address();
+        CudaBackend::over(DeviceMemory::Mapped(vm), stream, base)
+    }
+
+    /// The growing buffer's mapping, if it is on virtual memory.
+    pub(crate) fn mapping(&self) -> Option<&CudaVm> {
+        match &self.memory {
+            DeviceMemory::Mapped(vm) => Some(vm),
+            DeviceMemory::Allocated(_) => None,
+        }
+    }
+
+    /// As [`mapping`](CudaBackend::mapping), to change it.
+    pub(crate) fn mapping_mut(&mut self) -> Option<&mut CudaVm> {
+        match &mut self.memory {
+            DeviceMemory::Mapped(vm) => Some(vm),
+            DeviceMemory::Allocated(_) => None,
+        }
     }
 
     /// Maps chunks of a growing buffer until `len` bytes (at most its
@@ -336,11 +377,21 @@ impl CudaBackend {
         })
     }
 
-    /// Refuses a stream of another context: the buffer's addresses mean
-    /// nothing there.
-    pub(crate) fn same_context(&self, stream: &CudaStream) -> Result<(), CudaError> {
+    /// Refuses a stream of another context, unless its device was granted
+    /// `access` (the buffer's addresses mean nothing elsewhere), and a write
+    /// to a read-only import.
+    pub(crate) fn same_context(
+        &self,
+        stream: &CudaStream,
+        access: Access,
+    ) -> Result<(), CudaError> {
         let (theirs, ours) = (stream.context(), self.stream.context());
-        if Arc::ptr_eq(theirs, ours) || theirs == ours {
+        let sharing = self.mapping().map(CudaVm::sharing).unwrap_or_default();
+        let write = access == Access::Write;
+        if write && sharing.read_only {
+            return Err(CudaError::Sharing("the import is read-only"));
+        }
+        if Arc::ptr_eq(theirs, ours) || theirs == ours || sharing.grants(theirs.ordinal(), write) {
             Ok(())
         } else {
             Err(CudaError::ForeignStream)

@@ -59,8 +59,14 @@ pub enum CudaError {
     },
     /// A device buffer, reservation or chunk of zero bytes was asked for.
     ZeroLength,
-    /// A stream of another context than the buffer's was named.
+    /// A stream of another context than the buffer's was named, and the
+    /// arena does not grant its device this access.
     ForeignStream,
+    /// Sharing with other devices or processes was refused, or the peer
+    /// process broke the protocol: why.
+    Sharing(&'static str),
+    /// The socket to the peer process failed.
+    Socket(std::io::ErrorKind),
     /// The device does not support virtual memory management, which
     /// growing device memory needs.
     VmUnsupported,
@@ -135,6 +141,8 @@ impl fmt::Display for CudaError {
             CudaError::ForeignStream => {
                 f.write_str("the stream belongs to another context than the device buffer")
             }
+            CudaError::Sharing(why) => write!(f, "cannot share device memory: {why}"),
+            CudaError::Socket(kind) => write!(f, "the socket to the peer failed: {kind}"),
             CudaError::NoDriver => f.write_str("no CUDA driver: its library does not load"),
             CudaError::NoDevice => f.write_str("the CUDA driver sees no device"),
             CudaError::VmUnsupported => {

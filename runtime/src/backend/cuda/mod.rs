@@ -72,4 +72,4 @@ pub use error::CudaError;
 pub use order::LastUses;
 pub(crate) use order::{Access, Ordered};
 pub use probe::probe;
-pub(crate) use vm::CudaVm;
+pub(crate) use vm::{Chunk, CudaVm, Sharing};

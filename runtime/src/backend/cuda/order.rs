@@ -609,7 +609,7 @@ impl CudaBackend {
         access: Access,
     ) -> Result<Ordered, CudaError> {
         self.healthy()?;
-        self.same_context(stream)?;
+        self.same_context(stream, access)?;
         if let Some(log) = &self.capture {
             log.touch(array);
             return Ok(Ordered::Captured);

@@ -1,6 +1,8 @@
 //! Device memory that grows without moving, [`CudaVm`]: the memory of a
 //! growing device arena.
 
+#[cfg(unix)]
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 use std::sync::Arc;
 use std::vec::Vec;
 
@@ -28,7 +30,7 @@ fn bind(ctx: &CudaContext) -> Result<(), CudaError> {
 // and the CUDA version is the user's choice: so `id` is written by offset.
 const _: () = assert!(core::mem::size_of::<sys::CUmemLocation>() == 8);
 
-fn device_location(ctx: &CudaContext) -> sys::CUmemLocation {
+fn device_location(device: sys::CUdevice) -> sys::CUmemLocation {
     // SAFETY: `CUmemLocation` is plain C data (an enum whose 0 is
     // `CU_MEM_LOCATION_TYPE_INVALID`, then an `int` or a union led by one),
     // so all zeros is a valid value.
@@ -40,16 +42,43 @@ fn device_location(ctx: &CudaContext) -> sys::CUmemLocation {
         .cast();
     // SAFETY: `id` (or the union that starts with it) is the 4-byte-aligned
     // `int` after the 4-byte `type` in the 8-byte struct (asserted above).
-    unsafe { id.write(ctx.cu_device()) };
+    unsafe { id.write(device) };
     location
 }
 
-/// Pinned device memory on the context's device, with no shareable handle.
-fn allocation_props(ctx: &CudaContext) -> sys::CUmemAllocationProp {
+const POSIX_FD: sys::CUmemAllocationHandleType =
+    sys::CUmemAllocationHandleType::CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR;
+
+/// Who else may use a [`CudaVm`]'s memory: other processes (its chunks then
+/// have POSIX file-descriptor handles; fabric handles are not tried, as
+/// `cuMemCreate` refuses them where IPC was measured), and devices by
+/// ordinal bit: `readers` may read, `writers` read and write.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct Sharing {
+    pub(crate) processes: bool,
+    pub(crate) readers: u64,
+    pub(crate) writers: u64,
+    /// The own device may only read (an import that asked for that).
+    pub(crate) read_only: bool,
+}
+
+impl Sharing {
+    /// Whether a stream on device `ordinal` may use the memory as `write` says.
+    pub(crate) fn grants(&self, ordinal: usize, write: bool) -> bool {
+        let bit = 1u64.checked_shl(ordinal as u32).unwrap_or(0);
+        bit & (self.writers | if write { 0 } else { self.readers }) != 0
+    }
+}
+
+/// Pinned device memory on the context's device, exportable as `sharing` says.
+fn allocation_props(ctx: &CudaContext, sharing: Sharing) -> sys::CUmemAllocationProp {
     sys::CUmemAllocationProp {
         type_: sys::CUmemAllocationType::CU_MEM_ALLOCATION_TYPE_PINNED,
-        requestedHandleTypes: sys::CUmemAllocationHandleType::CU_MEM_HANDLE_TYPE_NONE,
-        location: device_location(ctx),
+        requestedHandleTypes: match sharing.processes {
+            true => POSIX_FD,
+            false => sys::CUmemAllocationHandleType::CU_MEM_HANDLE_TYPE_NONE,
+        },
+        location: device_location(ctx.cu_device()),
         win32HandleMetaData: core::ptr::null_mut(),
         allocFlags: sys::CUmemAllocationProp_st__bindgen_ty_1 {
             compressionType: 0,
@@ -61,15 +90,16 @@ fn allocation_props(ctx: &CudaContext) -> sys::CUmemAllocationProp {
 }
 
 /// Device memory that grows without moving: a range of device addresses
-/// reserved up front, onto whose end physical chunks are mapped as needed
-/// and unmapped again ([`CudaVm::shrink_to`]), as PyTorch's expandable
-/// segments do.
+/// reserved up front, onto whose end physical allocations are mapped as
+/// needed, one per growth step (mapping costs per handle), and unmapped
+/// again ([`CudaVm::shrink_to`]), as PyTorch's expandable segments do.
 ///
 /// # Pitfalls
 ///
 /// - **`cuMemUnmap` does not synchronise**, so [`CudaVm::shrink_to`] and
 ///   `drop` wait for all work of the context first.
-/// - **No legacy IPC**, and only the buffer's own device has access.
+/// - **No legacy IPC**; other processes and devices get what [`Sharing`]
+///   grants, on every chunk mapped later too.
 /// - **New chunks are not zeroed.**
 /// - **Not every device has it** ([`CudaVm::supported`]).
 pub(crate) struct CudaVm {
@@ -77,9 +107,21 @@ pub(crate) struct CudaVm {
     base: sys::CUdeviceptr,
     reserved: usize,
     chunk: usize,
-    /// One physical allocation per mapped chunk; chunk `i` is mapped at
-    /// `base + i * chunk`.
-    chunks: Vec<sys::CUmemGenericAllocationHandle>,
+    /// The mapped allocations, in address order.
+    chunks: Vec<Chunk>,
+    sharing: Sharing,
+    serials: u64,
+}
+
+/// One physical allocation, mapped at `base + offset`; `serial` names it to
+/// an importer (a range trimmed and grown again holds a new one). An
+/// exporter's chunk, described to an importer, has no `handle` there.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Chunk {
+    pub(crate) handle: sys::CUmemGenericAllocationHandle,
+    pub(crate) offset: usize,
+    pub(crate) size: usize,
+    pub(crate) serial: u64,
 }
 
 impl CudaVm {
@@ -100,24 +142,24 @@ impl CudaVm {
         Ok(value != 0)
     }
 
-    /// The device's minimum allocation granularity for pinned device memory:
-    /// every chunk size must be a multiple of it (2 MiB on an H100).
+    /// The device's allocation granularity for pinned device memory shared
+    /// as `sharing` says (the recommended one for other processes, else the
+    /// minimum): every chunk size must be a multiple of it (2 MiB on an H100).
     ///
     /// # Errors
     ///
     /// [`CudaError::Driver`] if the driver cannot say.
-    pub(crate) fn granularity(ctx: &CudaContext) -> Result<usize, CudaError> {
+    pub(crate) fn granularity(ctx: &CudaContext, sharing: Sharing) -> Result<usize, CudaError> {
+        use sys::CUmemAllocationGranularity_flags::*;
         bind(ctx)?;
-        let props = allocation_props(ctx);
+        let props = allocation_props(ctx, sharing);
         let mut granularity = 0usize;
-        // SAFETY: both pointers are to live locals of the right types.
-        let r = unsafe {
-            sys::cuMemGetAllocationGranularity(
-                &mut granularity,
-                &props,
-                sys::CUmemAllocationGranularity_flags::CU_MEM_ALLOC_GRANULARITY_MINIMUM,
-            )
+        let flag = match sharing.processes {
+            true => CU_MEM_ALLOC_GRANULARITY_RECOMMENDED,
+            false => CU_MEM_ALLOC_GRANULARITY_MINIMUM,
         };
+        // SAFETY: both pointers are to live locals of the right types.
+        let r = unsafe { sys::cuMemGetAllocationGranularity(&mut granularity, &props, flag) };
         check("cuMemGetAllocationGranularity", r)?;
         Ok(granularity)
     }
@@ -136,11 +178,12 @@ impl CudaVm {
         ctx: &Arc<CudaContext>,
         reserve: Option<usize>,
         chunk: usize,
+        sharing: Sharing,
     ) -> Result<CudaVm, CudaError> {
         if !CudaVm::supported(ctx)? {
             return Err(CudaError::VmUnsupported);
         }
-        let granularity = CudaVm::granularity(ctx)?;
+        let granularity = CudaVm::granularity(ctx, sharing)?;
         if chunk == 0 {
             return Err(CudaError::ZeroLength);
         }
@@ -171,21 +214,21 @@ impl CudaVm {
             reserved,
             chunk,
             chunks: Vec::new(),
+            sharing,
+            serials: 0,
         })
     }
 
-    /// Maps chunks onto the end of the mapped range until at least `len`
-    /// bytes are mapped, and grants the context's device read and write
-    /// access to them. Mapped bytes keep their contents and addresses; the
-    /// new ones hold unspecified values. Asking for less than is mapped does
-    /// nothing.
+    /// Maps one new allocation onto the end of the mapped range so that at
+    /// least `len` bytes are mapped, with the access [`Sharing`] grants.
+    /// Mapped bytes keep their contents and addresses; the new ones hold
+    /// unspecified values. Asking for less than is mapped does nothing.
     ///
     /// # Errors
     ///
     /// [`CudaError::BeyondReservation`] past the end of the reservation;
     /// [`CudaError::Driver`] when the driver refuses (out of device
-    /// memory, say). Either way nothing changes: chunks mapped by a failed
-    /// call are unmapped and freed again.
+    /// memory, say). Either way nothing changes.
     pub(crate) fn grow_to(&mut self, len: usize) -> Result<(), CudaError> {
         let beyond = CudaError::BeyondReservation {
             len,
@@ -199,101 +242,136 @@ impl CudaVm {
             return Ok(());
         }
         bind(&self.ctx)?;
-        let first_new = self.chunks.len();
-        let result = self.map_chunks((target - have) / self.chunk);
-        let result = result.and_then(|()| self.grant_access(have, target - have));
-        if result.is_err() {
-            // Undo exactly what this call added; the rollback's own errors
-            // would only hide the one that matters.
-            let _ = self.unmap_chunks_from(first_new);
-        }
-        result
-    }
-
-    /// Creates and maps `count` chunks after the last mapped one, pushing
-    /// each handle as soon as it is mapped (so a rollback finds it).
-    fn map_chunks(&mut self, count: usize) -> Result<(), CudaError> {
-        let props = allocation_props(&self.ctx);
-        let size = self.chunk;
-        for _ in 0..count {
-            let at = self.base + offset_of(self.mapped());
-            let mut handle: sys::CUmemGenericAllocationHandle = 0;
-            // SAFETY: `handle` and `props` are live locals of the right types.
-            let r = unsafe { sys::cuMemCreate(&mut handle, size, &props, 0) };
-            check("cuMemCreate", r)?;
-            // SAFETY: `at .. at + size` lies inside our reservation (the
-            // caller checked the target against it) and is not mapped yet;
-            // `handle` is a fresh allocation of exactly `size` bytes.
-            let r = unsafe { sys::cuMemMap(at, size, 0, handle, 0) };
-            if let Err(e) = check("cuMemMap", r) {
-                // SAFETY: `handle` is ours, mapped nowhere, released once.
-                unsafe { sys::cuMemRelease(handle) };
-                return Err(e);
-            }
-            self.chunks.push(handle);
-        }
-        Ok(())
-    }
-
-    fn grant_access(&self, offset: usize, len: usize) -> Result<(), CudaError> {
-        let desc = sys::CUmemAccessDesc {
-            location: device_location(&self.ctx),
-            flags: sys::CUmemAccess_flags::CU_MEM_ACCESS_FLAGS_PROT_READWRITE,
+        let props = allocation_props(&self.ctx, self.sharing);
+        let mut handle: sys::CUmemGenericAllocationHandle = 0;
+        // SAFETY: `handle` and `props` are live locals of the right types.
+        let r = unsafe { sys::cuMemCreate(&mut handle, target - have, &props, 0) };
+        check("cuMemCreate", r)?;
+        self.serials += 1;
+        let chunk = Chunk {
+            handle,
+            offset: have,
+            size: target - have,
+            serial: self.serials,
         };
-        // SAFETY: the range is fully mapped by chunks of this buffer (the
-        // caller just mapped it); `desc` is a live local, one element.
-        let r = unsafe { sys::cuMemSetAccess(self.base + offset_of(offset), len, &desc, 1) };
+        self.map(chunk)
+    }
+
+    /// Maps `chunk.handle` (ours from now on: released if this fails) at
+    /// its offset, which the caller checked lies inside the reservation and
+    /// is not mapped, and grants access.
+    fn map(&mut self, chunk: Chunk) -> Result<(), CudaError> {
+        let at = self.base + offset_of(chunk.offset);
+        // SAFETY: `at .. at + size` is ours and unmapped (the caller
+        // checked); the driver refuses a handle of another size.
+        let r = unsafe { sys::cuMemMap(at, chunk.size, 0, chunk.handle, 0) };
+        if let Err(e) = check("cuMemMap", r) {
+            // SAFETY: `handle` is ours, mapped nowhere, released once.
+            unsafe { sys::cuMemRelease(chunk.handle) };
+            return Err(e);
+        }
+        let index = self.chunks.partition_point(|c| c.offset < chunk.offset);
+        self.chunks.insert(index, chunk);
+        let granted = self.grant_access(at, chunk.size);
+        if granted.is_err() {
+            // The rollback's own errors would only hide the one that matters.
+            let _ = self.unmap_where(|c| c.serial == chunk.serial);
+        }
+        granted
+    }
+
+    /// The one place access is granted: the own device (read-only for a
+    /// read-only import), then every peer [`Sharing`] names.
+    fn grant_access(&self, at: u64, size: usize) -> Result<(), CudaError> {
+        use sys::CUmemAccess_flags::*;
+        let own = self.ctx.cu_device();
+        let desc = |location, write| sys::CUmemAccessDesc {
+            location,
+            flags: match write {
+                true => CU_MEM_ACCESS_FLAGS_PROT_READWRITE,
+                false => CU_MEM_ACCESS_FLAGS_PROT_READ,
+            },
+        };
+        let mut descs = std::vec![desc(device_location(own), !self.sharing.read_only)];
+        let peers = self.sharing.readers | self.sharing.writers;
+        for ordinal in (0..64).filter(|i| peers >> i & 1 == 1) {
+            let device = cudarc::driver::result::device::get(ordinal as i32).map_err(|error| {
+                CudaError::Driver {
+                    op: "cuDeviceGet",
+                    error,
+                }
+            })?;
+            if device != own {
+                let write = self.sharing.grants(ordinal, true);
+                descs.push(desc(device_location(device), write));
+            }
+        }
+        // SAFETY: the range is one chunk this buffer just mapped; `descs`
+        // is a live vector of `descs.len()` descriptors.
+        let r = unsafe { sys::cuMemSetAccess(at, size, descs.as_ptr(), descs.len()) };
         check("cuMemSetAccess", r)
     }
 
-    /// Unmaps and frees every chunk from index `first` on. The caller makes
-    /// sure no queued device work uses them.
-    fn unmap_chunks_from(&mut self, first: usize) -> Result<(), CudaError> {
+    /// Unmaps and frees the chunks `unmap` picks, last first. The caller
+    /// makes sure no queued device work uses them.
+    fn unmap_where(&mut self, unmap: impl Fn(&Chunk) -> bool) -> Result<(), CudaError> {
         let mut result = Ok(());
-        while self.chunks.len() > first {
-            let index = self.chunks.len() - 1;
-            let at = self.base + offset_of(index * self.chunk);
-            // SAFETY: chunk `index` is mapped at `at` with exactly
-            // `self.chunk` bytes; the caller promises no work uses it.
-            let r = unsafe { sys::cuMemUnmap(at, self.chunk) };
-            if let Err(e) = check("cuMemUnmap", r) {
-                // Still mapped: keep the handle so drop can retry.
-                result = result.and(Err(e));
-                break;
+        for index in (0..self.chunks.len()).rev() {
+            let chunk = self.chunks[index];
+            if !unmap(&chunk) {
+                continue;
             }
-            let handle = self.chunks.pop().unwrap_or_default();
-            // SAFETY: `handle` is ours and now mapped nowhere; released once.
-            let r = unsafe { sys::cuMemRelease(handle) };
+            let at = self.base + offset_of(chunk.offset);
+            // SAFETY: `chunk` is mapped at `at` with exactly its size; the
+            // caller promises no work uses it.
+            let r = unsafe { sys::cuMemUnmap(at, chunk.size) };
+            if let Err(e) = check("cuMemUnmap", r) {
+                // Still mapped: kept so drop can retry.
+                result = result.and(Err(e));
+                continue;
+            }
+            self.chunks.remove(index);
+            // SAFETY: the handle is ours and now mapped nowhere; released once.
+            let r = unsafe { sys::cuMemRelease(chunk.handle) };
             result = result.and(check("cuMemRelease", r));
         }
         result
     }
 
     /// Waits for all work queued in the context, then unmaps and frees the
-    /// chunks lying wholly past the first `len` bytes (rounded up to whole
-    /// chunks), giving their memory back to the device. Asking for more than
-    /// is mapped does nothing.
+    /// allocations lying wholly past the first `len` bytes (rounded up to
+    /// whole chunks), giving their memory back to the device. Asking for
+    /// more than is mapped does nothing.
     ///
     /// # Errors
     ///
     /// [`CudaError::Driver`] if waiting or unmapping fails; chunks it
     /// could not unmap stay mapped.
     pub(crate) fn shrink_to(&mut self, len: usize) -> Result<(), CudaError> {
-        let keep = round_up(len, self.chunk).unwrap_or(usize::MAX) / self.chunk;
-        if keep >= self.chunks.len() {
+        let keep = round_up(len, self.chunk).unwrap_or(usize::MAX);
+        if self.chunks.iter().all(|c| c.offset < keep) {
             return Ok(());
         }
-        // `cuMemUnmap` does not wait for work using the memory.
+        self.synchronize()?;
+        self.unmap_where(|c| c.offset >= keep)
+    }
+
+    /// `cuMemUnmap` does not wait for work using the memory: this does.
+    fn synchronize(&self) -> Result<(), CudaError> {
         self.ctx.synchronize().map_err(|error| CudaError::Driver {
             op: "cuCtxSynchronize",
             error,
-        })?;
-        self.unmap_chunks_from(keep)
+        })
     }
 
-    /// Bytes mapped, from the base (a multiple of the chunk size).
+    /// Who else may use the memory.
+    pub(crate) fn sharing(&self) -> Sharing {
+        self.sharing
+    }
+
+    /// Bytes mapped from the base.
     pub(crate) fn mapped(&self) -> usize {
-        self.chunks.len() * self.chunk
+        self.chunks.last().map_or(0, |c| c.offset + c.size)
     }
 
     /// Bytes of device addresses reserved (a multiple of the chunk size):
@@ -309,6 +387,89 @@ impl CudaVm {
     }
 }
 
+/// Other processes' side (see `crate::share`).
+#[cfg(unix)]
+impl CudaVm {
+    /// Each chunk with a new POSIX file descriptor of its allocation.
+    ///
+    /// # Errors
+    ///
+    /// [`CudaError::Sharing`] unless made for other processes;
+    /// [`CudaError::Driver`] when the driver refuses.
+    pub(crate) fn export(&self) -> Result<Vec<(Chunk, OwnedFd)>, CudaError> {
+        if !self.sharing.processes {
+            return Err(CudaError::Sharing(
+                "the arena was not made to share with processes",
+            ));
+        }
+        bind(&self.ctx)?;
+        let export = |chunk: &Chunk| {
+            let mut fd: core::ffi::c_int = -1;
+            // SAFETY: for a POSIX handle the driver writes an `int` where
+            // the pointer points: a live local.
+            let r = unsafe {
+                let to = core::ptr::addr_of_mut!(fd).cast();
+                sys::cuMemExportToShareableHandle(to, chunk.handle, POSIX_FD, 0)
+            };
+            check("cuMemExportToShareableHandle", r)?;
+            // SAFETY: a descriptor the driver just opened, ours alone.
+            Ok((*chunk, unsafe { OwnedFd::from_raw_fd(fd) }))
+        };
+        self.chunks.iter().map(export).collect()
+    }
+
+    /// Makes the mapped chunks an exporter's (each with a descriptor of its
+    /// allocation): unmaps those it no longer lists, after waiting for the
+    /// context, then imports and maps the new ones. The caller closes the
+    /// descriptors.
+    ///
+    /// # Errors
+    ///
+    /// [`CudaError::Sharing`] for a chunk outside the reservation or over
+    /// another; [`CudaError::Driver`] when the driver refuses.
+    pub(crate) fn import(&mut self, chunks: &[(Chunk, OwnedFd)]) -> Result<(), CudaError> {
+        bind(&self.ctx)?;
+        let listed = |c: &Chunk| {
+            chunks
+                .iter()
+                .any(|(n, _)| (n.serial, n.offset) == (c.serial, c.offset))
+        };
+        if !self.chunks.iter().all(listed) {
+            self.synchronize()?;
+            self.unmap_where(|c| !listed(c))?;
+        }
+        for (new, fd) in chunks {
+            if self.chunks.iter().any(|c| c.serial == new.serial) {
+                continue;
+            }
+            let end = new
+                .offset
+                .checked_add(new.size)
+                .filter(|&e| e <= self.reserved);
+            let clash = |end| {
+                self.chunks
+                    .iter()
+                    .any(|c| c.offset < end && new.offset < c.offset + c.size)
+            };
+            if !end.is_some_and(|end| !clash(end)) || new.size == 0 {
+                return Err(CudaError::Sharing(
+                    "a chunk outside the reservation or over another",
+                ));
+            }
+            let mut handle: sys::CUmemGenericAllocationHandle = 0;
+            // SAFETY: for a POSIX handle the driver reads the descriptor's
+            // value from the pointer argument; `fd` is open through the call.
+            let r = unsafe {
+                let os = fd.as_raw_fd() as usize as *mut core::ffi::c_void;
+                sys::cuMemImportFromShareableHandle(&mut handle, os, POSIX_FD)
+            };
+            check("cuMemImportFromShareableHandle", r)?;
+            self.map(Chunk { handle, ..*new })?;
+        }
+        Ok(())
+    }
+}
+
 impl Drop for CudaVm {
     fn drop(&mut self) {
         // Errors cannot be reported from `drop`; a context already lost to a
@@ -316,9 +477,8 @@ impl Drop for CudaVm {
         if bind(&self.ctx).is_err() {
             return;
         }
-        // `cuMemUnmap` does not wait for work using the memory.
-        let _ = self.ctx.synchronize();
-        let _ = self.unmap_chunks_from(0);
+        let _ = self.synchronize();
+        let _ = self.unmap_where(|_| true);
         if self.chunks.is_empty() {
             // SAFETY: `base .. base + reserved` is our reservation, now with
             // nothing mapped in it, freed once.
@@ -393,14 +553,15 @@ extern "C" __global__ void add(unsigned* p, unsigned long long n, unsigned v) {
     #[ignore = "needs an NVIDIA GPU"]
     fn a_reservation_maps_whole_chunks_at_an_aligned_base() {
         let (ctx, _, _) = setup();
-        let granularity = CudaVm::granularity(&ctx).unwrap();
+        let granularity = CudaVm::granularity(&ctx, Sharing::default()).unwrap();
         assert!(granularity.is_power_of_two());
-        let whole = CudaVm::reserve(&ctx, None, granularity).unwrap();
+        let whole = CudaVm::reserve(&ctx, None, granularity, Sharing::default()).unwrap();
         assert!(whole.reserved >= ctx.total_mem().unwrap());
         assert_eq!(whole.base_address() % granularity as u64, 0);
         drop(whole);
         let chunk = 2 * granularity;
-        let mut vm = CudaVm::reserve(&ctx, Some(16 * chunk - 1), chunk).unwrap();
+        let mut vm =
+            CudaVm::reserve(&ctx, Some(16 * chunk - 1), chunk, Sharing::default()).unwrap();
         assert_eq!(
             (vm.reserved(), vm.mapped(), vm.chunk),
             (16 * chunk, 0, chunk)
@@ -419,8 +580,8 @@ extern "C" __global__ void add(unsigned* p, unsigned long long n, unsigned v) {
     fn grows_to_8_gib_without_moving_and_shrinks_back() {
         let (ctx, stream, add) = setup();
         assert!(CudaVm::supported(&ctx).unwrap());
-        let chunk = CudaVm::granularity(&ctx).unwrap();
-        let mut vm = CudaVm::reserve(&ctx, None, chunk).unwrap();
+        let chunk = CudaVm::granularity(&ctx, Sharing::default()).unwrap();
+        let mut vm = CudaVm::reserve(&ctx, None, chunk, Sharing::default()).unwrap();
         vm.grow_to(1).unwrap();
         let base = vm.base_address();
         let first: Vec<u32> = (0..1024).collect();
@@ -473,8 +634,8 @@ extern "C" __global__ void add(unsigned* p, unsigned long long n, unsigned v) {
     #[ignore = "needs an NVIDIA GPU"]
     fn growth_past_the_reservation_is_refused_and_the_buffer_stays_usable() {
         let (ctx, stream, add) = setup();
-        let chunk = CudaVm::granularity(&ctx).unwrap();
-        let mut vm = CudaVm::reserve(&ctx, Some(4 * chunk), chunk).unwrap();
+        let chunk = CudaVm::granularity(&ctx, Sharing::default()).unwrap();
+        let mut vm = CudaVm::reserve(&ctx, Some(4 * chunk), chunk, Sharing::default()).unwrap();
         vm.grow_to(2 * chunk).unwrap();
         write(vm.base_address(), &[7; 256]);
         assert_eq!(
@@ -495,11 +656,11 @@ extern "C" __global__ void add(unsigned* p, unsigned long long n, unsigned v) {
     #[ignore = "needs an NVIDIA GPU"]
     fn running_out_of_device_memory_is_a_typed_error_and_rolls_back() {
         let (ctx, stream, add) = setup();
-        let granularity = CudaVm::granularity(&ctx).unwrap();
+        let granularity = CudaVm::granularity(&ctx, Sharing::default()).unwrap();
         let total = ctx.total_mem().unwrap();
         // 1 GiB chunks keep the number of driver calls small.
         let chunk = (1usize << 30).div_ceil(granularity) * granularity;
-        let mut vm = CudaVm::reserve(&ctx, Some(2 * total), chunk).unwrap();
+        let mut vm = CudaVm::reserve(&ctx, Some(2 * total), chunk, Sharing::default()).unwrap();
         vm.grow_to(chunk).unwrap();
         write(vm.base_address(), &[1; 64]);
         let free_before = free_device_memory(&ctx);
@@ -525,16 +686,17 @@ extern "C" __global__ void add(unsigned* p, unsigned long long n, unsigned v) {
     #[ignore = "needs an NVIDIA GPU"]
     fn a_chunk_off_the_granularity_is_refused() {
         let (ctx, _, _) = setup();
-        let granularity = CudaVm::granularity(&ctx).unwrap();
+        let granularity = CudaVm::granularity(&ctx, Sharing::default()).unwrap();
         assert_eq!(
-            CudaVm::reserve(&ctx, Some(1 << 30), granularity + 4096).unwrap_err(),
+            CudaVm::reserve(&ctx, Some(1 << 30), granularity + 4096, Sharing::default())
+                .unwrap_err(),
             CudaError::ChunkNotMultiple {
                 chunk: granularity + 4096,
                 granularity
             }
         );
         assert_eq!(
-            CudaVm::reserve(&ctx, Some(1 << 30), 0).unwrap_err(),
+            CudaVm::reserve(&ctx, Some(1 << 30), 0, Sharing::default()).unwrap_err(),
             CudaError::ZeroLength
         );
     }

@@ -1,0 +1,504 @@
+//! A device arena's memory for other devices and processes (feature `cuda`, Unix). An arena made
+//! with [`ArenaOptions::share`](crate::arena::ArenaOptions::share) grants peer devices access to
+//! every chunk, or gives chunks POSIX file-descriptor handles: [`send`] passes those over a Unix
+//! socket (`SCM_RIGHTS`: no `pidfd_getfd`, which containers often forbid) with named arrays, and
+//! [`Imported`] maps them in the other process, lending each array only as the element type it was
+//! sent as, in the arena's own [`View`]s. Errors are [`CudaError::Sharing`] (what was wrong) and
+//! [`CudaError::Socket`]. How it works and its pitfalls: `docs/SHARING.md`.
+
+use core::marker::PhantomData;
+use core::mem::{size_of, size_of_val};
+use core::ops::RangeBounds;
+use std::io::{self, Read, Write};
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
+use std::os::unix::net::UnixStream;
+use std::string::{String, ToString};
+use std::sync::Arc;
+use std::vec::Vec;
+
+use cudarc::driver::CudaStream;
+
+use crate::arena::{bounds, Arena, ArenaResult, Lent, Sealed, TypedArray, View, ViewMut, SEALED};
+use crate::backend::cuda::{Access, Chunk, CudaBackend, CudaError, CudaVm, LastUses, Sharing};
+use crate::backend::{Buffer, Span};
+use crate::{GpuData, GpuType, GpuWords};
+
+type Shared<T> = ArenaResult<T, CudaBackend>;
+
+/// Whom a growing device arena shares its memory with
+/// ([`ArenaOptions::share`](crate::arena::ArenaOptions::share)).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Share {
+    /// Other processes, through [`send`].
+    Processes,
+    /// Kernels on `device` (an ordinal below 64), writing too if `writable`: the arena's views
+    /// then take that device's streams.
+    #[allow(missing_docs)]
+    Peer { device: usize, writable: bool },
+}
+
+/// An array [`send`] can name: a typed array of a device arena.
+pub trait Exportable {
+    #[doc(hidden)]
+    fn entry(&self, arena: &Arena<CudaBackend>, _: Sealed) -> Shared<(Span, u64)>;
+}
+
+impl<A: TypedArray<CudaBackend>> Exportable for A {
+    fn entry(&self, arena: &Arena<CudaBackend>, _: Sealed) -> Shared<(Span, u64)> {
+        Ok((arena.shared_span(self)?, layout_hash(&A::Element::TYPE)))
+    }
+}
+
+/// FNV-1a of the type's whole description: names, sizes, alignments and fields, recursively.
+fn layout_hash(ty: &GpuType) -> u64 {
+    let step = |h: u64, b: &u8| (h ^ u64::from(*b)).wrapping_mul(0x100_0000_01b3);
+    std::format!("{ty:?}")
+        .as_bytes()
+        .iter()
+        .fold(0xcbf2_9ce4_8422_2325, step)
+}
+
+fn bad(why: &'static str) -> crate::arena::ArenaError<CudaError> {
+    CudaError::Sharing(why).into()
+}
+
+fn io_error(e: io::Error) -> crate::arena::ArenaError<CudaError> {
+    match e.kind() {
+        io::ErrorKind::UnexpectedEof => bad("the peer closed the socket"),
+        kind => CudaError::Socket(kind).into(),
+    }
+}
+
+const MAGIC: &[u8; 8] = b"gpua-sh1";
+/// Descriptors per `sendmsg`, below Linux's `SCM_MAX_FD` (253).
+const FDS_PER_MESSAGE: usize = 250;
+const MAX_MESSAGE: usize = 16 << 20;
+
+/// An array as sent: its name, bytes in the arena and element layout hash.
+type Entry = (String, Span, u64);
+/// A message: the reservation's length, the chunks and the arrays.
+type Message = (usize, Vec<Chunk>, Vec<Entry>);
+/// A message received, with a descriptor for each chunk.
+type Received = (usize, Vec<(Chunk, OwnedFd)>, Vec<Entry>);
+
+fn encode((reserved, chunks, arrays): &Message) -> Vec<u8> {
+    let counts = [*reserved, chunks.len(), arrays.len()].map(|n| n as u64);
+    let chunks = chunks
+        .iter()
+        .flat_map(|c| [c.offset as u64, c.size as u64, c.serial]);
+    let mut out = MAGIC.to_vec();
+    counts
+        .into_iter()
+        .chain(chunks)
+        .for_each(|w| out.extend(w.to_le_bytes()));
+    for (name, span, hash) in arrays {
+        out.extend((name.len() as u64).to_le_bytes());
+        out.extend(name.as_bytes());
+        [span.offset, span.len as u64, *hash]
+            .iter()
+            .for_each(|w| out.extend(w.to_le_bytes()));
+    }
+    out
+}
+
+/// A cursor over a message's bytes.
+struct Reader<'a>(&'a [u8]);
+
+impl<'a> Reader<'a> {
+    fn take(&mut self, n: usize) -> Shared<&'a [u8]> {
+        let (head, rest) = self.0.split_at_checked(n).ok_or(bad("a short message"))?;
+        self.0 = rest;
+        Ok(head)
+    }
+
+    fn word(&mut self) -> Shared<u64> {
+        let bytes = self.take(8)?;
+        Ok(u64::from_le_bytes(bytes.try_into().unwrap_or_default()))
+    }
+
+    fn size(&mut self) -> Shared<usize> {
+        usize::try_from(self.word()?).map_err(|_| bad("a length past this host's"))
+    }
+}
+
+fn decode(body: &[u8]) -> Shared<Message> {
+    let mut r = Reader(body);
+    if r.take(8)? != MAGIC {
+        return Err(bad("not a gpu-aligned share message"));
+    }
+    let (reserved, chunks, arrays) = (r.size()?, r.size()?, r.size()?);
+    if chunks.max(arrays) > body.len() {
+        return Err(bad("a short message"));
+    }
+    let mut chunk = |handle| {
+        Ok(Chunk {
+            handle,
+            offset: r.size()?,
+            size: r.size()?,
+            serial: r.word()?,
+        })
+    };
+    let chunks = (0..chunks).map(|_| chunk(0)).collect::<Shared<Vec<_>>>()?;
+    let mut entries = Vec::new();
+    for _ in 0..arrays {
+        let len = r.size()?;
+        let name = core::str::from_utf8(r.take(len)?).map_err(|_| bad("a name not UTF-8"))?;
+        let span = Span {
+            offset: r.word()?,
+            len: r.size()?,
+        };
+        entries.push((name.to_string(), span, r.word()?));
+    }
+    match r.0.is_empty() {
+        true => Ok((reserved, chunks, entries)),
+        false => Err(bad("a long message")),
+    }
+}
+
+/// Sends the chunks of `arena` (made with [`Share::Processes`]) and the named `arrays` over
+/// `socket`, once the arena's stream is done (wait for your other streams yourself). Send again
+/// after growth: the [`Imported`] maps the chunks it lacks and drops those trimmed since.
+///
+/// # Errors
+///
+/// [`CudaError::Sharing`] for an arena not made to share with processes, the handle's errors for
+/// an array not its own, [`CudaError::Socket`], or the driver's when it refuses to export.
+pub fn send(
+    socket: &UnixStream,
+    arena: &Arena<CudaBackend>,
+    arrays: &[(&str, &dyn Exportable)],
+) -> Shared<()> {
+    let backend = arena.backend();
+    let vm = backend.mapping().ok_or(bad("the arena is not shared"))?;
+    backend.synchronize()?;
+    let exported = vm.export()?;
+    let mut entries = Vec::new();
+    for (name, array) in arrays {
+        let (span, hash) = array.entry(arena, SEALED)?;
+        entries.push((name.to_string(), span, hash));
+    }
+    let chunks = exported.iter().map(|(chunk, _)| *chunk).collect();
+    let body = encode(&(vm.reserved(), chunks, entries));
+    let mut writer = socket;
+    writer
+        .write_all(&(body.len() as u64).to_le_bytes())
+        .map_err(io_error)?;
+    writer.write_all(&body).map_err(io_error)?;
+    let fds: Vec<RawFd> = exported.iter().map(|(_, fd)| fd.as_raw_fd()).collect();
+    fds.chunks(FDS_PER_MESSAGE)
+        .try_for_each(|batch| pass(socket, Some(batch), &mut Vec::new()))
+    // `exported` drops here, closing this process's descriptors.
+}
+
+/// Sends one byte with the descriptors `send` (each at most [`FDS_PER_MESSAGE`]), or with `None`
+/// receives one byte with the descriptors it names, owned (so closed once) as soon as they arrive.
+fn pass(socket: &UnixStream, send: Option<&[RawFd]>, into: &mut Vec<OwnedFd>) -> Shared<()> {
+    let mut byte = [send.map_or(0, |fds| fds.len() as u8)];
+    let mut iov = libc::iovec {
+        iov_base: byte.as_mut_ptr().cast(),
+        iov_len: 1,
+    };
+    // SAFETY: `CMSG_SPACE` only computes.
+    let space = unsafe { libc::CMSG_SPACE((FDS_PER_MESSAGE * size_of::<RawFd>()) as u32) };
+    let mut control = std::vec![0u64; (space as usize).div_ceil(8)];
+    // SAFETY: `msghdr` is plain C data; all zeros is a valid empty header.
+    let mut msg: libc::msghdr = unsafe { core::mem::zeroed() };
+    (msg.msg_iov, msg.msg_iovlen) = (&mut iov, 1);
+    msg.msg_control = control.as_mut_ptr().cast();
+    msg.msg_controllen = size_of_val(&control[..]) as _;
+    let (before, fd) = (into.len(), socket.as_raw_fd());
+    // SAFETY: `msg` points at live locals; the control buffer has room for one header and
+    // `FDS_PER_MESSAGE` descriptors, and the `CMSG_*` walk stays inside what the kernel filled.
+    // Each descriptor received is new and ours.
+    let done = unsafe {
+        let cmsg = libc::CMSG_FIRSTHDR(&msg);
+        if let Some(fds) = send {
+            (*cmsg).cmsg_level = libc::SOL_SOCKET;
+            (*cmsg).cmsg_type = libc::SCM_RIGHTS;
+            (*cmsg).cmsg_len = libc::CMSG_LEN(size_of_val(fds) as u32) as _;
+            msg.msg_controllen = libc::CMSG_SPACE(size_of_val(fds) as u32) as _;
+            let data = libc::CMSG_DATA(cmsg).cast::<RawFd>();
+            fds.iter()
+                .enumerate()
+                .for_each(|(i, &fd)| data.add(i).write_unaligned(fd));
+            return match libc::sendmsg(fd, &msg, libc::MSG_NOSIGNAL) {
+                1 => Ok(()),
+                _ => Err(io_error(io::Error::last_os_error())),
+            };
+        }
+        let done = libc::recvmsg(fd, &mut msg, libc::MSG_CMSG_CLOEXEC);
+        let mut cmsg = libc::CMSG_FIRSTHDR(&msg);
+        while done > 0 && !cmsg.is_null() {
+            if ((*cmsg).cmsg_level, (*cmsg).cmsg_type) == (libc::SOL_SOCKET, libc::SCM_RIGHTS) {
+                let bytes = (*cmsg).cmsg_len as usize - libc::CMSG_LEN(0) as usize;
+                let data = libc::CMSG_DATA(cmsg).cast::<RawFd>();
+                for i in 0..bytes / size_of::<RawFd>() {
+                    into.push(OwnedFd::from_raw_fd(data.add(i).read_unaligned()));
+                }
+            }
+            cmsg = libc::CMSG_NXTHDR(&msg, cmsg);
+        }
+        done
+    };
+    let counted = into.len() - before == usize::from(byte[0]);
+    match done {
+        ..0 => Err(io_error(io::Error::last_os_error())),
+        0 => Err(bad("the peer closed the socket")),
+        _ if msg.msg_flags & libc::MSG_CTRUNC != 0 || !counted => Err(bad("descriptors lost")),
+        _ => Ok(()),
+    }
+}
+
+/// Reads one message and a descriptor for each of its chunks.
+fn receive(socket: &UnixStream) -> Shared<Received> {
+    let (mut reader, mut len) = (socket, [0u8; 8]);
+    reader.read_exact(&mut len).map_err(io_error)?;
+    let len = usize::try_from(u64::from_le_bytes(len)).unwrap_or(usize::MAX);
+    let mut body = std::vec![0u8; len.min(MAX_MESSAGE + 1)];
+    if len > MAX_MESSAGE {
+        return Err(bad("a message too long"));
+    }
+    reader.read_exact(&mut body).map_err(io_error)?;
+    let (reserved, chunks, arrays) = decode(&body)?;
+    let mut fds = Vec::new();
+    while fds.len() < chunks.len() {
+        pass(socket, None, &mut fds)?;
+    }
+    match fds.len() == chunks.len() {
+        true => Ok((reserved, chunks.into_iter().zip(fds).collect(), arrays)),
+        false => Err(bad("more descriptors than chunks")),
+    }
+}
+
+/// Another process's arena memory mapped here for one device: [`send`]'s arrays, each lent only
+/// as the type it was sent as, in [`View`]s and [`ViewMut`]s as an arena's; nothing is allocated
+/// here. Dropping it waits for the device, then unmaps and releases every chunk.
+#[derive(Debug)]
+pub struct Imported {
+    backend: CudaBackend,
+    socket: UnixStream,
+    arrays: Vec<Entry>,
+}
+
+/// An array of an [`Imported`], of elements `T`, ordered on streams as an arena's array.
+#[derive(Debug)]
+pub struct ImportedArray<T> {
+    span: Span,
+    uses: LastUses,
+    _element: PhantomData<fn() -> T>,
+}
+
+impl Imported {
+    /// Receives [`send`]'s first message on `socket` and maps it for `stream`'s device, writable
+    /// or read-only (a write view is then refused, and a kernel's write faults).
+    ///
+    /// # Errors
+    ///
+    /// [`CudaError::Sharing`] for anything but [`send`]'s message, [`CudaError::Socket`], or the
+    /// driver's when it refuses to import or map.
+    pub fn receive(socket: UnixStream, stream: &Arc<CudaStream>, writable: bool) -> Shared<Self> {
+        let (reserved, chunks, arrays) = receive(&socket)?;
+        let sharing = Sharing {
+            read_only: !writable,
+            ..Sharing::default()
+        };
+        let granularity = CudaVm::granularity(stream.context(), sharing)?;
+        let mut vm = CudaVm::reserve(stream.context(), Some(reserved), granularity, sharing)?;
+        vm.import(&chunks)?;
+        let backend = CudaBackend::imported(vm, stream)?;
+        Ok(Imported {
+            backend,
+            socket,
+            arrays,
+        })
+    }
+
+    /// The array sent as `name`, if its element type's layout is `T`'s. Messages already on the
+    /// socket are applied first (growth mapped, trimmed chunks dropped); while no array has that
+    /// name, it waits for the next message.
+    ///
+    /// # Errors
+    ///
+    /// [`CudaError::Sharing`] for another element type, or when the peer closes the socket first;
+    /// as [`receive`](Imported::receive).
+    pub fn array<T: GpuWords>(&mut self, name: &str) -> Shared<ImportedArray<T>> {
+        loop {
+            let mut byte = 0u8;
+            let flags = libc::MSG_PEEK | libc::MSG_DONTWAIT;
+            // SAFETY: a one-byte peek into a live local.
+            let waiting = unsafe {
+                libc::recv(
+                    self.socket.as_raw_fd(),
+                    (&mut byte as *mut u8).cast(),
+                    1,
+                    flags,
+                ) > 0
+            };
+            match self.arrays.iter().find(|(sent, ..)| sent == name) {
+                Some(&(_, span, hash)) if !waiting => {
+                    return match hash == layout_hash(&T::TYPE) {
+                        true => Ok(ImportedArray {
+                            span,
+                            uses: LastUses::default(),
+                            _element: PhantomData,
+                        }),
+                        false => Err(bad("the array was shared as another element type")),
+                    };
+                }
+                _ => {}
+            }
+            let (_, chunks, arrays) = receive(&self.socket)?;
+            self.backend
+                .mapping_mut()
+                .ok_or(bad("no mapping"))?
+                .import(&chunks)?;
+            self.arrays = arrays;
+        }
+    }
+
+    /// Elements `range` of `array` as a read-only view for work on `stream`, as [`Arena::view`].
+    ///
+    /// # Errors
+    ///
+    /// The range check's; a foreign stream's; [`CudaError::Sharing`] once the exporter trimmed
+    /// the array's memory.
+    pub fn view<'a, T>(
+        &'a self,
+        array: &'a ImportedArray<T>,
+        range: impl RangeBounds<usize>,
+        stream: &'a Arc<CudaStream>,
+    ) -> Shared<View<'a, T>> {
+        Ok(View::new(
+            self.lend(array, range, stream, Access::Read)?,
+            None,
+        ))
+    }
+
+    /// As [`view`](Imported::view), writable; refused for a read-only import.
+    ///
+    /// # Errors
+    ///
+    /// As [`view`](Imported::view).
+    pub fn view_mut<'a, T>(
+        &'a self,
+        array: &'a mut ImportedArray<T>,
+        range: impl RangeBounds<usize>,
+        stream: &'a Arc<CudaStream>,
+    ) -> Shared<ViewMut<'a, T>> {
+        Ok(ViewMut::new(self.lend(
+            array,
+            range,
+            stream,
+            Access::Write,
+        )?))
+    }
+
+    fn lend<'a, T>(
+        &'a self,
+        array: &'a ImportedArray<T>,
+        range: impl RangeBounds<usize>,
+        stream: &'a Arc<CudaStream>,
+        access: Access,
+    ) -> Shared<Lent<'a>> {
+        let size = size_of::<T>().max(1);
+        let (start, len) = bounds(&range, array.span.len / size)?;
+        if !array.span.within(self.backend.len()) {
+            return Err(bad("the exporter trimmed the array's memory"));
+        }
+        let address = self.backend.base_address() + array.span.offset + (start * size) as u64;
+        let (backend, uses) = (&self.backend, &array.uses);
+        let ordered = backend.begin_use(uses, array.span, stream, access)?;
+        Ok(Lent {
+            backend,
+            uses,
+            ordered,
+            stream,
+            address,
+            len,
+        })
+    }
+}
+
+/// The wire format, descriptor passing and the layout hash, on the host.
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::vector::{float4, uint4};
+
+    #[test]
+    fn messages_decode_as_encoded_and_bad_ones_are_typed_errors() {
+        let chunk = Chunk {
+            handle: 0,
+            offset: 2 << 20,
+            size: 4 << 20,
+            serial: 7,
+        };
+        let entry = (
+            "points".to_string(),
+            Span {
+                offset: 256,
+                len: 4096,
+            },
+            9,
+        );
+        let message = (64 << 20, std::vec![chunk], std::vec![entry]);
+        let good = encode(&message);
+        assert_eq!(decode(&good).unwrap(), message);
+        let (mut magic, mut huge) = (good.clone(), good.clone());
+        magic[0] ^= 1;
+        huge[16..24].copy_from_slice(&u64::MAX.to_le_bytes());
+        let long = [&good[..], &[0]].concat();
+        for bad in [
+            &magic[..],
+            &good[..good.len() - 1],
+            &huge,
+            &long,
+            b"garbage",
+            &[],
+        ] {
+            let refused = matches!(
+                decode(bad),
+                Err(crate::arena::ArenaError::Backend(CudaError::Sharing(_)))
+            );
+            assert!(refused, "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn layouts_hash_apart() {
+        #[derive(Clone, Copy, crate::GpuAligned)]
+        #[repr(C, align(8))]
+        struct Ab {
+            a: u32,
+            b: u32,
+        }
+        #[derive(Clone, Copy, crate::GpuAligned)]
+        #[repr(C, align(8))]
+        struct Ba {
+            b: u32,
+            a: u32,
+        }
+        let hash = |ty: GpuType| layout_hash(&ty);
+        assert_eq!(hash(float4::TYPE), hash(float4::TYPE));
+        assert_ne!(hash(float4::TYPE), hash(uint4::TYPE));
+        assert_ne!(hash(Ab::TYPE), hash(Ba::TYPE));
+    }
+
+    #[test]
+    fn descriptors_pass_once_each() {
+        let (a, b) = UnixStream::pair().unwrap();
+        let null = || OwnedFd::from(std::fs::File::open("/dev/null").unwrap());
+        let files: Vec<OwnedFd> = (0..300).map(|_| null()).collect();
+        let raw: Vec<RawFd> = files.iter().map(AsRawFd::as_raw_fd).collect();
+        raw.chunks(FDS_PER_MESSAGE)
+            .for_each(|fds| pass(&a, Some(fds), &mut Vec::new()).unwrap());
+        let mut got = Vec::new();
+        while got.len() < 300 {
+            pass(&b, None, &mut got).unwrap();
+        }
+        assert!(got.iter().all(|fd| !raw.contains(&fd.as_raw_fd())));
+        drop(a);
+        assert!(pass(&b, None, &mut got).is_err());
+    }
+}
