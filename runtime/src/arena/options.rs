@@ -52,12 +52,7 @@ impl ArenaOptions {
             pitch_align: PITCH_ALIGN,
             growth: GrowthPolicy::fixed(),
             #[cfg(feature = "cuda")]
-            sharing: Sharing {
-                processes: false,
-                readers: 0,
-                writers: 0,
-                read_only: false,
-            },
+            sharing: Sharing::NONE,
         }
     }
 
@@ -79,22 +74,8 @@ impl ArenaOptions {
         self
     }
 
-    /// A growing device arena shares its memory as `share` says (call once for each; feature
-    /// `cuda`): every chunk mapped, then or later, is exportable or granted to the peer.
-    ///
-    /// ```no_run
-    /// use gpu_aligned::arena::{ArenaOptions, GrowthPolicy};
-    /// use gpu_aligned::backend::cuda::cudarc::driver::CudaContext;
-    /// use gpu_aligned::share::Share;
-    ///
-    /// let stream = CudaContext::new(0)?.default_stream();
-    /// let arena = ArenaOptions::new()
-    ///     .growth(GrowthPolicy::up_to(1 << 30))
-    ///     .share(Share::Processes)
-    ///     .share(Share::Peer { device: 1, writable: false })
-    ///     .device(&stream, 2 << 20)?;
-    /// # Ok::<(), Box<dyn std::error::Error>>(())
-    /// ```
+    /// A growing device arena shares every chunk it maps as `share` says (once for each; feature
+    /// `cuda`, Unix): see [`crate::share`].
     #[cfg(all(feature = "cuda", unix))]
     pub const fn share(mut self, share: crate::share::Share) -> Self {
         use crate::share::Share;
@@ -222,7 +203,7 @@ impl ArenaOptions {
     ) -> ArenaResult<Arena<CudaBackend>, CudaBackend> {
         check_alignments(self.min_align, self.pitch_align)?;
         let context = stream.context();
-        let shared = self.sharing != Sharing::default();
+        let shared = self.sharing != Sharing::NONE;
         let vm = self.growth.grows() && CudaVm::supported(context).map_err(ArenaError::Backend)?;
         if shared && !vm {
             let why = "a shared arena grows on virtual memory: give it a growth policy";

@@ -139,7 +139,7 @@ impl CudaBackend {
         max: usize,
         chunk: usize,
     ) -> Result<Self, CudaError> {
-        CudaBackend::shared(stream, len, max, chunk, Sharing::default())
+        CudaBackend::shared(stream, len, max, chunk, Sharing::NONE)
     }
 
     /// As [`growable`](CudaBackend::growable), shared as `sharing` says:
@@ -155,7 +155,7 @@ impl CudaBackend {
             return Err(CudaError::ZeroLength);
         }
         let sanitized = crate::sanitizer::sanitizer_attached();
-        if sanitized && sharing != Sharing::default() {
+        if sanitized && sharing != Sharing::NONE {
             return Err(CudaError::Sharing(
                 "compute-sanitizer watches no shared memory",
             ));

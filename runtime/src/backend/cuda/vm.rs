@@ -49,20 +49,26 @@ fn device_location(device: sys::CUdevice) -> sys::CUmemLocation {
 const POSIX_FD: sys::CUmemAllocationHandleType =
     sys::CUmemAllocationHandleType::CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR;
 
-/// Who else may use a [`CudaVm`]'s memory: other processes (its chunks then
-/// have POSIX file-descriptor handles; fabric handles are not tried, as
-/// `cuMemCreate` refuses them where IPC was measured), and devices by
-/// ordinal bit: `readers` may read, `writers` read and write.
+/// Who else may use a [`CudaVm`]'s memory: other processes (by POSIX
+/// file-descriptor handles; `cuMemCreate` refused fabric ones where tested),
+/// devices by ordinal bit (`readers`, `writers`); `read_only`: the own device
+/// only reads (an import).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub(crate) struct Sharing {
     pub(crate) processes: bool,
     pub(crate) readers: u64,
     pub(crate) writers: u64,
-    /// The own device may only read (an import that asked for that).
     pub(crate) read_only: bool,
 }
 
 impl Sharing {
+    pub(crate) const NONE: Sharing = Sharing {
+        processes: false,
+        readers: 0,
+        writers: 0,
+        read_only: false,
+    };
+
     /// Whether a stream on device `ordinal` may use the memory as `write` says.
     pub(crate) fn grants(&self, ordinal: usize, write: bool) -> bool {
         let bit = 1u64.checked_shl(ordinal as u32).unwrap_or(0);
@@ -91,8 +97,8 @@ fn allocation_props(ctx: &CudaContext, sharing: Sharing) -> sys::CUmemAllocation
 
 /// Device memory that grows without moving: a range of device addresses
 /// reserved up front, onto whose end physical allocations are mapped as
-/// needed, one per growth step (mapping costs per handle), and unmapped
-/// again ([`CudaVm::shrink_to`]), as PyTorch's expandable segments do.
+/// needed and unmapped again ([`CudaVm::shrink_to`]), as PyTorch's
+/// expandable segments do.
 ///
 /// # Pitfalls
 ///
@@ -113,9 +119,8 @@ pub(crate) struct CudaVm {
     serials: u64,
 }
 
-/// One physical allocation, mapped at `base + offset`; `serial` names it to
-/// an importer (a range trimmed and grown again holds a new one). An
-/// exporter's chunk, described to an importer, has no `handle` there.
+/// One allocation, mapped at `base + offset`; `serial` names it to an
+/// importer (a range trimmed and grown again holds a new one).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct Chunk {
     pub(crate) handle: sys::CUmemGenericAllocationHandle,
@@ -219,16 +224,16 @@ impl CudaVm {
         })
     }
 
-    /// Maps one new allocation onto the end of the mapped range so that at
-    /// least `len` bytes are mapped, with the access [`Sharing`] grants.
-    /// Mapped bytes keep their contents and addresses; the new ones hold
-    /// unspecified values. Asking for less than is mapped does nothing.
+    /// Maps one new allocation (one handle: mapping costs per handle) onto
+    /// the end so that at least `len` bytes are mapped, with the access
+    /// [`Sharing`] grants. Mapped bytes keep their contents and addresses;
+    /// new ones hold unspecified values. Less than is mapped does nothing.
     ///
     /// # Errors
     ///
-    /// [`CudaError::BeyondReservation`] past the end of the reservation;
-    /// [`CudaError::Driver`] when the driver refuses (out of device
-    /// memory, say). Either way nothing changes.
+    /// [`CudaError::BeyondReservation`] past the reservation;
+    /// [`CudaError::Driver`] when the driver refuses (out of memory, say).
+    /// Either way nothing changes.
     pub(crate) fn grow_to(&mut self, len: usize) -> Result<(), CudaError> {
         let beyond = CudaError::BeyondReservation {
             len,
@@ -257,9 +262,8 @@ impl CudaVm {
         self.map(chunk)
     }
 
-    /// Maps `chunk.handle` (ours from now on: released if this fails) at
-    /// its offset, which the caller checked lies inside the reservation and
-    /// is not mapped, and grants access.
+    /// Maps `chunk.handle` (ours: released if this fails) at its offset,
+    /// checked by the caller to be reserved and unmapped; grants access.
     fn map(&mut self, chunk: Chunk) -> Result<(), CudaError> {
         let at = self.base + offset_of(chunk.offset);
         // SAFETY: `at .. at + size` is ours and unmapped (the caller
@@ -295,12 +299,7 @@ impl CudaVm {
         let mut descs = std::vec![desc(device_location(own), !self.sharing.read_only)];
         let peers = self.sharing.readers | self.sharing.writers;
         for ordinal in (0..64).filter(|i| peers >> i & 1 == 1) {
-            let device = cudarc::driver::result::device::get(ordinal as i32).map_err(|error| {
-                CudaError::Driver {
-                    op: "cuDeviceGet",
-                    error,
-                }
-            })?;
+            let device = cudarc::driver::result::device::get(ordinal as i32)?;
             if device != own {
                 let write = self.sharing.grants(ordinal, true);
                 descs.push(desc(device_location(device), write));
@@ -340,8 +339,7 @@ impl CudaVm {
 
     /// Waits for all work queued in the context, then unmaps and frees the
     /// allocations lying wholly past the first `len` bytes (rounded up to
-    /// whole chunks), giving their memory back to the device. Asking for
-    /// more than is mapped does nothing.
+    /// whole chunks), giving their memory back to the device.
     ///
     /// # Errors
     ///
@@ -391,16 +389,9 @@ impl CudaVm {
 #[cfg(unix)]
 impl CudaVm {
     /// Each chunk with a new POSIX file descriptor of its allocation.
-    ///
-    /// # Errors
-    ///
-    /// [`CudaError::Sharing`] unless made for other processes;
-    /// [`CudaError::Driver`] when the driver refuses.
     pub(crate) fn export(&self) -> Result<Vec<(Chunk, OwnedFd)>, CudaError> {
         if !self.sharing.processes {
-            return Err(CudaError::Sharing(
-                "the arena was not made to share with processes",
-            ));
+            return Err(CudaError::Sharing("not made to share with processes"));
         }
         bind(&self.ctx)?;
         let export = |chunk: &Chunk| {
@@ -419,14 +410,8 @@ impl CudaVm {
     }
 
     /// Makes the mapped chunks an exporter's (each with a descriptor of its
-    /// allocation): unmaps those it no longer lists, after waiting for the
-    /// context, then imports and maps the new ones. The caller closes the
-    /// descriptors.
-    ///
-    /// # Errors
-    ///
-    /// [`CudaError::Sharing`] for a chunk outside the reservation or over
-    /// another; [`CudaError::Driver`] when the driver refuses.
+    /// allocation, which the caller closes): unmaps those no longer listed,
+    /// after waiting for the context, then imports and maps the new ones.
     pub(crate) fn import(&mut self, chunks: &[(Chunk, OwnedFd)]) -> Result<(), CudaError> {
         bind(&self.ctx)?;
         let listed = |c: &Chunk| {
@@ -442,19 +427,10 @@ impl CudaVm {
             if self.chunks.iter().any(|c| c.serial == new.serial) {
                 continue;
             }
-            let end = new
-                .offset
-                .checked_add(new.size)
-                .filter(|&e| e <= self.reserved);
-            let clash = |end| {
-                self.chunks
-                    .iter()
-                    .any(|c| c.offset < end && new.offset < c.offset + c.size)
-            };
-            if !end.is_some_and(|end| !clash(end)) || new.size == 0 {
-                return Err(CudaError::Sharing(
-                    "a chunk outside the reservation or over another",
-                ));
+            let end = new.offset.saturating_add(new.size);
+            let apart = |c: &Chunk| end <= c.offset || c.offset + c.size <= new.offset;
+            if new.size == 0 || end > self.reserved || !self.chunks.iter().all(apart) {
+                return Err(CudaError::Sharing("a chunk off the reservation"));
             }
             let mut handle: sys::CUmemGenericAllocationHandle = 0;
             // SAFETY: for a POSIX handle the driver reads the descriptor's
@@ -553,15 +529,14 @@ extern "C" __global__ void add(unsigned* p, unsigned long long n, unsigned v) {
     #[ignore = "needs an NVIDIA GPU"]
     fn a_reservation_maps_whole_chunks_at_an_aligned_base() {
         let (ctx, _, _) = setup();
-        let granularity = CudaVm::granularity(&ctx, Sharing::default()).unwrap();
+        let granularity = CudaVm::granularity(&ctx, Sharing::NONE).unwrap();
         assert!(granularity.is_power_of_two());
-        let whole = CudaVm::reserve(&ctx, None, granularity, Sharing::default()).unwrap();
+        let whole = CudaVm::reserve(&ctx, None, granularity, Sharing::NONE).unwrap();
         assert!(whole.reserved >= ctx.total_mem().unwrap());
         assert_eq!(whole.base_address() % granularity as u64, 0);
         drop(whole);
         let chunk = 2 * granularity;
-        let mut vm =
-            CudaVm::reserve(&ctx, Some(16 * chunk - 1), chunk, Sharing::default()).unwrap();
+        let mut vm = CudaVm::reserve(&ctx, Some(16 * chunk - 1), chunk, Sharing::NONE).unwrap();
         assert_eq!(
             (vm.reserved(), vm.mapped(), vm.chunk),
             (16 * chunk, 0, chunk)
@@ -580,8 +555,8 @@ extern "C" __global__ void add(unsigned* p, unsigned long long n, unsigned v) {
     fn grows_to_8_gib_without_moving_and_shrinks_back() {
         let (ctx, stream, add) = setup();
         assert!(CudaVm::supported(&ctx).unwrap());
-        let chunk = CudaVm::granularity(&ctx, Sharing::default()).unwrap();
-        let mut vm = CudaVm::reserve(&ctx, None, chunk, Sharing::default()).unwrap();
+        let chunk = CudaVm::granularity(&ctx, Sharing::NONE).unwrap();
+        let mut vm = CudaVm::reserve(&ctx, None, chunk, Sharing::NONE).unwrap();
         vm.grow_to(1).unwrap();
         let base = vm.base_address();
         let first: Vec<u32> = (0..1024).collect();
@@ -634,8 +609,8 @@ extern "C" __global__ void add(unsigned* p, unsigned long long n, unsigned v) {
     #[ignore = "needs an NVIDIA GPU"]
     fn growth_past_the_reservation_is_refused_and_the_buffer_stays_usable() {
         let (ctx, stream, add) = setup();
-        let chunk = CudaVm::granularity(&ctx, Sharing::default()).unwrap();
-        let mut vm = CudaVm::reserve(&ctx, Some(4 * chunk), chunk, Sharing::default()).unwrap();
+        let chunk = CudaVm::granularity(&ctx, Sharing::NONE).unwrap();
+        let mut vm = CudaVm::reserve(&ctx, Some(4 * chunk), chunk, Sharing::NONE).unwrap();
         vm.grow_to(2 * chunk).unwrap();
         write(vm.base_address(), &[7; 256]);
         assert_eq!(
@@ -656,11 +631,11 @@ extern "C" __global__ void add(unsigned* p, unsigned long long n, unsigned v) {
     #[ignore = "needs an NVIDIA GPU"]
     fn running_out_of_device_memory_is_a_typed_error_and_rolls_back() {
         let (ctx, stream, add) = setup();
-        let granularity = CudaVm::granularity(&ctx, Sharing::default()).unwrap();
+        let granularity = CudaVm::granularity(&ctx, Sharing::NONE).unwrap();
         let total = ctx.total_mem().unwrap();
         // 1 GiB chunks keep the number of driver calls small.
         let chunk = (1usize << 30).div_ceil(granularity) * granularity;
-        let mut vm = CudaVm::reserve(&ctx, Some(2 * total), chunk, Sharing::default()).unwrap();
+        let mut vm = CudaVm::reserve(&ctx, Some(2 * total), chunk, Sharing::NONE).unwrap();
         vm.grow_to(chunk).unwrap();
         write(vm.base_address(), &[1; 64]);
         let free_before = free_device_memory(&ctx);
@@ -686,17 +661,16 @@ extern "C" __global__ void add(unsigned* p, unsigned long long n, unsigned v) {
     #[ignore = "needs an NVIDIA GPU"]
     fn a_chunk_off_the_granularity_is_refused() {
         let (ctx, _, _) = setup();
-        let granularity = CudaVm::granularity(&ctx, Sharing::default()).unwrap();
+        let granularity = CudaVm::granularity(&ctx, Sharing::NONE).unwrap();
         assert_eq!(
-            CudaVm::reserve(&ctx, Some(1 << 30), granularity + 4096, Sharing::default())
-                .unwrap_err(),
+            CudaVm::reserve(&ctx, Some(1 << 30), granularity + 4096, Sharing::NONE).unwrap_err(),
             CudaError::ChunkNotMultiple {
                 chunk: granularity + 4096,
                 granularity
             }
         );
         assert_eq!(
-            CudaVm::reserve(&ctx, Some(1 << 30), 0, Sharing::default()).unwrap_err(),
+            CudaVm::reserve(&ctx, Some(1 << 30), 0, Sharing::NONE).unwrap_err(),
             CudaError::ZeroLength
         );
     }
