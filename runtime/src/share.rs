@@ -2,9 +2,9 @@
 //! with [`ArenaOptions::share`](crate::arena::ArenaOptions::share) grants peer devices access to
 //! every chunk, or gives chunks POSIX file-descriptor handles: [`send`] passes those over a Unix
 //! socket (`SCM_RIGHTS`: no `pidfd_getfd`, which containers often forbid) with named arrays, and
-//! [`Imported`] maps them in the other process, lending each array only as the element type it was
-//! sent as, in the arena's own [`View`]s. Errors are [`CudaError::Sharing`] (what was wrong) and
-//! [`CudaError::Socket`]. How it works and its pitfalls: `docs/SHARING.md`.
+//! [`Imported`] maps them in the other process. Errors: the arena's and the driver's,
+//! [`CudaError::Socket`], and [`CudaError::Sharing`] for what the peer or the arena got wrong
+//! (a wrong element type, a bad message, a read-only import written). See `docs/SHARING.md`.
 
 use core::marker::PhantomData;
 use core::mem::{size_of, size_of_val};
@@ -55,11 +55,9 @@ impl<A: TypedArray<CudaBackend>> Exportable for A {
 
 /// FNV-1a of the type's whole description: names, sizes, alignments and fields, recursively.
 fn layout_hash(ty: &GpuType) -> u64 {
+    let text = std::format!("{ty:?}");
     let step = |h: u64, b: &u8| (h ^ u64::from(*b)).wrapping_mul(0x100_0000_01b3);
-    std::format!("{ty:?}")
-        .as_bytes()
-        .iter()
-        .fold(0xcbf2_9ce4_8422_2325, step)
+    text.as_bytes().iter().fold(0xcbf2_9ce4_8422_2325, step)
 }
 
 fn bad(why: &'static str) -> ArenaError<CudaError> {
@@ -74,6 +72,7 @@ fn io_error(e: io::Error) -> ArenaError<CudaError> {
 }
 
 const MAGIC: u64 = u64::from_le_bytes(*b"gpua-sh1");
+const PEEK: i32 = libc::MSG_PEEK | libc::MSG_DONTWAIT;
 /// The most words a message may have.
 const MAX_WORDS: usize = 1 << 21;
 
@@ -87,11 +86,8 @@ type Received = (usize, Vec<(Chunk, OwnedFd)>, Vec<Entry>);
 fn encode((reserved, chunks, arrays): &Message) -> Vec<u64> {
     let mut out = std::vec![MAGIC, *reserved as u64];
     out.extend([chunks.len(), arrays.len()].map(|n| n as u64));
-    out.extend(
-        chunks
-            .iter()
-            .flat_map(|c| [c.offset as u64, c.size as u64, c.serial]),
-    );
+    let chunk = |c: &Chunk| [c.offset as u64, c.size as u64, c.serial];
+    out.extend(chunks.iter().flat_map(chunk));
     for (name, span, hash) in arrays {
         out.push(name.len() as u64);
         out.extend(name.as_bytes().chunks(8).map(word));
@@ -114,12 +110,12 @@ fn decode(words: &[u64]) -> Shared<Message> {
     if next()? != MAGIC {
         return Err(bad("not a gpu-aligned share message"));
     }
-    let (mut message, chunks, arrays) =
-        ((size(next()?)?, Vec::new(), Vec::new()), next()?, next()?);
+    let (reserved, chunks, arrays) = (size(next()?)?, next()?, next()?);
+    let mut message = (reserved, Vec::new(), Vec::new());
     for _ in 0..chunks {
-        let (offset, size, serial) = (size(next()?)?, size(next()?)?, next()?);
+        let (offset, size, serial, handle) = (size(next()?)?, size(next()?)?, next()?, 0);
         message.1.push(Chunk {
-            handle: 0,
+            handle,
             offset,
             size,
             serial,
@@ -131,11 +127,8 @@ fn decode(words: &[u64]) -> Shared<Message> {
         let mut name = name.collect::<Shared<Vec<_>>>()?.concat();
         name.truncate(len);
         let name = String::from_utf8(name).map_err(|_| bad("a name not UTF-8"))?;
-        let span = Span {
-            offset: next()?,
-            len: size(next()?)?,
-        };
-        message.2.push((name, span, next()?));
+        let (offset, len) = (next()?, size(next()?)?);
+        message.2.push((name, Span { offset, len }, next()?));
     }
     match next() {
         Ok(_) => Err(bad("a long message")),
@@ -146,11 +139,6 @@ fn decode(words: &[u64]) -> Shared<Message> {
 /// Sends the chunks of `arena` (made with [`Share::Processes`]) and the named `arrays` over
 /// `socket`, once the arena's stream is done (wait for your other streams yourself). Send again
 /// after growth: the [`Imported`] maps the chunks it lacks and drops those trimmed since.
-///
-/// # Errors
-///
-/// [`CudaError::Sharing`] for an arena not made to share with processes, the handle's errors for
-/// an array not its own, [`CudaError::Socket`], or the driver's when it refuses to export.
 pub fn send(
     socket: &UnixStream,
     arena: &Arena<CudaBackend>,
@@ -167,12 +155,9 @@ pub fn send(
     }
     let chunks = exported.iter().map(|(chunk, _)| *chunk).collect();
     let words = encode(&(vm.reserved(), chunks, entries));
-    let bytes = core::iter::once(words.len() as u64)
-        .chain(words)
-        .flat_map(u64::to_le_bytes);
-    (&*socket)
-        .write_all(&bytes.collect::<Vec<u8>>())
-        .map_err(io_error)?;
+    let words = core::iter::once(words.len() as u64).chain(words);
+    let bytes: Vec<u8> = words.flat_map(u64::to_le_bytes).collect();
+    (&*socket).write_all(&bytes).map_err(io_error)?;
     for (_, fd) in &exported {
         pass(socket, Some(fd.as_raw_fd()))?;
     }
@@ -184,10 +169,8 @@ pub fn send(
 /// it carries, owned (so closed once) as soon as it arrives.
 fn pass(socket: &UnixStream, fd: Option<RawFd>) -> Shared<Option<OwnedFd>> {
     let mut byte = [1u8];
-    let mut iov = libc::iovec {
-        iov_base: byte.as_mut_ptr().cast(),
-        iov_len: 1,
-    };
+    let (iov_base, iov_len) = (byte.as_mut_ptr().cast(), 1);
+    let mut iov = libc::iovec { iov_base, iov_len };
     let mut control = [0u64; 8];
     // SAFETY: `msghdr` is plain C data; all zeros is a valid empty header.
     let mut msg: libc::msghdr = unsafe { core::mem::zeroed() };
@@ -251,9 +234,9 @@ fn receive(socket: &UnixStream) -> Shared<Received> {
     Ok((reserved, received, arrays))
 }
 
-/// Another process's arena memory mapped here for one device: [`send`]'s arrays, each lent only
-/// as the type it was sent as, in [`View`]s and [`ViewMut`]s as an arena's; nothing is allocated
-/// here. Dropping it waits for the device, then unmaps and releases every chunk.
+/// Another process's arena memory, mapped here for one device: [`send`]'s arrays, lent only as
+/// the type they were sent as, in [`View`]s and [`ViewMut`]s as an arena lends (nothing is
+/// allocated here). Dropping it waits for the device, then unmaps and releases every chunk.
 #[derive(Debug)]
 pub struct Imported {
     backend: CudaBackend,
@@ -270,21 +253,14 @@ pub struct ImportedArray<T> {
 }
 
 impl Imported {
-    /// Receives [`send`]'s first message on `socket` and maps it for `stream`'s device, writable
-    /// or read-only (a write view is then refused, and a kernel's write faults).
-    ///
-    /// # Errors
-    ///
-    /// [`CudaError::Sharing`] for anything but [`send`]'s message, [`CudaError::Socket`], or the
-    /// driver's when it refuses to import or map.
+    /// Receives [`send`]'s first message and maps it for `stream`'s device, read-only unless
+    /// `writable` (then `view_mut` is refused, and a kernel's write faults).
     pub fn receive(socket: UnixStream, stream: &Arc<CudaStream>, writable: bool) -> Shared<Self> {
         let (reserved, chunks, arrays) = receive(&socket)?;
-        let sharing = Sharing {
-            read_only: !writable,
-            ..Sharing::NONE
-        };
-        let granularity = CudaVm::granularity(stream.context(), sharing)?;
-        let mut vm = CudaVm::reserve(stream.context(), Some(reserved), granularity, sharing)?;
+        let (context, mut sharing) = (stream.context(), Sharing::NONE);
+        sharing.read_only = !writable;
+        let granularity = CudaVm::granularity(context, sharing)?;
+        let mut vm = CudaVm::reserve(context, Some(reserved), granularity, sharing)?;
         vm.import(&chunks)?;
         let backend = CudaBackend::imported(vm, stream)?;
         Ok(Imported {
@@ -294,77 +270,53 @@ impl Imported {
         })
     }
 
-    /// The array sent as `name`, if its element type's layout is `T`'s. Messages already on the
-    /// socket are applied first (growth mapped, trimmed chunks dropped); while no array has that
-    /// name, it waits for the next message.
-    ///
-    /// # Errors
-    ///
-    /// [`CudaError::Sharing`] for another element type, or when the peer closes the socket first;
-    /// as [`receive`](Imported::receive).
+    /// The array sent as `name` if its element layout is `T`'s, after applying the messages
+    /// waiting on the socket (growth mapped, trimmed chunks unmapped), and waiting for more while
+    /// no array has that name.
     pub fn array<T: GpuWords>(&mut self, name: &str) -> Shared<ImportedArray<T>> {
         loop {
-            let (fd, mut byte, peek) = (self.socket.as_raw_fd(), 0u8, libc::MSG_PEEK);
+            let (fd, mut byte) = (self.socket.as_raw_fd(), 0u8);
             // SAFETY: a one-byte peek into a live local.
-            let got =
-                unsafe { libc::recv(fd, addr_of_mut!(byte).cast(), 1, peek | libc::MSG_DONTWAIT) };
-            match self.arrays.iter().find(|(sent, ..)| sent == name) {
-                Some(&(_, span, hash)) if got <= 0 => {
-                    return match hash == layout_hash(&T::TYPE) {
-                        true => Ok(ImportedArray {
-                            span,
-                            uses: LastUses::default(),
-                            _element: PhantomData,
-                        }),
-                        false => Err(bad("the array was shared as another element type")),
-                    };
+            let waiting = unsafe { libc::recv(fd, addr_of_mut!(byte).cast(), 1, PEEK) } > 0;
+            let found = self.arrays.iter().find(|(sent, ..)| sent == name);
+            if let (Some(&(_, span, hash)), false) = (found, waiting) {
+                if hash != layout_hash(&T::TYPE) {
+                    return Err(bad("the array was shared as another element type"));
                 }
-                _ => {}
+                let (uses, _element) = (LastUses::default(), PhantomData);
+                return Ok(ImportedArray {
+                    span,
+                    uses,
+                    _element,
+                });
             }
             let (_, chunks, arrays) = receive(&self.socket)?;
-            self.backend
-                .mapping_mut()
-                .ok_or(bad("no mapping"))?
-                .import(&chunks)?;
+            let vm = self.backend.mapping_mut().ok_or(bad("no mapping"))?;
+            vm.import(&chunks)?;
             self.arrays = arrays;
         }
     }
 
-    /// Elements `range` of `array` as a read-only view for work on `stream`, as [`Arena::view`].
-    ///
-    /// # Errors
-    ///
-    /// The range check's; a foreign stream's; [`CudaError::Sharing`] once the exporter trimmed
-    /// the array's memory.
+    /// Elements `range` of `array`, read-only, for work on `stream` (as [`Arena::view`]).
     pub fn view<'a, T>(
         &'a self,
         array: &'a ImportedArray<T>,
         range: impl RangeBounds<usize>,
         stream: &'a Arc<CudaStream>,
     ) -> Shared<View<'a, T>> {
-        Ok(View::new(
-            self.lend(array, range, stream, Access::Read)?,
-            None,
-        ))
+        let lent = self.lend(array, range, stream, Access::Read)?;
+        Ok(View::new(lent, None))
     }
 
-    /// As [`view`](Imported::view), writable; refused for a read-only import.
-    ///
-    /// # Errors
-    ///
-    /// As [`view`](Imported::view).
+    /// As [`view`](Imported::view), writable.
     pub fn view_mut<'a, T>(
         &'a self,
         array: &'a mut ImportedArray<T>,
         range: impl RangeBounds<usize>,
         stream: &'a Arc<CudaStream>,
     ) -> Shared<ViewMut<'a, T>> {
-        Ok(ViewMut::new(self.lend(
-            array,
-            range,
-            stream,
-            Access::Write,
-        )?))
+        let lent = self.lend(array, range, stream, Access::Write)?;
+        Ok(ViewMut::new(lent))
     }
 
     fn lend<'a, T>(
@@ -374,14 +326,14 @@ impl Imported {
         stream: &'a Arc<CudaStream>,
         access: Access,
     ) -> Shared<Lent<'a>> {
-        let size = size_of::<T>().max(1);
-        let (start, len) = bounds(&range, array.span.len / size)?;
-        if !array.span.within(self.backend.len()) {
+        let (size, span) = (size_of::<T>().max(1) as u64, array.span);
+        let (start, len) = bounds(&range, span.len / size as usize)?;
+        if !span.within(self.backend.len()) {
             return Err(bad("the exporter trimmed the array's memory"));
         }
-        let address = self.backend.base_address() + array.span.offset + (start * size) as u64;
+        let address = self.backend.base_address() + span.offset + start as u64 * size;
         let (backend, uses) = (&self.backend, &array.uses);
-        let ordered = backend.begin_use(uses, array.span, stream, access)?;
+        let ordered = backend.begin_use(uses, span, stream, access)?;
         Ok(Lent {
             backend,
             uses,
@@ -397,57 +349,58 @@ impl Imported {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::vector::{float4, uint4};
+
+    mod one {
+        #[derive(Clone, Copy, crate::GpuAligned)]
+        #[repr(C, align(8))]
+        pub struct Pair(pub u32, pub f32);
+    }
+
+    mod other {
+        #[derive(Clone, Copy, crate::GpuAligned)]
+        #[repr(C, align(8))]
+        pub struct Pair(pub f32, pub u32);
+    }
 
     #[test]
-    fn messages_decode_as_encoded_and_bad_ones_are_typed_errors() {
-        let chunk = Chunk {
-            handle: 0,
-            offset: 2 << 20,
-            size: 4 << 20,
-            serial: 7,
-        };
-        let entry = (
-            "points, 9 bytes+".to_string(),
-            Span {
-                offset: 256,
-                len: 4096,
-            },
+    fn messages_encode_as_decoded_and_bad_ones_are_typed_errors() {
+        let name = word(b"points");
+        let good = [
+            MAGIC,
+            64 << 20,
+            1,
+            1,
+            2 << 20,
+            4 << 20,
+            7,
+            6,
+            name,
+            256,
+            4096,
             9,
+        ];
+        let message = decode(&good).unwrap();
+        assert_eq!(
+            (message.1[0].serial, message.2[0].0.as_str()),
+            (7, "points")
         );
-        let message = (64 << 20, std::vec![chunk], std::vec![entry]);
-        let good = encode(&message);
-        assert_eq!(decode(&good).unwrap(), message);
-        let (mut magic, mut huge) = (good.clone(), good.clone());
+        assert_eq!(encode(&message), good);
+        let (mut magic, mut huge) = (good, good);
         (magic[0], huge[2]) = (1, u64::MAX);
         let long = [&good[..], &[0]].concat();
-        for bad in [&magic[..], &good[..good.len() - 1], &huge, &long, &[]] {
+        for bad in [&magic[..], &good[..11], &huge, &long, &[]] {
             let refused = decode(bad).unwrap_err();
-            assert!(
-                matches!(refused, ArenaError::Backend(CudaError::Sharing(_))),
-                "{bad:?}"
-            );
+            let typed = matches!(refused, ArenaError::Backend(CudaError::Sharing(_)));
+            assert!(typed, "{bad:?}");
         }
     }
 
     #[test]
-    fn layouts_hash_apart() {
-        #[derive(Clone, Copy, crate::GpuAligned)]
-        #[repr(C, align(8))]
-        struct Ab {
-            a: u32,
-            b: u32,
-        }
-        #[derive(Clone, Copy, crate::GpuAligned)]
-        #[repr(C, align(8))]
-        struct Ba {
-            b: u32,
-            a: u32,
-        }
+    fn a_reordered_or_other_type_hashes_apart() {
         let hash = |ty: GpuType| layout_hash(&ty);
-        assert_eq!(hash(float4::TYPE), hash(float4::TYPE));
-        assert_ne!(hash(float4::TYPE), hash(uint4::TYPE));
-        assert_ne!(hash(Ab::TYPE), hash(Ba::TYPE));
+        assert_eq!(hash(one::Pair::TYPE), hash(one::Pair::TYPE));
+        assert_ne!(hash(one::Pair::TYPE), hash(other::Pair::TYPE));
+        assert_ne!(hash(f32::TYPE), hash(u32::TYPE));
     }
 
     #[test]
