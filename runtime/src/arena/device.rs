@@ -51,7 +51,7 @@ impl Arena<CudaBackend> {
     ///
     /// The range check's errors;
     /// [`CudaError::ForeignStream`](crate::backend::cuda::CudaError::ForeignStream)
-    /// for a stream of another context, [`CudaError::Poisoned`](crate::backend::cuda::CudaError::Poisoned)
+    /// for a stream of another context (unless [shared](crate::share) with its device), [`CudaError::Poisoned`](crate::backend::cuda::CudaError::Poisoned)
     /// after a sticky fault.
     pub fn view<'a, A: TypedArray<CudaBackend>>(
         &'a self,
