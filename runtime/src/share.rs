@@ -195,7 +195,7 @@ fn pass(socket: &UnixStream, fd: Option<RawFd>) -> Shared<Option<OwnedFd>> {
             let mut cmsg = libc::CMSG_FIRSTHDR(&msg);
             while done > 0 && !cmsg.is_null() {
                 let data = libc::CMSG_DATA(cmsg).cast::<RawFd>();
-                let count = ((*cmsg).cmsg_len as usize - libc::CMSG_LEN(0) as usize) / 4;
+                let count = ((*cmsg).cmsg_len as usize - libc::CMSG_LEN(0) as usize) / one as usize;
                 if (*cmsg).cmsg_type == libc::SCM_RIGHTS {
                     let each =
                         (0..count).map(|i| OwnedFd::from_raw_fd(data.add(i).read_unaligned()));

@@ -438,8 +438,12 @@ impl Drop for CudaBackend {
         // With several streams, kernels elsewhere may still use arrays of the
         // buffer (their events are the arrays', not the buffer's): let them
         // finish before the buffer goes back to the driver. Errors land in
-        // the context's error state, as cudarc's own drops do.
+        // the context's error state, as cudarc's own drops do. A peer
+        // device's streams are not the context's: the arena's waits for them.
         let context = self.stream.context();
+        if self.fault().is_none() && self.mapping().is_some() {
+            let _ = self.order.join_all();
+        }
         if self.fault().is_none() && context.is_managing_stream_synchronization() {
             context.record_err(context.synchronize());
         }

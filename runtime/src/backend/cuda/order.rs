@@ -544,6 +544,12 @@ impl Streams {
         Ok(())
     }
 
+    /// Makes the arena's stream wait for all work queued on every stream
+    /// it knows, a peer device's too (see `CudaBackend`'s drop).
+    pub(crate) fn join_all(&self) -> Result<(), CudaError> {
+        self.after_all(&self.own)
+    }
+
     /// Makes `consumer` wait for all work queued so far on every stream the
     /// arena knows: what a wide array's next conflicting use needs.
     #[cold]
