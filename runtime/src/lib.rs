@@ -35,6 +35,8 @@ pub mod header;
 #[cfg(feature = "alloc")]
 pub mod history;
 mod layout;
+#[cfg(all(feature = "nccl-bindings", unix))]
+pub mod nccl;
 pub mod report;
 pub mod rules;
 #[cfg(feature = "alloc")]

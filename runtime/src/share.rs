@@ -41,7 +41,7 @@ pub enum Share {
     Peer { device: usize, writable: bool },
 }
 
-/// An array [`send`] can name: a typed array of a device arena.
+/// An array [`send`] (and `nccl::rendezvous`) can name: a typed array of a device arena.
 pub trait Exportable {
     #[doc(hidden)]
     fn entry(&self, arena: &Arena<CudaBackend>, _: Sealed) -> Shared<(Span, u64)>;
@@ -55,9 +55,16 @@ impl<A: TypedArray<CudaBackend>> Exportable for A {
 
 /// FNV-1a of the type's whole description: names, sizes, alignments and fields, recursively.
 fn layout_hash(ty: &GpuType) -> u64 {
-    let text = std::format!("{ty:?}");
+    fnv(std::format!("{ty:?}").as_bytes(), FNV)
+}
+
+/// FNV-1a's start.
+pub(crate) const FNV: u64 = 0xcbf2_9ce4_8422_2325;
+
+/// FNV-1a over `bytes` from `hash`: the same on every host and build.
+pub(crate) fn fnv(bytes: &[u8], hash: u64) -> u64 {
     let step = |h: u64, b: &u8| (h ^ u64::from(*b)).wrapping_mul(0x100_0000_01b3);
-    text.as_bytes().iter().fold(0xcbf2_9ce4_8422_2325, step)
+    bytes.iter().fold(hash, step)
 }
 
 fn bad(why: &'static str) -> ArenaError<CudaError> {

@@ -277,6 +277,7 @@ fn every_path_the_docs_name_exists_in_the_repository() {
         ("docs/", include_str!("../../docs/RESULTS.md")),
         ("docs/", include_str!("../../docs/SOA.md")),
         ("docs/", include_str!("../../docs/SANITIZER.md")),
+        ("docs/", include_str!("../../docs/NCCL.md")),
         ("runtime/src/", CRATE_DOCS),
         ("runtime/", PACKAGE_README),
     ];

@@ -72,4 +72,6 @@ pub use error::CudaError;
 pub use order::LastUses;
 pub(crate) use order::{Access, Ordered};
 pub use probe::probe;
+#[cfg(feature = "nccl-bindings")]
+pub(crate) use vm::Kept;
 pub(crate) use vm::{Chunk, CudaVm, Sharing};

@@ -117,7 +117,16 @@ pub(crate) struct CudaVm {
     chunks: Vec<Chunk>,
     sharing: Sharing,
     serials: u64,
+    /// How many of the first chunks NCCL windows use, and who keeps them
+    /// mapped until the windows are gone (`crate::nccl`): neither trimming
+    /// nor dropping unmaps them while the keeper lives.
+    #[cfg(feature = "nccl-bindings")]
+    pub(crate) pin: std::sync::Mutex<(std::sync::Weak<Kept>, usize)>,
 }
+
+/// Buffers dropped while pinned, mapped until their keeper drops them.
+#[cfg(feature = "nccl-bindings")]
+pub(crate) type Kept = std::sync::Mutex<Vec<CudaVm>>;
 
 /// One allocation, mapped at `base + offset`; `serial` names it to an
 /// importer (a range trimmed and grown again holds a new one).
@@ -221,6 +230,8 @@ impl CudaVm {
             chunks: Vec::new(),
             sharing,
             serials: 0,
+            #[cfg(feature = "nccl-bindings")]
+            pin: Default::default(),
         })
     }
 
@@ -347,6 +358,12 @@ impl CudaVm {
     /// could not unmap stay mapped.
     pub(crate) fn shrink_to(&mut self, len: usize) -> Result<(), CudaError> {
         let keep = round_up(len, self.chunk).unwrap_or(usize::MAX);
+        #[cfg(feature = "nccl-bindings")]
+        let keep = keep.max(
+            self.chunks[..self.pinned().1]
+                .last()
+                .map_or(0, |c| c.offset + c.size),
+        );
         if self.chunks.iter().all(|c| c.offset < keep) {
             return Ok(());
         }
@@ -365,6 +382,26 @@ impl CudaVm {
     /// Who else may use the memory.
     pub(crate) fn sharing(&self) -> Sharing {
         self.sharing
+    }
+
+    /// The mapped allocations, in address order.
+    #[cfg(feature = "nccl-bindings")]
+    pub(crate) fn chunks(&self) -> &[Chunk] {
+        &self.chunks
+    }
+
+    /// The keeper of the first chunks, which NCCL windows use, if it
+    /// lives, and how many they are.
+    #[cfg(feature = "nccl-bindings")]
+    pub(crate) fn pinned(&self) -> (Option<Arc<Kept>>, usize) {
+        let pin = self
+            .pin
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        match pin.0.upgrade() {
+            Some(keeper) => (Some(keeper), pin.1.min(self.chunks.len())),
+            None => (None, 0),
+        }
     }
 
     /// Bytes mapped from the base.
@@ -448,6 +485,21 @@ impl CudaVm {
 
 impl Drop for CudaVm {
     fn drop(&mut self) {
+        #[cfg(feature = "nccl-bindings")]
+        if let (Some(keeper), _) = self.pinned() {
+            // Windows use the chunks: the keeper unmaps them after those go.
+            let kept = CudaVm {
+                ctx: Arc::clone(&self.ctx),
+                chunks: core::mem::take(&mut self.chunks),
+                pin: Default::default(),
+                ..*self
+            };
+            let mut keeper = keeper
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
+            keeper.push(kept);
+            return;
+        }
         // Errors cannot be reported from `drop`; a context already lost to a
         // fault fails every call here, and its memory goes with it.
         if bind(&self.ctx).is_err() {
