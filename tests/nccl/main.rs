@@ -284,6 +284,7 @@ fn arenas_dropped_while_registered_stay_mapped_until_their_communicator_drops() 
         y.push(arena.alloc_zeros(1024).unwrap());
         assert_eq!(arena.capacity(), 2 * chunk);
     }
+    let allocated = free();
     meet(&mut comms, &arenas, [&[&x[0], &y[0]], &[&x[1], &y[1]]]).unwrap();
     drop((x, y));
     assert_eq!(
@@ -294,12 +295,21 @@ fn arenas_dropped_while_registered_stay_mapped_until_their_communicator_drops() 
     let registered = free();
     drop(arenas);
     let dropped = free();
+    drop(comms); // deregisters, then unmaps what the arenas left
+    let released = free();
+    println!(
+        "free bytes: allocated {allocated}, registered {registered}, arenas dropped {dropped}, \
+         communicators dropped {released}"
+    );
     assert!(
         dropped < registered + chunk / 2,
         "registered memory was unmapped with its arena"
     );
-    drop(comms); // deregisters, then unmaps what the arenas left
-                 // Communicators first, then arenas, twice: no memory is left behind by a round.
+    assert!(
+        released >= dropped + chunk,
+        "dropping the communicators gave back no arena memory"
+    );
+    // Communicators first, then arenas, twice: no memory is left behind by a round.
     let mut after = Vec::new();
     for _ in 0..3 {
         let mut comms = self::comms(&streams);
