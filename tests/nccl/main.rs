@@ -264,7 +264,12 @@ fn growth_is_registered_at_the_next_rendezvous_and_arrays_never_mix_windows() {
 fn arenas_dropped_while_registered_stay_mapped_until_their_communicator_drops() {
     let streams = two_streams();
     let context = Arc::clone(streams[0].context());
-    let free = || context.mem_get_info().unwrap().0;
+    // After a synchronize: the driver's pool (behind cudarc's buffers, which the rendezvous uses)
+    // gives its freed memory back then, which would read as an arena's.
+    let free = || {
+        context.synchronize().unwrap();
+        context.mem_get_info().unwrap().0
+    };
     let chunk = 64 * MIB;
     let mut comms = comms(&streams);
     // A control: an arena never registered gives its memory back when it drops.
