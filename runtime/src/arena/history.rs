@@ -58,8 +58,7 @@ impl<B: Backend> Arena<B> {
 
 impl Offsets {
     /// Records the event `make` makes for `block` (which may be freed) and the span after it.
-    #[cold]
-    #[inline(never)]
+    #[inline(always)]
     pub(in crate::arena) fn noted(
         &mut self,
         block: Option<&Allocation>,

@@ -49,7 +49,7 @@ pub(crate) struct Event {
     /// Clock ticks (see `ticks`); in a `History`, nanoseconds since recording began.
     pub(crate) time: u64,
     pub(crate) offset: u64,
-    /// The block's bytes (red zone and rounding included).
+    /// The block's bytes (red zone included; in a `History`, rounded to whole granules).
     pub(crate) size: u64,
     /// The elements an allocated array holds (rows times width if pitched).
     pub(crate) elements: u64,
@@ -129,6 +129,8 @@ pub(crate) struct Recorder {
     /// The element types (the first for blocks of no known type, counted as
     /// payload) and the labels.
     types: Vec<TypeInfo>,
+    /// The last element type seen, and its index.
+    last_type: (&'static str, u16),
     labels: Vec<Box<str>>,
     frame: Frame,
     /// The clock when recording began: ticks, and the system clock.
@@ -148,6 +150,7 @@ impl Recorder {
             next: 0,
             total: 0,
             types: alloc_crate::vec![TypeInfo("?", 1, 0)],
+            last_type: ("?", 0),
             labels: Vec::new(),
             frame,
             start: ticks(),
@@ -167,7 +170,7 @@ impl Recorder {
         released: usize,
     ) {
         if let Some(block) = block {
-            (event.offset, event.size) = (block.offset(), block_bytes(block.size(), allocator));
+            (event.offset, event.size) = (block.offset(), offset_of(block.size()));
         }
         (event.capacity, event.released) = (offset_of(allocator.capacity()), offset_of(released));
         event.time = ticks();
@@ -193,17 +196,25 @@ impl Recorder {
         event.elements = offset_of(elements);
         event.red_zone = u32::try_from(red_zone).unwrap_or(u32::MAX);
         event.align_log2 = align.trailing_zeros() as u8;
-        // The last type first: arrays of one type come in runs.
-        let (name, size, padding) = (array.element, array.element_size, array.padding);
-        let last = self.types.len() - 1;
-        let found = match core::ptr::eq(self.types[last].0, name) {
-            true => Some(last),
-            false => self.types.iter().position(|ty| ty.0 == name),
-        };
-        let new = TypeInfo(name, offset_of(size), offset_of(padding));
-        let index = found.unwrap_or_else(|| (self.types.push(new), last + 1).1);
-        event.ty = index.try_into().unwrap_or(0);
+        // Arrays of one type come in runs: the last type is one compare away.
+        if !core::ptr::eq(self.last_type.0, array.element) {
+            self.last_type = (array.element, self.intern(array));
+        }
+        event.ty = self.last_type.1;
         event
+    }
+
+    /// The index of `array`'s element type, added at first sight.
+    #[cold]
+    fn intern(&mut self, array: &ArrayInfo) -> u16 {
+        let found = self.types.iter().position(|ty| ty.0 == array.element);
+        let new = TypeInfo(
+            array.element,
+            offset_of(array.element_size),
+            offset_of(array.padding),
+        );
+        let index = found.unwrap_or_else(|| (self.types.push(new), self.types.len() - 1).1);
+        index.try_into().unwrap_or(0)
     }
 
     /// The event of an array labelled `label`: one of the first
@@ -241,14 +252,20 @@ impl Recorder {
         let scale = self.started.elapsed().as_nanos() as f64 / (ticks() - self.start).max(1) as f64;
         #[cfg(not(feature = "std"))]
         let scale = 0.0;
+        // A block's bytes to the whole granules (a power of two) it holds.
+        let granule = offset_of(allocator.granularity()).max(1);
+        let whole = |bytes: u64| bytes.saturating_add(granule - 1) & !(granule - 1);
         for event in &mut events {
             event.time = (event.time.saturating_sub(self.start) as f64 * scale) as u64;
+            if event.kind != Kind::Release {
+                event.size = whole(event.size);
+            }
         }
         let wrapped = self.total > events.len() as u64;
         pending.sort_unstable();
         let blocks = allocator.live().map(|(at, bytes)| {
             let held = pending.binary_search(&at).is_ok();
-            (at, block_bytes(bytes, allocator), held)
+            (at, whole(offset_of(bytes)), held)
         });
         let start = ledger::start_state(&events, blocks, wrapped);
         let now = (offset_of(allocator.capacity()), offset_of(released));
@@ -305,14 +322,6 @@ impl History {
     }
 }
 
-/// The bytes of the block the allocator holds for `bytes`: whole granules
-/// (a power of two).
-#[inline(always)]
-fn block_bytes(bytes: usize, allocator: &Allocator) -> u64 {
-    let granule = offset_of(allocator.granularity()).max(1);
-    offset_of(bytes).saturating_add(granule - 1) & !(granule - 1)
-}
-
 /// A clock for events: the time-stamp counter on x86-64 (one instruction;
 /// a `History` turns ticks into nanoseconds with two readings of the
 /// system clock), else the system clock's nanoseconds (without `std`, 0).
@@ -334,6 +343,7 @@ fn ticks() -> u64 {
 static EPOCH: std::sync::OnceLock<std::time::Instant> = std::sync::OnceLock::new();
 
 /// The calling thread's number (without `std`, 0).
+#[inline(always)]
 fn thread_slot() -> u16 {
     #[cfg(feature = "std")]
     std::thread_local! {

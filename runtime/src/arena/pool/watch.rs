@@ -30,6 +30,46 @@ impl<L> Watch<L> {
         }
     }
 
+    /// [`Pool::reserve`] while the history records and no tool watches: a kept block, else the
+    /// layer below's (a large array first frees the large kept ones), recorded.
+    #[inline(never)]
+    fn reserve_recorded<B: StreamOrder + Grow>(
+        &mut self,
+        backend: &mut B,
+        ask: Ask,
+        array: ArrayInfo,
+    ) -> ArenaResult<Allocation, B>
+    where
+        L: Pool<B>,
+    {
+        let kept = self.kept.as_mut();
+        let block = match kept.and_then(|kept| kept.take(ask.bytes, ask.align)) {
+            Some(block) => block,
+            None => self.reserve_unkept(backend, ask, array)?,
+        };
+        let offsets = self.lower.offsets_mut();
+        offsets.noted(Some(&block), |record| record.alloc(&array, ask.align, 0));
+        Ok(block)
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn reserve_unkept<B: StreamOrder + Grow>(
+        &mut self,
+        backend: &mut B,
+        ask: Ask,
+        array: ArrayInfo,
+    ) -> ArenaResult<Allocation, B>
+    where
+        L: Pool<B>,
+    {
+        if let (Some(kept), true) = (self.kept.as_mut(), ask.bytes >= LARGE) {
+            let offsets = self.lower.offsets_mut();
+            kept.drain_large(|large| free_recorded(offsets, large));
+        }
+        self.lower.reserve(backend, ask, || array)
+    }
+
     /// [`Pool::reserve`] while regions are kept.
     #[cold]
     #[inline(never)]
@@ -42,19 +82,6 @@ impl<L> Watch<L> {
     where
         L: Pool<B>,
     {
-        if !self.regions.watching() {
-            // A kept block, else the layer below's (a large array first frees the large ones).
-            let kept = self.kept.as_mut();
-            let block = kept.and_then(|kept| kept.take(ask.bytes, ask.align));
-            if let (None, Some(kept), true) = (block, self.kept.as_mut(), ask.bytes >= LARGE) {
-                let offsets = self.lower.offsets_mut();
-                kept.drain_large(|large| free_recorded(offsets, large));
-            }
-            let block = block.map_or_else(|| self.lower.reserve(backend, ask, || array), Ok)?;
-            let offsets = self.lower.offsets_mut();
-            offsets.noted(Some(&block), |record| record.alloc(&array, ask.align, 0));
-            return Ok(block);
-        }
         let bytes = ask.bytes;
         let red_zone = self.regions.red_zone(array.stride(), self.min_align);
         ask.bytes = match red_zone {
@@ -78,31 +105,44 @@ impl<L> Watch<L> {
         Ok(allocation)
     }
 
-    /// [`Pool::release`] while regions are kept; while the history records, a dropped array's
-    /// block is kept instead when no tool watches.
+    /// While the history records and no tool watches: keeps a dropped array's block, recorded;
+    /// hands back one it cannot keep.
+    #[inline(always)]
+    fn keep<B: StreamOrder>(&mut self, block: Allocation) -> Result<(), Allocation>
+    where
+        L: Pool<B>,
+    {
+        let (Some(kept), false) = (&mut self.kept, self.regions.watching()) else {
+            return Err(block);
+        };
+        let offsets = self.lower.offsets_mut();
+        let Some(renewed) = offsets.allocator.renew(&block) else {
+            return Ok(()); // stale: nobody's
+        };
+        offsets.noted(Some(&renewed), |_| Event::new(Kind::FreeRequested));
+        kept.keep(renewed, |evicted| free_recorded(offsets, evicted))
+    }
+
+    /// [`Pool::release`] while regions are kept or the history records.
     #[cold]
     #[inline(never)]
     fn release_watched<B: StreamOrder + Grow>(
         &mut self,
         backend: &mut B,
-        mut block: Allocation,
+        block: Allocation,
         tracking: &mut B::Tracking,
         fate: Fate,
     ) -> ArenaResult<(), B>
     where
         L: Pool<B>,
     {
-        let offsets = self.lower.offsets_mut();
-        if let (Some(kept), Fate::Keep, false) = (&mut self.kept, fate, self.regions.watching()) {
-            let Some(renewed) = offsets.allocator.renew(&block) else {
-                return Ok(()); // stale: nobody's
-            };
-            offsets.noted(Some(&renewed), |_| Event::new(Kind::FreeRequested));
-            match kept.keep(renewed, |evicted| free_recorded(offsets, evicted)) {
+        let block = match fate {
+            Fate::Keep => match self.keep::<B>(block) {
                 Ok(()) => return Ok(()),
-                Err(unkept) => block = unkept,
-            }
-        }
+                Err(unkept) => unkept,
+            },
+            Fate::Free => block,
+        };
         let offset = block.offset();
         self.lower.release(backend, block, tracking, Fate::Free)?;
         let offsets = self.lower.offsets_mut();
@@ -112,6 +152,24 @@ impl<L> Watch<L> {
             self.regions.released(backend.base_address(), offset);
         }
         Ok(())
+    }
+
+    /// [`Pool::release_unused`] while regions are kept or the history records.
+    #[cold]
+    #[inline(never)]
+    fn release_unused_watched<B: StreamOrder + Grow>(
+        &mut self,
+        backend: &mut B,
+        blocks: &[Allocation],
+    ) where
+        L: Pool<B>,
+    {
+        for &block in blocks {
+            if let Err(unkept) = self.keep::<B>(block) {
+                // Refused only for a stale block, which is nobody's.
+                let _ = self.release_watched(backend, unkept, &mut Default::default(), Fate::Free);
+            }
+        }
     }
 }
 
@@ -124,7 +182,10 @@ impl<B: StreamOrder + Grow, L: Pool<B>> Pool<B> for Watch<L> {
         array: impl Fn() -> ArrayInfo,
     ) -> ArenaResult<Allocation, B> {
         if self.regions.is_active() {
-            return self.reserve_watched(backend, ask, array());
+            return match self.regions.watching() {
+                true => self.reserve_watched(backend, ask, array()),
+                false => self.reserve_recorded(backend, ask, array()),
+            };
         }
         self.lower.reserve(backend, ask, array)
     }
@@ -147,10 +208,7 @@ impl<B: StreamOrder + Grow, L: Pool<B>> Pool<B> for Watch<L> {
         if !self.regions.is_active() {
             return self.lower.release_unused(backend, blocks);
         }
-        for &block in blocks {
-            // Refused only for a stale block, which is nobody's.
-            let _ = self.release_watched(backend, block, &mut Default::default(), Fate::Keep);
-        }
+        self.release_unused_watched(backend, blocks);
     }
 
     fn reclaim(&mut self, backend: &mut B, wait: bool) -> ArenaResult<bool, B> {
