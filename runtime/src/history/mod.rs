@@ -122,10 +122,10 @@ impl Frame {
 pub(crate) struct Recorder {
     /// Made whole at the start, so that an event is one write in place.
     ring: Vec<Event>,
-    /// Where the next event goes.
+    /// Where the next event goes (the ring's length once full: the next wraps).
     next: usize,
-    /// Events recorded in all, kept or not.
-    total: u64,
+    /// How many times the ring wrapped.
+    laps: u64,
     /// The element types (the first for blocks of no known type, counted as
     /// payload) and the labels.
     types: Vec<TypeInfo>,
@@ -148,7 +148,7 @@ impl Recorder {
         Recorder {
             ring: alloc_crate::vec![Event::default(); events.max(1)],
             next: 0,
-            total: 0,
+            laps: 0,
             types: alloc_crate::vec![TypeInfo("?", 1, 0)],
             last_type: ("?", 0),
             labels: Vec::new(),
@@ -174,14 +174,24 @@ impl Recorder {
         }
         (event.capacity, event.released) = (offset_of(allocator.capacity()), offset_of(released));
         event.time = ticks();
-        self.total += 1;
-        if let Some(slot) = self.ring.get_mut(self.next) {
-            *slot = event;
-        }
+        let slot = match self.ring.get_mut(self.next) {
+            Some(slot) => slot,
+            None => self.wrap(),
+        };
+        *slot = event;
         self.next += 1;
-        if self.next == self.ring.len() {
-            self.next = 0;
-        }
+    }
+
+    /// The first slot, once the ring is full.
+    #[cold]
+    fn wrap(&mut self) -> &mut Event {
+        (self.next, self.laps) = (0, self.laps + 1);
+        &mut self.ring[0]
+    }
+
+    /// Events recorded in all, kept or not.
+    fn total(&self) -> u64 {
+        self.laps * self.ring.len() as u64 + self.next as u64
     }
 
     /// The event of an array of `array` at `align` with a red zone.
@@ -240,7 +250,7 @@ impl Recorder {
         mut pending: Vec<u64>,
     ) -> History {
         let (newer, older) = self.ring.split_at(self.next);
-        let kept = (self.total as usize).min(self.ring.len());
+        let kept = (self.total() as usize).min(self.ring.len());
         let older = &older[older.len() - (kept - newer.len().min(kept))..];
         let mut events: Vec<Event> = older
             .iter()
@@ -261,7 +271,7 @@ impl Recorder {
                 event.size = whole(event.size);
             }
         }
-        let wrapped = self.total > events.len() as u64;
+        let wrapped = self.total() > events.len() as u64;
         pending.sort_unstable();
         let blocks = allocator.live().map(|(at, bytes)| {
             let held = pending.binary_search(&at).is_ok();
@@ -278,7 +288,7 @@ impl Recorder {
             labels: self.labels.clone(),
             frame: self.frame,
             start,
-            lost: self.total.saturating_sub(self.ring.len() as u64),
+            lost: self.total().saturating_sub(self.ring.len() as u64),
         }
     }
 }
