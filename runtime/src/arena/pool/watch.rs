@@ -105,24 +105,6 @@ impl<L> Watch<L> {
         Ok(allocation)
     }
 
-    /// While the history records and no tool watches: keeps a dropped array's block, recorded;
-    /// hands back one it cannot keep.
-    #[inline(always)]
-    fn keep<B: StreamOrder>(&mut self, block: Allocation) -> Result<(), Allocation>
-    where
-        L: Pool<B>,
-    {
-        let (Some(kept), false) = (&mut self.kept, self.regions.watching()) else {
-            return Err(block);
-        };
-        let offsets = self.lower.offsets_mut();
-        let Some(renewed) = offsets.allocator.renew(&block) else {
-            return Ok(()); // stale: nobody's
-        };
-        offsets.noted(Some(&renewed), |_| Event::new(Kind::FreeRequested));
-        kept.keep(renewed, |evicted| free_recorded(offsets, evicted))
-    }
-
     /// [`Pool::release`] while regions are kept or the history records.
     #[cold]
     #[inline(never)]
@@ -136,12 +118,12 @@ impl<L> Watch<L> {
     where
         L: Pool<B>,
     {
-        let block = match fate {
-            Fate::Keep => match self.keep::<B>(block) {
+        let block = match (&mut self.kept, fate, self.regions.watching()) {
+            (Some(kept), Fate::Keep, false) => match keep(kept, self.lower.offsets_mut(), block) {
                 Ok(()) => return Ok(()),
                 Err(unkept) => unkept,
             },
-            Fate::Free => block,
+            _ => block,
         };
         let offset = block.offset();
         self.lower.release(backend, block, tracking, Fate::Free)?;
@@ -164,10 +146,23 @@ impl<L> Watch<L> {
     ) where
         L: Pool<B>,
     {
+        // Refused only for a stale block, which is nobody's.
+        let (Some(kept), false) = (&mut self.kept, self.regions.watching()) else {
+            for &block in blocks {
+                let _ = self.release_watched(backend, block, &mut Default::default(), Fate::Free);
+            }
+            return;
+        };
         for &block in blocks {
-            if let Err(unkept) = self.keep::<B>(block) {
-                // Refused only for a stale block, which is nobody's.
-                let _ = self.release_watched(backend, unkept, &mut Default::default(), Fate::Free);
+            let Err(unkept) = keep(kept, self.lower.offsets_mut(), block) else {
+                continue;
+            };
+            if let Ok(()) = self
+                .lower
+                .release(backend, unkept, &mut Default::default(), Fate::Free)
+            {
+                let offsets = self.lower.offsets_mut();
+                offsets.noted(Some(&unkept), |_| Event::new(Kind::Freed));
             }
         }
     }
@@ -230,6 +225,16 @@ impl<B: StreamOrder + Grow, L: Pool<B>> Pool<B> for Watch<L> {
     }
 
     pass_down!(offsets);
+}
+
+/// Keeps a dropped array's block while the history records, recorded; hands back one it cannot.
+#[inline(always)]
+fn keep(kept: &mut Reuse, offsets: &mut Offsets, block: Allocation) -> Result<(), Allocation> {
+    let Some(renewed) = offsets.allocator.renew(&block) else {
+        return Ok(()); // stale: nobody's
+    };
+    offsets.noted(Some(&renewed), |_| Event::new(Kind::FreeRequested));
+    kept.keep(renewed, |evicted| free_recorded(offsets, evicted))
 }
 
 /// Frees a block kept while recording, recorded.
