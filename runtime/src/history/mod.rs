@@ -80,6 +80,23 @@ impl Event {
         }
     }
 
+    /// Writes the fields of every event and those of this one's kind into `slot` (a ring's slot
+    /// keeps an older event's other fields until `snapshot` clears them).
+    #[inline(always)]
+    fn write_to(self, slot: &mut Event) {
+        (slot.time, slot.offset, slot.size, slot.kind) =
+            (self.time, self.offset, self.size, self.kind);
+        (slot.capacity, slot.released) = (self.capacity, self.released);
+        match self.kind {
+            Kind::Alloc => {
+                (slot.elements, slot.red_zone) = (self.elements, self.red_zone);
+                (slot.align_log2, slot.thread, slot.ty) = (self.align_log2, self.thread, self.ty);
+            }
+            Kind::Label => slot.label = self.label,
+            _ => {}
+        }
+    }
+
     /// An event of `kind` (the recorder fills in the rest).
     #[inline(always)]
     pub(crate) fn new(kind: Kind) -> Event {
@@ -173,12 +190,12 @@ impl Recorder {
             (event.offset, event.size) = (block.offset(), offset_of(block.size()));
         }
         (event.capacity, event.released) = (offset_of(allocator.capacity()), offset_of(released));
-        event.time = ticks();
         let slot = match self.ring.get_mut(self.next) {
             Some(slot) => slot,
             None => self.wrap(),
         };
-        *slot = event;
+        event.time = ticks();
+        event.write_to(slot);
         self.next += 1;
     }
 
