@@ -283,6 +283,7 @@ impl Recorder {
         let granule = offset_of(allocator.granularity()).max(1);
         let whole = |bytes: u64| bytes.saturating_add(granule - 1) & !(granule - 1);
         for event in &mut events {
+            core::mem::take(event).write_to(event); // only its kind's fields
             event.time = (event.time.saturating_sub(self.start) as f64 * scale) as u64;
             if event.kind != Kind::Release {
                 event.size = whole(event.size);
