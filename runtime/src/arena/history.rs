@@ -6,6 +6,7 @@ use alloc_crate::vec::Vec;
 
 use super::pool::{Offsets, Pool, Reuse};
 use super::{Arena, ArenaResult};
+use crate::align::offset_of;
 use crate::alloc::Allocation;
 use crate::backend::Backend;
 use crate::history::{Event, Frame, History, Recorder};
@@ -28,8 +29,14 @@ impl<B: Backend> Arena<B> {
     /// [`ArenaError::Backend`](super::ArenaError::Backend) if waiting for a last use fails.
     pub fn record_history(&mut self, events: usize) -> ArenaResult<(), B> {
         self.drain_pending()?;
-        let (base, len) = (self.backend.base_address(), self.backend.max_len());
-        let frame = Frame::new(base, len, self.min_align, self.growth().grows());
+        let (reserved, min_align) = (offset_of(self.backend.max_len()), offset_of(self.min_align));
+        let (base, grows) = (self.backend.base_address(), self.growth().grows());
+        let frame = Frame {
+            reserved,
+            min_align,
+            grows,
+            base,
+        };
         let recorder = (events > 0).then(|| Box::new(Recorder::new(events, frame)));
         let watch = self.pool.watch_mut();
         watch.regions.set_recording(events > 0);

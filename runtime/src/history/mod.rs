@@ -70,16 +70,6 @@ pub(crate) struct Event {
 const _: () = assert!(core::mem::size_of::<Event>() <= 64);
 
 impl Event {
-    /// `len` bytes of memory from `offset` given back.
-    pub(crate) fn released(offset: u64, len: usize) -> Event {
-        let (size, kind) = (offset_of(len), Kind::Release);
-        Event {
-            offset,
-            size,
-            ..Event::new(kind)
-        }
-    }
-
     /// Writes the fields of every event and those of this one's kind into `slot` (a ring's slot
     /// keeps an older event's other fields until `snapshot` clears them).
     #[inline(always)]
@@ -120,18 +110,6 @@ pub(crate) struct Frame {
     pub(crate) min_align: u64,
     pub(crate) grows: bool,
     pub(crate) base: u64,
-}
-
-impl Frame {
-    pub(crate) fn new(base: u64, reserved: usize, min_align: usize, grows: bool) -> Frame {
-        let (reserved, min_align) = (offset_of(reserved), offset_of(min_align));
-        Frame {
-            reserved,
-            min_align,
-            grows,
-            base,
-        }
-    }
 }
 
 /// The ring an arena records into. See the [module docs](self).

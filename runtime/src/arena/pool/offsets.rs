@@ -252,12 +252,17 @@ impl Offsets {
             let end = self.chunks.next(first..whole.end, true);
             let end = end.unwrap_or(whole.end);
             from = end;
-            let offset = first * chunk;
-            let len = bytes_of((end - first) * chunk).unwrap_or(usize::MAX);
+            let (offset, size) = (first * chunk, (end - first) * chunk);
+            let len = bytes_of(size).unwrap_or(usize::MAX);
             // Refused: the memory stays held, and a later sweep tries again.
             if let Ok(true) = backend.release(Span { offset, len }) {
                 self.chunks.set_range(first..end, true);
-                self.noted(None, |_| Event::released(offset, len));
+                let given_back = Event {
+                    offset,
+                    size,
+                    ..Event::new(Kind::Release)
+                };
+                self.noted(None, |_| given_back);
             }
         }
     }
