@@ -1,6 +1,7 @@
 //! Allocating and giving back one array of a host arena, in the same run:
 //! an allocate+free pair, and an allocate+drop pair (the dropped array's
-//! bytes come back at the next allocation). `docs/RESULTS.md` has the
+//! bytes come back at the next allocation), of 4 KiB also with the arena
+//! recording its history (`docs/HISTORY.md`). `docs/RESULTS.md` has the
 //! figures, beside the allocate+free pair before dropping freed.
 //!
 //! `ARENA_PAIRS=<host|device>[-free][-recorded],<bytes>,<pairs>` runs pairs
@@ -19,17 +20,24 @@ use stand_in::StandIn;
 
 fn pairs(c: &mut Criterion) {
     let mut group = c.benchmark_group("host arena, one array per step");
-    for len in [16usize, 4096] {
+    for (len, recorded) in [(16usize, false), (4096, false), (4096, true)] {
         let mut arena = Arena::host(1 << 20).expect("host arena");
+        if recorded {
+            arena.record_history(1 << 16).expect("recording");
+        }
+        let len_id = match recorded {
+            true => format!("{len} recorded"),
+            false => len.to_string(),
+        };
         // One array stays in front, as in a program that keeps some.
         let _kept = arena.alloc::<f32>(100).expect("room");
-        group.bench_function(BenchmarkId::new("alloc+free", len), |b| {
+        group.bench_function(BenchmarkId::new("alloc+free", &len_id), |b| {
             b.iter(|| {
                 let a = arena.alloc::<f32>(std::hint::black_box(len)).expect("room");
                 arena.free(a).expect("ours");
             });
         });
-        group.bench_function(BenchmarkId::new("alloc+drop", len), |b| {
+        group.bench_function(BenchmarkId::new("alloc+drop", &len_id), |b| {
             b.iter(|| {
                 let a = arena.alloc::<f32>(std::hint::black_box(len)).expect("room");
                 drop(std::hint::black_box(a));
