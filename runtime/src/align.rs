@@ -1,28 +1,23 @@
-//! The alignments the crate's buffers and arrays keep: [`ARRAY_ALIGN`] for
-//! the start of every buffer, array and column, [`PITCH_ALIGN`] for the rows
-//! of pitched arrays. Each is the default of an
-//! [`ArenaOptions`](crate::arena::ArenaOptions) setting, and what the CUDA
-//! driver gives a buffer of its own.
+//! The alignments the crate's buffers and arrays keep: [`ARRAY_ALIGN`] for the start of every
+//! buffer, array and column, [`PITCH_ALIGN`] for the rows of pitched arrays. Each is the default of
+//! an [`ArenaOptions`](crate::arena::ArenaOptions) setting, and what the CUDA driver gives a buffer
+//! of its own.
 //!
-//! Inside the crate, this is also the one rounding helper every module uses
-//! (`round_up`; `const_round_up` is the same rounding for the layout rules
-//! and the header's column arithmetic, which run in constant evaluation,
-//! where a trait-generic function cannot). Lengths, counts and byte sizes
-//! are `usize`; `u64` means an address or an offset into a device buffer,
-//! and `offset_of` is the one conversion from the first to the second
-//! (`bytes_of` the way back).
+//! Inside the crate, this is also the one rounding helper every module uses (`round_up`;
+//! `const_round_up` is the same rounding for the layout rules and the header's column arithmetic,
+//! which run in constant evaluation, where a trait-generic function cannot). Lengths, counts and
+//! byte sizes are `usize`; `u64` means an address or an offset into a device buffer, and
+//! `offset_of` is the one conversion from the first to the second (`bytes_of` the way back).
 
-/// The alignment `cudaMalloc` guarantees for every allocation (and the
-/// least a device buffer's base must have), and the start alignment every
-/// array of an arena, every host buffer and every structure-of-arrays
-/// column gets by default: 256 bytes, from which in-place writes reach full
+/// The alignment `cudaMalloc` guarantees for every allocation (and the least a device buffer's base
+/// must have), and the start alignment every array of an arena, every host buffer and every
+/// structure-of-arrays column gets by default: 256 bytes, from which in-place writes reach full
 /// bandwidth (docs/RESULTS.md, "The hardware").
 pub const ARRAY_ALIGN: usize = 256;
 
-/// The alignment of a pitched array's row pitch by default: 512 bytes, the
-/// multiple `cuMemAllocPitch` rounds rows up to (measured on an H100:
-/// docs/RESULTS.md), so pitched arrays of a device arena follow the
-/// driver's rule.
+/// The alignment of a pitched array's row pitch by default: 512 bytes, the multiple
+/// `cuMemAllocPitch` rounds rows up to (measured on an H100: docs/RESULTS.md), so pitched arrays of
+/// a device arena follow the driver's rule.
 pub const PITCH_ALIGN: usize = 512;
 
 /// `n` rounded up to a multiple of `to`, or `None` if that overflows or
@@ -34,10 +29,9 @@ pub(crate) fn round_up<N: Unsigned>(n: N, to: N) -> Option<N> {
     n.round_up(to)
 }
 
-/// `round_up` for constant evaluation: `n` rounded up to a multiple of
-/// `to`, on `usize`. Where `round_up` says `None` (zero `to`, overflow)
-/// this panics, which in a constant is a compile error: the layout rules
-/// call it only on the sizes and alignments of types that exist.
+/// `round_up` for constant evaluation: `n` rounded up to a multiple of `to`, on `usize`. Where
+/// `round_up` says `None` (zero `to`, overflow) this panics, which in a constant is a compile
+/// error: the layout rules call it only on the sizes and alignments of types that exist.
 #[inline]
 pub(crate) const fn const_round_up(n: usize, to: usize) -> usize {
     n.div_ceil(to) * to

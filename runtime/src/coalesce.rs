@@ -1,7 +1,6 @@
-//! A model of how a warp's global-memory access turns into DRAM traffic, so
-//! layouts can be priced before a kernel exists: a request is served as the
-//! distinct 32-byte sectors its lanes touch (docs/RESULTS.md, "The
-//! hardware"). [`measure`] is the primitive, [`WarpAccess`] prices regular
+//! A model of how a warp's global-memory access turns into DRAM traffic, so layouts can be priced
+//! before a kernel exists: a request is served as the distinct 32-byte sectors its lanes touch
+//! (docs/RESULTS.md, "The hardware"). [`measure`] is the primitive, [`WarpAccess`] prices regular
 //! patterns and [`ElementFacts`] a type's own costs.
 //!
 //! ```
@@ -86,9 +85,8 @@ impl Coalescing {
     }
 }
 
-/// Counts the distinct `unit`-aligned blocks the lanes' ranges of
-/// `access_bytes` cover, without allocating: runs of the union are swept in
-/// increasing order (quadratic in the 32 lanes).
+/// Counts the distinct `unit`-aligned blocks the lanes' ranges of `access_bytes` cover, without
+/// allocating: runs of the union are swept in increasing order (quadratic in the 32 lanes).
 fn distinct_units(lane_addresses: &[u64], access_bytes: u64, unit: u64) -> u64 {
     if access_bytes == 0 || unit == 0 {
         return 0;
@@ -248,8 +246,7 @@ pub struct ElementFacts {
     pub size: u64,
     /// Bytes of real data per element.
     pub data_bytes: u64,
-    /// Bytes per element that carry no data
-    /// ([`GpuLayout::total_padding`]).
+    /// Bytes per element that carry no data ([`GpuLayout::total_padding`]).
     pub padding_bytes: u64,
     /// Global-memory instructions one element costs loaded field by field
     /// (one per word-sized value, per lane of a `float3`, per array
@@ -310,8 +307,7 @@ impl ElementFacts {
         self.padding_bytes as f64 / self.data_bytes as f64
     }
 
-    /// Cost of a full warp reading 32 consecutive whole elements from a
-    /// 256-byte-aligned base.
+    /// Cost of a full warp reading 32 consecutive whole elements from a 256-byte-aligned base.
     ///
     /// ```
     /// use gpu_aligned::coalesce::ElementFacts;

@@ -1,7 +1,6 @@
-//! The contract between a Rust type and the GPU: [`GpuAligned`] marks a type
-//! one CUDA global-memory instruction moves whole, [`GpuLayout`] records the
-//! facts that make it so in `const` form, [`GpuData`] is what may be a field,
-//! and [`GpuWords`] is what an arena array holds.
+//! The contract between a Rust type and the GPU: [`GpuAligned`] marks a type one CUDA global-memory
+//! instruction moves whole, [`GpuLayout`] records the facts that make it so in `const` form,
+//! [`GpuData`] is what may be a field, and [`GpuWords`] is what an arena array holds.
 
 use core::mem::{align_of, size_of};
 
@@ -85,23 +84,20 @@ pub unsafe trait GpuAligned: GpuWords + GpuData + Copy + bytemuck::Pod + 'static
     note = "for a struct whose fields a kernel reads apart, store one column per field instead: `#[derive(GpuSoa)]`"
 )]
 pub unsafe trait GpuWords: GpuData {
-    /// The layout, read before an array of `Self` is made: for a derived
-    /// generic element it fails to compile for an instantiation that breaks
-    /// the rule (see [`GpuAligned`]).
+    /// The layout, read before an array of `Self` is made: for a derived generic element it fails
+    /// to compile for an instantiation that breaks the rule (see [`GpuAligned`]).
     #[doc(hidden)]
     const CHECKED: GpuLayout;
 }
 
-/// A type allowed as a field of a [`GpuAligned`] type: plain old data valid
-/// on both sides of the bus, with a CUDA counterpart ([`GpuData::TYPE`]).
-/// `bool`, `char`, `usize` and pointers are absent on purpose: their
-/// validity or meaning differs between host and device.
+/// A type allowed as a field of a [`GpuAligned`] type: plain old data valid on both sides of the
+/// bus, with a CUDA counterpart ([`GpuData::TYPE`]). `bool`, `char`, `usize` and pointers are
+/// absent on purpose: their validity or meaning differs between host and device.
 ///
 /// # Safety
 ///
-/// An implementation promises that [`GpuData::TYPE`] describes `Self`
-/// (its size and alignment equal `Self`'s) and that `Self` has no implicit
-/// padding.
+/// An implementation promises that [`GpuData::TYPE`] describes `Self` (its size and alignment equal
+/// `Self`'s) and that `Self` has no implicit padding.
 ///
 /// ```
 /// use gpu_aligned::vector::float3;
@@ -318,8 +314,7 @@ pub enum GpuType {
     /// A struct with its own layout (a derived or padded type, or one of the
     /// padded vector types such as `float3_16_t`).
     Struct(&'static GpuLayout),
-    /// A zero-sized marker that raises a struct's alignment; never listed in
-    /// [`GpuLayout::fields`].
+    /// A zero-sized marker that raises a struct's alignment; never listed in [`GpuLayout::fields`].
     AlignMarker(usize),
 }
 
@@ -353,8 +348,7 @@ impl GpuType {
         }
     }
 
-    /// Bytes of a value of this type that carry no data, through arrays
-    /// and structs.
+    /// Bytes of a value of this type that carry no data, through arrays and structs.
     ///
     /// ```
     /// use gpu_aligned::vector::float3_16_t;
@@ -432,8 +426,7 @@ impl GpuLayout {
         }
     }
 
-    /// Whether the layout obeys [the rule](crate::rules), so one
-    /// instruction moves the whole value.
+    /// Whether the layout obeys [the rule](crate::rules), so one instruction moves the whole value.
     pub const fn is_one_word(&self) -> bool {
         self.check().is_ok()
     }
@@ -529,8 +522,7 @@ impl GpuLayout {
         repr_c_mismatch(self.size, self.align, self.fields).is_none()
     }
 
-    /// Bytes not covered by any listed field; none in a layout without
-    /// fields (a scalar's).
+    /// Bytes not covered by any listed field; none in a layout without fields (a scalar's).
     ///
     /// ```
     /// use gpu_aligned::{GpuField, GpuLayout, GpuType, Scalar};
@@ -593,9 +585,8 @@ pub(crate) const fn covered(fields: &[GpuField]) -> usize {
 
 macro_rules! scalars {
     ($($ty:ty => $scalar:ident),* $(,)?) => {$(
-        // SAFETY: a primitive integer or float has no padding, its size is its
-        // `Scalar::size()`, and (const-asserted below) its alignment equals its
-        // size on every target we build for.
+        // SAFETY: a primitive integer or float has no padding, its size is its `Scalar::size()`,
+        // and (const-asserted below) its alignment equals its size on every target we build for.
         unsafe impl GpuData for $ty {
             const TYPE: GpuType = GpuType::Scalar(Scalar::$scalar);
         }
@@ -633,9 +624,8 @@ unsafe impl<T: GpuData, const N: usize> GpuData for [T; N] {
     };
 }
 
-/// A derived type's fields sorted out once per struct by the derive: the
-/// sized ones as a `'static` slice, and the padding as
-/// [`GpuLayout::padding`] counts it.
+/// A derived type's fields sorted out once per struct by the derive: the sized ones as a `'static`
+/// slice, and the padding as [`GpuLayout::padding`] counts it.
 #[doc(hidden)]
 pub struct Fields<const N: usize> {
     fields: [GpuField; N],
@@ -679,8 +669,7 @@ impl<const N: usize> Fields<N> {
         }
     }
 
-    /// Whether the fields tile a struct of `size` bytes from offset 0, in
-    /// declaration order.
+    /// Whether the fields tile a struct of `size` bytes from offset 0, in declaration order.
     pub const fn no_holes(&self, size: usize) -> bool {
         self.contiguous && self.covered == size
     }
@@ -702,8 +691,7 @@ impl<const N: usize> Fields<N> {
     }
 }
 
-/// Maps a width to a zero-sized type with that alignment:
-/// `#[repr(align(N))]` takes only a literal.
+/// Maps a width to a zero-sized type with that alignment: `#[repr(align(N))]` takes only a literal.
 #[doc(hidden)]
 pub struct Width<const N: usize>;
 

@@ -3,13 +3,11 @@
 //! # Where to start
 //!
 //! [`derive(GpuAligned)`](derive@GpuAligned), [`padded`](macro@padded) and
-//! [`derive(GpuData)`](derive@GpuData) check and fix types against [the
-//! rule](rules); [`vector`] has CUDA's vector types; [`header::CudaHeader`]
-//! writes the CUDA side; [`coalesce`] and [`report::LayoutReport`] price a
-//! layout; [`derive(GpuSoa)`](derive@GpuSoa) stores a struct as columns;
-//! [`arena::Arena`] carves typed arrays out of one buffer, on the host or,
-//! with the `cuda` feature, on a GPU (`backend::cuda` has an example with a
-//! kernel). Each has its example.
+//! [`derive(GpuData)`](derive@GpuData) check and fix types against [the rule](rules); [`vector`]
+//! has CUDA's vector types; [`header::CudaHeader`] writes the CUDA side; [`coalesce`] and
+//! [`report::LayoutReport`] price a layout; [`derive(GpuSoa)`](derive@GpuSoa) stores a struct as
+//! columns; [`arena::Arena`] carves typed arrays out of one buffer, on the host or, with the `cuda`
+//! feature, on a GPU (`backend::cuda` has an example with a kernel). Each has its example.
 #![no_std]
 #![cfg_attr(docsrs, feature(doc_cfg))]
 #![deny(missing_docs)]
@@ -56,16 +54,14 @@ pub use layout::{GpuAligned, GpuData, GpuField, GpuLayout, GpuType, GpuWords, Sc
 /// bytes to upload without a dependency of your own.
 pub use bytemuck;
 
-/// Checks, at compile time, that a struct is a legal GPU element, and
-/// implements [`GpuAligned`], [`GpuData`], `bytemuck::Pod` and
-/// `bytemuck::Zeroable` for it (with the `cuda` feature, also cudarc's
-/// `DeviceRepr` and `ValidAsZeroBits`, so it can be a kernel argument).
+/// Checks, at compile time, that a struct is a legal GPU element, and implements [`GpuAligned`],
+/// [`GpuData`], `bytemuck::Pod` and `bytemuck::Zeroable` for it (with the `cuda` feature, also
+/// cudarc's `DeviceRepr` and `ValidAsZeroBits`, so it can be a kernel argument).
 ///
-/// A legal element is **1, 2, 4, 8 or 16 bytes, aligned to its size, with no
-/// holes** ([`rules`] explains why, with measured numbers). The derive emits a
-/// `const` that compares `size_of`, `align_of` and every field's `offset_of!`
-/// against that rule, so the numbers are the compiler's own, whatever the
-/// field types are: aliases, vector types and nested elements included.
+/// A legal element is **1, 2, 4, 8 or 16 bytes, aligned to its size, with no holes** ([`rules`]
+/// explains why, with measured numbers). The derive emits a `const` that compares `size_of`,
+/// `align_of` and every field's `offset_of!` against that rule, so the numbers are the compiler's
+/// own, whatever the field types are: aliases, vector types and nested elements included.
 ///
 /// ```
 /// use gpu_aligned::vector::float3;
@@ -90,15 +86,13 @@ pub use bytemuck;
 ///   with N = 1, 2, 4, 8 or 16, or `#[repr(transparent)]`.
 /// - That derives **`Clone` and `Copy`** too: a GPU element is copied byte
 ///   for byte. Forgetting `Copy` is one error that says so.
-/// - Whose fields are [`GpuData`]: `u8`..`u64`, `i8`..`i64`, `f32`, `f64`,
-///   `u128`/`i128` where they are 16-aligned (x86_64, aarch64), arrays of
-///   these, the [`vector`] types (the non-word ones such as `float3` as
-///   fields), and other derived or [`padded`](macro@padded) types.
+/// - Whose fields are [`GpuData`]: `u8`..`u64`, `i8`..`i64`, `f32`, `f64`, `u128`/`i128` where they
+///   are 16-aligned (x86_64, aarch64), arrays of these, the [`vector`] types (the non-word ones
+///   such as `float3` as fields), and other derived or [`padded`](macro@padded) types.
 /// - Whose every byte belongs to a field. A hole you want is a field marked
-///   `#[gpu_aligned(padding)]`: it is listed in [`GpuLayout::fields`] with
-///   `is_padding: true`, counted in [`GpuLayout::padding`], and written as a
-///   real member by the [`header`] emitter, so every byte uploaded is
-///   initialised:
+///   `#[gpu_aligned(padding)]`: it is listed in [`GpuLayout::fields`] with `is_padding: true`,
+///   counted in [`GpuLayout::padding`], and written as a real member by the [`header`] emitter, so
+///   every byte uploaded is initialised:
 ///
 /// ```
 /// use gpu_aligned::GpuAligned;
@@ -118,36 +112,29 @@ pub use bytemuck;
 ///
 /// # What it rejects, and why
 ///
-/// Each with a compile error that names the type, the size and alignment
-/// found, the rule and a fix, pointing at the field or attribute to blame
-/// (every syntactic error is reported in one compile):
+/// Each with a compile error that names the type, the size and alignment found, the rule and a fix,
+/// pointing at the field or attribute to blame (every syntactic error is reported in one compile):
 ///
-/// - sizes other than 1, 2, 4, 8 or 16 (3, 12, 24, 32, ...), an alignment
-///   below the size, interior and trailing holes: [`rules`] says why (bigger
-///   structs belong in a structure of arrays);
-/// - a missing `repr(C)`, `repr(packed)`, `repr(align(N))` without `C`, and
-///   `align(N)` that is not a power of two or exceeds 16: the layout would be
-///   the compiler's choice, or unaligned;
+/// - sizes other than 1, 2, 4, 8 or 16 (3, 12, 24, 32, ...), an alignment below the size, interior
+///   and trailing holes: [`rules`] says why (bigger structs belong in a structure of arrays);
+/// - a missing `repr(C)`, `repr(packed)`, `repr(align(N))` without `C`, and `align(N)` that is not
+///   a power of two or exceeds 16: the layout would be the compiler's choice, or unaligned;
 /// - fields that are `bool` or `char` (invalid bit patterns), `usize` or
 ///   `isize` (their width differs between host and device), references,
 ///   pointers, `Vec` or `Box` (host addresses a GPU cannot follow);
-/// - enums, unions, unit and zero-sized structs: no fixed set of fields to
-///   check;
-/// - generic structs other than the shapes below, with bounds, `where`
-///   clauses, lifetimes, const parameters or `align(N)`: their padding
-///   would depend on the type arguments;
+/// - enums, unions, unit and zero-sized structs: no fixed set of fields to check;
+/// - generic structs other than the shapes below, with bounds, `where` clauses, lifetimes, const
+///   parameters or `align(N)`: their padding would depend on the type arguments;
 /// - unknown or repeated `#[gpu_aligned(...)]` keys.
 ///
 /// # Generic structs
 ///
-/// A generic struct is accepted when no instantiation can have padding:
-/// `#[repr(transparent)]` or `#[repr(C)]`, every field its one type
-/// parameter `T`, an array of `T`, or a `PhantomData`. The derive adds
-/// `T: GpuData`; `GpuData`, `Pod` and `Zeroable` then hold for every `T`,
-/// and the rest of the rule (1, 2, 4, 8 or 16 bytes, aligned to its size) is
-/// checked per instantiation, where its `LAYOUT` is needed: `arena.alloc`,
-/// `CudaHeader::add` and every other entry point read it first, so a refused
-/// instantiation is a compile error (of `cargo build`; `cargo check` does not
+/// A generic struct is accepted when no instantiation can have padding: `#[repr(transparent)]` or
+/// `#[repr(C)]`, every field its one type parameter `T`, an array of `T`, or a `PhantomData`. The
+/// derive adds `T: GpuData`; `GpuData`, `Pod` and `Zeroable` then hold for every `T`, and the rest
+/// of the rule (1, 2, 4, 8 or 16 bytes, aligned to its size) is checked per instantiation, where
+/// its `LAYOUT` is needed: `arena.alloc`, `CudaHeader::add` and every other entry point read it
+/// first, so a refused instantiation is a compile error (of `cargo build`; `cargo check` does not
 /// evaluate it) where it is used.
 ///
 /// ```
@@ -177,16 +164,14 @@ pub use bytemuck;
 /// assert_eq!(PairF32::LAYOUT.align, 8);
 /// ```
 ///
-/// Do not derive `bytemuck::Pod` or `Zeroable` as well: the derive already
-/// implements them, and a second impl is `error[E0119]: conflicting
-/// implementations`.
+/// Do not derive `bytemuck::Pod` or `Zeroable` as well: the derive already implements them, and a
+/// second impl is `error[E0119]: conflicting implementations`.
 ///
 /// # A renamed dependency
 ///
-/// The generated code names `::gpu_aligned`. When the dependency has another
-/// name (`ga = { package = "gpu-aligned", .. }`) or is re-exported by another
-/// crate, say where it is with `#[gpu_aligned(crate = "ga")]` next to the
-/// `#[derive]`.
+/// The generated code names `::gpu_aligned`. When the dependency has another name (`ga = {
+/// package = "gpu-aligned", .. }`) or is re-exported by another crate, say where it is with
+/// `#[gpu_aligned(crate = "ga")]` next to the `#[derive]`.
 ///
 /// # Errors at compile time
 ///
@@ -211,19 +196,16 @@ pub use bytemuck;
 /// A hole's error points at the field after it.
 pub use gpu_aligned_derive::GpuAligned;
 
-/// Checks, at compile time, that a struct of **any size** is plain GPU data
-/// laid out as C lays out its fields, with no holes, and implements
-/// [`GpuData`], `bytemuck::Pod` and `bytemuck::Zeroable` for it (with the
-/// `cuda` feature, also cudarc's `DeviceRepr` and `ValidAsZeroBits`): a
-/// kernel parameter passed by value, a uniform block, a scene table's row,
-/// a field of other GPU types. [`CudaHeader::add_data`](header::CudaHeader::add_data)
-/// declares it for the `.cu` side with `static_assert`s of its size,
-/// alignment and every offset.
+/// Checks, at compile time, that a struct of **any size** is plain GPU data laid out as C lays out
+/// its fields, with no holes, and implements [`GpuData`], `bytemuck::Pod` and `bytemuck::Zeroable`
+/// for it (with the `cuda` feature, also cudarc's `DeviceRepr` and `ValidAsZeroBits`): a kernel
+/// parameter passed by value, a uniform block, a scene table's row, a field of other GPU types.
+/// [`CudaHeader::add_data`](header::CudaHeader::add_data) declares it for the `.cu` side with
+/// `static_assert`s of its size, alignment and every offset.
 ///
-/// It is [`derive(GpuAligned)`](derive@GpuAligned) without the element's
-/// size rule: the same attributes, the same checks of the fields, the
-/// `#[repr]`, generics and holes, with the same errors. What the compiler
-/// lays out decides what else the struct is:
+/// It is [`derive(GpuAligned)`](derive@GpuAligned) without the element's size rule: the same
+/// attributes, the same checks of the fields, the `#[repr]`, generics and holes, with the same
+/// errors. What the compiler lays out decides what else the struct is:
 ///
 /// | size and alignment | also | stored in an arena |
 /// |---|---|---|
@@ -258,14 +240,12 @@ pub use gpu_aligned_derive::GpuAligned;
 /// element or an arena array's type, for every instantiation.
 pub use gpu_aligned_derive::GpuData;
 
-/// Rewrites a struct into a legal GPU element: the smallest width of 1, 2,
-/// 4, 8 or 16 bytes that holds its fields (above 16 bytes, a whole struct
-/// of 16-byte words, below), `repr(C)` with that alignment, an
-/// explicit zeroed pad field wherever the compiler would leave a hole (inside
-/// and at the end), a `const fn new` taking the real fields in order (named
-/// like them), `Default` (all zero), a plain struct `<Name>Fields` of the
-/// real fields to build one from a struct literal (`From` both ways), and
-/// [`GpuAligned`].
+/// Rewrites a struct into a legal GPU element: the smallest width of 1, 2, 4, 8 or 16 bytes that
+/// holds its fields (above 16 bytes, a whole struct of 16-byte words, below), `repr(C)` with that
+/// alignment, an explicit zeroed pad field wherever the compiler would leave a hole (inside and at
+/// the end), a `const fn new` taking the real fields in order (named like them), `Default` (all
+/// zero), a plain struct `<Name>Fields` of the real fields to build one from a struct literal
+/// (`From` both ways), and [`GpuAligned`].
 ///
 /// The macro never guesses a size: every pad length and the width are
 /// `const fn`s over `size_of` and `align_of` of the field types, so vector
@@ -302,12 +282,11 @@ pub use gpu_aligned_derive::GpuData;
 /// assert_eq!(format!("{t:?}"), "Tagged { tag: 1, value: 2 }"); // no pads
 /// ```
 ///
-/// Values made by `new`, `Default` or `From` (and their copies) have zero
-/// pad bytes; bytes written through `bytemuck` (`bytes_of_mut`,
-/// `cast_slice_mut`, `pod_read_unaligned`) or by a kernel may not, and
-/// nothing resets them. So that such a value still behaves as its fields,
-/// `padded` writes the `Debug`, `PartialEq`, `Hash`, `PartialOrd` and `Ord`
-/// you derive itself, over the real fields only (in declaration order).
+/// Values made by `new`, `Default` or `From` (and their copies) have zero pad bytes; bytes written
+/// through `bytemuck` (`bytes_of_mut`, `cast_slice_mut`, `pod_read_unaligned`) or by a kernel may
+/// not, and nothing resets them. So that such a value still behaves as its fields, `padded` writes
+/// the `Debug`, `PartialEq`, `Hash`, `PartialOrd` and `Ord` you derive itself, over the real fields
+/// only (in declaration order).
 ///
 /// `#[gpu_aligned::padded(align = 16)]` forces a width (and
 /// `#[gpu_aligned::padded(crate = "path")]` names a renamed dependency, as
@@ -323,17 +302,15 @@ pub use gpu_aligned_derive::GpuData;
 /// assert_eq!((Index::LAYOUT.size, Index::LAYOUT.padding), (16, 12));
 /// ```
 ///
-/// The struct needs named fields and `#[derive(Clone, Copy)]`, and no
-/// `#[repr]` of its own (the macro chooses it). The pad fields are private,
-/// named `__pad_before_<field>` and `__pad_tail`, and listed in
-/// [`GpuLayout::fields`] with `is_padding: true`. Since the macro writes
-/// `Default`, do not derive `Default` as well; `<Name>Fields` is a name the
-/// macro takes in the struct's module.
+/// The struct needs named fields and `#[derive(Clone, Copy)]`, and no `#[repr]` of its own (the
+/// macro chooses it). The pad fields are private, named `__pad_before_<field>` and `__pad_tail`,
+/// and listed in [`GpuLayout::fields`] with `is_padding: true`. Since the macro writes `Default`,
+/// do not derive `Default` as well; `<Name>Fields` is a name the macro takes in the struct's
+/// module.
 ///
-/// More than 16 bytes of fields are padded to a multiple of 16, aligned to
-/// 16: not an element (no one instruction moves it) but a whole struct of
-/// 16-byte words, [`GpuData`](derive@GpuData) and [`GpuWords`], which an
-/// arena stores whole (see [`GpuWords`]) for kernels that read whole
+/// More than 16 bytes of fields are padded to a multiple of 16, aligned to 16: not an element (no
+/// one instruction moves it) but a whole struct of 16-byte words, [`GpuData`](derive@GpuData) and
+/// [`GpuWords`], which an arena stores whole (see [`GpuWords`]) for kernels that read whole
 /// elements:
 ///
 /// ```
@@ -352,14 +329,12 @@ pub use gpu_aligned_derive::GpuData;
 /// fit it are refused, with the routes for a larger struct.
 pub use gpu_aligned_derive::padded;
 
-/// Derives [`soa::GpuSoa`]: a struct of any size, with named fields that
-/// are GPU elements and no `repr` needed, stored as one column per field;
-/// the [`soa`] module has the whole story.
+/// Derives [`soa::GpuSoa`]: a struct of any size, with named fields that are GPU elements and no
+/// `repr` needed, stored as one column per field; the [`soa`] module has the whole story.
 ///
-/// It also generates `<Name>Columns`, one public typed
-/// [`ArenaSlice`](arena::ArenaSlice) per field, named like the field, which
-/// [`Soa::columns`](soa::Soa::columns) hands out. `#[gpu_aligned(crate =
-/// "path")]` names a renamed dependency, as for
+/// It also generates `<Name>Columns`, one public typed [`ArenaSlice`](arena::ArenaSlice) per field,
+/// named like the field, which [`Soa::columns`](soa::Soa::columns) hands out.
+/// `#[gpu_aligned(crate = "path")]` names a renamed dependency, as for
 /// [`GpuAligned`](derive@GpuAligned#a-renamed-dependency).
 ///
 /// ```

@@ -1,6 +1,5 @@
-//! The one layout rule every GPU element obeys, why it exists, and the
-//! `const fn`s that apply it, written once for the derive, the report and
-//! the models.
+//! The one layout rule every GPU element obeys, why it exists, and the `const fn`s that apply it,
+//! written once for the derive, the report and the models.
 //!
 //! # The rule
 //!
@@ -17,9 +16,8 @@
 //!   not a slowdown: the context is dead.
 //! - **Holes are uninitialised**, so the type could not be `bytemuck::Pod`.
 //!
-//! The rule buys single instructions, not bandwidth: padding moves more
-//! bytes (the [`report`](crate::report) says how many); a structure of
-//! arrays avoids it.
+//! The rule buys single instructions, not bandwidth: padding moves more bytes (the
+//! [`report`](crate::report) says how many); a structure of arrays avoids it.
 //!
 //! ```
 //! use gpu_aligned::rules;
@@ -40,8 +38,7 @@ pub(crate) mod repr_c;
 pub(crate) use message::describe_as;
 pub use message::Message;
 
-/// The sizes a GPU element may have: the widths of CUDA's global-memory
-/// loads and stores.
+/// The sizes a GPU element may have: the widths of CUDA's global-memory loads and stores.
 pub const WORD_SIZES: [usize; 5] = [1, 2, 4, 8, 16];
 
 /// The widest element: one instruction moves at most 16 bytes.
@@ -58,10 +55,9 @@ pub const fn is_word_size(size: usize) -> bool {
     matches!(size, 1 | 2 | 4 | 8 | 16)
 }
 
-/// Whether a type of `size` bytes, aligned to `align`, whose fields cover
-/// `covered` bytes, obeys the rule (all the compiler evaluates for a legal
-/// derived type; [`GpuLayout::check`](crate::GpuLayout::check) says which
-/// part a layout breaks).
+/// Whether a type of `size` bytes, aligned to `align`, whose fields cover `covered` bytes, obeys
+/// the rule (all the compiler evaluates for a legal derived type;
+/// [`GpuLayout::check`](crate::GpuLayout::check) says which part a layout breaks).
 ///
 /// ```
 /// use gpu_aligned::rules::is_legal;

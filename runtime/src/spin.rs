@@ -1,6 +1,5 @@
-//! A spin lock, for the arena's lists of returns and `ThreadArena` slots: it
-//! builds without `std`, each is held for a few pushes or a swap, and its
-//! release is a plain store.
+//! A spin lock, for the arena's lists of returns and `ThreadArena` slots: it builds without `std`,
+//! each is held for a few pushes or a swap, and its release is a plain store.
 
 use core::cell::UnsafeCell;
 use core::ops::{Deref, DerefMut};

@@ -1,8 +1,7 @@
-//! CUDA's built-in vector types (`float4`, `int2`, `char3`, ...) with exactly
-//! CUDA's size and alignment, so a Rust struct can hold the same fields a
-//! `.cu` struct does, plus the padded forms from the CUDA alignment guide
-//! (`float3_16_t`, `int8_3_4_t`) that turn a 12- or 3-byte value into one
-//! GPU word.
+//! CUDA's built-in vector types (`float4`, `int2`, `char3`, ...) with exactly CUDA's size and
+//! alignment, so a Rust struct can hold the same fields a `.cu` struct does, plus the padded forms
+//! from the CUDA alignment guide (`float3_16_t`, `int8_3_4_t`) that turn a 12- or 3-byte value into
+//! one GPU word.
 //!
 //! The word-sized ones (1, 2, 4, 8 or 16 bytes, aligned to their size) are
 //! [`GpuAligned`] elements. The others (`float3`, `char3`, ...) are legal
@@ -69,9 +68,8 @@ macro_rules! vector_struct {
             }
         }
 
-        // SAFETY: every lane is a `Pod` scalar, and the assertion below checks
-        // that the lanes fill the whole struct (no padding), so any bit pattern
-        // is valid and every byte is initialised.
+        // SAFETY: every lane is a `Pod` scalar, and the assertion below checks that the lanes fill
+        // the whole struct (no padding), so any bit pattern is valid and every byte is initialised.
         unsafe impl bytemuck::Zeroable for $name {}
         // SAFETY: as above; the struct is `repr(C)`, `Copy` and `'static`.
         unsafe impl bytemuck::Pod for $name {}
@@ -152,10 +150,9 @@ vector_struct!(field, longlong3, i64, I64, 8, 24, [x, y, z], "1, 2, 3");
 vector_struct!(field, ulonglong3, u64, U64, 8, 24, [x, y, z], "1, 2, 3");
 vector_struct!(field, double3, f64, F64, 8, 24, [x, y, z], "1.0, 2.0, 3.0");
 
-/// CUDA's `struct __align__(16) float3_16_t { float x, y, z; }` from the
-/// alignment guide: a float3 that one `LDG.E.128` moves, at the price of 4
-/// pad bytes (zeroed, and listed in its layout) per element; `From` both
-/// ways with `float3`.
+/// CUDA's `struct __align__(16) float3_16_t { float x, y, z; }` from the alignment guide: a float3
+/// that one `LDG.E.128` moves, at the price of 4 pad bytes (zeroed, and listed in its layout) per
+/// element; `From` both ways with `float3`.
 #[crate::padded(align = 16)]
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct float3_16_t {
@@ -167,9 +164,8 @@ pub struct float3_16_t {
     pub z: f32,
 }
 
-/// CUDA's `struct __align__(4) int8_3_4_t { int8_t x, y, z; }` from the
-/// alignment guide: three bytes that one 4-byte `LDG.E` moves, with one
-/// zeroed pad byte.
+/// CUDA's `struct __align__(4) int8_3_4_t { int8_t x, y, z; }` from the alignment guide: three
+/// bytes that one 4-byte `LDG.E` moves, with one zeroed pad byte.
 ///
 /// ```
 /// use gpu_aligned::vector::{char3, int8_3_4_t};

@@ -1,19 +1,17 @@
-//! The derive's checks as `const fn`s: each reads a struct's [`Shape`]
-//! (or a generic instantiation's layout) and stops compilation with the
-//! message of [`rules`](crate::rules) when the struct breaks a rule, spanned
-//! by the derive at what it blames. The rule and its message live in
-//! `rules`; this turns them into compile errors.
+//! The derive's checks as `const fn`s: each reads a struct's [`Shape`] (or a generic
+//! instantiation's layout) and stops compilation with the message of [`rules`](crate::rules) when
+//! the struct breaks a rule, spanned by the derive at what it blames. The rule and its message live
+//! in `rules`; this turns them into compile errors.
 
 use super::Derived;
 use crate::layout::{self, GpuField, GpuLayout, GpuType};
 use crate::rules::{self, Blame};
 
-/// The layout a failing derive check reads: the struct's name, size and
-/// alignment and every field's name, offset, size and alignment, without the
-/// fields' types, so that the size, alignment and hole checks report even
-/// when a field's type is not `GpuData` (reported on its own) or the struct
-/// is not `Copy`: every fault in one compile. The derive's macro builds it
-/// on the stack, only on the branch where a check failed.
+/// The layout a failing derive check reads: the struct's name, size and alignment and every field's
+/// name, offset, size and alignment, without the fields' types, so that the size, alignment and
+/// hole checks report even when a field's type is not `GpuData` (reported on its own) or the struct
+/// is not `Copy`: every fault in one compile. The derive's macro builds it on the stack, only on
+/// the branch where a check failed.
 pub struct Shape<'a> {
     /// The type's name.
     pub name: &'static str,
@@ -21,9 +19,8 @@ pub struct Shape<'a> {
     pub size: usize,
     /// `align_of` the type (or the alignment C gives it).
     pub align: usize,
-    /// Every field in declaration order, zero-sized ones included. The
-    /// messages of [`rules`] read their names, offsets, sizes and
-    /// alignments, never their types (bytes, in [`c_fields`]).
+    /// Every field in declaration order, zero-sized ones included. The messages of [`rules`] read
+    /// their names, offsets, sizes and alignments, never their types (bytes, in [`c_fields`]).
     pub fields: &'a [GpuField],
 }
 
@@ -52,11 +49,10 @@ impl Shape<'_> {
     }
 }
 
-/// Stops compilation if `T` (named `name`) is not 1, 2, 4, 8 or 16 bytes,
-/// with the rules' message. It reads only `size_of` and `align_of`, not
-/// `LAYOUT`, so it reports even when a field's type is not `GpuData` (an
-/// error of its own, which leaves `LAYOUT` unevaluated): both in one
-/// compile. The derive spans the call at the struct's name.
+/// Stops compilation if `T` (named `name`) is not 1, 2, 4, 8 or 16 bytes, with the rules' message.
+/// It reads only `size_of` and `align_of`, not `LAYOUT`, so it reports even when a field's type is
+/// not `GpuData` (an error of its own, which leaves `LAYOUT` unevaluated): both in one compile. The
+/// derive spans the call at the struct's name.
 #[track_caller]
 pub const fn blame_size<T>(name: &str) {
     let (size, align) = (core::mem::size_of::<T>(), core::mem::align_of::<T>());
@@ -68,9 +64,8 @@ pub const fn blame_size<T>(name: &str) {
     }
 }
 
-/// [`blame_field_in`] over `T`'s shape. `#[track_caller]`, as are all the
-/// `blame_*` functions: the error points at the call, which the derive spans
-/// at what it blames.
+/// [`blame_field_in`] over `T`'s shape. `#[track_caller]`, as are all the `blame_*` functions: the
+/// error points at the call, which the derive spans at what it blames.
 #[track_caller]
 pub const fn blame_field<T: Derived>(name: &str) {
     blame_field_in(&Shape::of::<T>(), name)
@@ -155,10 +150,9 @@ pub(crate) const fn str_eq(a: &str, b: &str) -> bool {
     true
 }
 
-/// The slow path of the derive's check, after the fast one failed: stops
-/// compilation if the struct is not laid out as C lays out its fields, or
-/// if it breaks the rule (the derive's spanned `blame_*` calls come first
-/// and say where; this one makes the failure independent of them).
+/// The slow path of the derive's check, after the fast one failed: stops compilation if the struct
+/// is not laid out as C lays out its fields, or if it breaks the rule (the derive's spanned
+/// `blame_*` calls come first and say where; this one makes the failure independent of them).
 #[track_caller]
 pub const fn reject_in(shape: &Shape<'_>) {
     not_repr_c_in(shape);
@@ -191,9 +185,8 @@ pub const fn reject_holes_in(shape: &Shape<'_>) {
     }
 }
 
-/// Stops compilation with the message about holes if the first hole is
-/// before field `name` (and the layout is C's: else [`reject_holes_in`],
-/// after it, says so).
+/// Stops compilation with the message about holes if the first hole is before field `name` (and the
+/// layout is C's: else [`reject_holes_in`], after it, says so).
 #[track_caller]
 pub const fn blame_hole_in(shape: &Shape<'_>, name: &str) {
     if let Some(field) = layout::first_hole_before(shape.fields) {
@@ -203,8 +196,7 @@ pub const fn blame_hole_in(shape: &Shape<'_>, name: &str) {
     }
 }
 
-/// Stops compilation if the compiler did not lay the struct out as C lays
-/// out its field list.
+/// Stops compilation if the compiler did not lay the struct out as C lays out its field list.
 #[track_caller]
 pub const fn not_repr_c_in(shape: &Shape<'_>) {
     if let Some(at) = layout::repr_c_mismatch(shape.size, shape.align, shape.fields) {
@@ -238,11 +230,10 @@ pub const fn c_fields<const N: usize>(
     fields
 }
 
-/// `layout` if it is C's layout of its fields; else a compile error that
-/// says where it is not, raised where the instantiation's layout is first
-/// read: a generic struct's `#[repr]` cannot be seen per instantiation (an
-/// attribute after the derive may strip it, the hidden macro can be called
-/// by hand), so its `FACTS` are checked here, for each one.
+/// `layout` if it is C's layout of its fields; else a compile error that says where it is not,
+/// raised where the instantiation's layout is first read: a generic struct's `#[repr]` cannot be
+/// seen per instantiation (an attribute after the derive may strip it, the hidden macro can be
+/// called by hand), so its `FACTS` are checked here, for each one.
 #[track_caller]
 pub const fn c_layout(layout: GpuLayout) -> GpuLayout {
     not_repr_c_in(&Shape::of_layout(layout));
@@ -287,11 +278,10 @@ pub const fn checked_layout(layout: GpuLayout) -> GpuLayout {
     panic!("{}", message.as_str())
 }
 
-/// Stops compilation unless the generic struct `name` has no padding: the
-/// instantiation with `u8` for every parameter (`contiguous`, from
-/// [`Derived::CONTIGUOUS`]) is then padding-free, and so is every
-/// other (an `align(N)` that pads nothing at 1 byte per `T` pads nothing at
-/// any size, since `N` then divides the number of `T`s).
+/// Stops compilation unless the generic struct `name` has no padding: the instantiation with `u8`
+/// for every parameter (`contiguous`, from [`Derived::CONTIGUOUS`]) is then padding-free, and so is
+/// every other (an `align(N)` that pads nothing at 1 byte per `T` pads nothing at any size, since
+/// `N` then divides the number of `T`s).
 #[track_caller]
 pub const fn generic_has_no_padding(contiguous: bool) {
     if !contiguous {

@@ -1,56 +1,46 @@
-//! The one trait the derives implement, [`Derived`], the kinds of GPU
-//! data as types, and the blanket impls that give a derived struct
-//! `GpuData`, `GpuAligned` and `GpuWords` from it.
+//! The one trait the derives implement, [`Derived`], the kinds of GPU data as types, and the
+//! blanket impls that give a derived struct `GpuData`, `GpuAligned` and `GpuWords` from it.
 
 use super::DerivesCopy;
 use crate::layout::{GpuAligned, GpuData, GpuLayout, GpuType};
 
-/// What `#[derive(GpuAligned)]` and `#[derive(GpuData)]` implement: the
-/// layout facts of the struct, and what kind of GPU data it is, from which
-/// the blanket impls below give it [`GpuData`], and [`GpuAligned`] and
-/// [`GpuWords`](crate::GpuWords) where its kind allows.
+/// What `#[derive(GpuAligned)]` and `#[derive(GpuData)]` implement: the layout facts of the struct,
+/// and what kind of GPU data it is, from which the blanket impls below give it [`GpuData`], and
+/// [`GpuAligned`] and [`GpuWords`](crate::GpuWords) where its kind allows.
 ///
-/// Why blanket impls rather than an impl of each trait per struct: they are
-/// written here, where `#[diagnostic::do_not_recommend]` resolves (a
-/// `#![no_implicit_prelude]` module has no tool prelude, so the attribute
-/// cannot be emitted into the user's code), which keeps the derived types
-/// out of rustc's "the following other types implement `GpuData`" list when
-/// a field is refused; the compiler checks one trait per struct instead of
-/// three, and a struct that is not `Copy` gets none of them (no error of
-/// theirs), so `DerivesCopy` reports it once. And only a blanket impl can
-/// depend on what the compiler computes: `Kind` is chosen from `size_of`
-/// and `align_of` (see [`kind::of`]), which a proc macro cannot know.
+/// Why blanket impls rather than an impl of each trait per struct: they are written here, where
+/// `#[diagnostic::do_not_recommend]` resolves (a `#![no_implicit_prelude]` module has no tool
+/// prelude, so the attribute cannot be emitted into the user's code), which keeps the derived types
+/// out of rustc's "the following other types implement `GpuData`" list when a field is refused; the
+/// compiler checks one trait per struct instead of three, and a struct that is not `Copy` gets none
+/// of them (no error of theirs), so `DerivesCopy` reports it once. And only a blanket impl can
+/// depend on what the compiler computes: `Kind` is chosen from `size_of` and `align_of` (see
+/// [`kind::of`]), which a proc macro cannot know.
 ///
 /// # Safety
 ///
-/// `FACTS` describes `Self` exactly (from `size_of`, `align_of` and
-/// `offset_of!` of `Self`), every field of `Self` is [`GpuData`], `Self`
-/// has no padding, and `Kind` is [`kind::Element`] only if `ELEMENT`
-/// compiles only when `Self` obeys the GPU layout rule (the derive's
-/// checks, per type or per instantiation), [`kind::Whole`] only if `Self`
-/// is aligned to a multiple of 16.
+/// `FACTS` describes `Self` exactly (from `size_of`, `align_of` and `offset_of!` of `Self`), every
+/// field of `Self` is [`GpuData`], `Self` has no padding, and `Kind` is [`kind::Element`] only if
+/// `ELEMENT` compiles only when `Self` obeys the GPU layout rule (the derive's checks, per type or
+/// per instantiation), [`kind::Whole`] only if `Self` is aligned to a multiple of 16.
 ///
-/// `DerivesCopy` is a supertrait (rather than a call) because that is
-/// cheaper to compile.
+/// `DerivesCopy` is a supertrait (rather than a call) because that is cheaper to compile.
 pub unsafe trait Derived: DerivesCopy + 'static {
     /// [`kind::Element`], [`kind::Whole`] or [`kind::Data`].
     type Kind;
     /// The layout, as the compiler laid the struct out.
     const FACTS: GpuLayout;
     /// [`GpuAligned::LAYOUT`]: `FACTS`, checked where the checks are per
-    /// instantiation (a generic struct, see
-    /// [`checked_layout`](super::checked_layout)).
+    /// instantiation (a generic struct, see [`checked_layout`](super::checked_layout)).
     const ELEMENT: GpuLayout = Self::FACTS;
-    /// Whether the fields follow each other from offset 0 in declaration
-    /// order without a hole and cover the whole struct: read by the generic
-    /// arm at the definition, of the instantiation with `u8` for every
-    /// parameter.
+    /// Whether the fields follow each other from offset 0 in declaration order without a hole and
+    /// cover the whole struct: read by the generic arm at the definition, of the instantiation with
+    /// `u8` for every parameter.
     const CONTIGUOUS: bool = true;
 }
 
-/// The kinds of derived GPU data, as types, so that a blanket impl can
-/// depend on them: an element (one word), a whole struct aligned to 16
-/// (16-byte words), or any other struct without holes.
+/// The kinds of derived GPU data, as types, so that a blanket impl can depend on them: an element
+/// (one word), a whole struct aligned to 16 (16-byte words), or any other struct without holes.
 pub mod kind {
     /// One GPU word: 1, 2, 4, 8 or 16 bytes, aligned to its size.
     pub struct Element;
@@ -81,10 +71,9 @@ pub mod kind {
         type Kind = Whole;
     }
 
-    /// The kind of a struct without holes of `size` bytes aligned to
-    /// `align`: 1 an element, 2 a whole struct of 16-byte words, 0 other
-    /// data. Evaluated by the compiler in the `Kind` of `#[derive(GpuData)]`'s
-    /// impl, where the struct's size is known.
+    /// The kind of a struct without holes of `size` bytes aligned to `align`: 1 an element, 2 a
+    /// whole struct of 16-byte words, 0 other data. Evaluated by the compiler in the `Kind` of
+    /// `#[derive(GpuData)]`'s impl, where the struct's size is known.
     pub const fn of(size: usize, align: usize) -> u8 {
         if crate::rules::is_legal(size, align, size) {
             1
@@ -96,10 +85,9 @@ pub mod kind {
     }
 }
 
-/// The blanket impls, in a module of their own so that compilers before
-/// `do_not_recommend` (Rust 1.85; the crate supports 1.81) skip it without
-/// a warning: their lint is emitted where the attribute's parent item sets
-/// no level.
+/// The blanket impls, in a module of their own so that compilers before `do_not_recommend`
+/// (Rust 1.85; the crate supports 1.81) skip it without a warning: their lint is emitted where the
+/// attribute's parent item sets no level.
 #[allow(unknown_or_malformed_diagnostic_attributes)]
 mod blanket {
     use super::{kind, Derived, GpuAligned, GpuData, GpuLayout, GpuType};
@@ -112,9 +100,8 @@ mod blanket {
         const TYPE: GpuType = GpuType::Struct(&T::FACTS);
     }
 
-    // SAFETY: `Kind` is `Element` only if `ELEMENT` compiles only if `T`
-    // obeys the rule (`Derived`), and every entry point that relies on the
-    // rule reads `LAYOUT` first.
+    // SAFETY: `Kind` is `Element` only if `ELEMENT` compiles only if `T` obeys the rule
+    // (`Derived`), and every entry point that relies on the rule reads `LAYOUT` first.
     #[diagnostic::do_not_recommend]
     unsafe impl<T: Derived<Kind = kind::Element> + Copy + bytemuck::Pod> GpuAligned for T {
         const LAYOUT: GpuLayout = T::ELEMENT;

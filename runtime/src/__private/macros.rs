@@ -11,24 +11,20 @@ macro_rules! __gpu_aligned_u8 {
     };
 }
 
-/// Every impl `#[derive(GpuAligned)]` gives a struct, together with the
-/// checks that make them sound; the derive's output is one invocation of
-/// this, and nothing else it emits is `unsafe`.
+/// Every impl `#[derive(GpuAligned)]` gives a struct, together with the checks that make them
+/// sound; the derive's output is one invocation of this, and nothing else it emits is `unsafe`.
 ///
-/// The checks and the impls expand together, here, so a crate that
-/// redirects the derive's path must spell out `unsafe impl` itself. This
-/// macro trusts nothing it is given: the field list is proven to be the
-/// struct's (`__fields` below), the facts come from `offset_of!`, `size_of`
-/// and `align_of`, and [`reject`] fails the build whatever the blame calls
-/// chose. The impls exist only if the compiler laid the struct out as C
-/// lays out its field list ([`GpuLayout::is_repr_c`]), whatever `#[repr]`
-/// the derive saw.
+/// The checks and the impls expand together, here, so a crate that redirects the derive's path must
+/// spell out `unsafe impl` itself. This macro trusts nothing it is given: the field list is proven
+/// to be the struct's (`__fields` below), the facts come from `offset_of!`, `size_of` and
+/// `align_of`, and [`reject`] fails the build whatever the blame calls chose. The impls exist only
+/// if the compiler laid the struct out as C lays out its field list ([`GpuLayout::is_repr_c`]),
+/// whatever `#[repr]` the derive saw.
 ///
-/// The second arm, `checks_only`, is what the derive emits next to a
-/// rejected `#[repr]`: no impls (there is no layout to trust), but the rule
-/// checked on the C layout of the field list, each field checked as
-/// `GpuData`, and `Copy` checked, so that every fault of the struct is
-/// reported in the same compile.
+/// The second arm, `checks_only`, is what the derive emits next to a rejected `#[repr]`: no impls
+/// (there is no layout to trust), but the rule checked on the C layout of the field list, each
+/// field checked as `GpuData`, and `Copy` checked, so that every fault of the struct is reported in
+/// the same compile.
 #[doc(hidden)]
 #[macro_export]
 macro_rules! __gpu_aligned_derive {
@@ -64,32 +60,28 @@ macro_rules! __gpu_aligned_derive {
                     )),*
                 ]);
 
-            // The fast path, all a legal type costs: the fields follow each
-            // other in declaration order from offset 0, with no hole, and
-            // the rule holds. For a layout without holes that is exactly
-            // C's: each field's offset is aligned (the compiler put it
-            // there) and where the previous one ends.
+            // The fast path, all a legal type costs: the fields follow each other in declaration
+            // order from offset 0, with no hole, and the rule holds. For a layout without holes
+            // that is exactly C's: each field's offset is aligned (the compiler put it there) and
+            // where the previous one ends.
             if !$crate::__gpu_aligned_rule!(holds $rule, __GPU_ALIGNED_FIELDS, $ty) {
-                // The slow path says what is wrong, at the spans the derive
-                // chose: not C's layout, or which rule. The blame functions
-                // read `FACTS`, which is evaluated only here. In a block of
-                // their own, so that nothing in them reaches the rejection
-                // after it (an attribute left dangling, a local item named
-                // like `$ty`): it runs whatever they are.
+                // The slow path says what is wrong, at the spans the derive chose: not C's layout,
+                // or which rule. The blame functions read `FACTS`, which is evaluated only here. In
+                // a block of their own, so that nothing in them reaches the rejection after it (an
+                // attribute left dangling, a local item named like `$ty`): it runs whatever they
+                // are.
                 { $($blame)* }
                 $crate::__gpu_aligned_rule!(reject $rule, $ty);
             }
 
-            // The field list above is the struct's own: a struct expression
-            // without `..` names every field exactly once (a missing or
-            // repeated field does not compile), and each value has the
-            // field's exact type (a value of a GPU type never coerces to
-            // another). A union expression names one field, whichever, so
-            // `$ty` must not be a union, whose fields overlap (one of them
-            // may leave bytes uninitialised that another covers): reading a
-            // union's field is `unsafe`, and this function is not (its body
-            // is not in any `unsafe` block the macro is called from). Never
-            // called; the parameter is the cheapest way to a value to read.
+            // The field list above is the struct's own: a struct expression without `..` names
+            // every field exactly once (a missing or repeated field does not compile), and each
+            // value has the field's exact type (a value of a GPU type never coerces to another). A
+            // union expression names one field, whichever, so `$ty` must not be a union, whose
+            // fields overlap (one of them may leave bytes uninitialised that another covers):
+            // reading a union's field is `unsafe`, and this function is not (its body is not in any
+            // `unsafe` block the macro is called from). Never called; the parameter is the cheapest
+            // way to a value to read.
             #[allow(dead_code)]
             fn __fields(__gpu_aligned_value: $ty) -> $ty {
                 let _ = __gpu_aligned_value.$member0;
@@ -99,17 +91,14 @@ macro_rules! __gpu_aligned_derive {
                 }
             }
 
-            // Why the impls below are sound: the checks above hold, so
-            // `$ty` is laid out as C lays out its fields, is 1, 2, 4, 8 or
-            // 16 bytes, aligned to its size, and its fields cover every
-            // byte; each field is `GpuData` (required by `field_of`), hence
-            // `Pod`: any bit pattern, all zeroes included, is a valid value
-            // of every field and so of `$ty`.
+            // Why the impls below are sound: the checks above hold, so `$ty` is laid out as C lays
+            // out its fields, is 1, 2, 4, 8 or 16 bytes, aligned to its size, and its fields cover
+            // every byte; each field is `GpuData` (required by `field_of`), hence `Pod`: any bit
+            // pattern, all zeroes included, is a valid value of every field and so of `$ty`.
 
-            // SAFETY: `FACTS` is built from `size_of`, `align_of` and
-            // `offset_of!` of `$ty` itself, every field is `GpuData`, and the
-            // checks above (no padding, the rule) run for this very type.
-            // `GpuData` and `GpuAligned` follow from the blanket impls.
+            // SAFETY: `FACTS` is built from `size_of`, `align_of` and `offset_of!` of `$ty` itself,
+            // every field is `GpuData`, and the checks above (no padding, the rule) run for this
+            // very type. `GpuData` and `GpuAligned` follow from the blanket impls.
             #[automatically_derived]
             unsafe impl $crate::__private::Derived for $ty {
                 type Kind = $crate::__gpu_aligned_rule!(kind $rule, $ty);
@@ -125,10 +114,9 @@ macro_rules! __gpu_aligned_derive {
             #[automatically_derived]
             unsafe impl $crate::__private::bytemuck::Zeroable for $ty {}
 
-            // SAFETY: no padding, every field `Pod`, laid out as C lays out
-            // its fields; `Copy + 'static` the compiler checks. The bound is
-            // under `for<'__a>` so that a struct without `Copy` leaves the
-            // impl unusable rather than in error: the `Derived` impl
+            // SAFETY: no padding, every field `Pod`, laid out as C lays out its fields; `Copy +
+            // 'static` the compiler checks. The bound is under `for<'__a>` so that a struct without
+            // `Copy` leaves the impl unusable rather than in error: the `Derived` impl
             // (`DerivesCopy` is its supertrait) says it once, with the fix.
             #[automatically_derived]
             unsafe impl $crate::__private::bytemuck::Pod for $ty
@@ -160,22 +148,19 @@ macro_rules! __gpu_aligned_derive {
         #[doc(hidden)]
         #[allow(unused_qualifications, clippy::all)]
         const _: () = {
-            // Padding-free for every instantiation, by construction: every
-            // field is `$elem` or an array of it (proven below, where
-            // `$elem` is opaque) or a `PhantomData`, and the instantiation
-            // with `u8` everywhere has no hole, so the `#[repr]` adds none
-            // (see `generic_has_no_padding`). That is all `Zeroable`, `Pod`,
-            // `GpuData` and cudarc's traits need, for every `$elem: GpuData`.
+            // Padding-free for every instantiation, by construction: every field is `$elem` or an
+            // array of it (proven below, where `$elem` is opaque) or a `PhantomData`, and the
+            // instantiation with `u8` everywhere has no hole, so the `#[repr]` adds none (see
+            // `generic_has_no_padding`). That is all `Zeroable`, `Pod`, `GpuData` and cudarc's
+            // traits need, for every `$elem: GpuData`.
             $crate::__private::generic_has_no_padding(
                 <$ty<$($crate::__gpu_aligned_u8!($param)),+>
                     as $crate::__private::Derived>::CONTIGUOUS,
             );
 
-            // The field list is the struct's own (as in the first arm, with
-            // each `PhantomData` written as one), and each field not listed
-            // as a `PhantomData` is `$elem` or an array of it. No bounds
-            // here: a `where` clause could make `Element` hold for other
-            // types.
+            // The field list is the struct's own (as in the first arm, with each `PhantomData`
+            // written as one), and each field not listed as a `PhantomData` is `$elem` or an array
+            // of it. No bounds here: a `where` clause could make `Element` hold for other types.
             #[allow(dead_code)]
             fn __fields<$($param),+>() -> ($ty<$($param),+>, $ty<$($param),+>) {
                 $($crate::__private::is_element::<$elem, $fty>();)*
@@ -188,10 +173,9 @@ macro_rules! __gpu_aligned_derive {
                 )
             }
 
-            // SAFETY: `FACTS` is built from `size_of`, `align_of` and
-            // `offset_of!` of each instantiation, every field is `$elem:
-            // GpuData` (or a `PhantomData`), no instantiation has padding
-            // (see above), and `ELEMENT` checks the rule per instantiation.
+            // SAFETY: `FACTS` is built from `size_of`, `align_of` and `offset_of!` of each
+            // instantiation, every field is `$elem: GpuData` (or a `PhantomData`), no instantiation
+            // has padding (see above), and `ELEMENT` checks the rule per instantiation.
             #[automatically_derived]
             unsafe impl<$($param: 'static),+> $crate::__private::Derived for $ty<$($param),+>
             where
@@ -286,12 +270,11 @@ macro_rules! __gpu_aligned_derive {
     };
 }
 
-/// The rule `__gpu_aligned_derive!` checks, `element` (1, 2, 4, 8 or 16
-/// bytes, aligned to its size, no holes: `#[derive(GpuAligned)]`) or `data`
-/// (no holes, any size: `#[derive(GpuData)]`), and the kind of data it
-/// proves: each check and the kind it allows are chosen by the same word,
-/// here, so no caller can pair a kind with a weaker check. Nothing here is
-/// `unsafe`; any other word does not expand.
+/// The rule `__gpu_aligned_derive!` checks, `element` (1, 2, 4, 8 or 16 bytes, aligned to its size,
+/// no holes: `#[derive(GpuAligned)]`) or `data` (no holes, any size: `#[derive(GpuData)]`), and the
+/// kind of data it proves: each check and the kind it allows are chosen by the same word, here, so
+/// no caller can pair a kind with a weaker check. Nothing here is `unsafe`; any other word does not
+/// expand.
 #[doc(hidden)]
 #[macro_export]
 macro_rules! __gpu_aligned_rule {
@@ -340,25 +323,22 @@ macro_rules! __gpu_aligned_rule {
     };
 }
 
-/// cudarc's `DeviceRepr` and `ValidAsZeroBits` for a GPU type, when this
-/// crate is built with `cuda`; nothing otherwise. The derive cannot see this
-/// crate's features, so it expands this macro, which was defined knowing
-/// them.
+/// cudarc's `DeviceRepr` and `ValidAsZeroBits` for a GPU type, when this crate is built with
+/// `cuda`; nothing otherwise. The derive cannot see this crate's features, so it expands this
+/// macro, which was defined knowing them.
 #[cfg(feature = "cuda")]
 #[doc(hidden)]
 #[macro_export]
 macro_rules! __gpu_aligned_cuda_traits {
     ($ty:ident) => {
-        // SAFETY: the impl holds only where `$ty` is `GpuData` (the bound,
-        // which the caller cannot forge: `GpuData` is an `unsafe trait`,
-        // implemented by this crate for its own types and by the blanket
-        // impl for a checked `Derived`), so `Pod`: `Copy`, no padding,
-        // every bit pattern (all zeroes included) valid, so its bytes can be
-        // copied to the device or passed as a kernel argument as they are,
-        // and a zeroed allocation holds valid values. Its layout is C's and
-        // matches CUDA's, by the layout rules. The bound is under
-        // `for<'__a>` so that a type that is not `GpuData` leaves the impl
-        // unusable rather than in error: the derive reports why, once.
+        // SAFETY: the impl holds only where `$ty` is `GpuData` (the bound, which the caller cannot
+        // forge: `GpuData` is an `unsafe trait`, implemented by this crate for its own types and by
+        // the blanket impl for a checked `Derived`), so `Pod`: `Copy`, no padding, every bit
+        // pattern (all zeroes included) valid, so its bytes can be copied to the device or passed
+        // as a kernel argument as they are, and a zeroed allocation holds valid values. Its layout
+        // is C's and matches CUDA's, by the layout rules. The bound is under `for<'__a>` so that a
+        // type that is not `GpuData` leaves the impl unusable rather than in error: the derive
+        // reports why, once.
         unsafe impl $crate::__private::cudarc::driver::DeviceRepr for $ty where
             for<'__a> $ty: $crate::GpuData
         {

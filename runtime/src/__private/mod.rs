@@ -1,21 +1,16 @@
-//! What the code of `#[derive(GpuAligned)]` and `#[gpu_aligned::padded]`
-//! names, and nothing else: re-exports, and shims that turn
-//! [`rules`](crate::rules) into compile errors. Not public API, no semver
-//! guarantees. The rule itself and its message live in [`crate::rules`].
+//! What the code of `#[derive(GpuAligned)]` and `#[gpu_aligned::padded]` names, and nothing else:
+//! re-exports, and shims that turn [`rules`](crate::rules) into compile errors. Not public API, no
+//! semver guarantees. The rule itself and its message live in [`crate::rules`].
 //!
-//! **The rule for the exported macros that write an `unsafe impl`** (here:
-//! `__gpu_aligned_derive!` and `__gpu_aligned_cuda_traits!`; in
-//! [`soa::derive`](crate::soa::derive): `__gpu_soa_derive!`). Safe code
-//! can call them by hand, and `#![forbid(unsafe_code)]` does not see their
-//! `unsafe`, which is theirs. So each takes identifiers, literals and
-//! types only, never token trees or a `where` list pasted between its
-//! `unsafe impl` and the trait (a `{}` or `#[cfg(any())]` in them would
-//! hand the macro's `unsafe` to the caller's own impl), and proves every
-//! claim its impls make with code the compiler checks (`offset_of!`,
-//! `size_of`, a struct literal that names every field) or bounds them on a
-//! trait the caller cannot forge (`GpuData`). Each has ui-tests that call
-//! it by hand with forged input (`ui-tests/ui/*hidden-macro*`,
-//! `ui-tests/ui-cuda/`).
+//! **The rule for the exported macros that write an `unsafe impl`** (here: `__gpu_aligned_derive!`
+//! and `__gpu_aligned_cuda_traits!`; in [`soa::derive`](crate::soa::derive): `__gpu_soa_derive!`).
+//! Safe code can call them by hand, and `#![forbid(unsafe_code)]` does not see their `unsafe`,
+//! which is theirs. So each takes identifiers, literals and types only, never token trees or a
+//! `where` list pasted between its `unsafe impl` and the trait (a `{}` or `#[cfg(any())]` in them
+//! would hand the macro's `unsafe` to the caller's own impl), and proves every claim its impls make
+//! with code the compiler checks (`offset_of!`, `size_of`, a struct literal that names every field)
+//! or bounds them on a trait the caller cannot forge (`GpuData`). Each has ui-tests that call it by
+//! hand with forged input (`ui-tests/ui/*hidden-macro*`, `ui-tests/ui-cuda/`).
 #![allow(missing_docs)]
 
 // One file per job, re-exported here at the paths the generated code names.

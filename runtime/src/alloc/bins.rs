@@ -2,25 +2,22 @@
 //! of a given size lives in, and which list a request must start searching
 //! from so that every block found there is big enough without looking at it.
 
-/// log2 of the number of second-level lists per power of two: 32 lists split
-/// each doubling into steps of 1/32, so a request rounded up to its list
-/// overshoots by less than 3.2%.
+/// log2 of the number of second-level lists per power of two: 32 lists split each doubling into
+/// steps of 1/32, so a request rounded up to its list overshoots by less than 3.2%.
 const SECOND_LEVEL_LOG2: u32 = 5;
 /// Lists per first level.
 pub(super) const SECOND_LEVEL_COUNT: usize = 1 << SECOND_LEVEL_LOG2;
 /// Sizes below this get one exact list each (first level 0).
 const LINEAR_LIMIT: u64 = SECOND_LEVEL_COUNT as u64;
-/// First level 0 holds the linear sizes; levels 1..=59 hold sizes with
-/// log2 = 5..=63, so every `u64` size has a list. Levels 60..=63 stay empty:
-/// rounding the count up to 64 lets indices be masked into range instead of
-/// bounds-checked.
+/// First level 0 holds the linear sizes; levels 1..=59 hold sizes with log2 = 5..=63, so every
+/// `u64` size has a list. Levels 60..=63 stay empty: rounding the count up to 64 lets indices be
+/// masked into range instead of bounds-checked.
 pub(super) const FIRST_LEVEL_COUNT: usize = 64;
 /// Total number of free lists.
 pub(super) const BIN_COUNT: usize = FIRST_LEVEL_COUNT * SECOND_LEVEL_COUNT;
 
-/// The list a free block of `size` bytes is filed under, as a flat index
-/// `first * 32 + second`: its size lies in `[lower_bound(bin),
-/// lower_bound(bin + 1))`.
+/// The list a free block of `size` bytes is filed under, as a flat index `first * 32 + second`: its
+/// size lies in `[lower_bound(bin), lower_bound(bin + 1))`.
 #[inline(always)]
 pub(super) fn containing(size: u64) -> usize {
     if size < LINEAR_LIMIT {
@@ -115,8 +112,7 @@ impl Bitmaps {
         Some((first << SECOND_LEVEL_LOG2) | second)
     }
 
-    /// The first-level bits: bit `f` is set when a list of level `f` is
-    /// non-empty.
+    /// The first-level bits: bit `f` is set when a list of level `f` is non-empty.
     #[inline]
     pub(super) fn first_bits(&self) -> u64 {
         self.first

@@ -1,15 +1,13 @@
-//! The block table: one record per block of the buffer (used, free, or a
-//! vacant slot waiting for reuse), linked to its physical neighbours so
-//! that a free merges in O(1), and a free block also into its size class's
-//! list. Here: the record, taking and releasing slots, carving a request
-//! out of a free block, and filing blocks into and out of the free lists.
+//! The block table: one record per block of the buffer (used, free, or a vacant slot waiting for
+//! reuse), linked to its physical neighbours so that a free merges in O(1), and a free block also
+//! into its size class's list. Here: the record, taking and releasing slots, carving a request out
+//! of a free block, and filing blocks into and out of the free lists.
 
 use super::bins;
 use super::{align_up, AllocError, Allocation, Allocator};
 
-/// "No block" in the intrusive links and list heads. Slot indices stay
-/// below it, which leaves the top bit of [`Block::next_phys`] free for
-/// [`USED`].
+/// "No block" in the intrusive links and list heads. Slot indices stay below it, which leaves the
+/// top bit of [`Block::next_phys`] free for [`USED`].
 pub(super) const NONE: u32 = 0x7fff_ffff;
 
 /// The bit of [`Block::next_phys`] that marks a used block.
@@ -18,10 +16,9 @@ pub(super) const USED: u32 = 1 << 31;
 /// One block of the buffer in a slot of the block table, 32 bytes, aligned
 /// so none straddles two cache lines. What a slot holds:
 ///
-/// - used: the [`USED`] bit of `next_phys` is set, the tag is the stamp its
-///   handle carries (low half in `tag_low`) and `size` the size requested;
-///   the block reaches its request rounded up to the granularity (or the
-///   capacity), where the next block starts, so no second size is stored;
+/// - used: the [`USED`] bit of `next_phys` is set, the tag is the stamp its handle carries (low
+///   half in `tag_low`) and `size` the size requested; the block reaches its request rounded up to
+///   the granularity (or the capacity), where the next block starts, so no second size is stored;
 /// - free: the bit is clear, `size != 0`, and the tag holds the links of
 ///   its size class's list (previous in `tag_low`, next in `tag_high`);
 /// - vacant (no block; the slot waits on the vacant list): `size == 0`, and
@@ -146,8 +143,7 @@ impl Allocator {
         Ok(())
     }
 
-    /// Takes a slot off the vacant list, which
-    /// [`reserve_slots`](Self::reserve_slots) has filled.
+    /// Takes a slot off the vacant list, which [`reserve_slots`](Self::reserve_slots) has filled.
     #[inline(always)]
     pub(super) fn take_slot(&mut self) -> u32 {
         let slot = self.vacant;
@@ -166,9 +162,8 @@ impl Allocator {
         self.vacant_count += 1;
     }
 
-    /// Turns `block`, just taken off its free list from slot `slot`, into an
-    /// allocation of `size` bytes at `start`, returning the bytes before and
-    /// after it to the free lists.
+    /// Turns `block`, just taken off its free list from slot `slot`, into an allocation of `size`
+    /// bytes at `start`, returning the bytes before and after it to the free lists.
     #[inline(always)]
     pub(super) fn split_and_use(
         &mut self,
@@ -285,9 +280,8 @@ impl Allocator {
             self.heads[bin] = next;
             self.bitmaps.clear_if(bin, next == NONE);
         }
-        // Without a successor the back link goes into `slot` itself, whose
-        // tag every caller overwrites: a select instead of a branch that
-        // mispredicts on data.
+        // Without a successor the back link goes into `slot` itself, whose tag every caller
+        // overwrites: a select instead of a branch that mispredicts on data.
         let back_linked = if next != NONE { next } else { slot };
         self.blocks[back_linked as usize].set_list_prev(prev);
         block

@@ -1,6 +1,5 @@
-//! The allocator's invariants, checked by walking every block and every
-//! free list: what the tests, the model test and the fuzzer call after
-//! every step. Not on any allocation path.
+//! The allocator's invariants, checked by walking every block and every free list: what the tests,
+//! the model test and the fuzzer call after every step. Not on any allocation path.
 
 use super::bins::{self, SECOND_LEVEL_COUNT};
 use super::block::NONE;
@@ -8,12 +7,11 @@ use super::{Allocator, InvariantError};
 use crate::align::offset_of;
 
 impl Allocator {
-    /// Walks every block and every free list and checks the allocator's
-    /// invariants: the blocks tile `[0, capacity)` exactly, no two free
-    /// blocks touch (they would have been merged), every free block sits in
-    /// the list of its size class and the bitmaps agree, the counters
-    /// behind [`stats`](Allocator::stats) equal what the walk finds, and
-    /// they count every byte once (`used + free == capacity`).
+    /// Walks every block and every free list and checks the allocator's invariants: the blocks tile
+    /// `[0, capacity)` exactly, no two free blocks touch (they would have been merged), every free
+    /// block sits in the list of its size class and the bitmaps agree, the counters behind
+    /// [`stats`](Allocator::stats) equal what the walk finds, and they count every byte once
+    /// (`used + free == capacity`).
     ///
     /// Takes time proportional to the number of blocks; meant for tests.
     ///
@@ -26,8 +24,7 @@ impl Allocator {
     ///
     /// # Errors
     ///
-    /// The first broken invariant found (which would be a bug in the
-    /// allocator).
+    /// The first broken invariant found (which would be a bug in the allocator).
     pub fn check_invariants(&self) -> Result<(), InvariantError> {
         fn expect(what: &'static str, expected: u64, found: u64) -> Result<(), InvariantError> {
             if expected == found {

@@ -32,20 +32,16 @@ pub enum AllocError {
         align: usize,
         /// Bytes free in total, scattered over all free blocks.
         free: usize,
-        /// The largest size that fits at this alignment among the blocks the
-        /// bounded search saw (a lower bound beyond
-        /// [`SEARCH_LIMIT`](super::SEARCH_LIMIT) free blocks).
+        /// The largest size that fits at this alignment among the blocks the bounded search saw (a
+        /// lower bound beyond [`SEARCH_LIMIT`](super::SEARCH_LIMIT) free blocks).
         largest_fit: usize,
     },
-    /// The table of blocks cannot grow (2^31 - 1 slots, or the host
-    /// allocator refused).
+    /// The table of blocks cannot grow (2^31 - 1 slots, or the host allocator refused).
     TooManyBlocks,
-    /// The allocator has handed out `u64::MAX - 1` allocations: one more
-    /// would reuse a stamp.
+    /// The allocator has handed out `u64::MAX - 1` allocations: one more would reuse a stamp.
     StampsExhausted,
     /// [`grow_to`](super::Allocator::grow_to) to a smaller capacity, or
-    /// [`shrink_to`](super::Allocator::shrink_to) to a larger one or into bytes
-    /// that are not free.
+    /// [`shrink_to`](super::Allocator::shrink_to) to a larger one or into bytes that are not free.
     CannotResize {
         /// The allocator's capacity in bytes.
         capacity: usize,
@@ -109,9 +105,8 @@ impl fmt::Display for AllocError {
 pub enum HandleError {
     /// The handle was made by a different allocator.
     ForeignHandle,
-    /// The handle's allocation was already freed by
-    /// [`free`](super::Allocator::free) and nothing has taken its place in
-    /// the block table yet.
+    /// The handle's allocation was already freed by [`free`](super::Allocator::free) and nothing
+    /// has taken its place in the block table yet.
     DoubleFree,
     /// The handle's allocation was freed and its place has been reused, or
     /// it was freed by [`reset`](super::Allocator::reset).

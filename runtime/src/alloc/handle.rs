@@ -1,5 +1,4 @@
-//! The handles, their O(1) checks, and the counter that gives every
-//! allocator its id.
+//! The handles, their O(1) checks, and the counter that gives every allocator its id.
 
 use core::sync::atomic::{AtomicU64, Ordering};
 
@@ -13,9 +12,8 @@ pub(super) const RETIRED: u32 = u32::MAX;
 /// behind [`next_allocator_id`] starts above it.
 pub(super) const SCRATCH: u32 = 0;
 
-/// A distinct id for a new allocator. The counter never wraps: once the
-/// ids run out an allocator gets [`RETIRED`] and no stamps, so no two that
-/// hand out handles share one.
+/// A distinct id for a new allocator. The counter never wraps: once the ids run out an allocator
+/// gets [`RETIRED`] and no stamps, so no two that hand out handles share one.
 pub(super) fn next_allocator_id() -> u32 {
     static NEXT: AtomicU64 = AtomicU64::new(1);
     u32::try_from(NEXT.fetch_add(1, Ordering::Relaxed))
@@ -119,9 +117,8 @@ impl Allocator {
             && block.size == allocation.size
     }
 
-    /// Where used block `block` ends (its request rounded up to the
-    /// granularity, at most the capacity), from the block alone, so a free
-    /// does not wait on its successor's record.
+    /// Where used block `block` ends (its request rounded up to the granularity, at most the
+    /// capacity), from the block alone, so a free does not wait on its successor's record.
     #[inline(always)]
     pub(super) fn used_end(&self, block: &Block) -> u64 {
         // The block starts on a granule, so rounding its end rounds the

@@ -2,10 +2,9 @@
 //! it never touches, so the same bookkeeping serves host memory and device
 //! memory alike (the [`arena`](crate::arena) puts it over a real buffer).
 //!
-//! It is a two-level segregated fit (TLSF): size-class free lists and two
-//! bitmaps make alloc and free constant-time, and a failing search bounded
-//! ([`SEARCH_LIMIT`]). Bytes skipped to reach an aligned start go back to the
-//! free list; every block starts on a multiple of the granularity.
+//! It is a two-level segregated fit (TLSF): size-class free lists and two bitmaps make alloc and
+//! free constant-time, and a failing search bounded ([`SEARCH_LIMIT`]). Bytes skipped to reach an
+//! aligned start go back to the free list; every block starts on a multiple of the granularity.
 //!
 //! Give each thread its own allocator: an operation costs about what handing
 //! a lock's cache lines to another core does, so sharing one is slower.
@@ -56,10 +55,9 @@ use block::{Block, NONE};
 use handle::{next_allocator_id, RETIRED, SCRATCH};
 use search::Found;
 
-/// The most free blocks each of the two walks of [`Allocator::alloc`] looks
-/// at beyond its constant-time lookups before it reports
-/// [`OutOfMemory`](AllocError::OutOfMemory). With no more free blocks than
-/// this, a refusal has seen every one of them:
+/// The most free blocks each of the two walks of [`Allocator::alloc`] looks at beyond its
+/// constant-time lookups before it reports [`OutOfMemory`](AllocError::OutOfMemory). With no more
+/// free blocks than this, a refusal has seen every one of them:
 ///
 /// ```
 /// use gpu_aligned::alloc::{AllocError, Allocator, SEARCH_LIMIT};
@@ -164,9 +162,8 @@ impl Allocator {
         Allocator::build(capacity, DEFAULT_GRANULARITY, next_allocator_id())
     }
 
-    /// An allocator whose blocks all start on multiples of `granularity`
-    /// (1 for byte-exact blocks); [`Stats::alignment_waste`] counts the
-    /// rounding.
+    /// An allocator whose blocks all start on multiples of `granularity` (1 for byte-exact blocks);
+    /// [`Stats::alignment_waste`] counts the rounding.
     ///
     /// ```
     /// # use gpu_aligned::alloc::Allocator;
@@ -179,8 +176,7 @@ impl Allocator {
     ///
     /// # Errors
     ///
-    /// [`AllocError::AlignNotPowerOfTwo`] unless `granularity` is a power of
-    /// two.
+    /// [`AllocError::AlignNotPowerOfTwo`] unless `granularity` is a power of two.
     pub fn with_granularity(capacity: usize, granularity: usize) -> Result<Allocator, AllocError> {
         Allocator::granular(capacity, granularity, next_allocator_id)
     }
@@ -262,19 +258,17 @@ impl Allocator {
     /// # Errors
     ///
     /// [`AllocError::ZeroSize`], [`AllocError::AlignNotPowerOfTwo`] and
-    /// [`AllocError::SizeExceedsCapacity`] for requests that can never
-    /// succeed; [`AllocError::OutOfMemory`] when the bounded search finds no
-    /// block (beyond [`SEARCH_LIMIT`] free blocks a fit among near misses can
-    /// be passed over); [`AllocError::TooManyBlocks`];
+    /// [`AllocError::SizeExceedsCapacity`] for requests that can never succeed;
+    /// [`AllocError::OutOfMemory`] when the bounded search finds no block (beyond [`SEARCH_LIMIT`]
+    /// free blocks a fit among near misses can be passed over); [`AllocError::TooManyBlocks`];
     /// [`AllocError::StampsExhausted`]. The allocator is unchanged on error.
     #[inline(always)]
     pub fn alloc(&mut self, size: usize, align: usize) -> Result<Allocation, AllocError> {
         self.alloc_placed(offset_of(size), offset_of(align), false)
     }
 
-    /// As [`alloc`](Allocator::alloc), but placed at the high end of the
-    /// block found, so small blocks kept low do not split the holes large
-    /// ones leave.
+    /// As [`alloc`](Allocator::alloc), but placed at the high end of the block found, so small
+    /// blocks kept low do not split the holes large ones leave.
     ///
     /// ```
     /// use gpu_aligned::alloc::Allocator;
@@ -295,8 +289,7 @@ impl Allocator {
         self.alloc_placed(offset_of(size), offset_of(align), true)
     }
 
-    /// [`alloc`](Allocator::alloc), or [`alloc_high`](Allocator::alloc_high)
-    /// when `high`.
+    /// [`alloc`](Allocator::alloc), or [`alloc_high`](Allocator::alloc_high) when `high`.
     #[inline(always)]
     fn alloc_placed(
         &mut self,
@@ -312,9 +305,8 @@ impl Allocator {
             | (self.next_stamp == u64::MAX)
             | (self.vacant_count < 2)
         {
-            // The cold call only refuses or reserves: a whole `Result` from
-            // it would go through memory and stall the caller's copy
-            // (docs/RESULTS.md, "The hot path").
+            // The cold call only refuses or reserves: a whole `Result` from it would go through
+            // memory and stall the caller's copy (docs/RESULTS.md, "The hot path").
             self.admit_slow(size, align)?;
         }
         self.alloc_checked(size, align, high)
@@ -347,8 +339,7 @@ impl Allocator {
         Ok(self.split_and_use(slot, block, start, size))
     }
 
-    /// Refuses a request that can never succeed, or makes the room the
-    /// common path assumes.
+    /// Refuses a request that can never succeed, or makes the room the common path assumes.
     #[cold]
     #[inline(never)]
     fn admit_slow(&mut self, size: u64, align: u64) -> Result<(), AllocError> {
@@ -390,18 +381,16 @@ impl Allocator {
     ///
     /// # Errors
     ///
-    /// A [`FreeError`] holding the handle and why it was refused:
-    /// [`HandleError::ForeignHandle`] for a handle from another allocator,
-    /// [`HandleError::DoubleFree`] or [`HandleError::StaleHandle`] for one
-    /// whose allocation was already freed. The allocator is unchanged on
-    /// error.
+    /// A [`FreeError`] holding the handle and why it was refused: [`HandleError::ForeignHandle`]
+    /// for a handle from another allocator, [`HandleError::DoubleFree`] or
+    /// [`HandleError::StaleHandle`] for one whose allocation was already freed. The allocator is
+    /// unchanged on error.
     #[inline(always)]
     pub fn free(&mut self, allocation: Allocation) -> Result<(), FreeError> {
         self.free_merged(allocation).map(|_| ())
     }
 
-    /// [`free`](Allocator::free), returning the merged free block as
-    /// `(offset, end)`.
+    /// [`free`](Allocator::free), returning the merged free block as `(offset, end)`.
     #[inline(always)]
     pub(crate) fn free_merged(&mut self, allocation: Allocation) -> Result<(u64, u64), FreeError> {
         let slot = allocation.slot;

@@ -106,8 +106,7 @@ impl Allocator {
         let granule_end = align_up(old_capacity, self.granularity)
             .unwrap_or(u64::MAX)
             .min(new_capacity);
-        // A used block reaches the next block or the capacity: nothing to
-        // change in it.
+        // A used block reaches the next block or the capacity: nothing to change in it.
         self.used += granule_end - old_capacity;
         if granule_end < new_capacity {
             let slot = self.take_slot();
@@ -135,9 +134,8 @@ impl Allocator {
     ///
     /// # Errors
     ///
-    /// [`AllocError::CannotResize`] when `new_capacity` exceeds the capacity
-    /// or would cut into bytes that are not free. The allocator is unchanged
-    /// on error.
+    /// [`AllocError::CannotResize`] when `new_capacity` exceeds the capacity or would cut into
+    /// bytes that are not free. The allocator is unchanged on error.
     pub fn shrink_to(&mut self, new_capacity: usize) -> Result<(), AllocError> {
         let refused = AllocError::CannotResize {
             capacity: bytes(self.capacity),

@@ -1,7 +1,6 @@
-//! Finding a free block for a request: the constant-time lookups through
-//! the size classes (two bitmaps say which lists hold blocks), the walks
-//! after a miss, bounded by [`SEARCH_LIMIT`], and the largest block an
-//! alignment can still use.
+//! Finding a free block for a request: the constant-time lookups through the size classes (two
+//! bitmaps say which lists hold blocks), the walks after a miss, bounded by [`SEARCH_LIMIT`], and
+//! the largest block an alignment can still use.
 
 use super::bins::{self, BIN_COUNT, SECOND_LEVEL_COUNT};
 use super::block::{Block, NONE};
@@ -17,10 +16,9 @@ pub(super) struct Found {
 }
 
 impl Allocator {
-    /// The largest size that [`alloc`](Allocator::alloc) would grant right
-    /// now at alignment `align` (0 when nothing fits), found by a walk of
-    /// every free block: it is meant for reports and tests, not for the
-    /// allocation path.
+    /// The largest size that [`alloc`](Allocator::alloc) would grant right now at alignment `align`
+    /// (0 when nothing fits), found by a walk of every free block: it is meant for reports and
+    /// tests, not for the allocation path.
     ///
     /// ```
     /// # let mut allocator = gpu_aligned::alloc::Allocator::with_granularity(1024, 1)?;
@@ -71,8 +69,7 @@ impl Allocator {
         largest
     }
 
-    /// The two constant-time lookups: where `size` bytes at `align` can go,
-    /// if either finds it.
+    /// The two constant-time lookups: where `size` bytes at `align` can go, if either finds it.
     #[inline(always)]
     pub(super) fn find_fast(&self, size: u64, align: u64) -> Option<Found> {
         if align > self.granularity {
@@ -148,11 +145,10 @@ impl Allocator {
         }
     }
 
-    /// Looks at up to [`SEARCH_LIMIT`] free blocks, largest size classes
-    /// first: the first one holding `size` bytes at `align` (slot and start),
-    /// or else the largest size that fits at `align` among those seen (exact
-    /// while there are no more free blocks than the limit, a lower bound
-    /// beyond).
+    /// Looks at up to [`SEARCH_LIMIT`] free blocks, largest size classes first: the first one
+    /// holding `size` bytes at `align` (slot and start), or else the largest size that fits at
+    /// `align` among those seen (exact while there are no more free blocks than the limit, a lower
+    /// bound beyond).
     pub(super) fn largest_fit_bounded(&self, size: u64, align: u64) -> Result<(u32, u64), u64> {
         let mut budget = SEARCH_LIMIT;
         let mut largest = 0;

@@ -10,8 +10,7 @@ use crate::align::offset_of;
 pub struct Stats {
     /// The size of the managed buffer in bytes.
     pub capacity: usize,
-    /// Bytes in live allocations' blocks: the requests rounded up to the
-    /// granularity.
+    /// Bytes in live allocations' blocks: the requests rounded up to the granularity.
     pub used: usize,
     /// Bytes the live allocations asked for.
     pub requested: usize,
@@ -29,9 +28,8 @@ pub struct Stats {
 }
 
 impl Stats {
-    /// Checks that every byte is accounted for once:
-    /// `requested + alignment_waste + free == capacity`, with
-    /// `used == requested + alignment_waste`: the last step of
+    /// Checks that every byte is accounted for once: `requested + alignment_waste + free ==
+    /// capacity`, with `used == requested + alignment_waste`: the last step of
     /// [`Allocator::check_invariants`](super::Allocator::check_invariants).
     ///
     /// # Errors

@@ -191,10 +191,9 @@ impl ArenaOptions {
     ///
     /// # Errors
     ///
-    /// As [`host`](ArenaOptions::host), the backend's from
-    /// [`CudaBackend::new`] and [`CudaBackend::growable`];
-    /// [`CudaError::Sharing`] for a [shared](ArenaOptions::share) arena that cannot grow on
-    /// virtual memory, or under compute-sanitizer.
+    /// As [`host`](ArenaOptions::host), the backend's from [`CudaBackend::new`] and
+    /// [`CudaBackend::growable`]; [`CudaError::Sharing`] for a [shared](ArenaOptions::share) arena
+    /// that cannot grow on virtual memory, or under compute-sanitizer.
     #[cfg(feature = "cuda")]
     pub fn device(
         self,

@@ -1,6 +1,5 @@
-//! The host-memory backend: zeroed memory aligned to at least 256 bytes (as
-//! `cudaMalloc` gives), so offsets are aligned alike on host and device, in a
-//! [`HostVm`] reservation that grows in place.
+//! The host-memory backend: zeroed memory aligned to at least 256 bytes (as `cudaMalloc` gives), so
+//! offsets are aligned alike on host and device, in a [`HostVm`] reservation that grows in place.
 
 use core::fmt;
 use core::ptr::NonNull;
@@ -116,9 +115,8 @@ impl fmt::Display for HostError {
 #[cfg(feature = "std")]
 impl std::error::Error for HostError {}
 
-/// An aligned, zero-initialised host buffer, freed on drop. Only the pages
-/// its arrays write become memory; a [`growable`](HostBuffer::growable) one
-/// grows in place.
+/// An aligned, zero-initialised host buffer, freed on drop. Only the pages its arrays write become
+/// memory; a [`growable`](HostBuffer::growable) one grows in place.
 pub struct HostBuffer {
     vm: HostVm,
     /// The buffer's length: at most what `vm` has committed.
@@ -148,10 +146,9 @@ impl HostBuffer {
     ///
     /// # Errors
     ///
-    /// [`HostError::ZeroLength`], [`HostError::AlignNotPowerOfTwo`],
-    /// [`HostError::TooLarge`], or [`HostError::Reserve`] when the OS
-    /// refuses the address space ([`HostError::Commit`] when it refuses to
-    /// commit it).
+    /// [`HostError::ZeroLength`], [`HostError::AlignNotPowerOfTwo`], [`HostError::TooLarge`], or
+    /// [`HostError::Reserve`] when the OS refuses the address space ([`HostError::Commit`] when it
+    /// refuses to commit it).
     pub fn new(len: usize, align: usize) -> Result<HostBuffer, HostError> {
         HostBuffer::growable(len, len, align)
     }
@@ -199,8 +196,7 @@ impl fmt::Debug for HostBuffer {
 }
 
 impl HostBuffer {
-    /// The whole buffer (`&mut self`: an arena lends its arrays through
-    /// shared borrows).
+    /// The whole buffer (`&mut self`: an arena lends its arrays through shared borrows).
     ///
     /// ```
     /// use gpu_aligned::backend::HostBuffer;

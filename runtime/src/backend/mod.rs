@@ -1,8 +1,7 @@
-//! Where an [`Arena`](crate::arena::Arena)'s bytes live, and how they move:
-//! a buffer with a fixed base ([`Buffer`]), byte movers ([`MoveBytes`]),
-//! per-array ordering ([`StreamOrder`]) and growth ([`Grow`]); [`Backend`] is
-//! the four. It knows nothing of types or handles: the arena checks every
-//! range first. [`HostBuffer`] is here; device memory is in `backend::cuda`.
+//! Where an [`Arena`](crate::arena::Arena)'s bytes live, and how they move: a buffer with a fixed
+//! base ([`Buffer`]), byte movers ([`MoveBytes`]), per-array ordering ([`StreamOrder`]) and growth
+//! ([`Grow`]); [`Backend`] is the four. It knows nothing of types or handles: the arena checks
+//! every range first. [`HostBuffer`] is here; device memory is in `backend::cuda`.
 //!
 //! ```
 //! use gpu_aligned::backend::{Buffer, HostBuffer};
@@ -29,8 +28,7 @@ pub use host::{HostBuffer, HostError};
 #[cfg(feature = "alloc")]
 pub(crate) use vm::HostVm;
 
-/// A byte range of a backend's buffer: `offset .. offset + len`, from the
-/// buffer's start.
+/// A byte range of a backend's buffer: `offset .. offset + len`, from the buffer's start.
 ///
 /// ```
 /// use gpu_aligned::backend::Span;
@@ -109,22 +107,19 @@ impl Rows {
 /// What an arena needs of its memory: the four capabilities, each its own
 /// trait so each layer is bounded by what it uses.
 ///
-/// The arena calls the `unsafe` methods only with ranges inside the buffer
-/// and one live array, holding exclusive access to it for the writing ones
-/// and shared access for the reading ones.
+/// The arena calls the `unsafe` methods only with ranges inside the buffer and one live array,
+/// holding exclusive access to it for the writing ones and shared access for the reading ones.
 pub trait Backend: Buffer + MoveBytes + StreamOrder + Grow {}
 
 impl<B: Buffer + MoveBytes + StreamOrder + Grow> Backend for B {}
 
-/// One buffer: its length, its address, and whether the tools watching
-/// kernels see it.
+/// One buffer: its length, its address, and whether the tools watching kernels see it.
 ///
 /// # Safety
 ///
-/// For as long as the value lives, [`base_address`](Buffer::base_address)
-/// never changes, and the bytes `base_address .. base_address + len` belong
-/// to this value alone and stay valid. [`len`](Buffer::len) changes only
-/// through [`Grow`].
+/// For as long as the value lives, [`base_address`](Buffer::base_address) never changes, and the
+/// bytes `base_address .. base_address + len` belong to this value alone and stay valid.
+/// [`len`](Buffer::len) changes only through [`Grow`].
 pub unsafe trait Buffer {
     /// Why an operation of this backend failed.
     type Error: core::fmt::Debug + core::fmt::Display;
@@ -146,8 +141,7 @@ pub unsafe trait Buffer {
         false
     }
 
-    /// Makes the buffer's CUDA context current before the arena tells a
-    /// tool about its arrays.
+    /// Makes the buffer's CUDA context current before the arena tells a tool about its arrays.
     fn enter_for_tools(&self) {}
 }
 
@@ -167,9 +161,8 @@ pub unsafe trait MoveBytes: StreamOrder {
     ///
     /// # Safety
     ///
-    /// `dst` lies inside the buffer and inside the array `tracking` belongs
-    /// to (whose bytes are `array`), and the caller holds exclusive access to
-    /// that array; `src.len() == dst.len`.
+    /// `dst` lies inside the buffer and inside the array `tracking` belongs to (whose bytes are
+    /// `array`), and the caller holds exclusive access to that array; `src.len() == dst.len`.
     ///
     /// # Errors
     ///
@@ -186,8 +179,7 @@ pub unsafe trait MoveBytes: StreamOrder {
     ///
     /// # Safety
     ///
-    /// As [`write`](MoveBytes::write), with shared access to the array;
-    /// `dst.len() == src.len`.
+    /// As [`write`](MoveBytes::write), with shared access to the array; `dst.len() == src.len`.
     ///
     /// # Errors
     ///
@@ -216,8 +208,7 @@ pub unsafe trait MoveBytes: StreamOrder {
         dst: Span,
     ) -> Result<(), Self::Error>;
 
-    /// Copies one array, `src`, into another of the same length, `dst`,
-    /// without waiting.
+    /// Copies one array, `src`, into another of the same length, `dst`, without waiting.
     ///
     /// # Safety
     ///
@@ -279,15 +270,13 @@ pub unsafe trait MoveBytes: StreamOrder {
 ///
 /// # Safety
 ///
-/// Once [`retire`](StreamOrder::retire) returned `Ok`, work queued after it
-/// runs after every use of the array; a tracking
-/// [`never_used`](StreamOrder::never_used) calls unused is one no queued
-/// work can still use; a fence from [`stream_fence`](StreamOrder::stream_fence)
-/// passes only once the work queued before it has finished.
+/// Once [`retire`](StreamOrder::retire) returned `Ok`, work queued after it runs after every use of
+/// the array; a tracking [`never_used`](StreamOrder::never_used) calls unused is one no queued work
+/// can still use; a fence from [`stream_fence`](StreamOrder::stream_fence) passes only once the
+/// work queued before it has finished.
 pub unsafe trait StreamOrder: Buffer {
-    /// What the backend keeps for each array (its events on a device),
-    /// empty at allocation. One [`never_used`](StreamOrder::never_used)
-    /// calls unused needs no drop: the arena forgets it.
+    /// What the backend keeps for each array (its events on a device), empty at allocation. One
+    /// [`never_used`](StreamOrder::never_used) calls unused needs no drop: the arena forgets it.
     type Tracking: Default;
 
     /// A point on the backend's stream that work must pass.
@@ -300,10 +289,9 @@ pub unsafe trait StreamOrder: Buffer {
         true
     }
 
-    /// Whether an array with this tracking was never used, from the
-    /// tracking alone, so a thread without the backend may reuse its bytes
-    /// at once. The default, `false`, sends every array through
-    /// [`retire`](StreamOrder::retire).
+    /// Whether an array with this tracking was never used, from the tracking alone, so a thread
+    /// without the backend may reuse its bytes at once. The default, `false`, sends every array
+    /// through [`retire`](StreamOrder::retire).
     fn never_used(tracking: &Self::Tracking) -> bool {
         let _ = tracking;
         false
@@ -359,8 +347,7 @@ pub unsafe trait StreamOrder: Buffer {
 /// old length, its contents and its address; [`release`](Grow::release) and
 /// [`shrink_to`](Grow::shrink_to) touch only the bytes they are given.
 pub unsafe trait Grow: Buffer {
-    /// The most bytes [`grow_to`](Grow::grow_to) can reach (the default:
-    /// the length).
+    /// The most bytes [`grow_to`](Grow::grow_to) can reach (the default: the length).
     ///
     /// ```
     /// use gpu_aligned::backend::{Grow, HostBuffer};
@@ -373,9 +360,8 @@ pub unsafe trait Grow: Buffer {
         self.len()
     }
 
-    /// Grows the buffer in place to `len` bytes (at most
-    /// [`max_len`](Grow::max_len)) and returns its new length (the default:
-    /// unchanged).
+    /// Grows the buffer in place to `len` bytes (at most [`max_len`](Grow::max_len)) and returns
+    /// its new length (the default: unchanged).
     ///
     /// ```
     /// use gpu_aligned::backend::{Buffer, Grow, HostBuffer};
@@ -419,8 +405,7 @@ pub unsafe trait Grow: Buffer {
         Ok(false)
     }
 
-    /// Whether [`release`](Grow::release) gives memory back (the default:
-    /// no).
+    /// Whether [`release`](Grow::release) gives memory back (the default: no).
     fn can_release(&self) -> bool {
         false
     }
@@ -453,10 +438,9 @@ pub unsafe trait Grow: Buffer {
 ///
 /// # Safety
 ///
-/// [`host_ptr`](HostAccess::host_ptr) points to the [`len`](Buffer::len)
-/// bytes at [`base_address`](Buffer::base_address), initialised, readable and
-/// writable for as long as the value lives, and touched only through the
-/// [`Backend`] methods.
+/// [`host_ptr`](HostAccess::host_ptr) points to the [`len`](Buffer::len) bytes at
+/// [`base_address`](Buffer::base_address), initialised, readable and writable for as long as the
+/// value lives, and touched only through the [`Backend`] methods.
 pub unsafe trait HostAccess: Backend {
     /// The first byte of the buffer.
     fn host_ptr(&self) -> core::ptr::NonNull<u8>;

@@ -1,7 +1,6 @@
-//! Host virtual memory: reserve a range of address space once, then commit
-//! (and give back) its pages from the front as the memory is needed, so a
-//! buffer can grow without moving and costs nothing until it is used. The
-//! memory of a [`HostBuffer`](super::HostBuffer); see [`HostVm`].
+//! Host virtual memory: reserve a range of address space once, then commit (and give back) its
+//! pages from the front as the memory is needed, so a buffer can grow without moving and costs
+//! nothing until it is used. The memory of a [`HostBuffer`](super::HostBuffer); see [`HostVm`].
 
 use core::fmt;
 use core::ptr::NonNull;
@@ -41,8 +40,7 @@ pub(crate) struct HostVm {
     sys: imp::Mapping,
 }
 
-// SAFETY: `HostVm` owns its mapping like a `Box<[u8]>`, reached through
-// `&self`/`&mut self` only.
+// SAFETY: `HostVm` owns its mapping like a `Box<[u8]>`, reached through `&self`/`&mut self` only.
 unsafe impl Send for HostVm {}
 // SAFETY: as above; `&HostVm` only gives out `&[u8]`.
 unsafe impl Sync for HostVm {}
@@ -120,9 +118,8 @@ impl HostVm {
         if target >= self.committed {
             return Ok(());
         }
-        // SAFETY: `target .. committed` lies inside the reservation, both
-        // ends are page multiples, and `&mut self` means no reference into
-        // the committed bytes is alive.
+        // SAFETY: `target .. committed` lies inside the reservation, both ends are page multiples,
+        // and `&mut self` means no reference into the committed bytes is alive.
         unsafe { imp::decommit(&self.sys, self.ptr, target, self.committed) }
             .map_err(|errno| HostError::Decommit { len, errno })?;
         self.committed = target;
@@ -145,9 +142,8 @@ impl HostVm {
         if len == 0 {
             return Ok(());
         }
-        // SAFETY: `offset .. end` lies inside the committed bytes, both ends
-        // are page multiples, and `&mut self` means no reference into the
-        // committed bytes is alive.
+        // SAFETY: `offset .. end` lies inside the committed bytes, both ends are page multiples,
+        // and `&mut self` means no reference into the committed bytes is alive.
         unsafe { imp::discard(&self.sys, self.ptr, offset, end) }.map_err(refused)
     }
 
@@ -161,8 +157,7 @@ impl HostVm {
         self.ptr.as_ptr() as usize as u64
     }
 
-    /// The first byte of the reservation; only the first `committed` bytes
-    /// may be read or written.
+    /// The first byte of the reservation; only the first `committed` bytes may be read or written.
     pub(crate) fn as_ptr(&self) -> NonNull<u8> {
         self.ptr
     }
@@ -170,9 +165,8 @@ impl HostVm {
 
 impl Drop for HostVm {
     fn drop(&mut self) {
-        // SAFETY: `ptr` and `sys` came from `imp::reserve` with this
-        // `reserved` length and are released only here, once; no reference
-        // into the range can outlive `self`.
+        // SAFETY: `ptr` and `sys` came from `imp::reserve` with this `reserved` length and are
+        // released only here, once; no reference into the range can outlive `self`.
         unsafe { imp::release(&self.sys, self.ptr, self.reserved) }
     }
 }
@@ -227,8 +221,7 @@ mod imp {
     ) -> Result<(NonNull<u8>, Mapping), i32> {
         let slack = align.saturating_sub(page);
         let total = len.checked_add(slack).ok_or(libc::ENOMEM)?;
-        // SAFETY: a fresh anonymous mapping at an address the OS picks
-        // touches no existing memory.
+        // SAFETY: a fresh anonymous mapping at an address the OS picks touches no existing memory.
         let raw = unsafe { libc::mmap(null_mut(), total, libc::PROT_NONE, FLAGS, -1, 0) };
         if raw == libc::MAP_FAILED {
             return Err(errno());
@@ -262,8 +255,7 @@ mod imp {
         from: usize,
         to: usize,
     ) -> Result<(), i32> {
-        // SAFETY: the caller promises the range is ours, page-aligned and
-        // unreferenced.
+        // SAFETY: the caller promises the range is ours, page-aligned and unreferenced.
         let r = unsafe {
             libc::mprotect(
                 ptr.as_ptr().add(from).cast(),
@@ -300,9 +292,8 @@ mod imp {
         from: usize,
         to: usize,
     ) -> Result<(), i32> {
-        // Readable and writable: the memory goes back, the bytes stay
-        // usable.
-        // SAFETY: as promised by the caller.
+        // Readable and writable: the memory goes back, the bytes stay usable. SAFETY: as promised
+        // by the caller.
         unsafe { replace(ptr, from, to, libc::PROT_READ | libc::PROT_WRITE) }
     }
 
@@ -312,10 +303,9 @@ mod imp {
     ///
     /// As [`commit`].
     unsafe fn replace(ptr: NonNull<u8>, from: usize, to: usize, prot: i32) -> Result<(), i32> {
-        // A fixed mapping replaces the pages with fresh zero-fill-on-demand
-        // ones (POSIX, unlike `madvise`), returning the memory at once.
-        // SAFETY: the caller promises the range is ours, page-aligned and
-        // unreferenced, so replacing its pages discards nothing still in use.
+        // A fixed mapping replaces the pages with fresh zero-fill-on-demand ones (POSIX, unlike
+        // `madvise`), returning the memory at once. SAFETY: the caller promises the range is ours,
+        // page-aligned and unreferenced, so replacing its pages discards nothing still in use.
         let raw = unsafe {
             libc::mmap(
                 ptr.as_ptr().add(from).cast(),
@@ -386,16 +376,14 @@ mod imp {
     ///
     /// # Safety
     ///
-    /// `from .. to` must lie inside the allocation, with no live reference
-    /// into it.
+    /// `from .. to` must lie inside the allocation, with no live reference into it.
     pub(super) unsafe fn decommit(
         _: &Mapping,
         ptr: NonNull<u8>,
         from: usize,
         to: usize,
     ) -> Result<(), i32> {
-        // SAFETY: the caller promises the range is inside our allocation and
-        // unreferenced.
+        // SAFETY: the caller promises the range is inside our allocation and unreferenced.
         unsafe { core::ptr::write_bytes(ptr.as_ptr().add(from), 0, to - from) };
         Ok(())
     }
@@ -429,8 +417,7 @@ mod imp {
 mod tests {
     use super::*;
 
-    /// What the tests read back; the buffer reaches its bytes through
-    /// [`HostVm::as_ptr`] instead.
+    /// What the tests read back; the buffer reaches its bytes through [`HostVm::as_ptr`] instead.
     impl HostVm {
         fn reserved(&self) -> usize {
             self.reserved
@@ -447,8 +434,7 @@ mod tests {
         }
 
         fn committed_bytes_mut(&mut self) -> &mut [u8] {
-            // SAFETY: as in `committed_bytes`, and `&mut self` makes this
-            // the only view.
+            // SAFETY: as in `committed_bytes`, and `&mut self` makes this the only view.
             unsafe { core::slice::from_raw_parts_mut(self.ptr.as_ptr(), self.committed) }
         }
     }

@@ -2,13 +2,11 @@
 //! predicts the traffic and instructions per element of an array of structs,
 //! a padded one (16-byte slots) and a structure of arrays, and picks one.
 //!
-//! The model (fitted on an H100; docs/LAYOUT-MEASUREMENTS.md says how well
-//! it predicts): DRAM moves 64-byte blocks, each once when walked in order,
-//! per element when gathered; each warp-wide store costs a request per
-//! 128-byte line, worth [`STORE_REQUEST_BYTES`]; time is the larger of the
-//! two, and layouts within [`TIE`] are ranked by instructions, then arrays.
-//! A uniform read ([`Order::Uniform`]) stays in cache and is priced by the
-//! instructions and sectors it requests.
+//! The model (fitted on an H100; docs/LAYOUT-MEASUREMENTS.md says how well it predicts): DRAM moves
+//! 64-byte blocks, each once when walked in order, per element when gathered; each warp-wide store
+//! costs a request per 128-byte line, worth [`STORE_REQUEST_BYTES`]; time is the larger of the two,
+//! and layouts within [`TIE`] are ranked by instructions, then arrays. A uniform read
+//! ([`Order::Uniform`]) stays in cache and is priced by the instructions and sectors it requests.
 //!
 //! ```
 //! use gpu_aligned::coalesce::{advise, Access, Fields, Storage};
@@ -31,8 +29,7 @@ use core::fmt;
 /// Bytes DRAM moves for each block an access touches.
 pub const DRAM_BLOCK_BYTES: u64 = 64;
 
-/// DRAM bytes that take as long as one store request, on an H100
-/// (docs/SOA.md).
+/// DRAM bytes that take as long as one store request, on an H100 (docs/SOA.md).
 pub const STORE_REQUEST_BYTES: f64 = 82.0;
 
 /// The line a store request is counted in.
@@ -45,8 +42,7 @@ pub const TIE: f64 = 0.05;
 /// How a kernel walks the array.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Order {
-    /// Consecutive threads take consecutive elements, and the whole array
-    /// is covered.
+    /// Consecutive threads take consecutive elements, and the whole array is covered.
     Streaming,
     /// Each element is taken at a random index.
     Gather,
@@ -60,8 +56,7 @@ pub enum Order {
 pub enum Storage {
     /// The struct stored whole, `size_of` bytes apart.
     Aos,
-    /// The struct stored whole in 16-aligned slots of a multiple of 16
-    /// bytes.
+    /// The struct stored whole in 16-aligned slots of a multiple of 16 bytes.
     PaddedAos,
     /// One column per field.
     Soa,
@@ -122,8 +117,7 @@ impl<'a> Access<'a> {
         }
     }
 
-    /// A kernel whose warps read one element with every lane at once (see
-    /// [`Order::Uniform`]).
+    /// A kernel whose warps read one element with every lane at once (see [`Order::Uniform`]).
     ///
     /// ```
     /// use gpu_aligned::coalesce::{advise, Access, Fields, Storage};
@@ -266,8 +260,7 @@ impl Advice<'_> {
         &self.costs[index]
     }
 
-    /// How many times longer than the recommended layout `storage` is
-    /// predicted to take.
+    /// How many times longer than the recommended layout `storage` is predicted to take.
     ///
     /// ```
     /// use gpu_aligned::coalesce::{advise, Access, Fields, Storage};
@@ -290,8 +283,7 @@ impl Advice<'_> {
     }
 }
 
-/// Predicts the three layouts' costs for `access` over `layout` and picks
-/// the cheapest.
+/// Predicts the three layouts' costs for `access` over `layout` and picks the cheapest.
 ///
 /// ```
 /// use gpu_aligned::coalesce::{advise, Access, Fields, Storage};
@@ -551,9 +543,8 @@ fn slot(layout: &GpuLayout, storage: Storage) -> (u64, u64) {
     (stride, word.max(1))
 }
 
-/// `count` instructions of one element, each moving `width` bytes, the
-/// `k`-th at `offset + k * width`, elements `stride` bytes apart (uniform
-/// pricing only).
+/// `count` instructions of one element, each moving `width` bytes, the `k`-th at `offset + k *
+/// width`, elements `stride` bytes apart (uniform pricing only).
 #[derive(Clone, Copy, Debug)]
 struct Moves {
     stride: u64,
@@ -600,8 +591,7 @@ impl Moves {
             .chain(words)
     }
 
-    /// `unit`-sized blocks the instructions touch per element, each
-    /// instruction counting its own.
+    /// `unit`-sized blocks the instructions touch per element, each instruction counting its own.
     fn units(&self, unit: u64) -> f64 {
         // The count repeats every `period` instructions: sum one period.
         let period = unit / gcd(self.width % unit, unit);
@@ -618,9 +608,8 @@ impl Moves {
     }
 }
 
-/// Store requests per element of one warp-wide instruction moving `width`
-/// bytes at `offset`, elements `stride` apart, averaged over where a warp
-/// can start within a line.
+/// Store requests per element of one warp-wide instruction moving `width` bytes at `offset`,
+/// elements `stride` apart, averaged over where a warp can start within a line.
 fn requests(stride: u64, offset: u64, width: u64, order: Order) -> f64 {
     let lanes = WARP_LANES as u64;
     match order {
@@ -636,8 +625,7 @@ fn requests(stride: u64, offset: u64, width: u64, order: Order) -> f64 {
             }
             lines as f64 / (positions * lanes) as f64
         }
-        // Lanes take unrelated elements, or all one: each element touches
-        // its own lines.
+        // Lanes take unrelated elements, or all one: each element touches its own lines.
         Order::Gather | Order::Uniform => {
             Span::new(stride, &[(offset, offset + width)]).units(LINE_BYTES, true)
         }
@@ -675,9 +663,8 @@ impl<'r> Span<'r> {
         self.units(DRAM_BLOCK_BYTES, alone) * DRAM_BLOCK_BYTES as f64
     }
 
-    /// `unit`-sized blocks touched per element, over a stretch after which
-    /// positions repeat; a block shared by neighbours counts once unless
-    /// `alone`.
+    /// `unit`-sized blocks touched per element, over a stretch after which positions repeat; a
+    /// block shared by neighbours counts once unless `alone`.
     fn units(&self, unit: u64, alone: bool) -> f64 {
         let elements = unit / gcd(self.stride % unit, unit);
         let mut counted = 0u64;

@@ -68,11 +68,10 @@ impl CudaHeader {
         Self::default()
     }
 
-    /// Declares `T`, a type an arena array holds, with the structs it
-    /// contains and its accessors (an element) or
-    /// [views](super#structure-of-arrays-and-array-of-structs-views-the-kernel-side)
-    /// (a whole struct). Adding a type twice is harmless; CUDA built-ins add
-    /// nothing.
+    /// Declares `T`, a type an arena array holds, with the structs it contains and its accessors
+    /// (an element) or
+    /// [views](super#structure-of-arrays-and-array-of-structs-views-the-kernel-side) (a whole
+    /// struct). Adding a type twice is harmless; CUDA built-ins add nothing.
     ///
     /// ```
     /// use gpu_aligned::header::CudaHeader;
@@ -113,8 +112,7 @@ impl CudaHeader {
         self.add_type(&T::TYPE, wants)
     }
 
-    /// Declares the field type `T` and the structs it contains, without
-    /// accessors.
+    /// Declares the field type `T` and the structs it contains, without accessors.
     ///
     /// ```
     /// use gpu_aligned::header::CudaHeader;
@@ -163,11 +161,9 @@ impl CudaHeader {
         self.add_declared(layout, Wants { accessors, views })
     }
 
-    /// Declares the struct described by `layout` (any size), the structs it
-    /// contains, and its
-    /// [views](super#structure-of-arrays-and-array-of-structs-views-the-kernel-side),
-    /// whose columns are `columns`: the data fields of `layout`, each once,
-    /// in the order they are laid out.
+    /// Declares the struct described by `layout` (any size), the structs it contains, and its
+    /// [views](super#structure-of-arrays-and-array-of-structs-views-the-kernel-side), whose columns
+    /// are `columns`: the data fields of `layout`, each once, in the order they are laid out.
     ///
     /// ```
     /// use gpu_aligned::header::CudaHeader;
@@ -187,12 +183,10 @@ impl CudaHeader {
     ///
     /// # Errors
     ///
-    /// As for [`CudaHeader::add`]; [`HeaderError::NotAColumn`],
-    /// [`HeaderError::NoColumns`], [`HeaderError::ReservedMember`] or
-    /// [`HeaderError::ViewNameTaken`] when the views cannot be made;
-    /// [`HeaderError::ColumnsNotFields`] when `columns` is not the data
-    /// fields of `layout`, each once, or the type already has views with
-    /// its columns in another order.
+    /// As for [`CudaHeader::add`]; [`HeaderError::NotAColumn`], [`HeaderError::NoColumns`],
+    /// [`HeaderError::ReservedMember`] or [`HeaderError::ViewNameTaken`] when the views cannot be
+    /// made; [`HeaderError::ColumnsNotFields`] when `columns` is not the data fields of `layout`,
+    /// each once, or the type already has views with its columns in another order.
     pub fn add_soa_layout(
         &mut self,
         layout: &'static GpuLayout,
@@ -209,9 +203,8 @@ impl CudaHeader {
         )
     }
 
-    /// Declares the struct `T` as `name` wherever this header declares it:
-    /// how a generic struct's instantiations get a name each. Call it before
-    /// adding the types that contain `T`.
+    /// Declares the struct `T` as `name` wherever this header declares it: how a generic struct's
+    /// instantiations get a name each. Call it before adding the types that contain `T`.
     ///
     /// ```
     /// use gpu_aligned::header::CudaHeader;
@@ -232,11 +225,10 @@ impl CudaHeader {
     ///
     /// # Errors
     ///
-    /// [`HeaderError::NotAStruct`] if `T` is not a struct,
-    /// [`HeaderError::InvalidName`] or [`HeaderError::ReservedName`] if
-    /// `name` cannot be a C++ type name, and [`HeaderError::NameClash`] if
-    /// the header already declares another type as `name`, or declared `T`
-    /// under another name; the header is then left unchanged.
+    /// [`HeaderError::NotAStruct`] if `T` is not a struct, [`HeaderError::InvalidName`] or
+    /// [`HeaderError::ReservedName`] if `name` cannot be a C++ type name, and
+    /// [`HeaderError::NameClash`] if the header already declares another type as `name`, or
+    /// declared `T` under another name; the header is then left unchanged.
     pub fn name<T: GpuData>(&mut self, name: &'static str) -> Result<&mut Self, HeaderError> {
         let GpuType::Struct(layout) = T::TYPE else {
             return Err(HeaderError::NotAStruct { name });

@@ -1,8 +1,7 @@
 //! Checked indices for kernels: a `gpu_array<T>` argument (what
-//! [`KernelArray`](crate::arena::KernelArray) passes) and `gpu_load`/
-//! `gpu_store` overloads taking an index. With `-DGPU_ALIGNED_CHECKED` an
-//! index past the length prints the array, index and thread, then traps;
-//! without it they compile to `gpu_load(p + i)`.
+//! [`KernelArray`](crate::arena::KernelArray) passes) and `gpu_load`/ `gpu_store` overloads taking
+//! an index. With `-DGPU_ALIGNED_CHECKED` an index past the length prints the array, index and
+//! thread, then traps; without it they compile to `gpu_load(p + i)`.
 
 use super::check::check_one_word;
 use super::names::check_type_name;
@@ -27,9 +26,8 @@ pub fn write_array_preamble(out: &mut impl Write) -> Result<(), HeaderError> {
     Ok(out.write_str(ARRAY_PREAMBLE)?)
 }
 
-/// Writes `gpu_load(gpu_array<const T>, i)` and
-/// `gpu_store(gpu_array<T>, i, value)` for the element `layout` describes,
-/// after its [`write_accessors`](super::write_accessors).
+/// Writes `gpu_load(gpu_array<const T>, i)` and `gpu_store(gpu_array<T>, i, value)` for the element
+/// `layout` describes, after its [`write_accessors`](super::write_accessors).
 ///
 /// ```
 /// use gpu_aligned::GpuAligned;
@@ -57,10 +55,9 @@ pub fn write_checked_accessors(
 }
 
 pub(crate) const ARRAY_PREAMBLE: &str = "\
-// An array as a kernel argument: its first element and its length, laid out
-// as gpu-aligned's KernelArray<T> (16 bytes). Index it with gpu_load(a, i) /
-// gpu_store(a, i, v), or GPU_LOAD(a, i) / GPU_STORE(a, i, v), which also name
-// the array when GPU_ALIGNED_CHECKED is defined.
+// An array as a kernel argument: its first element and its length, laid out as gpu-aligned's
+// KernelArray<T> (16 bytes). Index it with gpu_load(a, i) / gpu_store(a, i, v), or GPU_LOAD(a, i) /
+// GPU_STORE(a, i, v), which also name the array when GPU_ALIGNED_CHECKED is defined.
 template <typename T>
 struct gpu_array {
     T* ptr;

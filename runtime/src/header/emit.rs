@@ -50,8 +50,7 @@ pub fn write_struct(out: &mut impl Write, layout: &'static GpuLayout) -> Result<
     Ok(struct_text(out, layout, Names::default())?)
 }
 
-/// Writes `gpu_load`/`gpu_store` for the element `layout` describes, after
-/// its declaration.
+/// Writes `gpu_load`/`gpu_store` for the element `layout` describes, after its declaration.
 ///
 /// ```
 /// use gpu_aligned::GpuAligned;

@@ -1,5 +1,4 @@
-//! Why a type cannot be put in a header; names are `'static`, so no
-//! allocation.
+//! Why a type cannot be put in a header; names are `'static`, so no allocation.
 
 use super::names::Member;
 use super::MAX_DEPTH;
@@ -31,8 +30,7 @@ pub enum HeaderError {
         /// The shared name.
         name: &'static str,
     },
-    /// Two fields of one struct map to the same C++ member name (`0` and
-    /// `_0`, say).
+    /// Two fields of one struct map to the same C++ member name (`0` and `_0`, say).
     DuplicateField {
         /// The struct.
         ty: &'static str,
@@ -52,8 +50,7 @@ pub enum HeaderError {
         /// The struct.
         ty: &'static str,
     },
-    /// One-instruction accessors were asked for a type that is not one GPU
-    /// word.
+    /// One-instruction accessors were asked for a type that is not one GPU word.
     NotOneWord {
         /// The struct.
         ty: &'static str,
@@ -89,8 +86,7 @@ pub enum HeaderError {
         /// The declared struct that has the view's name.
         taken_by: &'static str,
     },
-    /// [`CudaHeader::name`](super::CudaHeader::name) was given a type that
-    /// is not a struct.
+    /// [`CudaHeader::name`](super::CudaHeader::name) was given a type that is not a struct.
     NotAStruct {
         /// The name the header was asked to give it.
         name: &'static str,
@@ -115,8 +111,7 @@ pub enum HeaderError {
 #[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum LayoutFault {
-    /// Alignment is not a power of two, or size is zero or not a multiple of
-    /// the alignment.
+    /// Alignment is not a power of two, or size is zero or not a multiple of the alignment.
     SizeOrAlign {
         /// `size`.
         size: usize,

@@ -1,11 +1,10 @@
-//! CUDA C++ declarations generated from Rust types, so a struct is written
-//! once. Each struct comes out with its alignment as `__align__(N)`, its
-//! fields (padding included) and `static_assert`s of its `sizeof`, `alignof`
-//! and offsets, so drift stops the CUDA build. Elements also get
-//! `gpu_load`/`gpu_store`, which move a value in one instruction where nvcc
-//! would split a struct copy per field; any struct can get
-//! [views](#structure-of-arrays-and-array-of-structs-views-the-kernel-side).
-//! The `write_*` functions need no `alloc`; [`CudaHeader`] collects types.
+//! CUDA C++ declarations generated from Rust types, so a struct is written once. Each struct comes
+//! out with its alignment as `__align__(N)`, its fields (padding included) and `static_assert`s of
+//! its `sizeof`, `alignof` and offsets, so drift stops the CUDA build. Elements also get
+//! `gpu_load`/`gpu_store`, which move a value in one instruction where nvcc would split a struct
+//! copy per field; any struct can get
+//! [views](#structure-of-arrays-and-array-of-structs-views-the-kernel-side). The `write_*`
+//! functions need no `alloc`; [`CudaHeader`] collects types.
 //!
 //! ```
 //! use gpu_aligned::header::CudaHeader;
@@ -19,10 +18,9 @@
 //!
 //! # Structure-of-arrays and array-of-structs views: the kernel side
 //!
-//! [`CudaHeader::add_soa`] (for a `#[derive(GpuSoa)]` type),
-//! [`CudaHeader::add_soa_layout`] and [`write_views`] emit, for a struct
-//! `P`, three C++ structs with the same members, so one kernel source runs
-//! over any of them:
+//! [`CudaHeader::add_soa`] (for a `#[derive(GpuSoa)]` type), [`CudaHeader::add_soa_layout`] and
+//! [`write_views`] emit, for a struct `P`, three C++ structs with the same members, so one kernel
+//! source runs over any of them:
 //!
 //! | view | storage | one element moves as |
 //! |---|---|---|
@@ -36,10 +34,9 @@
 //! - `unsigned long long len`, the number of elements;
 //! - `P load(unsigned long long i) const` and `void store(unsigned long long
 //!   i, const P& v) const`, the whole element;
-//! - `static unsigned long long bytes(unsigned long long len)`, and
-//!   `static P_soa carve(void* buffer, unsigned long long len)` (columns as
-//!   the arena lays them out) or `static P_aos over(void* elements, unsigned
-//!   long long len)` to build a view in C++.
+//! - `static unsigned long long bytes(unsigned long long len)`, and `static P_soa carve(void*
+//!   buffer, unsigned long long len)` (columns as the arena lays them out) or `static P_aos
+//!   over(void* elements, unsigned long long len)` to build a view in C++.
 //!
 //! A view is pointers and a length, passed by value; `Arena::soa_view` lends
 //! a [`SoaView`](crate::soa::SoaView) to one launch. No index is checked. A

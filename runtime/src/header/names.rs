@@ -21,8 +21,7 @@ pub(crate) const VIEW_MEMBERS: &[&str] = &["len", "load", "store", "carve", "byt
 pub struct Member<'a>(pub &'a str);
 
 impl<'a> Member<'a> {
-    /// The spelling in three pieces: a prefix, the Rust name without `r#`,
-    /// and a suffix.
+    /// The spelling in three pieces: a prefix, the Rust name without `r#`, and a suffix.
     fn parts(self) -> (&'static str, &'a str, &'static str) {
         let raw = self.0.strip_prefix("r#").unwrap_or(self.0);
         if raw.starts_with(|c: char| c.is_ascii_digit()) {

@@ -104,8 +104,7 @@ fn data(columns: &[GpuField]) -> impl Iterator<Item = &GpuField> + Clone {
     columns.iter().filter(|field| !field.is_padding)
 }
 
-/// The views of a checked layout declared as `name`, members in the order
-/// of `columns`.
+/// The views of a checked layout declared as `name`, members in the order of `columns`.
 pub(crate) fn views_text(
     f: &mut impl Write,
     name: &str,
@@ -141,8 +140,7 @@ fn members(f: &mut impl Write, columns: &[GpuField], stride: Option<usize>) -> f
     f.write_str("    unsigned long long len;\n")
 }
 
-/// `static_assert`s of a view's size and member offsets (Rust passes the
-/// same struct by value).
+/// `static_assert`s of a view's size and member offsets (Rust passes the same struct by value).
 fn view_asserts(f: &mut impl Write, columns: &[GpuField], view: ViewName<'_>) -> fmt::Result {
     let count = data(columns).count();
     writeln!(

@@ -1,7 +1,6 @@
-//! The rule of [`crate::rules`] applied to a [`GpuLayout`]: which parts it
-//! breaks, in order, the compile-time message and where it points, and
-//! whether the layout is the one C gives its field list. `rules` knows sizes
-//! and alignments only; the field lists are this module's (rules below
+//! The rule of [`crate::rules`] applied to a [`GpuLayout`]: which parts it breaks, in order, the
+//! compile-time message and where it points, and whether the layout is the one C gives its field
+//! list. `rules` knows sizes and alignments only; the field lists are this module's (rules below
 //! layout, so neither imports the other both ways).
 
 use super::{GpuField, GpuLayout};
@@ -74,8 +73,7 @@ const fn explain_from(
     text
 }
 
-/// The field the first hole of `fields` is before, if any hole is before
-/// a field.
+/// The field the first hole of `fields` is before, if any hole is before a field.
 pub(crate) const fn first_hole_before(fields: &[GpuField]) -> Option<&'static str> {
     match next_violation(usize::MAX, 1, fields, 2) {
         Some((Violation::InteriorHole { field, .. }, _)) => Some(field),
@@ -101,10 +99,9 @@ pub(crate) const fn blame_parts(size: usize, align: usize, fields: &[GpuField]) 
     }
 }
 
-// The stages, in order: 0 the size, 1 the alignment, 2 + i a hole before
-// field i, 2 + fields.len() a hole after the last field. Returns the first
-// violation at or after `stage` and the stage to resume from. Zero-sized
-// fields hold no bytes, so no hole is before them.
+// The stages, in order: 0 the size, 1 the alignment, 2 + i a hole before field i, 2 + fields.len()
+// a hole after the last field. Returns the first violation at or after `stage` and the stage to
+// resume from. Zero-sized fields hold no bytes, so no hole is before them.
 pub(super) const fn next_violation(
     size: usize,
     align: usize,

@@ -1,6 +1,5 @@
-//! A string built by `const fn`s, so that a compile-time check can say which
-//! sizes broke which rule ("`Float3` is 12 bytes (align 4)") instead of
-//! failing an assertion with a fixed text.
+//! A string built by `const fn`s, so that a compile-time check can say which sizes broke which rule
+//! ("`Float3` is 12 bytes (align 4)") instead of failing an assertion with a fixed text.
 
 use super::Violation;
 use core::fmt;

@@ -1,15 +1,13 @@
-//! The arithmetic of C's struct layout over `(size, align)` pairs, in
-//! `const fn`s: what `#[gpu_aligned::padded]` sizes its pad fields and width
-//! with, and what the derive rebuilds a struct's layout from once its
-//! `#[repr]` is fixed. Plumbing of the macros' generated code, which
+//! The arithmetic of C's struct layout over `(size, align)` pairs, in `const fn`s: what
+//! `#[gpu_aligned::padded]` sizes its pad fields and width with, and what the derive rebuilds a
+//! struct's layout from once its `#[repr]` is fixed. Plumbing of the macros' generated code, which
 //! reaches it through `__private`; the rule itself is [`super`]'s.
 
 use super::{word_for, MAX_WORD};
 use crate::align::const_round_up;
 
-/// The hole `repr(C)` leaves before field `index` of a struct whose fields
-/// have the `(size, align)` pairs `shapes`: the length of the explicit pad
-/// field `#[gpu_aligned::padded]` puts there.
+/// The hole `repr(C)` leaves before field `index` of a struct whose fields have the `(size, align)`
+/// pairs `shapes`: the length of the explicit pad field `#[gpu_aligned::padded]` puts there.
 pub const fn pad_before(shapes: &[(usize, usize)], index: usize) -> usize {
     let end = repr_c_end(shapes, index);
     const_round_up(end, shapes[index].1) - end
@@ -25,18 +23,16 @@ pub const fn padded_width(shapes: &[(usize, usize)]) -> usize {
     }
 }
 
-/// The trailing pad that makes a struct with fields `shapes` exactly as large
-/// as its alignment requires: up to `width`, or up to the largest field
-/// alignment if that is more, so no byte is left as an implicit hole even
-/// when the result breaks another rule.
+/// The trailing pad that makes a struct with fields `shapes` exactly as large as its alignment
+/// requires: up to `width`, or up to the largest field alignment if that is more, so no byte is
+/// left as an implicit hole even when the result breaks another rule.
 pub const fn tail_pad(shapes: &[(usize, usize)], width: usize) -> usize {
     let end = repr_c_end(shapes, shapes.len());
     const_round_up(end, max_align(shapes, width)) - end
 }
 
-/// The `(size, align)` C gives a struct whose fields have the `(size,
-/// align)` pairs `shapes`, at least `align`-aligned (an `align(N)` written
-/// on it, or 1).
+/// The `(size, align)` C gives a struct whose fields have the `(size, align)` pairs `shapes`, at
+/// least `align`-aligned (an `align(N)` written on it, or 1).
 pub const fn repr_c_size(shapes: &[(usize, usize)], align: usize) -> (usize, usize) {
     let max = max_align(shapes, if align == 0 { 1 } else { align });
     (const_round_up(repr_c_end(shapes, shapes.len()), max), max)

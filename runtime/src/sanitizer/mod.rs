@@ -1,31 +1,24 @@
-//! What the arena tells the tools that watch kernels (compute-sanitizer),
-//! so that an array carved out of one buffer is checked like its own
-//! allocation: red zones, region registration and the map from addresses to
-//! arrays.
+//! What the arena tells the tools that watch kernels (compute-sanitizer), so that an array carved
+//! out of one buffer is checked like its own allocation: red zones, region registration and the map
+//! from addresses to arrays.
 //!
-//! Inside one device buffer, a kernel writing one element past its array
-//! writes into the next array, and `compute-sanitizer --tool memcheck` sees
-//! nothing: for it the whole buffer is one allocation. Through NVTX's
-//! memory API the arena registers its buffer (a growing arena's: all it may
-//! grow to) as a sub-allocator heap and each array as a region of it, so
-//! that bytes no array holds are out of bounds. In **red-zone mode** every
-//! array is also followed by unregistered bytes (at least the arena's
-//! minimum alignment and one element, or one row), so an off-by-one into
-//! the next array is reported as an access just past this one's region;
-//! the arena's [`RegionMap`] turns that region's start into the array's
-//! element type, length and label.
+//! Inside one device buffer, a kernel writing one element past its array writes into the next
+//! array, and `compute-sanitizer --tool memcheck` sees nothing: for it the whole buffer is one
+//! allocation. Through NVTX's memory API the arena registers its buffer (a growing arena's: all it
+//! may grow to) as a sub-allocator heap and each array as a region of it, so that bytes no array
+//! holds are out of bounds. In **red-zone mode** every array is also followed by unregistered bytes
+//! (at least the arena's minimum alignment and one element, or one row), so an off-by-one into the
+//! next array is reported as an access just past this one's region; the arena's [`RegionMap`] turns
+//! that region's start into the array's element type, length and label.
 //!
-//! Red zones turn on by themselves when the process runs under
-//! compute-sanitizer (which sets `NVTX_INJECTION64_PATH` to its collection
-//! library) and the arena is on a device; `GPU_ALIGNED_RED_ZONES=1` or `=0`
-//! forces them on or off for arenas made afterwards, and
-//! [`Arena::set_red_zones`](crate::arena::Arena::set_red_zones) for one
-//! arena. Off, an arena lays out arrays exactly as before and pays one
-//! predictable branch per allocation and free; with no tool attached, NVTX
-//! costs one atomic load, at the arena's construction. Under the sanitizer
-//! each registration is also written to standard error as one line, in the
-//! report's own terms (`GPU_ALIGNED_REGION_LOG=0` silences it), so a report
-//! is traced to its array with one search.
+//! Red zones turn on by themselves when the process runs under compute-sanitizer (which sets
+//! `NVTX_INJECTION64_PATH` to its collection library) and the arena is on a device;
+//! `GPU_ALIGNED_RED_ZONES=1` or `=0` forces them on or off for arenas made afterwards, and
+//! [`Arena::set_red_zones`](crate::arena::Arena::set_red_zones) for one arena. Off, an arena lays
+//! out arrays exactly as before and pays one predictable branch per allocation and free; with no
+//! tool attached, NVTX costs one atomic load, at the arena's construction. Under the sanitizer each
+//! registration is also written to standard error as one line, in the report's own terms
+//! (`GPU_ALIGNED_REGION_LOG=0` silences it), so a report is traced to its array with one search.
 
 #[cfg(all(feature = "std", unix))]
 pub(crate) mod nvtx;
@@ -78,18 +71,16 @@ use core::fmt;
 
 use crate::align::{offset_of, round_up};
 
-/// Whether an NVTX tool (compute-sanitizer, Nsight Systems) is attached to
-/// the process: `NVTX_INJECTION64_PATH` names a library that loaded and
-/// offers the memory functions. Loads it at the first call; afterwards one
-/// atomic load.
+/// Whether an NVTX tool (compute-sanitizer, Nsight Systems) is attached to the process:
+/// `NVTX_INJECTION64_PATH` names a library that loaded and offers the memory functions. Loads it at
+/// the first call; afterwards one atomic load.
 pub fn tool_attached() -> bool {
     nvtx::tool().is_some()
 }
 
-/// Whether the attached NVTX tool is compute-sanitizer (the library
-/// `NVTX_INJECTION64_PATH` names is its collection library): what makes a
-/// growing device arena worth one allocation of its maximum, which a
-/// profiler should not see.
+/// Whether the attached NVTX tool is compute-sanitizer (the library `NVTX_INJECTION64_PATH` names
+/// is its collection library): what makes a growing device arena worth one allocation of its
+/// maximum, which a profiler should not see.
 #[cfg(feature = "cuda")]
 pub(crate) fn sanitizer_attached() -> bool {
     tool_attached() && nvtx::sanitizer_named()
@@ -158,8 +149,7 @@ pub struct Region {
     pub bytes: usize,
     /// Unregistered bytes reserved right after it (0 without red zones).
     pub red_zone: usize,
-    /// The element type's name, without its module path (empty until the
-    /// arena names the region).
+    /// The element type's name, without its module path (empty until the arena names the region).
     pub element: &'static str,
     /// Its shape.
     pub shape: RegionShape,
@@ -173,8 +163,7 @@ impl Region {
         self.address.saturating_add(offset_of(self.bytes))
     }
 
-    /// The array's name: element type and shape, then the label if any,
-    /// e.g. `f32[256] "weights"`.
+    /// The array's name: element type and shape, then the label if any, e.g. `f32[256] "weights"`.
     pub fn name(&self) -> RegionName<'_> {
         RegionName(self)
     }
@@ -251,9 +240,8 @@ pub enum Nearest {
     Before(u64),
 }
 
-/// The arena's live arrays by address: what
-/// [`Arena::regions`](crate::arena::Arena::regions) returns. Its display is
-/// one [`Region`] a line, in address order.
+/// The arena's live arrays by address: what [`Arena::regions`](crate::arena::Arena::regions)
+/// returns. Its display is one [`Region`] a line, in address order.
 ///
 /// ```
 /// use gpu_aligned::arena::Arena;
@@ -284,8 +272,7 @@ impl RegionMap {
         &self.regions
     }
 
-    /// The region that starts at `address` (as a report's "allocation at"
-    /// prints it).
+    /// The region that starts at `address` (as a report's "allocation at" prints it).
     pub fn starting_at(&self, address: u64) -> Option<&Region> {
         self.regions
             .binary_search_by_key(&address, |region| region.address)
@@ -337,14 +324,12 @@ struct HeapRange {
     handle: nvtx::HeapHandle,
 }
 
-/// What a handle's drop needs to take its array off the tool's regions at
-/// once, rather than when the arena takes it back, so that a kernel
-/// launched after the drop that reads the array is a read after free (one
-/// launched before it is not: docs/SANITIZER.md). Copied into the arena's
-/// list of dropped arrays while a tool watches and no captured graph may
-/// replay a dropped array; `floor` is the lowest stamp of a live handle, so
-/// a handle dropped after a reset, whose bytes may be a newer array's,
-/// tells nothing.
+/// What a handle's drop needs to take its array off the tool's regions at once, rather than when
+/// the arena takes it back, so that a kernel launched after the drop that reads the array is a read
+/// after free (one launched before it is not: docs/SANITIZER.md). Copied into the arena's list of
+/// dropped arrays while a tool watches and no captured graph may replay a dropped array; `floor` is
+/// the lowest stamp of a live handle, so a handle dropped after a reset, whose bytes may be a newer
+/// array's, tells nothing.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct DropWatch {
     tool: &'static nvtx::Tool,
@@ -360,8 +345,7 @@ impl DropWatch {
         allocation.stamp() >= self.floor
     }
 
-    /// The array at buffer `offset` was dropped: it is no region from now
-    /// on.
+    /// The array at buffer `offset` was dropped: it is no region from now on.
     pub(crate) fn dropped(&self, offset: u64) {
         let address = self.base.wrapping_add(offset);
         self.tool.region_unregister(address);
@@ -376,9 +360,8 @@ impl DropWatch {
 #[derive(Debug)]
 pub(crate) struct Regions {
     red_zones: bool,
-    /// Whether the arrays are recorded at all: a tool is attached or red
-    /// zones are on (`watching`), or the arena's history records. Off, every
-    /// hook returns after one branch.
+    /// Whether the arrays are recorded at all: a tool is attached or red zones are on (`watching`),
+    /// or the arena's history records. Off, every hook returns after one branch.
     active: bool,
     watching: bool,
     /// Whether to write each registration to standard error.
@@ -418,11 +401,10 @@ fn forced(name: &str) -> Option<bool> {
     };
 }
 
-/// Whether an arena made now starts with red zones on: under
-/// compute-sanitizer for a buffer the tools can be told about
-/// (`device_memory`), unless `GPU_ALIGNED_RED_ZONES` says otherwise. What
-/// [`Regions::new`] decides, asked before the arena exists by one sized
-/// for a plan, so that it makes room for the red zones.
+/// Whether an arena made now starts with red zones on: under compute-sanitizer for a buffer the
+/// tools can be told about (`device_memory`), unless `GPU_ALIGNED_RED_ZONES` says otherwise. What
+/// [`Regions::new`] decides, asked before the arena exists by one sized for a plan, so that it
+/// makes room for the red zones.
 pub(crate) fn red_zones_by_default(device_memory: bool) -> bool {
     forced("GPU_ALIGNED_RED_ZONES").unwrap_or(device_memory && nvtx::sanitizer_named())
 }
@@ -456,8 +438,7 @@ impl Regions {
         }
     }
 
-    /// Whether the watch layer's hooks run (arrays told to a tool, or the
-    /// history recording).
+    /// Whether the watch layer's hooks run (arrays told to a tool, or the history recording).
     #[inline(always)]
     pub(crate) fn is_active(&self) -> bool {
         self.active
@@ -496,10 +477,9 @@ impl Regions {
         red_zone_bytes(stride, granule)
     }
 
-    /// Records an array reserved at buffer `offset`: `bytes` of it, then
-    /// `red_zone` bytes left unregistered. `extent` is where the buffer's
-    /// heap ends (as an offset): bytes beyond the heaps registered so far
-    /// become a heap first.
+    /// Records an array reserved at buffer `offset`: `bytes` of it, then `red_zone` bytes left
+    /// unregistered. `extent` is where the buffer's heap ends (as an offset): bytes beyond the
+    /// heaps registered so far become a heap first.
     pub(crate) fn reserved(
         &mut self,
         base: u64,
@@ -710,9 +690,8 @@ impl Regions {
         Some(region)
     }
 
-    /// The live arrays, by address: those recorded, but for the ones at
-    /// `dropped` (offsets of arrays dropped that the arena has not taken
-    /// back yet).
+    /// The live arrays, by address: those recorded, but for the ones at `dropped` (offsets of
+    /// arrays dropped that the arena has not taken back yet).
     pub(crate) fn map(&self, base: u64, dropped: &[u64]) -> RegionMap {
         RegionMap {
             regions: self

@@ -1,11 +1,9 @@
-//! A small loader for the NVTX v3 memory API, written from the protocol the
-//! NVTX headers implement, so it needs no CUDA toolkit to build and no
-//! library to run. When `NVTX_INJECTION64_PATH` is unset every call is one
-//! atomic load ([`tool`]); when it names a tool (compute-sanitizer's), the
-//! tool is `dlopen`ed and fills the core tables (`InitializeInjectionNvtx2`,
-//! for `nvtxDomainCreateA`) and the memory module's slots
-//! (`InitializeInjectionNvtxExtension`). A slot left empty does nothing.
-//! The `#[repr(C)]` declarations are ours, from the headers' layouts.
+//! A small loader for the NVTX v3 memory API, written from the protocol the NVTX headers implement,
+//! so it needs no CUDA toolkit to build and no library to run. When `NVTX_INJECTION64_PATH` is
+//! unset every call is one atomic load ([`tool`]); when it names a tool (compute-sanitizer's), the
+//! tool is `dlopen`ed and fills the core tables (`InitializeInjectionNvtx2`, for
+//! `nvtxDomainCreateA`) and the memory module's slots (`InitializeInjectionNvtxExtension`). A slot
+//! left empty does nothing. The `#[repr(C)]` declarations are ours, from the headers' layouts.
 
 use core::ffi::{c_char, c_int, c_uint, c_void};
 use core::ptr;
@@ -36,9 +34,8 @@ mod cbid {
     pub const CUDA_GET_PROCESS_WIDE_PERMISSIONS: usize = 13;
 }
 
-/// The core callback modules (`NvtxCallbackModule`, 1 to 6) and the number
-/// of entries of each one's table (`NVTX_CBID_<MODULE>_SIZE`): CORE, CUDA,
-/// OPENCL, CUDART, CORE2, SYNC.
+/// The core callback modules (`NvtxCallbackModule`, 1 to 6) and the number of entries of each one's
+/// table (`NVTX_CBID_<MODULE>_SIZE`): CORE, CUDA, OPENCL, CUDART, CORE2, SYNC.
 const CORE_MODULE_SIZES: [usize; 6] = [16, 9, 15, 7, 16, 7];
 /// `NVTX_CB_MODULE_CORE2`, and `NVTX_CBID_CORE2_DomainCreateA` in it.
 const MODULE_CORE2: usize = 5;
@@ -214,9 +211,8 @@ struct CoreTables {
     tables: [[*mut usize; TABLE_LEN]; 6],
 }
 
-/// Where the export-table callback finds the tables while the tool
-/// initialises (set once, before the tool is called, under [`TOOL`]'s
-/// initialisation).
+/// Where the export-table callback finds the tables while the tool initialises (set once, before
+/// the tool is called, under [`TOOL`]'s initialisation).
 static CORE_TABLES: core::sync::atomic::AtomicPtr<CoreTables> =
     core::sync::atomic::AtomicPtr::new(ptr::null_mut());
 
@@ -233,9 +229,8 @@ unsafe extern "C" fn get_module_function_table(
     if tables.is_null() {
         return 0;
     }
-    // SAFETY: `tables` was leaked by `load` and is never freed; the tool
-    // asks from the thread that runs its initialisation, while nothing else
-    // touches the tables.
+    // SAFETY: `tables` was leaked by `load` and is never freed; the tool asks from the thread that
+    // runs its initialisation, while nothing else touches the tables.
     let table = unsafe { (*tables).tables[index].as_mut_ptr() };
     if !out_size.is_null() {
         // SAFETY: the tool passes a valid `unsigned int*` or null.
@@ -270,8 +265,7 @@ extern "C" fn get_export_table(id: u32) -> *const c_void {
     }
 }
 
-/// An attached NVTX tool: its domain for this crate and the memory
-/// functions it filled in.
+/// An attached NVTX tool: its domain for this crate and the memory functions it filled in.
 pub(crate) struct Tool {
     domain: Domain,
     mem: [usize; MEM_SLOT_COUNT],
@@ -296,9 +290,8 @@ impl core::fmt::Debug for Tool {
 
 static TOOL: OnceLock<Option<Tool>> = OnceLock::new();
 
-/// The attached NVTX tool, loaded at the first call; `None` (after one
-/// atomic load, from the second call on) when no tool is attached or it
-/// could not be loaded.
+/// The attached NVTX tool, loaded at the first call; `None` (after one atomic load, from the second
+/// call on) when no tool is attached or it could not be loaded.
 pub(crate) fn tool() -> Option<&'static Tool> {
     TOOL.get_or_init(load).as_ref()
 }
@@ -366,8 +359,7 @@ fn init_core(handle: *mut c_void) -> Domain {
     let tables: *mut CoreTables = tables;
     CORE_TABLES.store(tables, core::sync::atomic::Ordering::Release);
     type InitCore = unsafe extern "C" fn(extern "C" fn(u32) -> *const c_void) -> c_int;
-    // SAFETY: `InitializeInjectionNvtx2` has this signature
-    // (`NvtxInitializeInjectionNvtxFunc_t`).
+    // SAFETY: `InitializeInjectionNvtx2` has this signature (`NvtxInitializeInjectionNvtxFunc_t`).
     let init: InitCore = unsafe { core::mem::transmute::<*mut c_void, InitCore>(init) };
     // SAFETY: the export tables it will ask for live for the program.
     if unsafe { init(get_export_table) } == 0 {
@@ -458,9 +450,8 @@ impl Tool {
             message: ptr::null(),
         };
         type F = unsafe extern "C" fn(Domain, *const HeapDesc) -> Heap;
-        // SAFETY: the tool filled this slot with its `nvtxMemHeapRegister`;
-        // the descriptor and the range it points to outlive the call, and
-        // the tool only records the addresses.
+        // SAFETY: the tool filled this slot with its `nvtxMemHeapRegister`; the descriptor and the
+        // range it points to outlive the call, and the tool only records the addresses.
         let heap = unsafe { core::mem::transmute::<usize, F>(slot)(self.domain, &desc) };
         // NVTX_MEM_HEAP_HANDLE_NO_TOOL is -1; null is a failure.
         match heap as usize {
@@ -504,9 +495,8 @@ impl Tool {
             region_handle_elements_out: ptr::null_mut(),
         };
         type F = unsafe extern "C" fn(Domain, *const RegionsRegister);
-        // SAFETY: the tool's `nvtxMemRegionsRegister`; the batch outlives
-        // the call, and a null handle array is allowed for virtual
-        // addresses (the region is then named by its address).
+        // SAFETY: the tool's `nvtxMemRegionsRegister`; the batch outlives the call, and a null
+        // handle array is allowed for virtual addresses (the region is then named by its address).
         unsafe { core::mem::transmute::<usize, F>(slot)(self.domain, &batch) }
     }
 
@@ -525,8 +515,7 @@ impl Tool {
             ref_elements: &reference,
         };
         type F = unsafe extern "C" fn(Domain, *const RegionsUnregister);
-        // SAFETY: the tool's `nvtxMemRegionsUnregister`; the batch outlives
-        // the call.
+        // SAFETY: the tool's `nvtxMemRegionsUnregister`; the batch outlives the call.
         unsafe { core::mem::transmute::<usize, F>(slot)(self.domain, &batch) }
     }
 
@@ -558,9 +547,8 @@ impl Tool {
         unsafe { core::mem::transmute::<usize, F>(slot)(self.domain, &batch) }
     }
 
-    /// Gives the region that starts at `address` the permissions `flags`
-    /// (the sanitizer module's `PERMISSION_*`) for every kernel of the process. Returns whether the
-    /// tool supports it.
+    /// Gives the region that starts at `address` the permissions `flags` (the sanitizer module's
+    /// `PERMISSION_*`) for every kernel of the process. Returns whether the tool supports it.
     #[cfg(feature = "cuda")]
     pub(crate) fn permissions_assign(&self, address: u64, flags: u32) -> bool {
         let (Some(assign), Some(process_wide)) = (
@@ -589,8 +577,7 @@ impl Tool {
             reserved1: 0,
         };
         type F = unsafe extern "C" fn(Domain, *const PermissionsAssign);
-        // SAFETY: the tool's `nvtxMemPermissionsAssign`; the batch outlives
-        // the call.
+        // SAFETY: the tool's `nvtxMemPermissionsAssign`; the batch outlives the call.
         unsafe { core::mem::transmute::<usize, F>(assign)(self.domain, &batch) };
         true
     }

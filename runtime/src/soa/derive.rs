@@ -1,8 +1,7 @@
 //! What `#[derive(GpuSoa)]` expands to: one invocation of
-//! [`__gpu_soa_derive!`](crate::__gpu_soa_derive), which emits the
-//! `<Name>Columns` struct and the [`GpuSoa`](super::GpuSoa) primitives from
-//! one list of the struct's fields. Not public API. The macro follows the
-//! rule for macros that write an `unsafe impl` ([`crate::__private`]):
+//! [`__gpu_soa_derive!`](crate::__gpu_soa_derive), which emits the `<Name>Columns` struct and the
+//! [`GpuSoa`](super::GpuSoa) primitives from one list of the struct's fields. Not public API. The
+//! macro follows the rule for macros that write an `unsafe impl` ([`crate::__private`]):
 //! identifiers and types only, every claim proven.
 
 pub use alloc_crate::vec::Vec;
@@ -74,16 +73,14 @@ pub const fn by_offset<const N: usize>(fields: &[GpuField]) -> [GpuField; N] {
 /// The body of `#[derive(GpuSoa)]`, here so that the `unsafe impl` is this
 /// crate's: a redirected crate path reaches it or writes its own `unsafe`.
 ///
-/// Why the impl is sound: it takes nothing it could be lied to about. Each
-/// column's name is its field's (`stringify!`), distinct because
-/// `<Name>Columns` has a field of each name; the count is the list's
-/// length; `LAYOUT` and `COLUMNS` come from `size_of`, `align_of` and
-/// `offset_of!`; `from_field_bytes` rebuilds the struct with a literal
-/// naming every listed field with its listed type, so the list is exactly
-/// the struct's or nothing compiles; each field type is `GpuAligned` (the
-/// impl's bound); every primitive walks the list in one order. Generated
-/// names start with `__`: types are not hygienic, and a user's constant
-/// would turn a parameter of the same name into a constant pattern.
+/// Why the impl is sound: it takes nothing it could be lied to about. Each column's name is its
+/// field's (`stringify!`), distinct because `<Name>Columns` has a field of each name; the count is
+/// the list's length; `LAYOUT` and `COLUMNS` come from `size_of`, `align_of` and `offset_of!`;
+/// `from_field_bytes` rebuilds the struct with a literal naming every listed field with its listed
+/// type, so the list is exactly the struct's or nothing compiles; each field type is `GpuAligned`
+/// (the impl's bound); every primitive walks the list in one order. Generated names start with
+/// `__`: types are not hygienic, and a user's constant would turn a parameter of the same name into
+/// a constant pattern.
 #[doc(hidden)]
 #[macro_export]
 macro_rules! __gpu_soa_derive {
@@ -93,9 +90,8 @@ macro_rules! __gpu_soa_derive {
         columns: $columns:ident,
         fields: [$($member:ident: $fty:ty),* $(,)?],
     ) => {
-        /// The columns of a structure of arrays (`#[derive(GpuSoa)]`): one
-        /// typed array per field, named like the field, each usable with
-        /// every arena verb and given back when dropped.
+        /// The columns of a structure of arrays (`#[derive(GpuSoa)]`): one typed array per field,
+        /// named like the field, each usable with every arena verb and given back when dropped.
         $vis struct $columns<__Backend: $crate::backend::Backend = $crate::backend::HostBuffer> {
             $(
                 /// The column of the field of this name.
@@ -188,16 +184,14 @@ macro_rules! __gpu_soa_derive {
             }
         };
     };
-    // Next to the derive's errors: an impl of no columns (the primitives'
-    // defaults), so that code using the type adds no errors of its own. It
-    // takes identifiers only (the type and its type parameters), so no
-    // caller token stands between its `unsafe impl` and the trait.
+    // Next to the derive's errors: an impl of no columns (the primitives' defaults), so that code
+    // using the type adds no errors of its own. It takes identifiers only (the type and its type
+    // parameters), so no caller token stands between its `unsafe impl` and the trait.
     (fallback: type: $ty:ident, params: [$($param:ident),*]) => {
-        // SAFETY: an impl of no columns claims nothing about `$ty`: no
-        // primitive reads or writes a byte of it (`from_field_bytes` is
-        // `None`, every column list empty), and `LAYOUT` is that of no
-        // fields, which nothing takes as `$ty`'s size. Written next to the
-        // derive's `compile_error!`, and harmless where called by hand.
+        // SAFETY: an impl of no columns claims nothing about `$ty`: no primitive reads or writes a
+        // byte of it (`from_field_bytes` is `None`, every column list empty), and `LAYOUT` is that
+        // of no fields, which nothing takes as `$ty`'s size. Written next to the derive's
+        // `compile_error!`, and harmless where called by hand.
         #[automatically_derived]
         #[allow(unused_qualifications, clippy::all)]
         unsafe impl<$($param: 'static),*> $crate::soa::GpuSoa for $ty<$($param),*>

@@ -30,9 +30,8 @@
 //! # Ok::<(), gpu_aligned::arena::ArenaError>(())
 //! ```
 //!
-//! **One column order, the fields' declaration order**, for the arena, the
-//! [`SoaView`] and the header's `P_soa` ([`CudaHeader::add_soa`]); only
-//! [`GpuSoa::LAYOUT`] is in offset order.
+//! **One column order, the fields' declaration order**, for the arena, the [`SoaView`] and the
+//! header's `P_soa` ([`CudaHeader::add_soa`]); only [`GpuSoa::LAYOUT`] is in offset order.
 
 #[doc(hidden)]
 pub mod derive;
@@ -52,9 +51,8 @@ use core::fmt;
 ///
 /// # Safety
 ///
-/// `LAYOUT` describes `Self`; `COLUMNS` lists every field once, in
-/// declaration order; column `j` of every hidden primitive is the field
-/// `COLUMNS[j]` describes, as an array of exactly its type.
+/// `LAYOUT` describes `Self`; `COLUMNS` lists every field once, in declaration order; column `j` of
+/// every hidden primitive is the field `COLUMNS[j]` describes, as an array of exactly its type.
 #[diagnostic::on_unimplemented(
     message = "`{Self}` is not a structure-of-arrays type (`GpuSoa`)",
     label = "not `GpuSoa`",
@@ -100,8 +98,7 @@ pub unsafe trait GpuSoa: Copy + 'static {
     }
 }
 
-/// `len` elements of `T` as columns in an arena; dropping it gives every
-/// column back.
+/// `len` elements of `T` as columns in an arena; dropping it gives every column back.
 pub struct Soa<T: GpuSoa, B: Backend = HostBuffer> {
     columns: T::Columns<B>,
     len: usize,
@@ -173,11 +170,10 @@ impl CudaHeader {
     }
 }
 
-/// What a kernel is handed for a structure of arrays: one address per
-/// column, in [`GpuSoa::COLUMNS`]' order, then the length, laid out as the
-/// header's `P_soa` (which `static_assert`s it); a launch argument by value
-/// (cudarc's `DeviceRepr`) with the `cuda` feature, lent to one launch by
-/// `Arena::soa_view`.
+/// What a kernel is handed for a structure of arrays: one address per column, in
+/// [`GpuSoa::COLUMNS`]' order, then the length, laid out as the header's `P_soa` (which
+/// `static_assert`s it); a launch argument by value (cudarc's `DeviceRepr`) with the `cuda`
+/// feature, lent to one launch by `Arena::soa_view`.
 ///
 /// ```
 /// use gpu_aligned::soa::GpuSoa;

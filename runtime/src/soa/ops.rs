@@ -1,6 +1,5 @@
-//! The structure-of-arrays verbs, written once over [`GpuSoa`]'s
-//! primitives: allocation (alone or in a [`Plan`]), elements in and out, and
-//! the kernel's view.
+//! The structure-of-arrays verbs, written once over [`GpuSoa`]'s primitives: allocation (alone or
+//! in a [`Plan`]), elements in and out, and the kernel's view.
 
 #[cfg(feature = "cuda")]
 use super::FromAddresses;
@@ -15,8 +14,7 @@ use alloc_crate::vec::Vec;
 use core::fmt;
 use core::marker::PhantomData;
 
-/// The key of a structure of arrays in a [`Plan`]: redeem it with
-/// [`Carving::take_soa`].
+/// The key of a structure of arrays in a [`Plan`]: redeem it with [`Carving::take_soa`].
 #[must_use = "a key is the only way to take its columns out of a carving"]
 pub struct SoaKey<T: GpuSoa> {
     plan: u64,
@@ -74,8 +72,7 @@ impl<B: Backend> Carving<B> {
     ///
     /// # Errors
     ///
-    /// As [`Carving::take`]: [`ArenaError::ForeignKey`] for a key of
-    /// another plan.
+    /// As [`Carving::take`]: [`ArenaError::ForeignKey`] for a key of another plan.
     pub fn take_soa<T: GpuSoa>(&mut self, key: SoaKey<T>) -> ArenaResult<Soa<T, B>, B> {
         let places = (key.first..key.first + T::COLUMNS.len())
             .map(|index| self.take_place(key.plan, index))
@@ -147,9 +144,8 @@ impl<B: Backend> Arena<B> {
     ///
     /// # Errors
     ///
-    /// [`ArenaError::Handle`] if a column is not this arena's;
-    /// [`ArenaError::LengthMismatch`] if one was swapped (through
-    /// [`columns_mut`](Soa::columns_mut)) for one of another length;
+    /// [`ArenaError::Handle`] if a column is not this arena's; [`ArenaError::LengthMismatch`] if
+    /// one was swapped (through [`columns_mut`](Soa::columns_mut)) for one of another length;
     /// [`ArenaError::Backend`] if a copy fails.
     pub fn read_soa<T: GpuSoa>(&self, soa: &Soa<T, B>) -> ArenaResult<Vec<T>, B> {
         self.column_addresses(soa)?;
@@ -222,10 +218,9 @@ impl Arena<CudaBackend> {
     ///
     /// # Errors
     ///
-    /// [`CudaError::ForeignStream`](crate::backend::cuda::CudaError::ForeignStream)
-    /// for a stream of another context;
-    /// [`read_soa`](Arena::read_soa)'s column checks; a backend error after
-    /// a sticky fault.
+    /// [`CudaError::ForeignStream`](crate::backend::cuda::CudaError::ForeignStream) for a stream of
+    /// another context; [`read_soa`](Arena::read_soa)'s column checks; a backend error after a
+    /// sticky fault.
     pub fn soa_view<'a, T: GpuSoa>(
         &'a self,
         soa: &'a mut Soa<T, CudaBackend>,

@@ -1,7 +1,6 @@
-//! The device buffer: one `cuMemAlloc` allocation, or a range of device
-//! addresses that grows in place ([`CudaVm`]); the stream
-//! the arena's work goes to by default, and the first sticky fault, after
-//! which the backend refuses device work.
+//! The device buffer: one `cuMemAlloc` allocation, or a range of device addresses that grows in
+//! place ([`CudaVm`]); the stream the arena's work goes to by default, and the first sticky fault,
+//! after which the backend refuses device work.
 
 use std::sync::{Arc, OnceLock};
 
@@ -17,10 +16,9 @@ use crate::align::{bytes_of, offset_of, ARRAY_ALIGN};
 /// allocation, and the smallest base alignment the backend accepts.
 const DRIVER_BASE_ALIGN: usize = ARRAY_ALIGN;
 
-/// Checks that a device buffer starting at `base` can hold sub-arrays whose
-/// offsets are multiples of `min_align`: the base must be aligned to both
-/// `min_align` and [`ARRAY_ALIGN`]. Returns the base's own alignment
-/// (its largest power-of-two divisor), which the backend records.
+/// Checks that a device buffer starting at `base` can hold sub-arrays whose offsets are multiples
+/// of `min_align`: the base must be aligned to both `min_align` and [`ARRAY_ALIGN`]. Returns the
+/// base's own alignment (its largest power-of-two divisor), which the backend records.
 ///
 /// ```
 /// use gpu_aligned::backend::cuda::check_base;
@@ -42,18 +40,15 @@ pub fn check_base(base: u64, min_align: usize) -> Result<usize, CudaError> {
     Ok(bytes_of(1u64 << base.trailing_zeros()).unwrap_or(usize::MAX))
 }
 
-/// Memory for an [`Arena`](crate::arena::Arena) that lives on a CUDA
-/// device, zeroed at creation: one `cuMemAlloc` allocation
-/// ([`new`](CudaBackend::new)), or a reserved range of device addresses
-/// onto which chunks are mapped as the arena grows
-/// ([`growable`](CudaBackend::growable)).
-/// Either way the arena never calls the driver's allocator for an array.
+/// Memory for an [`Arena`](crate::arena::Arena) that lives on a CUDA device, zeroed at creation:
+/// one `cuMemAlloc` allocation ([`new`](CudaBackend::new)), or a reserved range of device addresses
+/// onto which chunks are mapped as the arena grows ([`growable`](CudaBackend::growable)). Either
+/// way the arena never calls the driver's allocator for an array.
 #[derive(Debug)]
 pub struct CudaBackend {
     pub(super) memory: DeviceMemory,
     pub(super) stream: Arc<CudaStream>,
-    /// The streams the arrays were used on, and their events (see
-    /// `order.rs`).
+    /// The streams the arrays were used on, and their events (see `order.rs`).
     pub(super) order: super::order::Streams,
     pub(super) base: u64,
     base_align: usize,
@@ -62,9 +57,8 @@ pub struct CudaBackend {
     pub(super) capture: Option<super::capture::CaptureLog>,
 }
 
-/// Where a [`CudaBackend`]'s bytes are: fixed or growing is the
-/// constructor's choice, and so is which of these holds a growing buffer
-/// (see `plain.rs`).
+/// Where a [`CudaBackend`]'s bytes are: fixed or growing is the constructor's choice, and so is
+/// which of these holds a growing buffer (see `plain.rs`).
 #[derive(Debug)]
 pub(super) enum DeviceMemory {
     /// One allocation whose front is the buffer: all of it when fixed.
@@ -97,20 +91,18 @@ impl CudaBackend {
         }
     }
 
-    /// Reserves `max` bytes of device addresses on `stream`'s device
-    /// (rounded up to whole chunks), maps and zeroes the first `len` (whole
-    /// chunks too), and grows in place by `chunk`-byte chunks up to `max`
-    /// when asked ([`Grow::grow_to`](crate::backend::Grow::grow_to)).
-    /// `chunk` is a multiple of the device's allocation granularity (2 MiB
-    /// on current GPUs: [`DEFAULT_CHUNK`](crate::arena::DEFAULT_CHUNK)).
-    /// Growth zeroes the new chunks and waits for that, so a fresh array
-    /// reads zero on any stream, as in a buffer from [`new`](CudaBackend::new).
+    /// Reserves `max` bytes of device addresses on `stream`'s device (rounded up to whole chunks),
+    /// maps and zeroes the first `len` (whole chunks too), and grows in place by `chunk`-byte
+    /// chunks up to `max` when asked ([`Grow::grow_to`](crate::backend::Grow::grow_to)). `chunk` is
+    /// a multiple of the device's allocation granularity (2 MiB on current GPUs:
+    /// [`DEFAULT_CHUNK`](crate::arena::DEFAULT_CHUNK)). Growth zeroes the new chunks and waits for
+    /// that, so a fresh array reads zero on any stream, as in a buffer from
+    /// [`new`](CudaBackend::new).
     ///
-    /// Under compute-sanitizer, the buffer is instead one `cuMemAlloc` of
-    /// all `max` bytes, if that takes at most
-    /// half the device's free memory, so that the tool can be told about
-    /// its arrays (it refuses to watch mapped virtual memory); growth then
-    /// only moves the buffer's end, and trimming gives nothing back.
+    /// Under compute-sanitizer, the buffer is instead one `cuMemAlloc` of all `max` bytes, if that
+    /// takes at most half the device's free memory, so that the tool can be told about its arrays
+    /// (it refuses to watch mapped virtual memory); growth then only moves the buffer's end, and
+    /// trimming gives nothing back.
     ///
     /// ```no_run
     /// use gpu_aligned::backend::{Buffer, Grow};
@@ -127,12 +119,10 @@ impl CudaBackend {
     ///
     /// # Errors
     ///
-    /// [`CudaError::ZeroLength`]; [`CudaError::VmUnsupported`] where the
-    /// device lacks virtual memory management,
-    /// [`CudaError::ChunkNotMultiple`] for a chunk off the granularity, or
-    /// [`CudaError::Driver`] when the driver refuses;
-    /// [`CudaError::BaseMisaligned`] if the driver broke its alignment
-    /// promise.
+    /// [`CudaError::ZeroLength`]; [`CudaError::VmUnsupported`] where the device lacks virtual
+    /// memory management, [`CudaError::ChunkNotMultiple`] for a chunk off the granularity, or
+    /// [`CudaError::Driver`] when the driver refuses; [`CudaError::BaseMisaligned`] if the driver
+    /// broke its alignment promise.
     pub fn growable(
         stream: &Arc<CudaStream>,
         len: usize,
@@ -217,9 +207,8 @@ impl CudaBackend {
         }
     }
 
-    /// Maps chunks of a growing buffer until `len` bytes (at most its
-    /// reservation) are mapped, zeroes the new ones on the backend's stream
-    /// and waits for that. Returns the buffer's length.
+    /// Maps chunks of a growing buffer until `len` bytes (at most its reservation) are mapped,
+    /// zeroes the new ones on the backend's stream and waits for that. Returns the buffer's length.
     pub(super) fn map_zeroed(&mut self, len: usize) -> Result<usize, CudaError> {
         self.healthy()?;
         self.not_capturing("growing the buffer")?;
@@ -237,15 +226,13 @@ impl CudaBackend {
         };
         if new > old {
             let bytes = new - old;
-            // Mapping made the context current; moving an allocation's
-            // end called no driver.
+            // Mapping made the context current; moving an allocation's end called no driver.
             if matches!(self.memory, DeviceMemory::Allocated(_)) {
                 let bound = self.stream.context().bind_to_thread();
                 self.driver("cuCtxSetCurrent", bound)?;
             }
-            // SAFETY: `base + old .. base + new` was just mapped for this
-            // buffer (or lies inside its allocation), and no array lies in
-            // it yet; the context is current.
+            // SAFETY: `base + old .. base + new` was just mapped for this buffer (or lies inside
+            // its allocation), and no array lies in it yet; the context is current.
             let r = unsafe {
                 cudarc::driver::result::memset_d8_async(
                     self.base + offset_of(old),
@@ -301,9 +288,8 @@ impl CudaBackend {
     ///
     /// # Errors
     ///
-    /// [`CudaError::ZeroLength`], [`CudaError::Driver`] if the allocation
-    /// fails (out of device memory, say), [`CudaError::BaseMisaligned`] if the
-    /// driver broke its alignment promise.
+    /// [`CudaError::ZeroLength`], [`CudaError::Driver`] if the allocation fails (out of device
+    /// memory, say), [`CudaError::BaseMisaligned`] if the driver broke its alignment promise.
     pub fn new(stream: &Arc<CudaStream>, len: usize) -> Result<Self, CudaError> {
         if len == 0 {
             return Err(CudaError::ZeroLength);
@@ -315,10 +301,9 @@ impl CudaBackend {
         CudaBackend::over(DeviceMemory::Allocated(buf), stream, base)
     }
 
-    /// Whether compute-sanitizer takes NVTX heaps over this buffer: a
-    /// `cuMemAlloc` one, not mapped virtual memory
-    /// (compute-sanitizer 2025.3 refuses heaps and regions over both, with
-    /// "One or more of the parameters is invalid").
+    /// Whether compute-sanitizer takes NVTX heaps over this buffer: a `cuMemAlloc` one, not mapped
+    /// virtual memory (compute-sanitizer 2025.3 refuses heaps and regions over both, with "One or
+    /// more of the parameters is invalid").
     pub(super) fn tools_can_register(&self) -> bool {
         matches!(self.memory, DeviceMemory::Allocated(_))
     }
@@ -377,9 +362,8 @@ impl CudaBackend {
         })
     }
 
-    /// Refuses a stream of another context, unless its device was granted
-    /// `access` (the buffer's addresses mean nothing elsewhere), and a write
-    /// to a read-only import.
+    /// Refuses a stream of another context, unless its device was granted `access` (the buffer's
+    /// addresses mean nothing elsewhere), and a write to a read-only import.
     pub(crate) fn same_context(
         &self,
         stream: &CudaStream,
@@ -435,10 +419,9 @@ impl Drop for CudaBackend {
         if self.capturing() {
             drop(self.end_capture());
         }
-        // With several streams, kernels elsewhere may still use arrays of the
-        // buffer (their events are the arrays', not the buffer's): let them
-        // finish before the buffer goes back to the driver. Errors land in
-        // the context's error state, as cudarc's own drops do. A peer
+        // With several streams, kernels elsewhere may still use arrays of the buffer (their events
+        // are the arrays', not the buffer's): let them finish before the buffer goes back to the
+        // driver. Errors land in the context's error state, as cudarc's own drops do. A peer
         // device's streams are not the context's: the arena's waits for them.
         let context = self.stream.context();
         if self.fault().is_none() && self.mapping().is_some() {

@@ -1,7 +1,6 @@
-//! What the backend does while its stream is captured into a CUDA graph:
-//! it notes the arrays touched, orders nothing against other streams (an
-//! event from outside a capture ends it, one from inside can never be waited
-//! on again), and keeps uploaded host bytes as long as the graph.
+//! What the backend does while its stream is captured into a CUDA graph: it notes the arrays
+//! touched, orders nothing against other streams (an event from outside a capture ends it, one from
+//! inside can never be waited on again), and keeps uploaded host bytes as long as the graph.
 
 use std::boxed::Box;
 use std::sync::{Arc, Mutex, PoisonError};
@@ -34,11 +33,9 @@ impl CaptureLog {
     }
 }
 
-/// What a finished capture leaves: the graph, the arrays it touched and the
-/// host bytes it reads.
+/// What a finished capture leaves: the graph, the arrays it touched and the host bytes it reads.
 pub(crate) struct EndedCapture {
-    /// The graph; an error when the capture was invalidated or could not be
-    /// instantiated.
+    /// The graph; an error when the capture was invalidated or could not be instantiated.
     pub(crate) graph: Result<Graph, CudaError>,
     /// The arrays the capture touched.
     pub(crate) touched: Vec<Span>,
@@ -98,9 +95,8 @@ impl CudaBackend {
         })
     }
 
-    /// Copies `src` into a buffer that lives as long as the graph, and
-    /// calls `upload` with it: inside a capture, a copy from host memory
-    /// reads that memory again at every replay.
+    /// Copies `src` into a buffer that lives as long as the graph, and calls `upload` with it:
+    /// inside a capture, a copy from host memory reads that memory again at every replay.
     pub(super) fn staged<R>(&self, src: &[u8], upload: impl FnOnce(&[u8]) -> R) -> R {
         let Some(log) = self.capture.as_ref() else {
             return upload(src);
@@ -116,9 +112,8 @@ impl CudaBackend {
     }
 }
 
-/// A captured graph and its executable. Owned here rather than as cudarc's
-/// `CudaGraph` because the graph is pruned before it is instantiated (see
-/// [`prune`]).
+/// A captured graph and its executable. Owned here rather than as cudarc's `CudaGraph` because the
+/// graph is pruned before it is instantiated (see [`prune`]).
 #[derive(Debug)]
 pub(crate) struct Graph {
     graph: sys::CUgraph,
@@ -126,14 +121,12 @@ pub(crate) struct Graph {
     stream: Arc<CudaStream>,
 }
 
-// SAFETY: graph handles may be used from any thread, one call at a time
-// (CUDA's graph thread-safety rules); `Graph` is not `Sync`, and every
-// call on it takes `&self` of its single owner.
+// SAFETY: graph handles may be used from any thread, one call at a time (CUDA's graph thread-safety
+// rules); `Graph` is not `Sync`, and every call on it takes `&self` of its single owner.
 unsafe impl Send for Graph {}
 
-/// Ends the capture under way on `stream` and destroys what it recorded,
-/// for a capture whose backend is out of reach: a global-mode capture must
-/// not outlive its step.
+/// Ends the capture under way on `stream` and destroys what it recorded, for a capture whose
+/// backend is out of reach: a global-mode capture must not outlive its step.
 pub(crate) fn abandon_capture(stream: &CudaStream) {
     let context = stream.context();
     if context.bind_to_thread().is_err() {
@@ -143,8 +136,7 @@ pub(crate) fn abandon_capture(stream: &CudaStream) {
     // under way is an error the driver returns, not undefined behaviour.
     if let Ok(graph) = unsafe { result::stream::end_capture(stream.cu_stream()) } {
         if !graph.is_null() {
-            // SAFETY: the graph the capture made, ours alone, destroyed
-            // once, here.
+            // SAFETY: the graph the capture made, ours alone, destroyed once, here.
             context.record_err(unsafe { result::graph::destroy(graph) });
         }
     }
@@ -154,8 +146,7 @@ impl Graph {
     /// Launches the executable on the stream it was captured on.
     pub(crate) fn launch(&self) -> Result<(), DriverError> {
         self.stream.context().bind_to_thread()?;
-        // SAFETY: `exec` is live (destroyed only in `drop`), and so is the
-        // stream (held).
+        // SAFETY: `exec` is live (destroyed only in `drop`), and so is the stream (held).
         unsafe { result::graph::launch(self.exec, self.stream.cu_stream()) }
     }
 
@@ -184,8 +175,7 @@ impl CudaBackend {
     fn instantiate(&self, stream: &Arc<CudaStream>) -> Result<Graph, CudaError> {
         let bound = stream.context().bind_to_thread();
         self.driver("cuCtxSetCurrent", bound)?;
-        // SAFETY: `stream` is live and being captured (begun in
-        // `begin_capture`).
+        // SAFETY: `stream` is live and being captured (begun in `begin_capture`).
         let ended = unsafe { result::stream::end_capture(stream.cu_stream()) };
         let graph = self.driver("cuStreamEndCapture", ended)?;
         if graph.is_null() {
@@ -194,9 +184,8 @@ impl CudaBackend {
             });
         }
         let flags = sys::CUgraphInstantiate_flags(0);
-        // SAFETY: `graph` is the live graph the capture made, ours alone.
-        // Pruning only speeds replays up: a graph it fails on is
-        // instantiated as captured.
+        // SAFETY: `graph` is the live graph the capture made, ours alone. Pruning only speeds
+        // replays up: a graph it fails on is instantiated as captured.
         let _pruned = unsafe { prune(graph) };
         // SAFETY: as above.
         let made = unsafe { result::graph::instantiate(graph, flags) };
@@ -221,12 +210,10 @@ impl CudaBackend {
 /// ancestor sets grow with the square of the node count.
 const PRUNE_NODES: usize = 16_384;
 
-/// Removes every edge of `graph` that a longer path implies, and returns
-/// how many.
+/// Removes every edge of `graph` that a longer path implies, and returns how many.
 ///
-/// Why: cudarc's waits on events add shortcut edges the stream's order
-/// already implies, and CUDA replays a graph with them slower. A transitive
-/// reduction keeps every path.
+/// Why: cudarc's waits on events add shortcut edges the stream's order already implies, and CUDA
+/// replays a graph with them slower. A transitive reduction keeps every path.
 ///
 /// # Safety
 ///
@@ -252,8 +239,7 @@ unsafe fn prune(graph: sys::CUgraph) -> Result<usize, DriverError> {
     }
     let mut from = vec![core::ptr::null_mut(); edges];
     let mut to = vec![core::ptr::null_mut(); edges];
-    // SAFETY: `from` and `to` have room for `edges` nodes each; no edge
-    // data is asked for.
+    // SAFETY: `from` and `to` have room for `edges` nodes each; no edge data is asked for.
     unsafe {
         sys::cuGraphGetEdges_v2(
             graph,

@@ -1,7 +1,6 @@
-//! How the device buffer's bytes move: host<->device copies, zero-fill and
-//! pitched 2D copies of one array's range on a named stream, each waiting on
-//! and recording that array's events; and stream-ordered reuse of freed
-//! arrays' bytes.
+//! How the device buffer's bytes move: host<->device copies, zero-fill and pitched 2D copies of one
+//! array's range on a named stream, each waiting on and recording that array's events; and
+//! stream-ordered reuse of freed arrays' bytes.
 
 use std::ops::Range;
 use std::sync::Arc;
@@ -112,17 +111,15 @@ impl CudaBackend {
         }
         let bound = stream.context().bind_to_thread();
         self.driver("cuCtxSetCurrent", bound)?;
-        // SAFETY: the device rows lie inside the array (checked by the
-        // caller, whose slice spans exactly the array); the host side is the
-        // caller's slice of exactly `width * height` bytes, borrowed until we
-        // return, and we wait for the copy before returning.
+        // SAFETY: the device rows lie inside the array (checked by the caller, whose slice spans
+        // exactly the array); the host side is the caller's slice of exactly `width * height`
+        // bytes, borrowed until we return, and we wait for the copy before returning.
         let r = unsafe { sys::cuMemcpy2DAsync_v2(&copy, stream.cu_stream()) }.result();
         self.driver("cuMemcpy2D", r)?;
         self.wait_for(stream)
     }
 
-    /// Checks a 2D range against its array and returns the device address of
-    /// its first row.
+    /// Checks a 2D range against its array and returns the device address of its first row.
     fn rows_address(array: Span, rows: Rows, device_array: u64) -> Result<u64, CudaError> {
         let reach = rows.reach().ok_or(CudaError::OutOfRange {
             offset: rows.offset,
@@ -140,14 +137,12 @@ impl CudaBackend {
     }
 }
 
-// SAFETY: the memory is owned by the backend for its whole life and never
-// replaced, so its device address is fixed; its length changes only in
-// `grow_to` (mapping chunks after the mapped ones, which stay) and `shrink_to`
-// (which waits for the context before unmapping); the bytes belong to this
-// allocation or reservation alone. Every method below touches only the range it is
-// given, checked to lie inside the array's slice, itself inside the buffer;
-// a freed array's bytes are handed out again only after the arena's stream
-// has waited on every use its record names.
+// SAFETY: the memory is owned by the backend for its whole life and never replaced, so its device
+// address is fixed; its length changes only in `grow_to` (mapping chunks after the mapped ones,
+// which stay) and `shrink_to` (which waits for the context before unmapping); the bytes belong to
+// this allocation or reservation alone. Every method below touches only the range it is given,
+// checked to lie inside the array's slice, itself inside the buffer; a freed array's bytes are
+// handed out again only after the arena's stream has waited on every use its record names.
 unsafe impl Buffer for CudaBackend {
     type Error = CudaError;
 
@@ -164,10 +159,9 @@ unsafe impl Buffer for CudaBackend {
     }
 
     fn enter_for_tools(&self) {
-        // Not `bind_to_thread`: it first takes the context's pending error
-        // (one a cudarc drop recorded), so the user's next call would not
-        // see it, and then binds nothing. A failure here shows in the
-        // tool's own report of the call that follows.
+        // Not `bind_to_thread`: it first takes the context's pending error (one a cudarc drop
+        // recorded), so the user's next call would not see it, and then binds nothing. A failure
+        // here shows in the tool's own report of the call that follows.
         let context = self.stream().context();
         // SAFETY: the context is alive (the backend's stream holds it);
         // making it current changes only this thread's current context.
@@ -194,11 +188,10 @@ unsafe impl MoveBytes for CudaBackend {
         let stream = &self.stream;
         let device = self.device_range(array, dst, src.len())?;
         self.ordered(tracking, array, stream, Access::Write, |raw| {
-            // Inside a capture the copy reads its source at every replay:
-            // from a copy the graph keeps, not from the caller's slice.
-            // SAFETY: `device` holds `src.len()` bytes of the array, which
-            // the caller holds exclusively; the host side is read before
-            // the call returns, or kept by the graph.
+            // Inside a capture the copy reads its source at every replay: from a copy the graph
+            // keeps, not from the caller's slice. SAFETY: `device` holds `src.len()` bytes of the
+            // array, which the caller holds exclusively; the host side is read before the call
+            // returns, or kept by the graph.
             let r = self.staged(src, |src| unsafe {
                 result::memcpy_htod_async(device, src, raw)
             });
@@ -218,9 +211,8 @@ unsafe impl MoveBytes for CudaBackend {
         self.not_capturing("reading an array to the host")?;
         let device = self.device_range(array, src, dst.len())?;
         self.ordered(tracking, array, stream, Access::Read, |raw| {
-            // SAFETY: `device` holds `dst.len()` bytes of the array, which
-            // the caller holds shared; `dst` is borrowed until the stream
-            // is waited for, below.
+            // SAFETY: `device` holds `dst.len()` bytes of the array, which the caller holds shared;
+            // `dst` is borrowed until the stream is waited for, below.
             let r = unsafe { result::memcpy_dtoh_async(&mut *dst, device, raw) };
             self.driver("cuMemcpyDtoHAsync", r)
         })?;
@@ -260,8 +252,7 @@ unsafe impl MoveBytes for CudaBackend {
             let r = unsafe { result::memcpy_dtod_async(to, from, dst.len, raw) };
             self.driver("cuMemcpyDtoDAsync", r)
         });
-        // Ended whether the copy was queued or not: a use that queued
-        // nothing ends as one that did.
+        // Ended whether the copy was queued or not: a use that queued nothing ends as one that did.
         self.end_use(src_tracking, &read);
         copied
     }
@@ -312,10 +303,9 @@ unsafe impl MoveBytes for CudaBackend {
     }
 }
 
-// SAFETY: a freed array's bytes are handed out again only in the arena's
-// stream's order, once that stream waited for every use the array's record
-// names on another stream; a record never used names none, and no work
-// used the array.
+// SAFETY: a freed array's bytes are handed out again only in the arena's stream's order, once that
+// stream waited for every use the array's record names on another stream; a record never used names
+// none, and no work used the array.
 unsafe impl StreamOrder for CudaBackend {
     type Tracking = LastUses;
 
@@ -335,9 +325,8 @@ unsafe impl StreamOrder for CudaBackend {
     }
 
     fn retire(&mut self, tracking: &mut LastUses) -> Result<(), CudaError> {
-        // The arena holds every array given back during a capture; this
-        // guards the promise (waiting from the capturing stream on events
-        // recorded outside it would end the capture).
+        // The arena holds every array given back during a capture; this guards the promise (waiting
+        // from the capturing stream on events recorded outside it would end the capture).
         self.not_capturing("retiring an array")?;
         if self.fault().is_some() {
             // After a sticky fault no work runs at all.

@@ -1,13 +1,11 @@
-//! Why a device operation failed, and which driver errors destroy the
-//! context.
+//! Why a device operation failed, and which driver errors destroy the context.
 
 use core::fmt;
 
 use cudarc::driver::{sys, DriverError};
 
-/// Driver errors after which the context is unusable: CUDA documents each as
-/// leaving "the process in an inconsistent state" so that "any further CUDA
-/// work will return the same error".
+/// Driver errors after which the context is unusable: CUDA documents each as leaving "the process
+/// in an inconsistent state" so that "any further CUDA work will return the same error".
 pub(super) fn is_sticky(error: DriverError) -> bool {
     use sys::CUresult::*;
     matches!(
@@ -67,11 +65,9 @@ pub enum CudaError {
     Sharing(&'static str),
     /// The socket to the peer process failed.
     Socket(std::io::ErrorKind),
-    /// The device does not support virtual memory management, which
-    /// growing device memory needs.
+    /// The device does not support virtual memory management, which growing device memory needs.
     VmUnsupported,
-    /// The chunk size is not a multiple of the device's allocation
-    /// granularity.
+    /// The chunk size is not a multiple of the device's allocation granularity.
     ChunkNotMultiple {
         /// The chunk size asked for.
         chunk: usize,
@@ -85,8 +81,7 @@ pub enum CudaError {
         /// The reservation's length.
         reserved: usize,
     },
-    /// A length that does not fit the host's `usize`, or overflows when
-    /// rounded up to whole chunks.
+    /// A length that does not fit the host's `usize`, or overflows when rounded up to whole chunks.
     TooLarge {
         /// The length asked for.
         len: usize,
@@ -99,18 +94,16 @@ pub enum CudaError {
         /// Bytes in the range.
         len: usize,
     },
-    /// `op` would wait for the device, allocate or map device memory, or
-    /// query an event, while the arena's stream is being captured into a
-    /// graph ([`Arena::capture`](crate::arena::Arena::capture)): any of
-    /// those would end the capture. Nothing was done, and the capture goes
-    /// on.
+    /// `op` would wait for the device, allocate or map device memory, or query an event, while the
+    /// arena's stream is being captured into a graph
+    /// ([`Arena::capture`](crate::arena::Arena::capture)): any of those would end the capture.
+    /// Nothing was done, and the capture goes on.
     Capturing {
         /// What was refused.
         op: &'static str,
     },
-    /// The CUDA driver's library (`libcuda.so.1`, `nvcuda.dll`) does not
-    /// load: no NVIDIA driver is installed, or it is not on the loader's
-    /// path ([`probe`](super::probe)).
+    /// The CUDA driver's library (`libcuda.so.1`, `nvcuda.dll`) does not load: no NVIDIA driver is
+    /// installed, or it is not on the loader's path ([`probe`](super::probe)).
     NoDriver,
     /// The driver is there and sees no CUDA device ([`probe`](super::probe)).
     NoDevice,
@@ -175,10 +168,9 @@ impl fmt::Display for CudaError {
     }
 }
 
-// `Display` names the driver's error code (what a `{error}` alone should
-// show; through the code's own `Debug`, since `DriverError`'s asks the
-// driver for a description, and panics where there is no driver); `source`
-// hands over the driver's error too, for reporters that walk the chain.
+// `Display` names the driver's error code (what a `{error}` alone should show; through the code's
+// own `Debug`, since `DriverError`'s asks the driver for a description, and panics where there is
+// no driver); `source` hands over the driver's error too, for reporters that walk the chain.
 impl std::error::Error for CudaError {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         match self {
@@ -188,9 +180,8 @@ impl std::error::Error for CudaError {
     }
 }
 
-/// The error of a cudarc call of your own, so that `?` works on cudarc calls
-/// in a function that returns a [`CudaError`] (or an
-/// [`ArenaError<CudaError>`](crate::arena::ArenaError)).
+/// The error of a cudarc call of your own, so that `?` works on cudarc calls in a function that
+/// returns a [`CudaError`] (or an [`ArenaError<CudaError>`](crate::arena::ArenaError)).
 ///
 /// ```no_run
 /// use gpu_aligned::arena::{Arena, ArenaError};

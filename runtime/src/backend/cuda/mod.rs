@@ -1,12 +1,11 @@
 //! The CUDA backend (feature `cuda`): one device allocation an arena carves
 //! typed arrays out of, at the same offsets as the allocator's.
 //!
-//! Each array is ordered by its last uses ([`LastUses`]): a use on another
-//! stream than the last one waits on an event that stream records only when
-//! needed; a read waits for the last write, a write for the last reads and
-//! write. Work on one array never waits for another's. A freed array's bytes
-//! are free at once in the arena's stream's order, which waits on the device
-//! for the array's uses elsewhere.
+//! Each array is ordered by its last uses ([`LastUses`]): a use on another stream than the last one
+//! waits on an event that stream records only when needed; a read waits for the last write, a write
+//! for the last reads and write. Work on one array never waits for another's. A freed array's bytes
+//! are free at once in the arena's stream's order, which waits on the device for the array's uses
+//! elsewhere.
 //!
 //! ```no_run
 //! use gpu_aligned::arena::Arena;
@@ -39,21 +38,18 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 //!
-//! A step can be captured into a CUDA graph
-//! ([`Arena::capture`](crate::arena::Arena::capture)); what cannot be
-//! captured is refused with [`CudaError::Capturing`].
+//! A step can be captured into a CUDA graph ([`Arena::capture`](crate::arena::Arena::capture));
+//! what cannot be captured is refused with [`CudaError::Capturing`].
 //!
-//! cudarc loads `libcuda` when first used and panics if it is missing:
-//! [`probe`] asks first, so a program can fall back to a host arena. A
-//! cudarc `DriverError` converts into [`CudaError`], so `?` works on your
-//! own cudarc calls.
+//! cudarc loads `libcuda` when first used and panics if it is missing: [`probe`] asks first, so a
+//! program can fall back to a host arena. A cudarc `DriverError` converts into [`CudaError`], so
+//! `?` works on your own cudarc calls.
 //!
 //! # After a sticky fault
 //!
-//! A fault that destroys the context (misaligned or illegal address, a
-//! trap) is recorded, and every later device operation of the arena returns
-//! [`CudaError::Poisoned`] with it; bookkeeping still works and dropping
-//! does not panic. To recover, drop every user of the context and make a new
+//! A fault that destroys the context (misaligned or illegal address, a trap) is recorded, and every
+//! later device operation of the arena returns [`CudaError::Poisoned`] with it; bookkeeping still
+//! works and dropping does not panic. To recover, drop every user of the context and make a new
 //! one. The safe API cannot cause such a fault: every view is checked.
 
 mod buffer;

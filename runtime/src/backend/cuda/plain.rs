@@ -1,23 +1,19 @@
 //! Device buffers from `cuMemAlloc`: every fixed-size buffer, and a growing
 //! one under compute-sanitizer.
 //!
-//! compute-sanitizer (2025.3) registers a sub-allocator heap only over
-//! memory from `cuMemAlloc`: `nvtxMemHeapRegister` over a `cuMemAllocAsync`
-//! allocation fails with "One or more of the parameters is invalid", and so
-//! does every heap tried over mapped virtual memory (`cuMemCreate` +
-//! `cuMemMap`): over the whole mapped range, over exactly one mapped chunk
-//! (the first or a later one), registered before or after `cuMemSetAccess`,
-//! over one `cuMemCreate` spanning two granules, over the whole reserved
-//! range; a `LAYOUT` heap over a chunk, and regions in the process-wide heap
-//! over mapped memory, are refused too. So a fixed buffer is one
-//! `cuMemAlloc` (the arena's one allocation gains nothing from the
-//! stream-ordered pool), and under compute-sanitizer a growing one is one
-//! `cuMemAlloc` of its whole maximum, whose first bytes are the buffer:
-//! growth only moves the end, so the base address and every offset's
-//! address behave as on virtual memory. (Chunks from separate `cuMemAlloc`s
-//! would keep memory proportional to use, but their addresses are not
-//! contiguous, and every layer above the backend computes an array's
-//! address as base + offset.)
+//! compute-sanitizer (2025.3) registers a sub-allocator heap only over memory from `cuMemAlloc`:
+//! `nvtxMemHeapRegister` over a `cuMemAllocAsync` allocation fails with "One or more of the
+//! parameters is invalid", and so does every heap tried over mapped virtual memory (`cuMemCreate` +
+//! `cuMemMap`): over the whole mapped range, over exactly one mapped chunk (the first or a later
+//! one), registered before or after `cuMemSetAccess`, over one `cuMemCreate` spanning two granules,
+//! over the whole reserved range; a `LAYOUT` heap over a chunk, and regions in the process-wide
+//! heap over mapped memory, are refused too. So a fixed buffer is one `cuMemAlloc` (the arena's one
+//! allocation gains nothing from the stream-ordered pool), and under compute-sanitizer a growing
+//! one is one `cuMemAlloc` of its whole maximum, whose first bytes are the buffer: growth only
+//! moves the end, so the base address and every offset's address behave as on virtual memory.
+//! (Chunks from separate `cuMemAlloc`s would keep memory proportional to use, but their addresses
+//! are not contiguous, and every layer above the backend computes an array's address as base +
+//! offset.)
 
 use std::sync::Arc;
 
@@ -26,11 +22,10 @@ use cudarc::driver::{result, sys, CudaStream, DriverError};
 use super::CudaError;
 use crate::align::round_up;
 
-/// One `cuMemAlloc` allocation, zeroed, freed on drop, of which the first
-/// [`len`](Self::len) bytes are the buffer: all of them for a fixed
-/// buffer; for a growing one, a front that growing and trimming move by
-/// whole chunks, as [`CudaVm`](super::CudaVm) does, though the device
-/// memory is all taken up front and none goes back before the drop.
+/// One `cuMemAlloc` allocation, zeroed, freed on drop, of which the first [`len`](Self::len) bytes
+/// are the buffer: all of them for a fixed buffer; for a growing one, a front that growing and
+/// trimming move by whole chunks, as [`CudaVm`](super::CudaVm) does, though the device memory is
+/// all taken up front and none goes back before the drop.
 #[derive(Debug)]
 pub(crate) struct DeviceAllocation {
     ptr: sys::CUdeviceptr,
@@ -48,11 +43,10 @@ impl DeviceAllocation {
         Self::zeroed(stream, len, len, len)
     }
 
-    /// A growing buffer of up to `reserved` bytes (a multiple of `chunk`)
-    /// as one zeroed allocation, of which none is the buffer yet; `None`
-    /// when that would take more than half of the device's free memory:
-    /// the caller then grows on virtual memory, unwatched, rather than
-    /// starve the program it debugs.
+    /// A growing buffer of up to `reserved` bytes (a multiple of `chunk`) as one zeroed allocation,
+    /// of which none is the buffer yet; `None` when that would take more than half of the device's
+    /// free memory: the caller then grows on virtual memory, unwatched, rather than starve the
+    /// program it debugs.
     pub(crate) fn growing(
         stream: &Arc<CudaStream>,
         reserved: usize,
@@ -73,8 +67,7 @@ impl DeviceAllocation {
         chunk: usize,
     ) -> Result<Self, DriverError> {
         stream.context().bind_to_thread()?;
-        // SAFETY: the context is current; the bytes are zeroed below before
-        // anyone reads them.
+        // SAFETY: the context is current; the bytes are zeroed below before anyone reads them.
         let ptr = unsafe { result::malloc_sync(reserved) }?;
         let allocation = DeviceAllocation {
             ptr,

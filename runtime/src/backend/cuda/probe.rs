@@ -1,7 +1,6 @@
-//! Whether a CUDA driver and a device are there, asked without panicking:
-//! cudarc panics when it first needs the driver's library and cannot load
-//! it, so a program that should fall back to a host arena asks [`probe`]
-//! first.
+//! Whether a CUDA driver and a device are there, asked without panicking: cudarc panics when it
+//! first needs the driver's library and cannot load it, so a program that should fall back to a
+//! host arena asks [`probe`] first.
 
 use cudarc::driver::{result, sys, DriverError};
 

@@ -1,5 +1,4 @@
-//! Device memory that grows without moving, [`CudaVm`]: the memory of a
-//! growing device arena.
+//! Device memory that grows without moving, [`CudaVm`]: the memory of a growing device arena.
 
 #[cfg(unix)]
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
@@ -31,9 +30,8 @@ fn bind(ctx: &CudaContext) -> Result<(), CudaError> {
 const _: () = assert!(core::mem::size_of::<sys::CUmemLocation>() == 8);
 
 fn device_location(device: sys::CUdevice) -> sys::CUmemLocation {
-    // SAFETY: `CUmemLocation` is plain C data (an enum whose 0 is
-    // `CU_MEM_LOCATION_TYPE_INVALID`, then an `int` or a union led by one),
-    // so all zeros is a valid value.
+    // SAFETY: `CUmemLocation` is plain C data (an enum whose 0 is `CU_MEM_LOCATION_TYPE_INVALID`,
+    // then an `int` or a union led by one), so all zeros is a valid value.
     let mut location: sys::CUmemLocation = unsafe { core::mem::zeroed() };
     location.type_ = sys::CUmemLocationType::CU_MEM_LOCATION_TYPE_DEVICE;
     let id: *mut core::ffi::c_int = core::ptr::addr_of_mut!(location)
@@ -49,10 +47,9 @@ fn device_location(device: sys::CUdevice) -> sys::CUmemLocation {
 const POSIX_FD: sys::CUmemAllocationHandleType =
     sys::CUmemAllocationHandleType::CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR;
 
-/// Who else may use a [`CudaVm`]'s memory: other processes (by POSIX
-/// file-descriptor handles; `cuMemCreate` refused fabric ones where tested),
-/// devices by ordinal bit (`readers`, `writers`); `read_only`: the own device
-/// only reads (an import).
+/// Who else may use a [`CudaVm`]'s memory: other processes (by POSIX file-descriptor handles;
+/// `cuMemCreate` refused fabric ones where tested), devices by ordinal bit (`readers`, `writers`);
+/// `read_only`: the own device only reads (an import).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub(crate) struct Sharing {
     pub(crate) processes: bool,
@@ -95,10 +92,9 @@ fn allocation_props(ctx: &CudaContext, sharing: Sharing) -> sys::CUmemAllocation
     }
 }
 
-/// Device memory that grows without moving: a range of device addresses
-/// reserved up front, onto whose end physical allocations are mapped as
-/// needed and unmapped again ([`CudaVm::shrink_to`]), as PyTorch's
-/// expandable segments do.
+/// Device memory that grows without moving: a range of device addresses reserved up front, onto
+/// whose end physical allocations are mapped as needed and unmapped again ([`CudaVm::shrink_to`]),
+/// as PyTorch's expandable segments do.
 ///
 /// # Pitfalls
 ///
@@ -117,9 +113,8 @@ pub(crate) struct CudaVm {
     chunks: Vec<Chunk>,
     sharing: Sharing,
     serials: u64,
-    /// How many of the first chunks NCCL windows use, and who keeps them
-    /// mapped until the windows are gone (`crate::nccl`): neither trimming
-    /// nor dropping unmaps them while the keeper lives.
+    /// How many of the first chunks NCCL windows use, and who keeps them mapped until the windows
+    /// are gone (`crate::nccl`): neither trimming nor dropping unmaps them while the keeper lives.
     #[cfg(feature = "nccl-bindings")]
     pub(crate) pin: std::sync::Mutex<(std::sync::Weak<Kept>, usize)>,
 }
@@ -184,9 +179,8 @@ impl CudaVm {
     ///
     /// # Errors
     ///
-    /// [`CudaError::VmUnsupported`] where the device lacks virtual memory
-    /// management, [`CudaError::ZeroLength`],
-    /// [`CudaError::ChunkNotMultiple`], [`CudaError::TooLarge`], or
+    /// [`CudaError::VmUnsupported`] where the device lacks virtual memory management,
+    /// [`CudaError::ZeroLength`], [`CudaError::ChunkNotMultiple`], [`CudaError::TooLarge`], or
     /// [`CudaError::Driver`] when the driver refuses.
     pub(crate) fn reserve(
         ctx: &Arc<CudaContext>,
@@ -235,16 +229,14 @@ impl CudaVm {
         })
     }
 
-    /// Maps one new allocation (one handle: mapping costs per handle) onto
-    /// the end so that at least `len` bytes are mapped, with the access
-    /// [`Sharing`] grants. Mapped bytes keep their contents and addresses;
-    /// new ones hold unspecified values. Less than is mapped does nothing.
+    /// Maps one new allocation (one handle: mapping costs per handle) onto the end so that at least
+    /// `len` bytes are mapped, with the access [`Sharing`] grants. Mapped bytes keep their contents
+    /// and addresses; new ones hold unspecified values. Less than is mapped does nothing.
     ///
     /// # Errors
     ///
-    /// [`CudaError::BeyondReservation`] past the reservation;
-    /// [`CudaError::Driver`] when the driver refuses (out of memory, say).
-    /// Either way nothing changes.
+    /// [`CudaError::BeyondReservation`] past the reservation; [`CudaError::Driver`] when the driver
+    /// refuses (out of memory, say). Either way nothing changes.
     pub(crate) fn grow_to(&mut self, len: usize) -> Result<(), CudaError> {
         let beyond = CudaError::BeyondReservation {
             len,
@@ -354,8 +346,7 @@ impl CudaVm {
     ///
     /// # Errors
     ///
-    /// [`CudaError::Driver`] if waiting or unmapping fails; chunks it
-    /// could not unmap stay mapped.
+    /// [`CudaError::Driver`] if waiting or unmapping fails; chunks it could not unmap stay mapped.
     pub(crate) fn shrink_to(&mut self, len: usize) -> Result<(), CudaError> {
         let keep = round_up(len, self.chunk).unwrap_or(usize::MAX);
         #[cfg(feature = "nccl-bindings")]
@@ -390,8 +381,7 @@ impl CudaVm {
         &self.chunks
     }
 
-    /// The keeper of the first chunks, which NCCL windows use, if it
-    /// lives, and how many they are.
+    /// The keeper of the first chunks, which NCCL windows use, if it lives, and how many they are.
     #[cfg(feature = "nccl-bindings")]
     pub(crate) fn pinned(&self) -> (Option<Arc<Kept>>, usize) {
         let pin = self
@@ -527,10 +517,9 @@ impl fmt::Debug for CudaVm {
     }
 }
 
-/// On a GPU (`cargo test -p gpu-aligned --features cuda --lib --
-/// --include-ignored`): chunks mapped onto a fixed range of device
-/// addresses, kernels over memory mapped before and after growth, memory
-/// given back by shrinking, and the driver's refusals as typed errors.
+/// On a GPU (`cargo test -p gpu-aligned --features cuda --lib -- --include-ignored`): chunks mapped
+/// onto a fixed range of device addresses, kernels over memory mapped before and after growth,
+/// memory given back by shrinking, and the driver's refusals as typed errors.
 #[cfg(test)]
 mod tests {
     use super::*;
