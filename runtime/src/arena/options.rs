@@ -214,12 +214,9 @@ impl ArenaOptions {
         }
         let granularity = CudaVm::granularity(context, self.sharing);
         let granularity = granularity.map_err(ArenaError::Backend)?;
-        let total = context.total_mem().map_err(|error| {
-            ArenaError::Backend(CudaError::Driver {
-                op: "cuDeviceTotalMem",
-                error,
-            })
-        })?;
+        let total = context
+            .total_mem()
+            .map_err(CudaError::driver("cuDeviceTotalMem"))?;
         let policy = self.growth.settled(bytes, self.growth.max().min(total));
         let (initial, max) = policy.resolve(granularity).map_err(ArenaError::Growth)?;
         let backend = CudaBackend::shared(stream, initial, max, policy.chunk(), self.sharing)

@@ -153,12 +153,8 @@ impl CudaBackend {
         // Reserving checks the chunk and the device in every mode.
         let vm = CudaVm::reserve(stream.context(), Some(max), chunk, sharing)?;
         let plain = match sanitized {
-            true => DeviceAllocation::growing(stream, vm.reserved(), chunk).map_err(|error| {
-                CudaError::Driver {
-                    op: "device allocation",
-                    error,
-                }
-            })?,
+            true => DeviceAllocation::growing(stream, vm.reserved(), chunk)
+                .map_err(CudaError::driver("device allocation"))?,
             false => None,
         };
         let (memory, base) = match plain {
@@ -294,10 +290,12 @@ impl CudaBackend {
         if len == 0 {
             return Err(CudaError::ZeroLength);
         }
-        let driver = |op| move |error| CudaError::Driver { op, error };
-        let buf = DeviceAllocation::fixed(stream, len).map_err(driver("device allocation"))?;
+        let buf = DeviceAllocation::fixed(stream, len);
+        let buf = buf.map_err(CudaError::driver("device allocation"))?;
         let base = buf.device_ptr();
-        stream.synchronize().map_err(driver("zero-fill"))?;
+        stream
+            .synchronize()
+            .map_err(CudaError::driver("zero-fill"))?;
         CudaBackend::over(DeviceMemory::Allocated(buf), stream, base)
     }
 

@@ -199,9 +199,13 @@ impl std::error::Error for CudaError {
 /// ```
 impl From<DriverError> for CudaError {
     fn from(error: DriverError) -> Self {
-        CudaError::Driver {
-            op: "a cudarc call",
-            error,
-        }
+        CudaError::driver("a cudarc call")(error)
+    }
+}
+
+impl CudaError {
+    /// The driver's refusal of `op`, for `map_err`.
+    pub(crate) fn driver(op: &'static str) -> impl Fn(DriverError) -> CudaError {
+        move |error| CudaError::Driver { op, error }
     }
 }

@@ -14,14 +14,12 @@ use cudarc::driver::{sys, CudaContext};
 use super::CudaError;
 
 fn check(op: &'static str, r: sys::CUresult) -> Result<(), CudaError> {
-    r.result().map_err(|error| CudaError::Driver { op, error })
+    r.result().map_err(CudaError::driver(op))
 }
 
 fn bind(ctx: &CudaContext) -> Result<(), CudaError> {
-    ctx.bind_to_thread().map_err(|error| CudaError::Driver {
-        op: "cuCtxSetCurrent",
-        error,
-    })
+    ctx.bind_to_thread()
+        .map_err(CudaError::driver("cuCtxSetCurrent"))
 }
 
 // `CUmemLocation` is `{ type, id }` in every CUDA version, but the bindings
@@ -142,13 +140,8 @@ impl CudaVm {
     pub(crate) fn supported(ctx: &CudaContext) -> Result<bool, CudaError> {
         let attribute =
             sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_VIRTUAL_ADDRESS_MANAGEMENT_SUPPORTED;
-        let value = ctx
-            .attribute(attribute)
-            .map_err(|error| CudaError::Driver {
-                op: "cuDeviceGetAttribute",
-                error,
-            })?;
-        Ok(value != 0)
+        let value = ctx.attribute(attribute);
+        Ok(value.map_err(CudaError::driver("cuDeviceGetAttribute"))? != 0)
     }
 
     /// The device's allocation granularity for pinned device memory shared
@@ -200,10 +193,9 @@ impl CudaVm {
         }
         let len = match reserve {
             Some(len) => len,
-            None => ctx.total_mem().map_err(|error| CudaError::Driver {
-                op: "cuDeviceTotalMem",
-                error,
-            })?,
+            None => ctx
+                .total_mem()
+                .map_err(CudaError::driver("cuDeviceTotalMem"))?,
         };
         if len == 0 {
             return Err(CudaError::ZeroLength);
@@ -364,10 +356,9 @@ impl CudaVm {
 
     /// `cuMemUnmap` does not wait for work using the memory: this does.
     fn synchronize(&self) -> Result<(), CudaError> {
-        self.ctx.synchronize().map_err(|error| CudaError::Driver {
-            op: "cuCtxSynchronize",
-            error,
-        })
+        self.ctx
+            .synchronize()
+            .map_err(CudaError::driver("cuCtxSynchronize"))
     }
 
     /// Who else may use the memory.
