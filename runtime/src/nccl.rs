@@ -147,12 +147,10 @@ impl Comm {
         id: Id,
     ) -> Result<Vec<Comm>, NcclError> {
         probe()?;
-        let (id, mut comms) = (
-            sys::ncclUniqueId {
-                internal: *id.internal(),
-            },
-            Vec::new(),
-        );
+        let id = sys::ncclUniqueId {
+            internal: *id.internal(),
+        };
+        let mut comms = Vec::new();
         group(|| {
             for (rank, stream) in (first as i32..).zip(streams) {
                 stream.context().bind_to_thread()?;
@@ -352,10 +350,11 @@ fn fingerprint(
     arrays: &[&dyn Exportable],
     chunk: &mut dyn FnMut(u64, usize),
 ) -> Result<u64, NcclError> {
-    let vm = arena.backend().mapping();
-    let vm = vm
-        .filter(|vm| vm.sharing().processes)
-        .ok_or(NcclError::NotExportable)?;
+    let vm = arena
+        .backend()
+        .mapping()
+        .filter(|vm| vm.sharing().processes);
+    let vm = vm.ok_or(NcclError::NotExportable)?;
     let (keeper, registered) = vm.pinned();
     if keeper.is_some_and(|keeper| !Arc::ptr_eq(&keeper, &comm.kept)) {
         return Err(NcclError::OtherComm);

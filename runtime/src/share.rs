@@ -371,28 +371,17 @@ mod tests {
 
     #[test]
     fn messages_encode_as_decoded_and_bad_ones_are_typed_errors() {
-        let name = word(b"points");
-        let good = [
-            MAGIC,
-            64 << 20,
-            1,
-            1,
-            2 << 20,
-            4 << 20,
-            7,
-            6,
-            name,
-            256,
-            4096,
-            9,
-        ];
+        // The header (magic, reserved bytes, one chunk, one array), the chunk, the array.
+        let (head, chunk) = ([MAGIC, 64 << 20, 1, 1], [2 << 20, 4 << 20, 7]);
+        let array = [6, word(b"points"), 256, 4096, 9];
+        let good = [&head[..], &chunk, &array].concat();
         let message = decode(&good).unwrap();
         assert_eq!(
             (message.1[0].serial, message.2[0].0.as_str()),
             (7, "points")
         );
         assert_eq!(encode(&message), good);
-        let (mut magic, mut huge) = (good, good);
+        let (mut magic, mut huge) = (good.clone(), good.clone());
         (magic[0], huge[2]) = (1, u64::MAX);
         let long = [&good[..], &[0]].concat();
         for bad in [&magic[..], &good[..11], &huge, &long, &[]] {

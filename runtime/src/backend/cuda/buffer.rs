@@ -157,13 +157,10 @@ impl CudaBackend {
                 .map_err(CudaError::driver("device allocation"))?,
             false => None,
         };
-        let (memory, base) = match plain {
-            Some(plain) => {
-                let base = plain.device_ptr();
-                (DeviceMemory::Allocated(plain), base)
-            }
+        let (base, memory) = match plain {
+            Some(plain) => (plain.device_ptr(), DeviceMemory::Allocated(plain)),
             None => {
-                if crate::sanitizer::sanitizer_attached() {
+                if sanitized {
                     // Said where the tool's report is read.
                     std::eprintln!(
                         "gpu-aligned: a growing arena of up to {} bytes is more than half the \
@@ -172,8 +169,7 @@ impl CudaBackend {
                         vm.reserved()
                     );
                 }
-                let base = vm.base_address();
-                (DeviceMemory::Mapped(vm), base)
+                (vm.base_address(), DeviceMemory::Mapped(vm))
             }
         };
         let mut backend = CudaBackend::over(memory, stream, base)?;

@@ -3,6 +3,8 @@
 #[cfg(unix)]
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 use std::sync::Arc;
+#[cfg(feature = "nccl-bindings")]
+use std::sync::{Mutex, PoisonError, Weak};
 use std::vec::Vec;
 
 use core::fmt;
@@ -114,12 +116,12 @@ pub(crate) struct CudaVm {
     /// How many of the first chunks NCCL windows use, and who keeps them mapped until the windows
     /// are gone (`crate::nccl`): neither trimming nor dropping unmaps them while the keeper lives.
     #[cfg(feature = "nccl-bindings")]
-    pub(crate) pin: std::sync::Mutex<(std::sync::Weak<Kept>, usize)>,
+    pub(crate) pin: Mutex<(Weak<Kept>, usize)>,
 }
 
 /// Buffers dropped while pinned, mapped until their keeper drops them.
 #[cfg(feature = "nccl-bindings")]
-pub(crate) type Kept = std::sync::Mutex<Vec<CudaVm>>;
+pub(crate) type Kept = Mutex<Vec<CudaVm>>;
 
 /// One allocation, mapped at `base + offset`; `serial` names it to an
 /// importer (a range trimmed and grown again holds a new one).
@@ -201,12 +203,11 @@ impl CudaVm {
             return Err(CudaError::ZeroLength);
         }
         let reserved = round_up(len, chunk).ok_or(CudaError::TooLarge { len })?;
-        let size = reserved;
         let mut base: sys::CUdeviceptr = 0;
         // SAFETY: `base` is a live local; a fresh reservation at an address
         // the driver picks (hint 0) touches nothing that exists. Alignment 0
         // asks for the default (the allocation granularity).
-        let r = unsafe { sys::cuMemAddressReserve(&mut base, size, 0, 0, 0) };
+        let r = unsafe { sys::cuMemAddressReserve(&mut base, reserved, 0, 0, 0) };
         check("cuMemAddressReserve", r)?;
         Ok(CudaVm {
             ctx: Arc::clone(ctx),
@@ -342,11 +343,10 @@ impl CudaVm {
     pub(crate) fn shrink_to(&mut self, len: usize) -> Result<(), CudaError> {
         let keep = round_up(len, self.chunk).unwrap_or(usize::MAX);
         #[cfg(feature = "nccl-bindings")]
-        let keep = keep.max(
-            self.chunks[..self.pinned().1]
-                .last()
-                .map_or(0, |c| c.offset + c.size),
-        );
+        #[cfg(feature = "nccl-bindings")]
+        let pinned = self.chunks[..self.pinned().1].last();
+        #[cfg(feature = "nccl-bindings")]
+        let keep = keep.max(pinned.map_or(0, |c| c.offset + c.size));
         if self.chunks.iter().all(|c| c.offset < keep) {
             return Ok(());
         }
@@ -375,10 +375,7 @@ impl CudaVm {
     /// The keeper of the first chunks, which NCCL windows use, if it lives, and how many they are.
     #[cfg(feature = "nccl-bindings")]
     pub(crate) fn pinned(&self) -> (Option<Arc<Kept>>, usize) {
-        let pin = self
-            .pin
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let pin = self.pin.lock().unwrap_or_else(PoisonError::into_inner);
         match pin.0.upgrade() {
             Some(keeper) => (Some(keeper), pin.1.min(self.chunks.len())),
             None => (None, 0),
@@ -475,10 +472,10 @@ impl Drop for CudaVm {
                 pin: Default::default(),
                 ..*self
             };
-            let mut keeper = keeper
+            keeper
                 .lock()
-                .unwrap_or_else(std::sync::PoisonError::into_inner);
-            keeper.push(kept);
+                .unwrap_or_else(PoisonError::into_inner)
+                .push(kept);
             return;
         }
         // Errors cannot be reported from `drop`; a context already lost to a
