@@ -7,7 +7,7 @@ use cudarc::driver::CudaStream;
 
 use super::access::Part;
 use super::view::{Lent, View, ViewMut};
-use super::{Arena, ArenaArray, ArenaError, ArenaResult, TypedArray, SEALED};
+use super::{Arena, ArenaArray, ArenaResult, TypedArray, SEALED};
 use crate::backend::cuda::{Access, CudaBackend, LastUses};
 use crate::backend::{Buffer, Span};
 use crate::GpuField;
@@ -116,10 +116,7 @@ impl Arena<CudaBackend> {
         access: Access,
     ) -> ArenaResult<Lent<'a>, CudaBackend> {
         let address = self.address(span.offset)?;
-        let ordered = self
-            .backend
-            .begin_use(tracking, whole, stream, access)
-            .map_err(ArenaError::Backend)?;
+        let ordered = self.backend.begin_use(tracking, whole, stream, access)?;
         Ok(Lent {
             backend: &self.backend,
             uses: tracking,

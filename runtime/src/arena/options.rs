@@ -203,24 +203,22 @@ impl ArenaOptions {
         check_alignments(self.min_align, self.pitch_align)?;
         let context = stream.context();
         let shared = self.sharing != Sharing::NONE;
-        let vm = self.growth.grows() && CudaVm::supported(context).map_err(ArenaError::Backend)?;
+        let vm = self.growth.grows() && CudaVm::supported(context)?;
         if shared && !vm {
             let why = "a shared arena grows on virtual memory: give it a growth policy";
-            return Err(ArenaError::Backend(CudaError::Sharing(why)));
+            return Err(CudaError::Sharing(why).into());
         }
         if !vm {
-            let backend = CudaBackend::new(stream, bytes).map_err(ArenaError::Backend)?;
+            let backend = CudaBackend::new(stream, bytes)?;
             return self.growth(GrowthPolicy::fixed()).over(backend);
         }
-        let granularity = CudaVm::granularity(context, self.sharing);
-        let granularity = granularity.map_err(ArenaError::Backend)?;
+        let granularity = CudaVm::granularity(context, self.sharing)?;
         let total = context
             .total_mem()
             .map_err(CudaError::driver("cuDeviceTotalMem"))?;
         let policy = self.growth.settled(bytes, self.growth.max().min(total));
         let (initial, max) = policy.resolve(granularity).map_err(ArenaError::Growth)?;
-        let backend = CudaBackend::shared(stream, initial, max, policy.chunk(), self.sharing)
-            .map_err(ArenaError::Backend)?;
+        let backend = CudaBackend::shared(stream, initial, max, policy.chunk(), self.sharing)?;
         self.build(backend, policy.settled(initial, max))
     }
 

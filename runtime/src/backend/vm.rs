@@ -263,11 +263,7 @@ mod imp {
                 libc::PROT_READ | libc::PROT_WRITE,
             )
         };
-        if r == 0 {
-            Ok(())
-        } else {
-            Err(errno())
-        }
+        (r == 0).then_some(()).ok_or_else(errno)
     }
 
     /// # Safety
@@ -316,11 +312,7 @@ mod imp {
                 0,
             )
         };
-        if raw == libc::MAP_FAILED {
-            Err(errno())
-        } else {
-            Ok(())
-        }
+        (raw != libc::MAP_FAILED).then_some(()).ok_or_else(errno)
     }
 
     /// # Safety

@@ -369,11 +369,9 @@ impl CudaBackend {
         if write && sharing.read_only {
             return Err(CudaError::Sharing("the import is read-only"));
         }
-        if Arc::ptr_eq(theirs, ours) || theirs == ours || sharing.grants(theirs.ordinal(), write) {
-            Ok(())
-        } else {
-            Err(CudaError::ForeignStream)
-        }
+        let same = Arc::ptr_eq(theirs, ours) || theirs == ours;
+        let granted = same || sharing.grants(theirs.ordinal(), write);
+        granted.then_some(()).ok_or(CudaError::ForeignStream)
     }
 
     /// Waits for all work queued on the backend's stream: kernel faults
