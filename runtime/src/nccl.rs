@@ -1,8 +1,6 @@
-//! Device arenas as NCCL symmetric windows (feature `nccl`), `docs/NCCL.md` has the rules and an
-//! example. [`Comm`] is one rank's communicator (not cudarc's, whose `ncclComm_t` is private: a
-//! window is registered on it); [`rendezvous`], called by every rank, compares arrays' placements
-//! and registers the chunks mapped since the last one, one window each; [`Comm::all_reduce`] and
-//! [`Comm::all_gather`] take arena views (on the communicator's stream) or cudarc slices.
+//! Device arenas as NCCL symmetric windows (feature `nccl`): [`Comm`], one rank's communicator
+//! (ours: cudarc's hides the `ncclComm_t` a window is registered on), [`rendezvous`], and
+//! collectives over arena views or cudarc slices. `docs/NCCL.md` has the rules and an example.
 
 use core::ffi::c_void;
 use core::fmt;

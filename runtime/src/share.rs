@@ -1,10 +1,9 @@
-//! A device arena's memory for other devices and processes (feature `cuda`, Unix). An arena made
-//! with [`ArenaOptions::share`](crate::arena::ArenaOptions::share) grants peer devices access to
-//! every chunk, or gives chunks POSIX file-descriptor handles: [`send`] passes those over a Unix
-//! socket (`SCM_RIGHTS`: no `pidfd_getfd`, which containers often forbid) with named arrays, and
-//! [`Imported`] maps them in the other process. Errors: the arena's and the driver's,
-//! [`CudaError::Socket`], and [`CudaError::Sharing`] for what the peer or the arena got wrong
-//! (a wrong element type, a bad message, a read-only import written). See `docs/SHARING.md`.
+//! A device arena's memory for peer devices and other processes (feature `cuda`, Unix): an arena
+//! made with [`ArenaOptions::share`](crate::arena::ArenaOptions::share), [`send`] over a Unix
+//! socket and [`Imported`] in the other process. Errors: the arena's and the driver's,
+//! [`CudaError::Socket`], and [`CudaError::Sharing`] for what the peer or the arena got wrong.
+//! `docs/SHARING.md` has the protocol, the why (descriptors over the socket: no `pidfd_getfd`)
+//! and the pitfalls.
 
 use core::marker::PhantomData;
 use core::mem::{size_of, size_of_val};
