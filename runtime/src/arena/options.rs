@@ -213,9 +213,8 @@ impl ArenaOptions {
             return self.growth(GrowthPolicy::fixed()).over(backend);
         }
         let granularity = CudaVm::granularity(context, self.sharing)?;
-        let total = context
-            .total_mem()
-            .map_err(CudaError::driver("cuDeviceTotalMem"))?;
+        let total = context.total_mem();
+        let total = total.map_err(CudaError::driver("cuDeviceTotalMem"))?;
         let policy = self.growth.settled(bytes, self.growth.max().min(total));
         let (initial, max) = policy.resolve(granularity).map_err(ArenaError::Growth)?;
         let backend = CudaBackend::shared(stream, initial, max, policy.chunk(), self.sharing)?;

@@ -289,9 +289,8 @@ impl CudaBackend {
         let buf = DeviceAllocation::fixed(stream, len);
         let buf = buf.map_err(CudaError::driver("device allocation"))?;
         let base = buf.device_ptr();
-        stream
-            .synchronize()
-            .map_err(CudaError::driver("zero-fill"))?;
+        let zeroed = stream.synchronize();
+        zeroed.map_err(CudaError::driver("zero-fill"))?;
         CudaBackend::over(DeviceMemory::Allocated(buf), stream, base)
     }
 

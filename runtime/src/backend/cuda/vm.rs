@@ -20,8 +20,8 @@ fn check(op: &'static str, r: sys::CUresult) -> Result<(), CudaError> {
 }
 
 fn bind(ctx: &CudaContext) -> Result<(), CudaError> {
-    ctx.bind_to_thread()
-        .map_err(CudaError::driver("cuCtxSetCurrent"))
+    let bound = ctx.bind_to_thread();
+    bound.map_err(CudaError::driver("cuCtxSetCurrent"))
 }
 
 // `CUmemLocation` is `{ type, id }` in every CUDA version, but the bindings
@@ -187,19 +187,15 @@ impl CudaVm {
             return Err(CudaError::VmUnsupported);
         }
         let granularity = CudaVm::granularity(ctx, sharing)?;
-        if chunk == 0 {
-            return Err(CudaError::ZeroLength);
-        }
         if granularity == 0 || chunk % granularity != 0 {
             return Err(CudaError::ChunkNotMultiple { chunk, granularity });
         }
-        let len = match reserve {
-            Some(len) => len,
-            None => ctx
-                .total_mem()
-                .map_err(CudaError::driver("cuDeviceTotalMem"))?,
+        let total = || {
+            ctx.total_mem()
+                .map_err(CudaError::driver("cuDeviceTotalMem"))
         };
-        if len == 0 {
+        let len = reserve.map_or_else(total, Ok)?;
+        if chunk == 0 || len == 0 {
             return Err(CudaError::ZeroLength);
         }
         let reserved = round_up(len, chunk).ok_or(CudaError::TooLarge { len })?;
@@ -356,9 +352,8 @@ impl CudaVm {
 
     /// `cuMemUnmap` does not wait for work using the memory: this does.
     fn synchronize(&self) -> Result<(), CudaError> {
-        self.ctx
-            .synchronize()
-            .map_err(CudaError::driver("cuCtxSynchronize"))
+        let done = self.ctx.synchronize();
+        done.map_err(CudaError::driver("cuCtxSynchronize"))
     }
 
     /// Who else may use the memory.
