@@ -105,10 +105,7 @@ impl<B: Backend> Arena<B> {
                 let rows = self.rows_span(place, shape, element, first, count)?;
                 // The last row's padding must lie inside the array too.
                 let len = pitch.checked_mul(count).ok_or(ArenaError::OutsideBuffer)?;
-                let span = Span {
-                    offset: rows.offset,
-                    len,
-                };
+                let span = Span::new(rows.offset, len);
                 match (span.end(), array.end()) {
                     (Some(end), Some(array_end)) if end <= array_end => {}
                     _ => return Err(ArenaError::OutsideBuffer),
@@ -145,10 +142,7 @@ impl<B: Backend> Arena<B> {
             Some(bytes) if bytes <= allocation.size() => {}
             _ => return Err(ArenaError::OutsideBuffer),
         }
-        let span = Span {
-            offset: allocation.offset() + offset_of(start * size),
-            len: count * size,
-        };
+        let span = Span::new(allocation.offset() + offset_of(start * size), count * size);
         self.aligned_span(span, align)
     }
 

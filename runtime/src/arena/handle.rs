@@ -47,10 +47,7 @@ impl<B: Backend> Place<B> {
     }
 
     pub(super) fn span(&self) -> Span {
-        Span {
-            offset: self.allocation.offset(),
-            len: self.bytes,
-        }
+        Span::new(self.allocation.offset(), self.bytes)
     }
 
     pub(super) fn is_held(&self) -> bool {

@@ -127,9 +127,7 @@ impl<'a, T, R: Marked<'a>> View<'a, T, R> {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn checked(self) -> KernelArg<'a, KernelArray<T>> {
-        let View {
-            lent, read_only, ..
-        } = self;
+        let (lent, read_only) = (self.lent, self.read_only);
         KernelArg {
             value: KernelArray::new(lent.address, lent.len),
             _uses: alloc_crate::vec![lent],

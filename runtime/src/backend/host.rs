@@ -255,10 +255,7 @@ fn row_span(rows: Rows, row: usize, array: Span) -> Result<Span, HostError> {
         .checked_mul(rows.pitch)
         .and_then(|skip| offset_of(skip).checked_add(rows.offset))
         .ok_or(outside(array))?;
-    Ok(Span {
-        offset,
-        len: rows.row_bytes,
-    })
+    Ok(Span::new(offset, rows.row_bytes))
 }
 
 // SAFETY: a reservation never moves; the length changes only in `grow_to`

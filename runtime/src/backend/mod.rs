@@ -45,6 +45,12 @@ pub struct Span {
 }
 
 impl Span {
+    /// The `len` bytes from `offset`.
+    #[cfg(feature = "alloc")]
+    pub(crate) const fn new(offset: u64, len: usize) -> Span {
+        Span { offset, len }
+    }
+
     /// One past the last byte, or `None` if that overflows `u64`.
     ///
     /// ```

@@ -494,17 +494,15 @@ impl Regions {
                 tool.region_register(heap, base.wrapping_add(offset), offset_of(bytes));
             }
         }
-        self.entries.insert(
-            offset,
-            Region {
-                address: offset,
-                bytes,
-                red_zone,
-                element: "",
-                shape: RegionShape::Array { len: 0 },
-                label: None,
-            },
-        );
+        let region = Region {
+            address: offset,
+            bytes,
+            red_zone,
+            element: "",
+            shape: RegionShape::Array { len: 0 },
+            label: None,
+        };
+        self.entries.insert(offset, region);
     }
 
     /// Gives the array at `offset` its element type and shape.

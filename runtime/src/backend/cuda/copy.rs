@@ -125,13 +125,7 @@ impl CudaBackend {
             offset: rows.offset,
             len: 0,
         })?;
-        let range = local(
-            array,
-            Span {
-                offset: rows.offset,
-                len: reach,
-            },
-        )?;
+        let range = local(array, Span::new(rows.offset, reach))?;
         // Inside the array (checked just above).
         Ok(device_array + offset_of(range.start))
     }
