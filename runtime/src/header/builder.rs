@@ -193,14 +193,8 @@ impl CudaHeader {
         columns: &'static [GpuField],
     ) -> Result<&mut Self, HeaderError> {
         check_column_order(layout, columns)?;
-        let views = Some(columns);
-        self.add_declared(
-            layout,
-            Wants {
-                accessors: false,
-                views,
-            },
-        )
+        let (accessors, views) = (false, Some(columns));
+        self.add_declared(layout, Wants { accessors, views })
     }
 
     /// Declares the struct `T` as `name` wherever this header declares it: how a generic struct's

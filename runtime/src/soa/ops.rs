@@ -165,12 +165,9 @@ impl<B: Backend> Arena<B> {
         // `read_column`), so no element is missing a field.
         (0..soa.len)
             .map(|found| {
-                T::from_field_bytes(&mut fields.iter_mut().map_while(Iterator::next)).ok_or(
-                    ArenaError::LengthMismatch {
-                        expected: soa.len,
-                        found,
-                    },
-                )
+                let element = T::from_field_bytes(&mut fields.iter_mut().map_while(Iterator::next));
+                let expected = soa.len;
+                element.ok_or(ArenaError::LengthMismatch { expected, found })
             })
             .collect()
     }
