@@ -243,10 +243,8 @@ impl HostBuffer {
 
 /// A range the buffer does not hold: only a broken caller gets here.
 fn outside(span: Span) -> HostError {
-    HostError::OutOfRange {
-        offset: span.offset,
-        len: span.len,
-    }
+    let Span { offset, len } = span;
+    HostError::OutOfRange { offset, len }
 }
 
 /// Row `row` of `rows`, or `array` as the error on overflow.

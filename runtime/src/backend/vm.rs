@@ -89,13 +89,9 @@ impl HostVm {
     /// [`HostError::BeyondReservation`] past the end of the reservation;
     /// [`HostError::Commit`] when the OS refuses (nothing changes then).
     pub(crate) fn grow_to(&mut self, len: usize) -> Result<(), HostError> {
-        let beyond = HostError::BeyondReservation {
-            len,
-            reserved: self.reserved,
-        };
-        let target = round_up(len, self.page)
-            .filter(|&t| t <= self.reserved)
-            .ok_or(beyond)?;
+        let reserved = self.reserved;
+        let target = round_up(len, self.page).filter(|&t| t <= reserved);
+        let target = target.ok_or(HostError::BeyondReservation { len, reserved })?;
         if target <= self.committed {
             return Ok(());
         }

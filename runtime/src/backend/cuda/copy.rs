@@ -15,10 +15,8 @@ use crate::backend::{Buffer, Grow, MoveBytes, Rows, Span, StreamOrder};
 
 /// `range` as indices into the bytes of `array`.
 fn local(array: Span, range: Span) -> Result<Range<usize>, CudaError> {
-    let outside = CudaError::OutOfRange {
-        offset: range.offset,
-        len: range.len,
-    };
+    let Span { offset, len } = range;
+    let outside = CudaError::OutOfRange { offset, len };
     let start = range.offset.checked_sub(array.offset).ok_or(outside)?;
     let start = bytes_of(start).ok_or(outside)?;
     let end = start.checked_add(range.len).ok_or(outside)?;
@@ -121,11 +119,9 @@ impl CudaBackend {
 
     /// Checks a 2D range against its array and returns the device address of its first row.
     fn rows_address(array: Span, rows: Rows, device_array: u64) -> Result<u64, CudaError> {
-        let reach = rows.reach().ok_or(CudaError::OutOfRange {
-            offset: rows.offset,
-            len: 0,
-        })?;
-        let range = local(array, Span::new(rows.offset, reach))?;
+        let (offset, len) = (rows.offset, 0);
+        let reach = rows.reach().ok_or(CudaError::OutOfRange { offset, len })?;
+        let range = local(array, Span::new(offset, reach))?;
         // Inside the array (checked just above).
         Ok(device_array + offset_of(range.start))
     }
@@ -262,10 +258,8 @@ unsafe impl MoveBytes for CudaBackend {
         // A 2D copy from borrowed host rows is waited for.
         self.not_capturing("writing rows from the host")?;
         if Some(src.len()) != dst.row_bytes.checked_mul(dst.rows) {
-            return Err(CudaError::OutOfRange {
-                offset: dst.offset,
-                len: src.len(),
-            });
+            let (offset, len) = (dst.offset, src.len());
+            return Err(CudaError::OutOfRange { offset, len });
         }
         let device = Self::rows_address(array, dst, self.base + array.offset)?;
         let host = src.as_ptr().cast_mut();
@@ -284,10 +278,8 @@ unsafe impl MoveBytes for CudaBackend {
         let stream = &self.stream;
         self.not_capturing("reading rows to the host")?;
         if Some(dst.len()) != src.row_bytes.checked_mul(src.rows) {
-            return Err(CudaError::OutOfRange {
-                offset: src.offset,
-                len: dst.len(),
-            });
+            let (offset, len) = (src.offset, dst.len());
+            return Err(CudaError::OutOfRange { offset, len });
         }
         let device = Self::rows_address(array, src, self.base + array.offset)?;
         let host = dst.as_mut_ptr();

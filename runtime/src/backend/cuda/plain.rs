@@ -98,12 +98,9 @@ impl DeviceAllocation {
     /// Moves the end to at least `len` bytes, in whole chunks (as
     /// [`CudaVm::grow_to`](super::CudaVm::grow_to)).
     pub(crate) fn grow_to(&mut self, len: usize) -> Result<(), CudaError> {
-        let target = round_up(len, self.chunk)
-            .filter(|&target| target <= self.reserved)
-            .ok_or(CudaError::BeyondReservation {
-                len,
-                reserved: self.reserved,
-            })?;
+        let reserved = self.reserved;
+        let target = round_up(len, self.chunk).filter(|&target| target <= reserved);
+        let target = target.ok_or(CudaError::BeyondReservation { len, reserved })?;
         self.len = self.len.max(target);
         Ok(())
     }

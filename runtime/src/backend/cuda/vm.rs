@@ -227,13 +227,9 @@ impl CudaVm {
     /// [`CudaError::BeyondReservation`] past the reservation; [`CudaError::Driver`] when the driver
     /// refuses (out of memory, say). Either way nothing changes.
     pub(crate) fn grow_to(&mut self, len: usize) -> Result<(), CudaError> {
-        let beyond = CudaError::BeyondReservation {
-            len,
-            reserved: self.reserved,
-        };
-        let target = round_up(len, self.chunk)
-            .filter(|&t| t <= self.reserved)
-            .ok_or(beyond)?;
+        let reserved = self.reserved;
+        let target = round_up(len, self.chunk).filter(|&t| t <= reserved);
+        let target = target.ok_or(CudaError::BeyondReservation { len, reserved })?;
         let have = self.mapped();
         if target <= have {
             return Ok(());
