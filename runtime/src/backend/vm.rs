@@ -284,8 +284,8 @@ mod imp {
         from: usize,
         to: usize,
     ) -> Result<(), i32> {
-        // Readable and writable: the memory goes back, the bytes stay usable. SAFETY: as promised
-        // by the caller.
+        // Readable and writable: the memory goes back, the bytes stay usable.
+        // SAFETY: as promised by the caller.
         unsafe { replace(ptr, from, to, libc::PROT_READ | libc::PROT_WRITE) }
     }
 
@@ -296,8 +296,9 @@ mod imp {
     /// As [`commit`].
     unsafe fn replace(ptr: NonNull<u8>, from: usize, to: usize, prot: i32) -> Result<(), i32> {
         // A fixed mapping replaces the pages with fresh zero-fill-on-demand ones (POSIX, unlike
-        // `madvise`), returning the memory at once. SAFETY: the caller promises the range is ours,
-        // page-aligned and unreferenced, so replacing its pages discards nothing still in use.
+        // `madvise`), returning the memory at once.
+        // SAFETY: the caller promises the range is ours, page-aligned and unreferenced, so
+        // replacing its pages discards nothing still in use.
         let raw = unsafe {
             libc::mmap(
                 ptr.as_ptr().add(from).cast(),

@@ -179,9 +179,9 @@ unsafe impl MoveBytes for CudaBackend {
         let device = self.device_range(array, dst, src.len())?;
         self.ordered(tracking, array, stream, Access::Write, |raw| {
             // Inside a capture the copy reads its source at every replay: from a copy the graph
-            // keeps, not from the caller's slice. SAFETY: `device` holds `src.len()` bytes of the
-            // array, which the caller holds exclusively; the host side is read before the call
-            // returns, or kept by the graph.
+            // keeps, not from the caller's slice.
+            // SAFETY: `device` holds `src.len()` bytes of the array, which the caller holds
+            // exclusively; the host side is read before the call returns, or kept by the graph.
             let r = self.staged(src, |src| unsafe {
                 result::memcpy_htod_async(device, src, raw)
             });
