@@ -29,6 +29,15 @@ type Shared<T> = ArenaResult<T, CudaBackend>;
 
 /// Whom a growing device arena shares its memory with
 /// ([`ArenaOptions::share`](crate::arena::ArenaOptions::share)).
+///
+/// ```no_run
+/// # use gpu_aligned::{arena::{ArenaOptions, GrowthPolicy}, share::Share};
+/// # let stream = gpu_aligned::backend::cuda::cudarc::driver::CudaContext::new(0)?.new_stream()?;
+/// let options = ArenaOptions::new().growth(GrowthPolicy::up_to(1 << 30));
+/// let peer = Share::Peer { device: 1, writable: true }; // kernels on GPU 1 read and write it
+/// let arena = options.share(peer).device(&stream, 2 << 20)?;
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum Share {
@@ -145,6 +154,17 @@ fn decode(words: &[u64]) -> Shared<Message> {
 /// Sends the chunks of `arena` (made with [`Share::Processes`]) and the named `arrays` over
 /// `socket`, once the arena's stream is done (wait for your other streams yourself). Send again
 /// after growth: the [`Imported`] maps the chunks it lacks and drops those trimmed since.
+///
+/// ```no_run
+/// # use gpu_aligned::{arena::{ArenaOptions, GrowthPolicy}, share::{send, Share}};
+/// # let stream = gpu_aligned::backend::cuda::cudarc::driver::CudaContext::new(0)?.new_stream()?;
+/// # let options = ArenaOptions::new().growth(GrowthPolicy::up_to(1 << 30));
+/// let mut arena = options.share(Share::Processes).device(&stream, 2 << 20)?;
+/// let points = arena.alloc_from(&[1.0f32; 256])?;
+/// let (socket, _) = std::os::unix::net::UnixListener::bind("/tmp/points")?.accept()?;
+/// send(&socket, &arena, &[("points", &points)])?;
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 pub fn send(
     socket: &UnixStream,
     arena: &Arena<CudaBackend>,
@@ -243,6 +263,16 @@ fn receive(socket: &UnixStream) -> Shared<Received> {
 /// Another process's arena memory, mapped here for one device: [`send`]'s arrays, lent only as
 /// the type they were sent as, in [`View`]s and [`ViewMut`]s as an arena lends (nothing is
 /// allocated here). Dropping it waits for the device, then unmaps and releases every chunk.
+///
+/// ```no_run
+/// # use gpu_aligned::backend::cuda::cudarc::driver::{CudaContext, DeviceSlice};
+/// # let stream = CudaContext::new(0)?.new_stream()?;
+/// let socket = std::os::unix::net::UnixStream::connect("/tmp/points")?; // `send`'s example
+/// let mut imported = gpu_aligned::share::Imported::receive(socket, &stream, false)?;
+/// let points = imported.array::<f32>("points")?; // refused unless sent as f32
+/// assert_eq!(imported.view(&points, .., &stream)?.len(), 256);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 #[derive(Debug)]
 pub struct Imported {
     backend: CudaBackend,
