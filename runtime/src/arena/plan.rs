@@ -413,10 +413,8 @@ impl<B: Backend> Carving<B> {
             Some(shape) if entry.element == Element::of::<T>() => Ok((place, shape)),
             _ => {
                 *slot = Some((place, entry));
-                Err(ArenaError::KeyMismatch {
-                    planned: entry.element.name,
-                    asked: type_name::<T>(),
-                })
+                let (planned, asked) = (entry.element.name, type_name::<T>());
+                Err(ArenaError::KeyMismatch { planned, asked })
             }
         }
     }

@@ -369,11 +369,10 @@ fn check_column_order(layout: &'static GpuLayout, columns: &[GpuField]) -> Resul
                         .iter()
                         .any(|earlier| earlier.name == column.name))
         });
-    if each_once {
-        Ok(())
-    } else {
-        Err(HeaderError::ColumnsNotFields { ty: layout.name })
+    if !each_once {
+        return Err(HeaderError::ColumnsNotFields { ty: layout.name });
     }
+    Ok(())
 }
 
 /// Refuses a struct declared under the name of another struct's view.

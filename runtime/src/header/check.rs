@@ -9,15 +9,11 @@ use crate::layout::{GpuLayout, GpuType};
 /// Refuses a layout no C++ struct can reproduce, or whose member names
 /// cannot be spelled or collide.
 pub(crate) fn check_layout(layout: &'static GpuLayout) -> Result<(), HeaderError> {
-    let bad = |fault| HeaderError::BadLayout {
-        ty: layout.name,
-        fault,
-    };
+    let ty = layout.name;
+    let bad = |fault| HeaderError::BadLayout { ty, fault };
     if !layout.align.is_power_of_two() || layout.size == 0 || layout.size % layout.align != 0 {
-        return Err(bad(LayoutFault::SizeOrAlign {
-            size: layout.size,
-            align: layout.align,
-        }));
+        let (size, align) = (layout.size, layout.align);
+        return Err(bad(LayoutFault::SizeOrAlign { size, align }));
     }
     let mut end = 0;
     for (index, field) in layout.fields.iter().enumerate() {
@@ -64,15 +60,11 @@ pub(crate) fn check_layout(layout: &'static GpuLayout) -> Result<(), HeaderError
 
 /// Refuses one-instruction accessors for a layout that is not one word.
 pub(crate) fn check_one_word(layout: &'static GpuLayout) -> Result<(), HeaderError> {
-    if layout.is_one_word() {
-        Ok(())
-    } else {
-        Err(HeaderError::NotOneWord {
-            ty: layout.name,
-            size: layout.size,
-            align: layout.align,
-        })
+    if !layout.is_one_word() {
+        let (ty, size, align) = (layout.name, layout.size, layout.align);
+        return Err(HeaderError::NotOneWord { ty, size, align });
     }
+    Ok(())
 }
 
 /// Refuses views for a layout with a data field that is not one word, with

@@ -104,11 +104,10 @@ pub fn member_name(rust_name: &'static str) -> Result<alloc_crate::string::Strin
 
 /// Refuses a field name whose C++ spelling is not an identifier.
 pub(crate) fn check_member(rust_name: &'static str) -> Result<(), HeaderError> {
-    if Member(rust_name).is_identifier() {
-        Ok(())
-    } else {
-        Err(HeaderError::InvalidName { name: rust_name })
+    if !Member(rust_name).is_identifier() {
+        return Err(HeaderError::InvalidName { name: rust_name });
     }
+    Ok(())
 }
 
 pub(crate) fn is_identifier(name: &str) -> bool {
