@@ -468,10 +468,8 @@ impl GpuLayout {
     /// );
     /// ```
     pub fn violations(&self) -> Violations<'_> {
-        Violations {
-            layout: self,
-            stage: 0,
-        }
+        let (layout, stage) = (self, 0);
+        Violations { layout, stage }
     }
 
     /// The compile-time message for this layout (a size violation alone,

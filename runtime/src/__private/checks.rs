@@ -220,10 +220,8 @@ pub const fn c_fields<const N: usize>(
     while i < N {
         let ((size, align), (name, is_padding)) = (shapes[i], names[i]);
         let offset = crate::rules::repr_c::repr_c_offset(shapes, i);
-        let bytes = GpuType::Array {
-            elem: &BYTE,
-            len: size,
-        };
+        let (elem, len) = (&BYTE, size);
+        let bytes = GpuType::Array { elem, len };
         fields[i] = GpuField::new(name, offset, size, align, is_padding, bytes);
         i += 1;
     }

@@ -55,10 +55,8 @@ pub(super) struct Bitmaps {
 
 impl Bitmaps {
     pub(super) const fn new() -> Self {
-        Bitmaps {
-            first: 0,
-            second: [0; FIRST_LEVEL_COUNT],
-        }
+        let (first, second) = (0, [0; FIRST_LEVEL_COUNT]);
+        Bitmaps { first, second }
     }
 
     #[inline(always)]

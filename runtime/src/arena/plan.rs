@@ -119,10 +119,8 @@ pub struct Plan {
 
 impl Clone for Plan {
     fn clone(&self) -> Self {
-        Plan {
-            id: next_plan_id(),
-            entries: self.entries.clone(),
-        }
+        let (id, entries) = (next_plan_id(), self.entries.clone());
+        Plan { id, entries }
     }
 }
 
@@ -167,10 +165,8 @@ impl<T> Copy for PitchedKey<T> {}
 impl Plan {
     /// An empty plan.
     pub fn new() -> Plan {
-        Plan {
-            id: next_plan_id(),
-            entries: Vec::new(),
-        }
+        let (id, entries) = (next_plan_id(), Vec::new());
+        Plan { id, entries }
     }
 
     /// Adds an array of `len` elements of `T`.
@@ -194,10 +190,8 @@ impl Plan {
     }
 
     fn push<T: GpuWords>(&mut self, shape: Shape) -> usize {
-        self.entries.push(Entry {
-            shape,
-            element: Element::of::<T>(),
-        });
+        let element = Element::of::<T>();
+        self.entries.push(Entry { shape, element });
         self.entries.len() - 1
     }
 

@@ -278,10 +278,8 @@ fn with_slot<B: Shareable, R>(
             let found = claims.iter().position(|claim| claim.arena == shared.id);
             let index = found.unwrap_or_else(|| {
                 claims.retain(|claim| claim.slot.arena_lives());
-                claims.push(Claim {
-                    arena: shared.id,
-                    slot: shared.claim(),
-                });
+                let (arena, slot) = (shared.id, shared.claim());
+                claims.push(Claim { arena, slot });
                 claims.len() - 1
             });
             let slot = claims[index].slot.as_any().downcast_ref::<Slot<B>>()?;

@@ -96,20 +96,14 @@ impl CudaHeader {
     /// layout cannot be reproduced; the header is then left unchanged.
     pub fn add<T: GpuWords>(&mut self) -> Result<&mut Self, HeaderError> {
         crate::layout::require_layout::<T>();
-        let wants = match T::TYPE {
+        let (accessors, views) = match T::TYPE {
             // A whole struct: more than one word, so no one-word accessors.
             GpuType::Struct(layout) if !rules::is_legal(layout.size, layout.align, layout.size) => {
-                Wants {
-                    accessors: false,
-                    views: Some(layout.fields),
-                }
+                (false, Some(layout.fields))
             }
-            _ => Wants {
-                accessors: true,
-                views: None,
-            },
+            _ => (true, None),
         };
-        self.add_type(&T::TYPE, wants)
+        self.add_type(&T::TYPE, Wants { accessors, views })
     }
 
     /// Declares the field type `T` and the structs it contains, without accessors.
@@ -381,10 +375,8 @@ fn check_view_names(entries: &[Entry]) -> Result<(), HeaderError> {
         for suffix in VIEW_SUFFIXES {
             let view = ViewName(with_views.name, suffix);
             if let Some(taken) = entries.iter().find(|entry| view.is(entry.name)) {
-                return Err(HeaderError::ViewNameTaken {
-                    ty: with_views.name,
-                    taken_by: taken.name,
-                });
+                let (ty, taken_by) = (with_views.name, taken.name);
+                return Err(HeaderError::ViewNameTaken { ty, taken_by });
             }
         }
     }

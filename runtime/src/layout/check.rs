@@ -141,11 +141,8 @@ pub(super) const fn next_violation(
                     None
                 }
             } else if size > end {
-                Some(Violation::TrailingHole {
-                    size,
-                    align,
-                    bytes: size - end,
-                })
+                let bytes = size - end;
+                Some(Violation::TrailingHole { size, align, bytes })
             } else {
                 None
             }

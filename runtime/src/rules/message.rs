@@ -22,10 +22,8 @@ pub struct Message {
 
 impl Message {
     pub(crate) const fn new() -> Self {
-        Message {
-            buf: [0; CAPACITY],
-            len: 0,
-        }
+        let (buf, len) = ([0; CAPACITY], 0);
+        Message { buf, len }
     }
 
     /// Whether nothing was written (the layout broke no rule).

@@ -66,10 +66,8 @@ struct VirtualRange {
 
 impl VirtualRange {
     fn new(address: u64, len: u64) -> VirtualRange {
-        VirtualRange {
-            size: len as usize,
-            ptr: pointer(address),
-        }
+        let (size, ptr) = (len as usize, pointer(address));
+        VirtualRange { size, ptr }
     }
 }
 

@@ -77,15 +77,10 @@ impl<B: Backend> Carving<B> {
         let places = (key.first..key.first + T::COLUMNS.len())
             .map(|index| self.take_place(key.plan, index))
             .collect::<ArenaResult<Vec<_>, B>>()?;
-        let mut places = ColumnPlaces {
-            places: places.into_iter(),
-            len: key.len,
-        };
+        let (places, len) = (places.into_iter(), key.len);
+        let mut places = ColumnPlaces { places, len };
         let columns = T::from_places(&mut places).ok_or(ArenaError::ForeignKey)?;
-        Ok(Soa {
-            columns,
-            len: key.len,
-        })
+        Ok(Soa { columns, len })
     }
 }
 
