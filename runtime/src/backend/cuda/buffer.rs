@@ -84,6 +84,7 @@ impl CudaBackend {
     }
 
     /// The buffer's length in bytes.
+    #[inline]
     pub(super) fn buffer_len(&self) -> usize {
         match &self.memory {
             DeviceMemory::Allocated(buf) => buf.len(),
@@ -356,19 +357,24 @@ impl CudaBackend {
     }
 
     /// Refuses a stream of another context, unless its device was granted `access` (the buffer's
-    /// addresses mean nothing elsewhere), and a write to a read-only import.
+    /// addresses mean nothing elsewhere), and a write to a read-only import. A read on the
+    /// buffer's own context, a view's common case, reads no sharing.
+    #[inline]
     pub(crate) fn same_context(
         &self,
         stream: &CudaStream,
         access: Access,
     ) -> Result<(), CudaError> {
         let (theirs, ours) = (stream.context(), self.stream.context());
+        let same = Arc::ptr_eq(theirs, ours) || theirs == ours;
+        if same && access == Access::Read {
+            return Ok(());
+        }
         let sharing = self.mapping().map(CudaVm::sharing).unwrap_or_default();
         let write = access == Access::Write;
         if write && sharing.read_only {
             return Err(CudaError::Sharing("the import is read-only"));
         }
-        let same = Arc::ptr_eq(theirs, ours) || theirs == ours;
         let granted = same || sharing.grants(theirs.ordinal(), write);
         granted.then_some(()).ok_or(CudaError::ForeignStream)
     }

@@ -136,6 +136,8 @@ impl CudaBackend {
 unsafe impl Buffer for CudaBackend {
     type Error = CudaError;
 
+    // Inline: every view's range check asks, from code instantiated in the user's crate.
+    #[inline]
     fn len(&self) -> usize {
         self.buffer_len()
     }
