@@ -49,6 +49,23 @@ pub enum Share {
     Peer { device: usize, writable: bool },
 }
 
+impl Share {
+    /// `sharing` with this grant added.
+    pub(crate) const fn grant(self, mut sharing: Sharing) -> Sharing {
+        match self {
+            Share::Processes => sharing.processes = true,
+            Share::Peer { device, writable } => {
+                let bit = if device < 64 { 1 << device } else { 0 };
+                match writable {
+                    true => sharing.writers |= bit,
+                    false => sharing.readers |= bit,
+                }
+            }
+        }
+        sharing
+    }
+}
+
 /// An array [`send`] (and `nccl::rendezvous`) can name: a typed array of a device arena.
 pub trait Exportable {
     #[doc(hidden)]

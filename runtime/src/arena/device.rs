@@ -64,8 +64,7 @@ impl Arena<CudaBackend> {
         let (tracking, whole) = (&*place.tracking, place.span());
         let len = view_len::<A::Element>(part);
         let lent = self.lend(tracking, whole, part.span, len, stream, Access::Read)?;
-        let region = self.region_of(array).map(|address| (self, address));
-        Ok(View::new(lent, region))
+        Ok(View::new(lent, self.region_of(array)))
     }
 
     /// As [`view`](Arena::view), writable: the view records a write when it drops.
@@ -128,23 +127,22 @@ impl Arena<CudaBackend> {
     }
 
     /// The array's bytes, checked live here (`share::send`).
-    pub(crate) fn shared_span<A: TypedArray<CudaBackend>>(
+    pub(crate) fn shared_span(
         &self,
-        array: &A,
+        array: &impl ArenaArray<CudaBackend>,
     ) -> ArenaResult<Span, CudaBackend> {
         let place = array.place(SEALED);
-        self.check_place(place)?;
-        Ok(place.span())
+        Ok(self.check_place(place).map(|()| place.span())?)
     }
 
     /// The address keying the array's sanitizer region, if it has one.
-    fn region_of(&self, array: &impl ArenaArray<CudaBackend>) -> Option<u64> {
+    fn region_of(&self, array: &impl ArenaArray<CudaBackend>) -> Option<(&Self, u64)> {
         let place = array.place(SEALED);
         if place.is_empty() || !self.pool.watch().regions.watching() {
             return None;
         }
         let offset = place.allocation.offset();
-        self.backend.base_address().checked_add(offset)
+        Some((self, self.backend.base_address().checked_add(offset)?))
     }
 
     /// A structure of arrays' column, written on `stream` (`soa_view`).

@@ -141,19 +141,13 @@ const _: () = {
     let _ = is_boxable::<ArenaError<crate::backend::cuda::CudaError>>;
 };
 
-/// So `?` takes cudarc's errors where the device arena's are returned.
+/// So `?` takes the device backend's errors, and cudarc's, where the device arena's are returned.
 #[cfg(feature = "cuda")]
-impl From<cudarc::driver::DriverError> for ArenaError<crate::backend::cuda::CudaError> {
-    fn from(error: cudarc::driver::DriverError) -> Self {
+impl<E: Into<crate::backend::cuda::CudaError>> From<E>
+    for ArenaError<crate::backend::cuda::CudaError>
+{
+    fn from(error: E) -> Self {
         ArenaError::Backend(error.into())
-    }
-}
-
-/// So `?` takes the device backend's own errors too.
-#[cfg(feature = "cuda")]
-impl From<crate::backend::cuda::CudaError> for ArenaError<crate::backend::cuda::CudaError> {
-    fn from(error: crate::backend::cuda::CudaError) -> Self {
-        ArenaError::Backend(error)
     }
 }
 

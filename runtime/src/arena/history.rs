@@ -29,13 +29,11 @@ impl<B: Backend> Arena<B> {
     /// [`ArenaError::Backend`](super::ArenaError::Backend) if waiting for a last use fails.
     pub fn record_history(&mut self, events: usize) -> ArenaResult<(), B> {
         self.drain_pending()?;
-        let (reserved, min_align) = (offset_of(self.backend.max_len()), offset_of(self.min_align));
-        let (base, grows) = (self.backend.base_address(), self.growth().grows());
         let frame = Frame {
-            reserved,
-            min_align,
-            grows,
-            base,
+            reserved: offset_of(self.backend.max_len()),
+            min_align: offset_of(self.min_align),
+            grows: self.growth().grows(),
+            base: self.backend.base_address(),
         };
         let recorder = (events > 0).then(|| Box::new(Recorder::new(events, frame)));
         let watch = self.pool.watch_mut();

@@ -78,17 +78,7 @@ impl ArenaOptions {
     /// `cuda`, Unix): see [`crate::share`].
     #[cfg(all(feature = "cuda", unix))]
     pub const fn share(mut self, share: crate::share::Share) -> Self {
-        use crate::share::Share;
-        match share {
-            Share::Processes => self.sharing.processes = true,
-            Share::Peer { device, writable } => {
-                let bit = if device < 64 { 1 << device } else { 0 };
-                match writable {
-                    true => self.sharing.writers |= bit,
-                    false => self.sharing.readers |= bit,
-                }
-            }
-        }
+        self.sharing = share.grant(self.sharing);
         self
     }
 
@@ -202,9 +192,8 @@ impl ArenaOptions {
     ) -> ArenaResult<Arena<CudaBackend>, CudaBackend> {
         check_alignments(self.min_align, self.pitch_align)?;
         let context = stream.context();
-        let shared = self.sharing != Sharing::NONE;
         let vm = self.growth.grows() && CudaVm::supported(context)?;
-        if shared && !vm {
+        if self.sharing != Sharing::NONE && !vm {
             let why = "a shared arena grows on virtual memory: give it a growth policy";
             return Err(CudaError::Sharing(why).into());
         }

@@ -257,12 +257,11 @@ impl Offsets {
             // Refused: the memory stays held, and a later sweep tries again.
             if let Ok(true) = backend.release(Span { offset, len }) {
                 self.chunks.set_range(first..end, true);
-                let given_back = Event {
+                self.noted(None, |_| Event {
                     offset,
                     size,
                     ..Event::new(Kind::Release)
-                };
-                self.noted(None, |_| given_back);
+                });
             }
         }
     }
