@@ -179,3 +179,19 @@ fn threads_sharing_a_recording_arena_are_each_seen() {
         .count();
     assert!(threads >= 3, "arrays of {threads} threads");
 }
+
+#[test]
+fn turning_red_zones_on_and_off_keeps_the_history_recording() {
+    let mut arena = Arena::host(1 << 16).unwrap();
+    arena.record_history(64).unwrap();
+    arena.set_red_zones(true);
+    arena.set_red_zones(false);
+    let before = arena.history().unwrap().ledger().len();
+    let _a = arena.alloc::<f32>(10).unwrap();
+    let after = arena.history().unwrap().ledger().len();
+    assert_eq!(
+        after,
+        before + 1,
+        "the allocation after red zones went off was not recorded"
+    );
+}

@@ -364,6 +364,7 @@ pub(crate) struct Regions {
     /// or the arena's history records. Off, every hook returns after one branch.
     active: bool,
     watching: bool,
+    recording: bool,
     /// Whether to write each registration to standard error.
     log: bool,
     tool: Option<&'static nvtx::Tool>,
@@ -429,6 +430,7 @@ impl Regions {
             red_zones,
             active: red_zones || tool.is_some(),
             watching: red_zones || tool.is_some(),
+            recording: false,
             log: sanitizer && forced("GPU_ALIGNED_REGION_LOG") != Some(false),
             tool,
             heaps: Vec::new(),
@@ -452,6 +454,7 @@ impl Regions {
 
     /// The history records or not (see `crate::history`).
     pub(crate) fn set_recording(&mut self, on: bool) {
+        self.recording = on;
         self.active = self.watching || on;
     }
 
@@ -462,9 +465,8 @@ impl Regions {
     pub(crate) fn set_red_zones(&mut self, on: bool) {
         self.red_zones = on;
         // Arrays recorded before stay recorded until they are released.
-        let recording = self.active && !self.watching;
         self.watching = on || self.tool.is_some() || !self.entries.is_empty();
-        self.active = self.watching || recording;
+        self.active = self.watching || self.recording;
     }
 
     /// The red zone a reservation gets: [`red_zone_bytes`], none when red
