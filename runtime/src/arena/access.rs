@@ -38,10 +38,8 @@ pub(crate) fn bounds<E>(
 }
 
 pub(super) fn check_len<E>(expected: usize, found: usize) -> Result<(), ArenaError<E>> {
-    match expected == found {
-        true => Ok(()),
-        false => Err(ArenaError::LengthMismatch { expected, found }),
-    }
+    let mismatch = ArenaError::LengthMismatch { expected, found };
+    (expected == found).then_some(()).ok_or(mismatch)
 }
 
 /// What a range reaches: `span` (row padding included), its rows, the elements it holds.
@@ -75,6 +73,7 @@ impl<B: Backend> Arena<B> {
     }
 
     /// `range` of `array`, checked: live, inside its bytes and the buffer, every element aligned.
+    #[inline(always)]
     pub(super) fn part<A: TypedArray<B>>(
         &self,
         array: &A,
@@ -120,6 +119,7 @@ impl<B: Backend> Arena<B> {
     }
 
     /// [`element_span`](Arena::element_span) of an element `(size, align)`.
+    #[inline(always)]
     fn place_span(
         &self,
         place: &Place<B>,
@@ -147,6 +147,7 @@ impl<B: Backend> Arena<B> {
     }
 
     /// `span` if it lies inside the buffer and starts aligned to `align`.
+    #[inline(always)]
     pub(super) fn aligned_span(&self, span: Span, align: usize) -> ArenaResult<Span, B> {
         if !span.within(self.backend.len()) {
             return Err(ArenaError::OutsideBuffer);

@@ -7,8 +7,8 @@ use cudarc::driver::CudaStream;
 
 use super::access::Part;
 use super::view::{Lent, View, ViewMut};
-use super::{Arena, ArenaArray, ArenaResult, TypedArray, SEALED};
-use crate::backend::cuda::{Access, CudaBackend, LastUses};
+use super::{Arena, ArenaArray, ArenaResult, Place, TypedArray, SEALED};
+use crate::backend::cuda::{Access, CudaBackend};
 use crate::backend::{Buffer, Span};
 use crate::GpuField;
 
@@ -53,6 +53,7 @@ impl Arena<CudaBackend> {
     /// [`CudaError::ForeignStream`](crate::backend::cuda::CudaError::ForeignStream)
     /// for a stream of another context (unless [shared](crate::share) with its device), [`CudaError::Poisoned`](crate::backend::cuda::CudaError::Poisoned)
     /// after a sticky fault.
+    #[inline]
     pub fn view<'a, A: TypedArray<CudaBackend>>(
         &'a self,
         array: &'a A,
@@ -60,10 +61,8 @@ impl Arena<CudaBackend> {
         stream: &'a Arc<CudaStream>,
     ) -> ArenaResult<View<'a, A::Element>, CudaBackend> {
         let part = self.part(array, range)?;
-        let place = array.place(SEALED);
-        let (tracking, whole) = (&*place.tracking, place.span());
         let len = view_len::<A::Element>(part);
-        let lent = self.lend(tracking, whole, part.span, len, stream, Access::Read)?;
+        let lent = self.lend(array.place(SEALED), part.span, len, stream, Access::Read)?;
         Ok(View::new(lent, self.region_of(array)))
     }
 
@@ -90,6 +89,7 @@ impl Arena<CudaBackend> {
     /// # Errors
     ///
     /// As [`view`](Arena::view).
+    #[inline]
     pub fn view_mut<'a, A: TypedArray<CudaBackend>>(
         &'a self,
         array: &'a mut A,
@@ -97,28 +97,28 @@ impl Arena<CudaBackend> {
         stream: &'a Arc<CudaStream>,
     ) -> ArenaResult<ViewMut<'a, A::Element>, CudaBackend> {
         let part = self.part(array, range)?;
-        let place = array.place_mut(SEALED);
-        let (tracking, whole) = (&*place.tracking, place.span());
         let len = view_len::<A::Element>(part);
-        let lent = self.lend(tracking, whole, part.span, len, stream, Access::Write)?;
+        let place = array.place_mut(SEALED);
+        let lent = self.lend(place, part.span, len, stream, Access::Write)?;
         Ok(ViewMut::new(lent))
     }
 
-    /// The `len` elements at `span` of the array at `whole`, used on `stream`.
+    /// The `len` elements at `span` of the array at `place`, used on `stream`.
+    #[inline(always)]
     fn lend<'a>(
         &'a self,
-        tracking: &'a LastUses,
-        whole: Span,
+        place: &'a Place<CudaBackend>,
         span: Span,
         len: usize,
         stream: &'a Arc<CudaStream>,
         access: Access,
     ) -> ArenaResult<Lent<'a>, CudaBackend> {
         let address = self.address(span.offset)?;
-        let ordered = self.backend.begin_use(tracking, whole, stream, access)?;
+        let (uses, whole) = (&*place.tracking, place.span());
+        let ordered = self.backend.begin_use(uses, whole, stream, access)?;
         Ok(Lent {
             backend: &self.backend,
-            uses: tracking,
+            uses,
             ordered,
             stream,
             address,
@@ -155,8 +155,7 @@ impl Arena<CudaBackend> {
     ) -> ArenaResult<Lent<'a>, CudaBackend> {
         self.column_address(column, len, field)?;
         let place = column.place_mut(SEALED);
-        let whole = place.span();
-        self.lend(&place.tracking, whole, whole, len, stream, Access::Write)
+        self.lend(place, place.span(), len, stream, Access::Write)
     }
 }
 

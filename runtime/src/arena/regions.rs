@@ -60,11 +60,8 @@ impl<B: Backend> Arena<B> {
             return;
         }
         let (base, stamp) = (self.backend.base_address(), self.allocator().reset_stamp());
-        let watch = match self.pool.idle() {
-            true => regions.drop_watch(base, stamp),
-            false => None,
-        };
-        self.returns.watch(watch);
+        let watch = self.pool.idle().then(|| regions.drop_watch(base, stamp));
+        self.returns.watch(watch.flatten());
     }
 
     /// Forgets the regions whose drops told the tool already.

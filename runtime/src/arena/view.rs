@@ -30,6 +30,7 @@ pub(crate) struct Lent<'a> {
 }
 
 impl Drop for Lent<'_> {
+    #[inline]
     fn drop(&mut self) {
         self.backend.end_use(self.uses, &self.ordered);
     }

@@ -327,11 +327,13 @@ impl CudaBackend {
     /// assert!(buffer.fault().is_none());
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
+    #[inline]
     pub fn fault(&self) -> Option<DriverError> {
         self.fault.get().copied()
     }
 
     /// Fails with [`CudaError::Poisoned`] once a sticky fault was seen.
+    #[inline]
     pub(super) fn healthy(&self) -> Result<(), CudaError> {
         match self.fault() {
             Some(first) => Err(CudaError::Poisoned { first }),

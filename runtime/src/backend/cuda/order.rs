@@ -1,27 +1,23 @@
-//! Stream ordering by last use: each array remembers the stream and the
-//! epoch of its last write and of its last reads ([`LastUses`]), and a use
-//! on the stream of the last use needs nothing, since stream order already
-//! puts it after. Only a use on another stream waits, once per producer
-//! stream, on one event that stream recorded at or after the epoch needed,
-//! recorded only when some other stream needs it and shared by every array
-//! that stream used before it (the arena's [`Streams`]).
+//! Stream ordering by last use: each array remembers the stream and the epoch of its last write and
+//! of its last reads ([`LastUses`]), and a use on the stream of the last use needs nothing, since
+//! stream order already puts it after. Only a use on another stream waits, once per producer
+//! stream, on one event that stream recorded at or after the epoch needed, recorded only when some
+//! other stream needs it and shared by every array that stream used before it (the arena's
+//! [`Streams`]).
 //!
-//! Epochs: a stream's epoch moves on only when an event is recorded on it.
-//! A use reads the epoch when it ends (the view dropped, after the launch
-//! that borrowed it was queued; the copy queued), and a record first moves
-//! the epoch from `e` to `e + 1`, then records: so the event follows every
-//! use that read `e` or less, and a use on the stream of its last use costs
-//! loads and one compare-exchange, no read-modify-write of a shared count.
-//! A read slot also counts the reads on its stream still in flight; a slot
-//! with reads in flight (begun, not ended: a view alive, or one passed to
-//! `mem::forget`) is never given to another stream, and a use that waits
-//! for it waits for an event recorded now, which follows whatever it
-//! queued (the array could not be reached again before its borrow ended).
+//! Epochs: a stream's epoch moves on only when an event is recorded on it. A use reads the epoch
+//! when it ends (the view dropped, after the launch that borrowed it was queued; the copy queued),
+//! and a record first moves the epoch from `e` to `e + 1`, then records: so the event follows every
+//! use that read `e` or less, and a use on the stream of its last use costs loads and one
+//! compare-exchange, no read-modify-write of a shared count. A read slot also counts the reads on
+//! its stream still in flight; a slot with reads in flight (begun, not ended: a view alive, or one
+//! passed to `mem::forget`) is never given to another stream, and a use that waits for it waits for
+//! an event recorded now, which follows whatever it queued (the array could not be reached again
+//! before its borrow ended).
 //!
-//! Wide uses: a read on a third stream while both slots have reads in
-//! flight, and any use on a stream past the table, mark the array *wide*:
-//! the next use that conflicts waits for every stream the arena knows, on
-//! events recorded then.
+//! Wide uses: a read on a third stream while both slots have reads in flight, and any use on a
+//! stream past the table, mark the array *wide*: the next use that conflicts waits for every stream
+//! the arena knows, on events recorded then.
 //!
 //! Why not cudarc's two events per array: once a context has a second
 //! stream, every tracked argument then costs an event record and a stream
@@ -38,8 +34,7 @@ use super::buffer::CudaBackend;
 use super::error::CudaError;
 use crate::backend::Span;
 
-/// The most streams one arena tells apart; a use on one more makes the
-/// array wide.
+/// The most streams one arena tells apart; a use on one more makes the array wide.
 const MAX_STREAMS: usize = 32;
 
 /// The stream index of a write on a stream past the table: whoever
@@ -49,9 +44,8 @@ const OUTSIDER: usize = 62;
 /// Events that only order work: no timestamps, the cheapest to record.
 const NO_TIMING: sys::CUevent_flags = sys::CUevent_flags::CU_EVENT_DISABLE_TIMING;
 
-/// A packed use: the stream's index plus one (so the word 0 is no use) in
-/// the top bits, the uses in flight (begun, not ended) in the middle, the
-/// epoch in the low [`EPOCH_BITS`].
+/// A packed use: the stream's index plus one (so the word 0 is no use) in the top bits, the uses in
+/// flight (begun, not ended) in the middle, the epoch in the low [`EPOCH_BITS`].
 const EPOCH_BITS: u32 = 48;
 const EPOCH_MASK: u64 = (1 << EPOCH_BITS) - 1;
 const STREAM_SHIFT: u32 = 58;
@@ -99,10 +93,9 @@ impl Use {
 /// How many streams' reads an array remembers at once.
 const READS: usize = 2;
 
-/// What the device backend keeps for each array: the last write and the
-/// last reads, by stream and epoch. Empty for an array never used, which
-/// is ordered after the arena's own stream (its bytes were last used in
-/// that stream's order, or never).
+/// What the device backend keeps for each array: the last write and the last reads, by stream and
+/// epoch. Empty for an array never used, which is ordered after the arena's own stream (its bytes
+/// were last used in that stream's order, or never).
 #[derive(Debug, Default)]
 pub struct LastUses {
     write: AtomicU64,
@@ -148,12 +141,10 @@ struct Stream {
     stream: Arc<CudaStream>,
     /// Moved on by each record of its event: a use that ends reads it.
     epoch: AtomicU64,
-    /// Its event, and the epoch it follows; recorded again, on the same
-    /// event, when a newer epoch is needed (a wait already queued keeps
-    /// the record it was queued after).
+    /// Its event, and the epoch it follows; recorded again, on the same event, when a newer epoch
+    /// is needed (a wait already queued keeps the record it was queued after).
     event: Mutex<Option<(u64, CudaEvent)>>,
-    /// For each stream index, the newest epoch of that stream this one has
-    /// waited for.
+    /// For each stream index, the newest epoch of that stream this one has waited for.
     waited: [AtomicU64; MAX_STREAMS],
 }
 
@@ -168,9 +159,8 @@ impl Stream {
     }
 }
 
-/// The streams an arena's arrays were used on; index 0 is the arena's own.
-/// Found without a lock: a stream is added once and stays until the arena
-/// goes.
+/// The streams an arena's arrays were used on; index 0 is the arena's own. Found without a lock: a
+/// stream is added once and stays until the arena goes.
 #[derive(Debug)]
 pub(crate) struct Streams {
     own: Stream,
@@ -186,8 +176,7 @@ pub(crate) struct Streams {
 /// Small, as every view carries one.
 #[derive(Debug)]
 pub(crate) struct Begun {
-    /// Its stream's index; [`Begun::WIDE`] for a wide use, which records
-    /// nothing.
+    /// Its stream's index; [`Begun::WIDE`] for a wide use, which records nothing.
     stream: u8,
     access: Access,
     /// The read slot it holds, for a read.
@@ -236,9 +225,9 @@ impl Streams {
         }
     }
 
-    /// Stream `index`: only indices [`index`](Self::index) handed out are
-    /// asked for, each set before it was handed out (the arena's own
-    /// stream stands in for any other, which cannot be).
+    /// Stream `index`: only indices [`index`](Self::index) handed out are asked for, each set
+    /// before it was handed out (the arena's own stream stands in for any other, which cannot be).
+    #[inline]
     fn stream(&self, index: usize) -> &Stream {
         let other = index.checked_sub(1).and_then(|i| self.others.get(i));
         other.and_then(OnceLock::get).unwrap_or(&self.own)
@@ -284,9 +273,8 @@ impl Streams {
         Some(index)
     }
 
-    /// The array's last write: an array never written is ordered after the
-    /// arena's own stream as it is now (its bytes were last used in that
-    /// stream's order).
+    /// The array's last write: an array never written is ordered after the arena's own stream as it
+    /// is now (its bytes were last used in that stream's order).
     fn last_write(&self, uses: &LastUses) -> Use {
         match uses.write() {
             Use::NONE => Use::ended(0, self.own.epoch.load(Ordering::Acquire)),
@@ -294,9 +282,8 @@ impl Streams {
         }
     }
 
-    /// Makes `stream` wait for whatever the array's last uses that
-    /// `access` conflicts with queued on other streams, and marks the use
-    /// begun.
+    /// Makes `stream` wait for whatever the array's last uses that `access` conflicts with queued
+    /// on other streams, and marks the use begun.
     #[inline]
     pub(crate) fn begin(
         &self,
@@ -310,8 +297,8 @@ impl Streams {
         }
     }
 
-    /// The common read, with nothing to wait for: on the stream of the
-    /// array's last write and of the reads its slot remembers, so stream
+    /// The common use, with nothing to wait for: a read on the stream of the array's last write and
+    /// of the reads its slot remembers, or a write on the stream of all its last uses, so stream
     /// order puts it after them. `None` for anything else (nothing changed).
     #[inline]
     fn begin_in_order(
@@ -325,18 +312,25 @@ impl Streams {
             true => 0,
             false => self.find(handle)?,
         };
-        let write = uses.write();
-        let after_write = match write.is_none() {
-            true => index == 0,
-            false => write.stream() == index,
-        };
-        if access == Access::Write || !after_write {
+        // A use's stream field is its index plus one, and no write counts as the arena's own.
+        let tag = index as u64 + 1;
+        if (uses.write().0 >> STREAM_SHIFT).max(1) != tag {
             return None;
+        }
+        if access == Access::Write {
+            // The writer borrows the array alone, and every read it follows is on its stream.
+            let ours = uses
+                .reads()
+                .all(|read| read.is_none() || read.0 >> STREAM_SHIFT == tag);
+            if !ours || uses.wide.load(Ordering::Acquire) {
+                return None;
+            }
+            self.clear(uses, Use::begun(index));
+            return Some(Begun::on(index, access, 0));
         }
         (0..READS).find_map(|slot| {
             let seen = Use(uses.reads[slot].load(Ordering::Acquire));
-            let joins =
-                !seen.is_none() && seen.stream() == index && seen.in_flight() < IN_FLIGHT_MAX;
+            let joins = seen.0 >> STREAM_SHIFT == tag && seen.in_flight() < IN_FLIGHT_MAX;
             let joined = Use(seen.0 + IN_FLIGHT_ONE);
             let claimed = joins
                 && uses.reads[slot]
@@ -385,8 +379,7 @@ impl Streams {
         };
         match access {
             Access::Write => {
-                // A writer borrows the array alone: every read before it
-                // was waited for above.
+                // A writer borrows the array alone: every read before it was waited for above.
                 self.clear(uses, Use::begun(index));
                 Ok(Begun::on(index, access, 0))
             }
@@ -413,10 +406,9 @@ impl Streams {
         uses.write.store(write.0, Ordering::Release);
     }
 
-    /// The read slot a read on stream `index` joins: its own, an empty
-    /// one, or one whose reads have all ended, once `consumer` waited for
-    /// them. `None` when every slot has reads in flight on other streams
-    /// (or too many on this one).
+    /// The read slot a read on stream `index` joins: its own, an empty one, or one whose reads have
+    /// all ended, once `consumer` waited for them. `None` when every slot has reads in flight on
+    /// other streams (or too many on this one).
     fn read_slot(
         &self,
         uses: &LastUses,
@@ -479,14 +471,9 @@ impl Streams {
                     return;
                 };
                 let _ended = slot.fetch_update(Ordering::AcqRel, Ordering::Acquire, |seen| {
-                    let seen = Use(seen);
-                    let newest = (seen.0 & EPOCH_MASK).max(epoch);
-                    let in_flight = seen.in_flight().checked_sub(1)?;
-                    Some(
-                        (seen.0 & !(EPOCH_MASK | (IN_FLIGHT_MAX << EPOCH_BITS)))
-                            | (in_flight << EPOCH_BITS)
-                            | newest,
-                    )
+                    let newest = (seen & EPOCH_MASK).max(epoch);
+                    Use(seen).in_flight().checked_sub(1)?;
+                    Some((seen - IN_FLIGHT_ONE) & !EPOCH_MASK | newest)
                 });
             }
         }
@@ -602,11 +589,10 @@ pub(crate) enum Ordered {
 }
 
 impl CudaBackend {
-    /// Orders a use of the array `array`, whose record is `uses`, on
-    /// `stream`: the stream waits for the last uses it conflicts with on
-    /// other streams. Call [`end_use`](Self::end_use) once its work is
-    /// queued.
-    #[inline]
+    /// Orders a use of the array `array`, whose record is `uses`, on `stream`: the stream waits for
+    /// the last uses it conflicts with on other streams. Call [`end_use`](Self::end_use) once its
+    /// work is queued.
+    #[inline(always)]
     pub(crate) fn begin_use(
         &self,
         uses: &LastUses,
@@ -624,8 +610,7 @@ impl CudaBackend {
         Ok(Ordered::Begun(self.order.begin(uses, stream, access)?))
     }
 
-    /// Ends a use begun with [`begin_use`](Self::begin_use): its work is
-    /// queued.
+    /// Ends a use begun with [`begin_use`](Self::begin_use): its work is queued.
     #[inline]
     pub(crate) fn end_use(&self, uses: &LastUses, ordered: &Ordered) {
         if let Ordered::Begun(begun) = ordered {
