@@ -264,7 +264,9 @@ fn main() -> Res<()> {
         ])?;
     }
     let raw = Raw::new(&streams)?;
-    for gather in [false, true] {
+    // `--growth` measures the growth step and NCCL's own floor for it alone.
+    let race = !std::env::args().any(|a| a == "--growth");
+    for gather in [false, true].into_iter().filter(|_| race) {
         for size in SIZES {
             let iters = rounds::flag("--iters").unwrap_or((256 * MIB / size).clamp(20, 2000));
             let name = if gather { "all-gather" } else { "all-reduce" };
@@ -298,9 +300,139 @@ fn main() -> Res<()> {
     for stream in &streams {
         stream.synchronize()?;
     }
+    nccl_floor(&raw, &streams)?;
     drop(raw);
     drop((arrays, plain));
     growth(&streams, &mut comms)
+}
+
+/// A raw NCCL pointer (a communicator, a buffer, a window) handed between the threads of ranks.
+#[derive(Clone, Copy)]
+struct Handle(*mut std::ffi::c_void);
+
+// SAFETY: each rank's communicator, buffers and windows are used by one thread at a time, which
+// NCCL allows from any thread.
+unsafe impl Send for Handle {}
+// SAFETY: as above; shared only to be copied.
+unsafe impl Sync for Handle {}
+
+/// What one rank's step made: microseconds allocating and registering, the buffer, its window.
+type Step = (f64, f64, Handle, Handle);
+
+/// Allocates a 2 MiB `ncclMemAlloc` buffer on `stream`'s device and, unless `grouped` (the caller
+/// registers it in a group), registers it as a symmetric window of `comm`.
+fn floor_step(comm: Handle, stream: &CudaStream, grouped: bool) -> Res<Step> {
+    stream.context().bind_to_thread()?;
+    let (mut at, mut window) = (std::ptr::null_mut(), std::ptr::null_mut());
+    let start = Instant::now();
+    // SAFETY: a live out-pointer; NCCL allocates on the current device.
+    ok("ncclMemAlloc", unsafe {
+        sys::ncclMemAlloc(&mut at, 2 * MIB)
+    })?;
+    let allocated = start.elapsed();
+    if !grouped {
+        // SAFETY: the whole new buffer; 1 is NCCL_WIN_COLL_SYMMETRIC. Blocks until the other
+        // rank's thread registers its own.
+        let r = unsafe { sys::ncclCommWindowRegister(comm.0.cast(), at, 2 * MIB, &mut window, 1) };
+        ok("ncclCommWindowRegister", r)?;
+    }
+    let registered = start.elapsed() - allocated;
+    let us = |d: std::time::Duration| d.as_secs_f64() * 1e6;
+    Ok((
+        us(allocated),
+        us(registered),
+        Handle(at),
+        Handle(window.cast()),
+    ))
+}
+
+/// NCCL's own floor for a growth step: a new 2 MiB `ncclMemAlloc` buffer on each rank, registered
+/// as a symmetric window on both ranks, by one thread in one group and by a thread per rank (as a
+/// process per GPU would); medians over `--steps` of the slower rank's allocating and registering.
+fn nccl_floor(raw: &Raw, streams: &[Arc<CudaStream>]) -> Res<()> {
+    let steps = rounds::flag("--steps").unwrap_or(30);
+    let comms: Vec<Handle> = raw.comms.iter().map(|&c| Handle(c.cast())).collect();
+    let mut made = Vec::new();
+    for threads in [false, true] {
+        let (mut alloc, mut register) = (Vec::new(), Vec::new());
+        for _ in 0..steps {
+            let mut fresh: Vec<Step> = match threads {
+                false => (0..2)
+                    .map(|rank| floor_step(comms[rank], &streams[rank], true))
+                    .collect::<Res<_>>()?,
+                true => std::thread::scope(|scope| {
+                    let ranks: Vec<_> = (0..2)
+                        .map(|rank| {
+                            let (comm, stream) = (comms[rank], &streams[rank]);
+                            scope.spawn(move || {
+                                floor_step(comm, stream, false).map_err(|e| e.to_string())
+                            })
+                        })
+                        .collect();
+                    ranks
+                        .into_iter()
+                        .map(|rank| Ok(rank.join().map_err(|_| "a rank panicked")??))
+                        .collect::<Res<Vec<_>>>()
+                })?,
+            };
+            if !threads {
+                let registering = Instant::now();
+                group(true)?;
+                for (rank, step) in fresh.iter_mut().enumerate() {
+                    let (at, window) = (step.2 .0, &mut step.3 .0);
+                    // SAFETY: as in `floor_step`; NCCL writes `window` at the group's end, and
+                    // `fresh` does not move until then.
+                    let r = unsafe {
+                        sys::ncclCommWindowRegister(
+                            comms[rank].0.cast(),
+                            at,
+                            2 * MIB,
+                            (window as *mut *mut std::ffi::c_void).cast(),
+                            1,
+                        )
+                    };
+                    ok("ncclCommWindowRegister", r)?;
+                }
+                group(false)?;
+                let took = registering.elapsed().as_secs_f64() * 1e6;
+                fresh.iter_mut().for_each(|step| step.1 = took);
+            }
+            alloc.push(fresh.iter().map(|f| f.0).fold(0.0, f64::max));
+            register.push(fresh.iter().map(|f| f.1).fold(0.0, f64::max));
+            made.extend(
+                fresh
+                    .into_iter()
+                    .enumerate()
+                    .map(|(rank, f)| (rank, f.2, f.3)),
+            );
+        }
+        println!(
+            "RESULT NCCL's own floor, {}: a 2 MiB ncclMemAlloc on each rank {:.0} us, registering \
+             both as symmetric windows {:.0} us, median of {steps}",
+            if threads {
+                "a thread per rank"
+            } else {
+                "one thread, one group"
+            },
+            rounds::median(&alloc),
+            rounds::median(&register)
+        );
+    }
+    for stream in streams {
+        stream.synchronize()?;
+    }
+    group(true)?;
+    for &(rank, _, window) in &made {
+        // SAFETY: windows of these communicators, each deregistered once, in one group.
+        let r = unsafe { sys::ncclCommWindowDeregister(comms[rank].0.cast(), window.0.cast()) };
+        ok("ncclCommWindowDeregister", r)?;
+    }
+    group(false)?;
+    for (_, at, _) in made {
+        // SAFETY: buffers from `ncclMemAlloc`, each freed once, their windows gone.
+        unsafe { sys::ncclMemFree(at.0) };
+    }
+    Ok(())
 }
 
 /// Grows a registered arena on each rank by one 2 MiB chunk (an array filling it) and registers
@@ -346,6 +478,39 @@ fn growth(streams: &[Arc<CudaStream>], comms: &mut [Comm]) -> Res<()> {
         rounds::median(&grow),
         rounds::median(&register),
         rounds::median(&exchange),
+    );
+    // A thread per rank, each growing its arena and registering at its own rendezvous, as a
+    // process per GPU would.
+    let mut threaded = Vec::new();
+    for _ in 0..steps {
+        let (a0, a1) = arenas.split_at_mut(1);
+        let ranks = [(&mut *c0, a0), (&mut *c1, a1)];
+        let took = std::thread::scope(|scope| {
+            let ranks: Vec<_> = ranks
+                .into_iter()
+                .map(|(comm, arena)| {
+                    scope.spawn(move || -> Result<(f64, Array), String> {
+                        let start = Instant::now();
+                        let array = arena[0]
+                            .alloc::<f32>(chunk / 4)
+                            .map_err(|e| e.to_string())?;
+                        rendezvous(&mut [(comm, &arena[0], &[])]).map_err(|e| e.to_string())?;
+                        Ok((start.elapsed().as_secs_f64() * 1e6, array))
+                    })
+                })
+                .collect();
+            ranks
+                .into_iter()
+                .map(|rank| Ok(rank.join().map_err(|_| "a rank panicked")??))
+                .collect::<Res<Vec<_>>>()
+        })?;
+        threaded.push(took.iter().map(|t| t.0).fold(0.0, f64::max));
+        kept.extend(took.into_iter().map(|t| t.1));
+    }
+    println!(
+        "RESULT growth by one 2 MiB chunk, a thread per rank (each growing its arena and \
+         registering at its own rendezvous): {:.0} us, median of {steps}; target <= 2000 us",
+        rounds::median(&threaded)
     );
     println!(
         "RESULT growth by one 2 MiB chunk on 2 ranks: {:.0} us (allocating, which maps and zeroes \

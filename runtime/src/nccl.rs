@@ -124,6 +124,10 @@ pub struct Comm {
     kept: Arc<Kept>,
 }
 
+// SAFETY: NCCL lets any thread call a communicator, one call at a time; a `Comm` moved to another
+// thread is used there alone (it is not `Sync`).
+unsafe impl Send for Comm {}
+
 impl Comm {
     /// Ranks `first..` of `world` on `streams` (one per device), initialised in one group: a
     /// process's ranks, or all of them (`first` 0). `id` is `Id::new()` of one rank, sent to all.
