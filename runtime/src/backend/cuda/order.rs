@@ -124,6 +124,7 @@ impl LastUses {
             && !self.wide.load(Ordering::Relaxed)
     }
 
+    #[inline]
     fn write(&self) -> Use {
         Use(self.write.load(Ordering::Acquire))
     }
