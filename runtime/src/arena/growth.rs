@@ -255,15 +255,10 @@ mod tests {
         let rounds = if cfg!(miri) { 50 } else { 5000 };
         for _ in 0..rounds {
             let (max, chunk, initial) = (extreme(), extreme(), extreme());
-            for policy in [
-                GrowthPolicy::up_to(max).with_chunk(chunk),
-                GrowthPolicy::up_to(max)
-                    .with_chunk(chunk)
-                    .with_initial(initial),
-                GrowthPolicy::fixed()
-                    .with_chunk(chunk)
-                    .with_initial(initial),
-            ] {
+            let (up_to, fixed) = (GrowthPolicy::up_to(max), GrowthPolicy::fixed());
+            let (up_to, fixed) = (up_to.with_chunk(chunk), fixed.with_chunk(chunk));
+            let (started, fixed) = (up_to.with_initial(initial), fixed.with_initial(initial));
+            for policy in [up_to, started, fixed] {
                 if let Ok((start, most)) = policy.resolve(extreme()) {
                     assert!(start <= most || !policy.grows(), "{policy:?}");
                 }

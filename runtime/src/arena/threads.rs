@@ -97,7 +97,7 @@ struct Slot<B: Backend> {
 struct Cache<B: Backend> {
     returns: ReturnsOwner<B>,
     returned: Taken<B>,
-    kept: Reuse,
+    kept: Reuse<true>,
     /// What goes to the shared arena at the next occasion.
     spill: Vec<Returned<B>>,
 }

@@ -164,15 +164,16 @@ impl Recorder {
         allocator: &Allocator,
         released: usize,
     ) {
-        if let Some(block) = block {
-            (event.offset, event.size) = (block.offset(), offset_of(block.size()));
-        }
-        (event.capacity, event.released) = (offset_of(allocator.capacity()), offset_of(released));
         let slot = match self.ring.get_mut(self.next) {
             Some(slot) => slot,
             None => self.wrap(),
         };
         event.time = ticks();
+        // The clock read is a barrier to the compiler: what is read after it is not kept across it.
+        if let Some(block) = block {
+            (event.offset, event.size) = (block.offset(), offset_of(block.size()));
+        }
+        (event.capacity, event.released) = (offset_of(allocator.capacity()), offset_of(released));
         event.write_to(slot);
         self.next += 1;
     }

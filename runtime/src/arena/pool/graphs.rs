@@ -9,8 +9,7 @@ use core::sync::atomic::{AtomicU8, Ordering};
 
 use super::{Ask, Fate, Offsets, Pool};
 use crate::alloc::Allocation;
-use crate::arena::returns::Returned;
-use crate::arena::{ArenaError, ArenaResult};
+use crate::arena::{returns::Returned, ArenaError, ArenaResult};
 use crate::backend::StreamOrder;
 use crate::sanitizer::ArrayInfo;
 

@@ -14,7 +14,7 @@ use crate::backend::StreamOrder;
 use crate::sanitizer::ArrayInfo;
 
 pub(in crate::arena) struct Kept<L> {
-    pub(super) reuse: Reuse,
+    pub(super) reuse: Reuse<true>,
     pub(super) lower: L,
 }
 
@@ -152,20 +152,23 @@ fn free_kept(offsets: &mut Offsets, block: Allocation) {
     debug_assert!(freed.is_ok(), "a kept block is live");
 }
 
-pub(in crate::arena) struct Reuse {
+/// `HOISTED`: a caller's inlined loop hoists its size's hash; else the last size's class is kept.
+pub(in crate::arena) struct Reuse<const HOISTED: bool = false> {
     /// Boxed: some 8 KiB that moving an arena should not copy.
     classes: Box<[Class; CLASSES]>,
     count: usize,
     /// Bit `i` set: class `i` is for a [`LARGE`] size.
     large_classes: u16,
+    last: (usize, usize),
 }
 
-impl Default for Reuse {
+impl<const HOISTED: bool> Default for Reuse<HOISTED> {
     fn default() -> Self {
         Reuse {
             classes: Box::new([Class::EMPTY; CLASSES]),
             count: 0,
             large_classes: 0,
+            last: (0, class_of(0)),
         }
     }
 }
@@ -206,7 +209,19 @@ fn class_of(bytes: usize) -> usize {
     (hash ^ u64::from(zeros)) as usize % CLASSES
 }
 
-impl Reuse {
+impl<const HOISTED: bool> Reuse<HOISTED> {
+    /// The class of `bytes`; unless `HOISTED`, the last size's, masked (an index check branches).
+    #[inline(always)]
+    fn class(&mut self, bytes: usize) -> usize {
+        if !HOISTED && self.last.0 != bytes {
+            self.last = (bytes, class_of(bytes));
+        }
+        match HOISTED {
+            true => class_of(bytes),
+            false => self.last.1 % CLASSES,
+        }
+    }
+
     /// Keeps `block`, giving `free` what it evicts; hands it back when its class is full.
     #[inline(always)]
     pub(in crate::arena) fn keep(
@@ -214,7 +229,7 @@ impl Reuse {
         block: Allocation,
         free: impl FnMut(Allocation),
     ) -> Result<(), Allocation> {
-        let index = class_of(block.size());
+        let index = self.class(block.size());
         let class = &mut self.classes[index];
         if class.bytes != block.size() {
             self.count -= class.len;
@@ -242,7 +257,7 @@ impl Reuse {
         if self.count == 0 {
             return None;
         }
-        let class = &mut self.classes[class_of(bytes)];
+        let class = &mut self.classes[self.class(bytes)];
         let top = class.len.checked_sub(1)?;
         let block = class.blocks[top];
         if class.bytes != bytes
@@ -309,7 +324,7 @@ mod tests {
     #[test]
     fn blocks_come_back_by_exact_size_and_alignment_within_the_bounds() {
         let mut allocator = Allocator::new(1 << 20);
-        let mut reuse = Reuse::default();
+        let mut reuse = <Reuse>::default();
         let never = |_| unreachable!("nothing to evict");
         let a = allocator.alloc(100, 256).unwrap();
         reuse.keep(a, never).unwrap();
@@ -326,8 +341,7 @@ mod tests {
         assert_eq!(reuse.take(100, 256), Some(b));
         assert_eq!(reuse.take(100, 512), Some(a));
         assert_eq!((reuse.take(100, 256), reuse.len()), (None, 0));
-        allocator.free(a).unwrap();
-        allocator.free(b).unwrap();
+        assert!(allocator.free(a).is_ok() && allocator.free(b).is_ok());
 
         // A class holds at most DEPTH blocks, of one size at a time: the
         // blocks of a size that shares it are evicted.
@@ -340,19 +354,15 @@ mod tests {
             }
         }
         assert_eq!((kept, reuse.len()), (DEPTH, DEPTH));
-        let other = (49..)
-            .find(|&bytes| class_of(bytes) == class_of(48))
-            .unwrap();
+        let other = (49..).find(|&b| class_of(b) == class_of(48)).unwrap();
         let newer = allocator.alloc(other, 16).unwrap();
         let mut evicted = 0;
-        reuse
-            .keep(newer, |block| {
-                assert_eq!(block.size(), 48);
-                allocator.free(block).unwrap();
-                evicted += 1;
-            })
-            .unwrap();
-        assert_eq!((evicted, reuse.len()), (DEPTH, 1));
+        let kept = reuse.keep(newer, |block| {
+            assert_eq!(block.size(), 48);
+            allocator.free(block).unwrap();
+            evicted += 1;
+        });
+        assert_eq!((kept, evicted, reuse.len()), (Ok(()), DEPTH, 1));
         assert_eq!(reuse.take(48, 16), None);
         let mut drained = 0;
         reuse.drain(|block| {
@@ -366,7 +376,7 @@ mod tests {
     #[test]
     fn only_large_blocks_are_drained_as_large() {
         let mut allocator = Allocator::new(64 << 20);
-        let mut reuse = Reuse::default();
+        let mut reuse = <Reuse>::default();
         let never = |_| unreachable!("nothing to evict");
         // Four sizes of four different classes, two large, two not.
         for bytes in [LARGE, 3 * LARGE, 100, 256] {
@@ -385,8 +395,7 @@ mod tests {
         assert_eq!(drained, [LARGE, LARGE, 3 * LARGE, 3 * LARGE]);
         assert_eq!(reuse.len(), 4);
         assert_eq!(reuse.take(LARGE, 256), None);
-        assert!(reuse.take(100, 256).is_some());
-        assert!(reuse.take(256, 256).is_some());
+        assert!(reuse.take(100, 256).is_some() && reuse.take(256, 256).is_some());
         // Draining again finds nothing more, though the classes still say they are for large sizes.
         reuse.drain_large(|_| unreachable!("drained already"));
         assert_eq!(reuse.len(), 2);

@@ -5,8 +5,7 @@
 use super::{Ask, Fate, Offsets, Pool, Reuse};
 use crate::align::offset_of;
 use crate::alloc::{AllocError, Allocation};
-use crate::arena::tuning::LARGE;
-use crate::arena::ArenaResult;
+use crate::arena::{tuning::LARGE, ArenaResult};
 use crate::backend::{Grow, StreamOrder};
 use crate::history::{Event, Kind};
 use crate::sanitizer::{ArrayInfo, Regions};
@@ -64,8 +63,7 @@ impl<L> Watch<L> {
         L: Pool<B>,
     {
         if let (Some(kept), true) = (self.kept.as_mut(), ask.bytes >= LARGE) {
-            let offsets = self.lower.offsets_mut();
-            kept.drain_large(|large| free_recorded(offsets, large));
+            kept.drain_large(|large| free_recorded(self.lower.offsets_mut(), large));
         }
         self.lower.reserve(backend, ask, || array)
     }
@@ -207,10 +205,9 @@ impl<B: StreamOrder + Grow, L: Pool<B>> Pool<B> for Watch<L> {
     }
 
     fn reclaim(&mut self, backend: &mut B, wait: bool) -> ArenaResult<bool, B> {
-        let offsets = self.lower.offsets_mut();
         let any = self.kept.as_ref().is_some_and(|kept| kept.len() != 0);
         if let Some(kept) = &mut self.kept {
-            kept.drain(|block| free_recorded(offsets, block));
+            kept.drain(|block| free_recorded(self.lower.offsets_mut(), block));
         }
         Ok(self.lower.reclaim(backend, wait)? | any)
     }
