@@ -17,6 +17,13 @@ use gpu_aligned::share::{Exportable, Share};
 type Array<T> = ArenaSlice<T, CudaBackend>;
 const MIB: usize = 1 << 20;
 
+/// A communicator moves to the thread that drives its rank (`benches/nccl.rs` grows and registers
+/// from a thread per rank); it does not compile otherwise.
+const _: fn() = || {
+    fn moves_between_threads<T: Send>() {}
+    moves_between_threads::<Comm>();
+};
+
 /// One stream on each of the first two GPUs; panics with why there are none.
 fn two_streams() -> Vec<Arc<CudaStream>> {
     let devices = probe().unwrap_or_else(|why| panic!("needs two GPUs, found none: {why}"));
