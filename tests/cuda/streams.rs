@@ -2,8 +2,10 @@
 //! own copy through the arena's view) waits for a kernel writing the array
 //! on another; a freed or dropped array's bytes are not handed out while a
 //! kernel on another stream still reads them, 10,000 times over in an arena
-//! of 16 arrays; views of one array live while another is written; and the
-//! backend-generic function of the arena tests runs on the device.
+//! of 16 arrays; views of one array live while another is written; a write on
+//! a new stream waits for reads on the only stream before (which are not
+//! counted); and the backend-generic function of the arena tests runs on the
+//! device.
 
 use std::sync::Arc;
 
@@ -322,6 +324,42 @@ fn reads_then_write(
         }
     }
     assert_eq!(arena.to_vec(&a).unwrap(), vec![u32::MAX; N]);
+}
+
+/// Reads by slow kernels on the arena's stream while the arena knows no other (reads it does not
+/// count), one through a view passed to `mem::forget`, then a write on a second stream: the write
+/// waits for both kernels, which read the old values.
+#[test]
+#[ignore = "needs an NVIDIA GPU"]
+fn a_write_on_a_new_stream_waits_for_reads_on_the_only_stream_before() {
+    let (s1, s2, mut arena) = two_streams(16 << 20);
+    let double = module(&s1, SLOW).load_function("slow_double").unwrap();
+    let data: Vec<u32> = (0..N as u32).map(|i| i * 7).collect();
+    let mut a = arena.alloc_from(&data).unwrap();
+    let mut outs = [(); 2].map(|()| arena.alloc_zeros::<u32>(N).unwrap());
+    for (k, out) in outs.iter_mut().enumerate() {
+        let view = arena.view(&a, .., &s1).unwrap();
+        let mut result = arena.view_mut(out, .., &s1).unwrap();
+        let (n, cycles) = (N as u64, SPIN_CYCLES);
+        let mut launch = s1.launch_builder(&double);
+        launch.arg(&view).arg(&mut result).arg(&n).arg(&cycles);
+        // SAFETY: `slow_double` reads [0, n) of `view`, writes [0, n) of `result`.
+        unsafe { launch.launch(GRID_STRIDE) }.unwrap();
+        if k == 1 {
+            std::mem::forget(view);
+        }
+    }
+    {
+        let mut view = arena.view_mut(&mut a, .., &s2).unwrap();
+        s2.memset_zeros(&mut view).unwrap();
+    }
+    for out in &outs {
+        let result = arena.to_vec(out).unwrap();
+        for (i, v) in result.iter().enumerate() {
+            assert_eq!(*v, data[i] * 2 + 1, "element {i}");
+        }
+    }
+    assert_eq!(arena.to_vec(&a).unwrap(), vec![0; N]);
 }
 
 /// Three streams reading one array at once, more than an array remembers

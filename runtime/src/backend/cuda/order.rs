@@ -15,6 +15,11 @@
 //! an event recorded now, which follows whatever it queued (the array could not be reached again
 //! before its borrow ended).
 //!
+//! One stream: while the arena has seen no stream but its own, a read on it is not counted. Its
+//! slot becomes the stream's *untracked* one (the count saturated), which nothing ends: a read
+//! joining it writes nothing, and a conflicting use on another stream waits for an event recorded
+//! then (a later write clears it). An arena used on one stream pays loads for a read.
+//!
 //! Wide uses: a read on a third stream while both slots have reads in flight, and any use on a
 //! stream past the table, mark the array *wide*: the next use that conflicts waits for every stream
 //! the arena knows, on events recorded then.
@@ -24,7 +29,8 @@
 //! wait per launch, even when every launch is on one stream.
 
 use std::boxed::Box;
-use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::Ordering::{AcqRel, Acquire, Relaxed, Release};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize};
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock, PoisonError};
 use std::vec::Vec;
 
@@ -64,6 +70,16 @@ impl Use {
         Use(((stream as u64 + 1) << STREAM_SHIFT) | IN_FLIGHT_ONE)
     }
 
+    /// `stream`'s reads, not counted: always in flight (see the module docs).
+    fn untracked(stream: usize) -> Use {
+        Use(((stream as u64 + 1) << STREAM_SHIFT) | IN_FLIGHT_MAX << EPOCH_BITS)
+    }
+
+    /// Whether a read can join this one's count (a full count is [`untracked`](Self::untracked)).
+    fn joinable(self) -> bool {
+        self.in_flight() + 1 < IN_FLIGHT_MAX
+    }
+
     fn ended(stream: usize, epoch: u64) -> Use {
         Use(((stream as u64 + 1) << STREAM_SHIFT) | (epoch & EPOCH_MASK))
     }
@@ -83,10 +99,7 @@ impl Use {
     /// The epoch its event must follow; `None` while uses are in flight
     /// (then an event recorded now).
     fn epoch(self) -> Option<u64> {
-        match self.in_flight() {
-            0 => Some(self.0 & EPOCH_MASK),
-            _ => None,
-        }
+        (self.in_flight() == 0).then_some(self.0 & EPOCH_MASK)
     }
 }
 
@@ -116,23 +129,18 @@ impl LastUses {
     /// Whether the array was ever used on the device.
     #[inline]
     pub(crate) fn is_unused(&self) -> bool {
-        self.write.load(Ordering::Relaxed) == 0
-            && self
-                .reads
-                .iter()
-                .all(|read| read.load(Ordering::Relaxed) == 0)
-            && !self.wide.load(Ordering::Relaxed)
+        self.write.load(Relaxed) == 0
+            && self.reads.iter().all(|read| read.load(Relaxed) == 0)
+            && !self.wide.load(Relaxed)
     }
 
     #[inline]
     fn write(&self) -> Use {
-        Use(self.write.load(Ordering::Acquire))
+        Use(self.write.load(Acquire))
     }
 
     fn reads(&self) -> impl Iterator<Item = Use> + '_ {
-        self.reads
-            .iter()
-            .map(|read| Use(read.load(Ordering::Acquire)))
+        self.reads.iter().map(|read| Use(read.load(Acquire)))
     }
 }
 
@@ -177,7 +185,7 @@ pub(crate) struct Streams {
 /// Small, as every view carries one.
 #[derive(Debug)]
 pub(crate) struct Begun {
-    /// Its stream's index; [`Begun::WIDE`] for a wide use, which records nothing.
+    /// Its stream's index; [`Begun::UNRECORDED`] for a use that records nothing (wide, untracked).
     stream: u8,
     access: Access,
     /// The read slot it holds, for a read.
@@ -185,11 +193,11 @@ pub(crate) struct Begun {
 }
 
 impl Begun {
-    const WIDE: u8 = u8::MAX;
+    const UNRECORDED: u8 = u8::MAX;
 
     /// A use on stream `index` (below [`MAX_STREAMS`]), holding read slot `slot`.
     fn on(index: usize, access: Access, slot: usize) -> Begun {
-        const _: () = assert!(MAX_STREAMS < Begun::WIDE as usize && READS <= 256);
+        const _: () = assert!(MAX_STREAMS < Begun::UNRECORDED as usize && READS <= 256);
         Begun {
             stream: index as u8,
             access,
@@ -197,9 +205,9 @@ impl Begun {
         }
     }
 
-    fn wide(access: Access) -> Begun {
+    fn unrecorded(access: Access) -> Begun {
         Begun {
-            stream: Begun::WIDE,
+            stream: Begun::UNRECORDED,
             access,
             slot: 0,
         }
@@ -235,7 +243,7 @@ impl Streams {
     }
 
     fn find(&self, handle: sys::CUstream) -> Option<usize> {
-        let len = self.len.load(Ordering::Acquire);
+        let len = self.len.load(Acquire);
         (0..len).find(|&index| self.stream(index).stream.cu_stream() == handle)
     }
 
@@ -255,7 +263,7 @@ impl Streams {
         if let Some(found) = self.find(stream.cu_stream()) {
             return Some(found);
         }
-        let index = self.len.load(Ordering::Acquire);
+        let index = self.len.load(Acquire);
         let added = match self.others.get(index - 1) {
             Some(slot) => slot.set(Stream::new(stream)).is_ok(),
             None => false,
@@ -270,7 +278,7 @@ impl Streams {
             }
             return None;
         }
-        self.len.store(index + 1, Ordering::Release);
+        self.len.store(index + 1, Release);
         Some(index)
     }
 
@@ -278,7 +286,7 @@ impl Streams {
     /// is now (its bytes were last used in that stream's order).
     fn last_write(&self, uses: &LastUses) -> Use {
         match uses.write() {
-            Use::NONE => Use::ended(0, self.own.epoch.load(Ordering::Acquire)),
+            Use::NONE => Use::ended(0, self.own.epoch.load(Acquire)),
             write => write,
         }
     }
@@ -323,21 +331,28 @@ impl Streams {
             let ours = uses
                 .reads()
                 .all(|read| read.is_none() || read.0 >> STREAM_SHIFT == tag);
-            if !ours || uses.wide.load(Ordering::Acquire) {
+            if !ours || uses.wide.load(Acquire) {
                 return None;
             }
             self.clear(uses, Use::begun(index));
             return Some(Begun::on(index, access, 0));
         }
+        let (untracked, single) = (Use::untracked(index), self.len.load(Acquire) == 1);
         (0..READS).find_map(|slot| {
-            let seen = Use(uses.reads[slot].load(Ordering::Acquire));
-            let joins = seen.0 >> STREAM_SHIFT == tag && seen.in_flight() < IN_FLIGHT_MAX;
-            let joined = Use(seen.0 + IN_FLIGHT_ONE);
-            let claimed = joins
-                && uses.reads[slot]
-                    .compare_exchange(seen.0, joined.0, Ordering::AcqRel, Ordering::Relaxed)
-                    .is_ok();
-            claimed.then(|| Begun::on(index, access, slot))
+            let seen = Use(uses.reads[slot].load(Acquire));
+            let ours = seen.0 >> STREAM_SHIFT == tag;
+            let next = match seen == untracked {
+                true => return Some(Begun::unrecorded(access)),
+                // Only the arena's own stream was ever seen (module docs).
+                false if single && (ours || seen.is_none()) => untracked,
+                false if ours && seen.joinable() => Use(seen.0 + IN_FLIGHT_ONE),
+                false => return None,
+            };
+            let set = uses.reads[slot].compare_exchange(seen.0, next.0, AcqRel, Relaxed);
+            set.is_ok().then(|| match next == untracked {
+                true => Begun::unrecorded(access),
+                false => Begun::on(index, access, slot),
+            })
         })
     }
 
@@ -365,7 +380,7 @@ impl Streams {
             for read in uses.reads() {
                 self.after(consumer, at, read)?;
             }
-            if uses.wide.load(Ordering::Acquire) {
+            if uses.wide.load(Acquire) {
                 self.after_all(consumer)?;
             }
         }
@@ -375,7 +390,7 @@ impl Streams {
             (None, Access::Write) => {
                 // Done once queued: whoever follows waits for every stream.
                 self.clear(uses, Use::ended(OUTSIDER, 0));
-                return Ok(Begun::wide(access));
+                return Ok(Begun::unrecorded(access));
             }
         };
         match access {
@@ -394,17 +409,17 @@ impl Streams {
     /// A read no slot remembers: the array becomes wide.
     #[cold]
     fn wide_read(&self, uses: &LastUses) -> Begun {
-        uses.wide.store(true, Ordering::Release);
-        Begun::wide(Access::Read)
+        uses.wide.store(true, Release);
+        Begun::unrecorded(Access::Read)
     }
 
     /// Forgets the reads and the wideness, and sets the last write.
     fn clear(&self, uses: &LastUses, write: Use) {
         for read in &uses.reads {
-            read.store(0, Ordering::Release);
+            read.store(0, Release);
         }
-        uses.wide.store(false, Ordering::Release);
-        uses.write.store(write.0, Ordering::Release);
+        uses.wide.store(false, Release);
+        uses.write.store(write.0, Release);
     }
 
     /// The read slot a read on stream `index` joins: its own, an empty one, or one whose reads have
@@ -417,15 +432,14 @@ impl Streams {
         index: usize,
     ) -> Result<Option<usize>, CudaError> {
         loop {
-            let seen: [Use; READS] =
-                core::array::from_fn(|i| Use(uses.reads[i].load(Ordering::Acquire)));
+            let seen: [Use; READS] = core::array::from_fn(|i| Use(uses.reads[i].load(Acquire)));
             let own = seen
                 .iter()
                 .position(|read| !read.is_none() && read.stream() == index);
             let (slot, joined) = match own {
-                Some(own) if seen[own].in_flight() < IN_FLIGHT_MAX => {
-                    (own, Use(seen[own].0 + IN_FLIGHT_ONE))
-                }
+                // Untracked: joined as it is (its end changes nothing).
+                Some(own) if seen[own] == Use::untracked(index) => return Ok(Some(own)),
+                Some(own) if seen[own].joinable() => (own, Use(seen[own].0 + IN_FLIGHT_ONE)),
                 Some(_) => return Ok(None),
                 None => match seen
                     .iter()
@@ -441,12 +455,8 @@ impl Streams {
                     None => return Ok(None),
                 },
             };
-            let claimed = uses.reads[slot].compare_exchange(
-                seen[slot].0,
-                joined.0,
-                Ordering::AcqRel,
-                Ordering::Acquire,
-            );
+            let claimed =
+                uses.reads[slot].compare_exchange(seen[slot].0, joined.0, AcqRel, Acquire);
             if claimed.is_ok() {
                 return Ok(Some(slot));
             }
@@ -456,24 +466,25 @@ impl Streams {
     /// Ends `begun`: its work on the stream is queued.
     #[inline]
     pub(crate) fn end(&self, uses: &LastUses, begun: &Begun) {
-        if begun.stream == Begun::WIDE {
+        if begun.stream == Begun::UNRECORDED {
             return;
         }
         let index = usize::from(begun.stream);
-        let epoch = self.stream(index).epoch.load(Ordering::Acquire);
+        let epoch = self.stream(index).epoch.load(Acquire);
         match begun.access {
-            Access::Write => uses
-                .write
-                .store(Use::ended(index, epoch).0, Ordering::Release),
+            Access::Write => uses.write.store(Use::ended(index, epoch).0, Release),
             Access::Read => {
                 // The slot stays this stream's while a read is in flight:
                 // one fewer, and the newest epoch of the reads on it.
                 let Some(slot) = uses.reads.get(usize::from(begun.slot)) else {
                     return;
                 };
-                let _ended = slot.fetch_update(Ordering::AcqRel, Ordering::Acquire, |seen| {
+                let _ended = slot.fetch_update(AcqRel, Acquire, |seen| {
                     let newest = (seen & EPOCH_MASK).max(epoch);
-                    Use(seen).in_flight().checked_sub(1)?;
+                    // Untracked reads are never ended.
+                    (1..IN_FLIGHT_MAX)
+                        .contains(&Use(seen).in_flight())
+                        .then_some(())?;
                     Some((seen - IN_FLIGHT_ONE) & !EPOCH_MASK | newest)
                 });
             }
@@ -499,7 +510,7 @@ impl Streams {
         }
         let waited = consumer.waited.get(from);
         if let (Some(epoch), Some(waited)) = (producer.epoch(), waited) {
-            if waited.load(Ordering::Acquire) >= epoch {
+            if waited.load(Acquire) >= epoch {
                 return Ok(());
             }
         }
@@ -510,7 +521,7 @@ impl Streams {
             _ => {
                 // Every use that read this epoch or less was queued before
                 // the record below; later ones read the next.
-                let covered = source.epoch.fetch_add(1, Ordering::AcqRel);
+                let covered = source.epoch.fetch_add(1, AcqRel);
                 let recorded = match event.take() {
                     Some((_, made)) => made.record(&source.stream).map(|()| made),
                     None => source.stream.record_event(Some(NO_TIMING)),
@@ -527,7 +538,7 @@ impl Streams {
                 .map_err(driver("cuStreamWaitEvent"))?;
         }
         if let Some(waited) = waited {
-            waited.fetch_max(covered, Ordering::AcqRel);
+            waited.fetch_max(covered, AcqRel);
         }
         Ok(())
     }
@@ -542,7 +553,7 @@ impl Streams {
     /// arena knows: what a wide array's next conflicting use needs.
     #[cold]
     fn after_all(&self, consumer: &Stream) -> Result<(), CudaError> {
-        let len = self.len.load(Ordering::Acquire);
+        let len = self.len.load(Acquire);
         let at = self.find(consumer.stream.cu_stream()).unwrap_or(usize::MAX);
         for index in 0..len {
             self.after(consumer, at, Use::begun(index))?;
@@ -569,7 +580,7 @@ impl Streams {
         for producer in core::iter::once(uses.write()).chain(uses.reads()) {
             self.after(&self.own, 0, producer)?;
         }
-        if uses.wide.load(Ordering::Acquire) {
+        if uses.wide.load(Acquire) {
             self.after_all(&self.own)?;
         }
         // The waits are the arena's stream's work: an event recorded on it
