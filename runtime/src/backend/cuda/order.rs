@@ -158,6 +158,13 @@ struct Stream {
 }
 
 impl Stream {
+    /// Whether this stream waited already for `producer`, a use ended on a stream of the table.
+    #[inline]
+    fn waited_for(&self, producer: Use) -> bool {
+        let waited = self.waited.get(producer.stream());
+        matches!((waited, producer.epoch()), (Some(w), Some(e)) if w.load(Acquire) >= e)
+    }
+
     fn new(stream: &Arc<CudaStream>) -> Stream {
         Stream {
             stream: Arc::clone(stream),
@@ -175,6 +182,8 @@ pub(crate) struct Streams {
     own: Stream,
     /// Index `i` is stream `i + 1`.
     others: Box<[OnceLock<Stream>]>,
+    /// Stream `i`'s handle, set before `len` counts it: found in one array, not `i` streams.
+    handles: [AtomicU64; MAX_STREAMS],
     len: AtomicUsize,
     adding: Mutex<()>,
     /// Streams past the table that used an array (which became wide).
@@ -218,6 +227,11 @@ fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
     mutex.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
+/// A stream's handle as a word, to compare.
+fn key(stream: &CudaStream) -> u64 {
+    stream.cu_stream() as u64
+}
+
 fn driver(op: &'static str) -> impl Fn(DriverError) -> CudaError {
     move |error| CudaError::Driver { op, error }
 }
@@ -228,6 +242,7 @@ impl Streams {
         Streams {
             own: Stream::new(own),
             others: (1..MAX_STREAMS).map(|_| OnceLock::new()).collect(),
+            handles: core::array::from_fn(|i| AtomicU64::new(if i == 0 { key(own) } else { 0 })),
             len: AtomicUsize::new(1),
             adding: Mutex::new(()),
             outsiders: Mutex::new(Vec::new()),
@@ -242,38 +257,35 @@ impl Streams {
         other.and_then(OnceLock::get).unwrap_or(&self.own)
     }
 
-    fn find(&self, handle: sys::CUstream) -> Option<usize> {
-        let len = self.len.load(Acquire);
-        (0..len).find(|&index| self.stream(index).stream.cu_stream() == handle)
+    #[inline]
+    fn find(&self, stream: &CudaStream) -> Option<usize> {
+        let (known, key) = (self.handles.get(..self.len.load(Acquire)), key(stream));
+        known?.iter().position(|handle| handle.load(Relaxed) == key)
     }
 
     /// The index of `stream`, added if new; `None` past [`MAX_STREAMS`].
     #[inline]
     fn index(&self, stream: &Arc<CudaStream>) -> Option<usize> {
-        let handle = stream.cu_stream();
-        if self.own.stream.cu_stream() == handle {
-            return Some(0);
-        }
-        self.find(handle).or_else(|| self.add(stream))
+        self.find(stream).or_else(|| self.add(stream))
     }
 
     #[cold]
     fn add(&self, stream: &Arc<CudaStream>) -> Option<usize> {
         let _adding = lock(&self.adding);
-        if let Some(found) = self.find(stream.cu_stream()) {
+        if let Some(found) = self.find(stream) {
             return Some(found);
         }
         let index = self.len.load(Acquire);
-        let added = match self.others.get(index - 1) {
-            Some(slot) => slot.set(Stream::new(stream)).is_ok(),
-            None => false,
+        let added = match (self.others.get(index - 1), self.handles.get(index)) {
+            (Some(slot), Some(handle)) => {
+                handle.store(key(stream), Relaxed);
+                slot.set(Stream::new(stream)).is_ok()
+            }
+            _ => false,
         };
         if !added {
             let mut outsiders = lock(&self.outsiders);
-            if !outsiders
-                .iter()
-                .any(|s| s.cu_stream() == stream.cu_stream())
-            {
+            if !outsiders.iter().any(|s| key(s) == key(stream)) {
                 outsiders.push(Arc::clone(stream));
             }
             return None;
@@ -284,6 +296,7 @@ impl Streams {
 
     /// The array's last write: an array never written is ordered after the arena's own stream as it
     /// is now (its bytes were last used in that stream's order).
+    #[inline]
     fn last_write(&self, uses: &LastUses) -> Use {
         match uses.write() {
             Use::NONE => Use::ended(0, self.own.epoch.load(Acquire)),
@@ -316,14 +329,13 @@ impl Streams {
         stream: &Arc<CudaStream>,
         access: Access,
     ) -> Option<Begun> {
-        let handle = stream.cu_stream();
-        let index = match self.own.stream.cu_stream() == handle {
-            true => 0,
-            false => self.find(handle)?,
-        };
-        // A use's stream field is its index plus one, and no write counts as the arena's own.
+        let index = self.find(stream)?;
+        // A use's stream field is its index plus one (no write counts as the arena's own); a read
+        // also takes this path after a write on another stream that this one waited for already.
         let tag = index as u64 + 1;
-        if (uses.write().0 >> STREAM_SHIFT).max(1) != tag {
+        if (uses.write().0 >> STREAM_SHIFT).max(1) != tag
+            && (access == Access::Write || !self.stream(index).waited_for(self.last_write(uses)))
+        {
             return None;
         }
         if access == Access::Write {
@@ -482,9 +494,8 @@ impl Streams {
                 let _ended = slot.fetch_update(AcqRel, Acquire, |seen| {
                     let newest = (seen & EPOCH_MASK).max(epoch);
                     // Untracked reads are never ended.
-                    (1..IN_FLIGHT_MAX)
-                        .contains(&Use(seen).in_flight())
-                        .then_some(())?;
+                    let counted = (1..IN_FLIGHT_MAX).contains(&Use(seen).in_flight());
+                    counted.then_some(())?;
                     Some((seen - IN_FLIGHT_ONE) & !EPOCH_MASK | newest)
                 });
             }
@@ -508,12 +519,10 @@ impl Streams {
         if from == OUTSIDER {
             return self.after_all(consumer);
         }
-        let waited = consumer.waited.get(from);
-        if let (Some(epoch), Some(waited)) = (producer.epoch(), waited) {
-            if waited.load(Acquire) >= epoch {
-                return Ok(());
-            }
+        if consumer.waited_for(producer) {
+            return Ok(());
         }
+        let waited = consumer.waited.get(from);
         let source = self.stream(from);
         let mut event = lock(&source.event);
         let covered = match &*event {
@@ -532,10 +541,8 @@ impl Streams {
             }
         };
         if let Some((_, made)) = &*event {
-            consumer
-                .stream
-                .wait(made)
-                .map_err(driver("cuStreamWaitEvent"))?;
+            let queued = consumer.stream.wait(made);
+            queued.map_err(driver("cuStreamWaitEvent"))?;
         }
         if let Some(waited) = waited {
             waited.fetch_max(covered, AcqRel);
@@ -554,21 +561,16 @@ impl Streams {
     #[cold]
     fn after_all(&self, consumer: &Stream) -> Result<(), CudaError> {
         let len = self.len.load(Acquire);
-        let at = self.find(consumer.stream.cu_stream()).unwrap_or(usize::MAX);
+        let at = self.find(&consumer.stream).unwrap_or(usize::MAX);
         for index in 0..len {
             self.after(consumer, at, Use::begun(index))?;
         }
         let outsiders = lock(&self.outsiders).clone();
-        for outsider in outsiders {
-            if outsider.cu_stream() != consumer.stream.cu_stream() {
-                let event = outsider
-                    .record_event(Some(NO_TIMING))
-                    .map_err(driver("cuEventRecord"))?;
-                consumer
-                    .stream
-                    .wait(&event)
-                    .map_err(driver("cuStreamWaitEvent"))?;
-            }
+        for outsider in outsiders.iter().filter(|s| key(s) != key(&consumer.stream)) {
+            let event = outsider.record_event(Some(NO_TIMING));
+            let event = event.map_err(driver("cuEventRecord"))?;
+            let queued = consumer.stream.wait(&event);
+            queued.map_err(driver("cuStreamWaitEvent"))?;
         }
         Ok(())
     }
