@@ -319,9 +319,9 @@ impl Streams {
         }
     }
 
-    /// The common use, with nothing to wait for: a read on the stream of the array's last write and
-    /// of the reads its slot remembers, or a write on the stream of all its last uses, so stream
-    /// order puts it after them. `None` for anything else (nothing changed).
+    /// The common use, with nothing to wait for: a read on the stream of the array's last write (or
+    /// after it, waited for already) joining its stream's slot, or a write on the stream of all its
+    /// last uses, so stream order puts it after them. `None` for anything else (nothing changed).
     #[inline]
     fn begin_in_order(
         &self,
